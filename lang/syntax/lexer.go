@@ -1,0 +1,452 @@
+package syntax
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/agentc/agentc/lang/diag"
+)
+
+// Token types produced by the lexer. The lexer is stateful: a mode stack
+// tracks code, "..." strings, """...""" text blocks and {expr}
+// interpolations inside them, so strings may nest inside interpolations.
+const (
+	tokEOF        = lexer.EOF
+	tokComment    = lexer.TokenType(-(iota + 2))
+	tokIdent      // identifiers and keywords
+	tokInt        // 42
+	tokFloat      // 4.2, 1e3
+	tokDuration   // 200ms, 1h30m
+	tokPunct      // operators and delimiters
+	tokStrOpen    // "
+	tokStrClose   // "
+	tokTextOpen   // """
+	tokTextClose  // """
+	tokText       // literal characters inside a string or text block (escapes kept raw)
+	tokInterpOpen // { inside a string
+	tokInterpEnd  // } closing an interpolation
+)
+
+var tokenNames = map[string]lexer.TokenType{
+	"EOF":        tokEOF,
+	"Comment":    tokComment,
+	"Ident":      tokIdent,
+	"Int":        tokInt,
+	"Float":      tokFloat,
+	"Duration":   tokDuration,
+	"Punct":      tokPunct,
+	"StrOpen":    tokStrOpen,
+	"StrClose":   tokStrClose,
+	"TextOpen":   tokTextOpen,
+	"TextClose":  tokTextClose,
+	"Text":       tokText,
+	"InterpOpen": tokInterpOpen,
+	"InterpEnd":  tokInterpEnd,
+}
+
+// lexDefinition adapts the hand-written lexer to participle. Parsing never
+// goes through Lex (declarations are fed as pre-lexed token slices); Lex is
+// here so the definition is complete and usable by participle's tooling.
+type lexDefinition struct{}
+
+func (lexDefinition) Symbols() map[string]lexer.TokenType { return tokenNames }
+
+func (lexDefinition) Lex(filename string, r io.Reader) (lexer.Lexer, error) {
+	src, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	toks, diags := lexAll(filename, src)
+	if len(diags) > 0 {
+		return nil, diags[0]
+	}
+	return &sliceLexer{toks: toks}, nil
+}
+
+// sliceLexer replays a token slice; the last token is always EOF.
+type sliceLexer struct {
+	toks []lexer.Token
+	i    int
+}
+
+func (l *sliceLexer) Next() (lexer.Token, error) {
+	if l.i >= len(l.toks) {
+		return l.toks[len(l.toks)-1], nil
+	}
+	t := l.toks[l.i]
+	l.i++
+	return t, nil
+}
+
+// lexing modes.
+type mode uint8
+
+const (
+	modeCode   mode = iota // top level or inside an interpolation
+	modeString             // inside "..."
+	modeText               // inside """..."""
+)
+
+type frame struct {
+	mode  mode
+	depth int // brace depth inside an interpolation (modeCode only)
+	open  lexer.Position
+}
+
+// maxLexErrors caps lexical diagnostics per file so garbage input stays cheap.
+const maxLexErrors = 20
+
+type scanner struct {
+	file  string
+	src   []byte
+	pos   lexer.Position
+	stack []frame
+	toks  []lexer.Token
+	diags []diag.Diagnostic
+}
+
+// lexAll splits src into tokens (comments included, whitespace dropped). It
+// never fails: problems become diagnostics and the token stream stays
+// well-formed (every string and interpolation is closed, EOF is last).
+func lexAll(file string, src []byte) ([]lexer.Token, []diag.Diagnostic) {
+	s := &scanner{
+		file:  file,
+		src:   src,
+		pos:   lexer.Position{Filename: file, Line: 1, Column: 1},
+		stack: []frame{{mode: modeCode}},
+		toks:  make([]lexer.Token, 0, len(src)/4+1),
+	}
+	s.run()
+	return s.toks, s.diags
+}
+
+func (s *scanner) errorf(code diag.Code, at, end lexer.Position, format string, args ...any) {
+	if len(s.diags) == maxLexErrors {
+		s.diags = append(s.diags, diag.Diagnostic{Severity: diag.Error, Code: code, Summary: "too many lexical errors; giving up on this file", Subject: spanOf(at, end)})
+	}
+	if len(s.diags) >= maxLexErrors {
+		return
+	}
+	s.diags = append(s.diags, diag.Diagnostic{Severity: diag.Error, Code: code, Summary: fmt.Sprintf(format, args...), Subject: spanOf(at, end)})
+}
+
+func (s *scanner) emit(typ lexer.TokenType, start lexer.Position, n int) {
+	text := string(s.src[start.Offset : start.Offset+n])
+	s.toks = append(s.toks, lexer.Token{Type: typ, Value: text, Pos: start})
+	s.advance(n)
+}
+
+// advance moves the cursor n bytes forward, counting lines and rune columns.
+func (s *scanner) advance(n int) {
+	chunk := s.src[s.pos.Offset : s.pos.Offset+n]
+	s.pos.Offset += n
+	if nl := bytes.LastIndexByte(chunk, '\n'); nl >= 0 {
+		s.pos.Line += bytes.Count(chunk, []byte{'\n'})
+		s.pos.Column = 1 + utf8.RuneCount(chunk[nl+1:])
+	} else {
+		s.pos.Column += utf8.RuneCount(chunk)
+	}
+}
+
+func (s *scanner) top() *frame { return &s.stack[len(s.stack)-1] }
+
+func (s *scanner) run() {
+	for s.pos.Offset < len(s.src) {
+		if len(s.diags) > maxLexErrors {
+			break
+		}
+		switch s.top().mode {
+		case modeCode:
+			s.code()
+		case modeString, modeText:
+			s.str()
+		}
+	}
+	// Close whatever is still open so the token stream stays balanced.
+	for i := len(s.stack) - 1; i > 0; i-- {
+		f := s.stack[i]
+		switch f.mode {
+		case modeString:
+			s.errorf(diag.UnterminatedText, f.open, s.pos, "string is not terminated")
+			s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Value: `"`, Pos: s.pos})
+		case modeText:
+			s.errorf(diag.UnterminatedText, f.open, s.pos, `text block is not terminated (missing """)`)
+			s.toks = append(s.toks, lexer.Token{Type: tokTextClose, Value: `"""`, Pos: s.pos})
+		case modeCode:
+			s.errorf(diag.UnterminatedText, f.open, s.pos, "interpolation is not terminated (missing })")
+			s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Value: "}", Pos: s.pos})
+		}
+	}
+	s.stack = s.stack[:1]
+	s.toks = append(s.toks, lexer.Token{Type: tokEOF, Pos: s.pos})
+}
+
+func isIdentStart(c byte) bool {
+	return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
+}
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+var punct2 = []string{"->", "==", "!=", "<=", ">=", ".."}
+
+const punct1 = "+-*/%<>=!.,:?|()[]{}"
+
+func (s *scanner) code() {
+	src, i := s.src, s.pos.Offset
+	c := src[i]
+	switch {
+	case c == ' ' || c == '\t' || c == '\r' || c == '\n':
+		j := i
+		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\r' || src[j] == '\n') {
+			j++
+		}
+		s.advance(j - i)
+		return
+	case c == '/' && i+1 < len(src) && src[i+1] == '/':
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			j = len(src) - i
+		}
+		n := j
+		if n > 0 && src[i+n-1] == '\r' {
+			n--
+		}
+		s.emit(tokComment, s.pos, n)
+		return
+	case c == '/' && i+1 < len(src) && src[i+1] == '*':
+		j := bytes.Index(src[i+2:], []byte("*/"))
+		if j < 0 {
+			start := s.pos
+			s.advance(len(src) - i)
+			s.errorf(diag.UnterminatedText, start, s.pos, "block comment is not terminated (missing */)")
+			return
+		}
+		s.emit(tokComment, s.pos, j+4)
+		return
+	case c == '"':
+		if bytes.HasPrefix(src[i:], []byte(`"""`)) {
+			s.stack = append(s.stack, frame{mode: modeText, open: s.pos})
+			s.emit(tokTextOpen, s.pos, 3)
+			return
+		}
+		s.stack = append(s.stack, frame{mode: modeString, open: s.pos})
+		s.emit(tokStrOpen, s.pos, 1)
+		return
+	case isIdentStart(c):
+		j := i + 1
+		for j < len(src) && (isIdentStart(src[j]) || isDigit(src[j])) {
+			j++
+		}
+		s.emit(tokIdent, s.pos, j-i)
+		return
+	case isDigit(c):
+		s.number()
+		return
+	}
+	if len(s.stack) > 1 && (c == '{' || c == '}') {
+		f := s.top()
+		if c == '{' {
+			f.depth++
+		} else if f.depth == 0 {
+			s.stack = s.stack[:len(s.stack)-1]
+			s.emit(tokInterpEnd, s.pos, 1)
+			return
+		} else {
+			f.depth--
+		}
+	}
+	for _, p := range punct2 {
+		if bytes.HasPrefix(src[i:], []byte(p)) {
+			s.emit(tokPunct, s.pos, len(p))
+			return
+		}
+	}
+	if bytes.IndexByte([]byte(punct1), c) >= 0 {
+		s.emit(tokPunct, s.pos, 1)
+		return
+	}
+	r, size := utf8.DecodeRune(src[i:])
+	start := s.pos
+	s.advance(size)
+	s.errorf(diag.SyntaxError, start, s.pos, "unexpected character %q", r)
+}
+
+// number lexes 12, 1.5, 2e10, and durations such as 200ms, 1h30m, 2d.
+func (s *scanner) number() {
+	src, i := s.src, s.pos.Offset
+	j := i
+	for j < len(src) && isDigit(src[j]) {
+		j++
+	}
+	// Duration: digits followed by a unit, possibly repeated.
+	if k := durationUnit(src[j:]); k > 0 {
+		for {
+			j += k
+			d := j
+			for d < len(src) && isDigit(src[d]) {
+				d++
+			}
+			if d == j {
+				break
+			}
+			k = durationUnit(src[d:])
+			if k == 0 {
+				break
+			}
+			j = d
+		}
+		if j < len(src) && (isIdentStart(src[j]) || isDigit(src[j])) {
+			s.badNumber(j)
+			return
+		}
+		s.emit(tokDuration, s.pos, j-i)
+		return
+	}
+	typ := tokInt
+	if j+1 < len(src) && src[j] == '.' && isDigit(src[j+1]) {
+		typ = tokFloat
+		j++
+		for j < len(src) && isDigit(src[j]) {
+			j++
+		}
+	}
+	if j < len(src) && (src[j] == 'e' || src[j] == 'E') {
+		k := j + 1
+		if k < len(src) && (src[k] == '+' || src[k] == '-') {
+			k++
+		}
+		if k < len(src) && isDigit(src[k]) {
+			typ = tokFloat
+			for k < len(src) && isDigit(src[k]) {
+				k++
+			}
+			j = k
+		}
+	}
+	if j < len(src) && (isIdentStart(src[j])) {
+		s.badNumber(j)
+		return
+	}
+	s.emit(typ, s.pos, j-i)
+}
+
+func (s *scanner) badNumber(j int) {
+	for j < len(s.src) && (isIdentStart(s.src[j]) || isDigit(s.src[j]) || s.src[j] == '.') {
+		j++
+	}
+	start := s.pos
+	text := string(s.src[start.Offset:j])
+	s.advance(j - start.Offset)
+	s.errorf(diag.InvalidNumber, start, s.pos, "invalid number or duration %q (units: ms, s, m, h, d)", text)
+}
+
+// durationUnit returns the length of a duration unit at the start of b.
+func durationUnit(b []byte) int {
+	switch {
+	case bytes.HasPrefix(b, []byte("ms")):
+		return 2
+	case len(b) > 0 && (b[0] == 's' || b[0] == 'm' || b[0] == 'h' || b[0] == 'd'):
+		return 1
+	}
+	return 0
+}
+
+// str lexes inside "..." or """...""": literal text runs, escapes, {{ }}
+// brace escapes, the closing quote, and the start of an interpolation.
+func (s *scanner) str() {
+	src, i := s.src, s.pos.Offset
+	f := s.top()
+	text := f.mode == modeText
+	j := i
+	for j < len(src) {
+		c := src[j]
+		if c == '\\' {
+			if j+1 >= len(src) {
+				j++
+				break
+			}
+			if !validEscape(src[j+1]) {
+				at := s.posAt(j)
+				s.errorf(diag.InvalidEscape, at, s.posAt(j+2), "invalid escape \\%c in string", src[j+1])
+			}
+			j += 2
+			continue
+		}
+		if c == '{' || c == '}' {
+			if j+1 < len(src) && src[j+1] == c {
+				j += 2
+				continue
+			}
+			break
+		}
+		if c == '"' {
+			if !text || bytes.HasPrefix(src[j:], []byte(`"""`)) {
+				break
+			}
+		}
+		if c == '\n' && !text {
+			break
+		}
+		j++
+	}
+	if j > i {
+		s.emit(tokText, s.pos, j-i)
+		return
+	}
+	c := src[i]
+	switch {
+	case c == '{':
+		s.stack = append(s.stack, frame{mode: modeCode, open: s.pos})
+		s.emit(tokInterpOpen, s.pos, 1)
+	case c == '}':
+		start := s.pos
+		s.emit(tokText, s.pos, 1)
+		s.errorf(diag.InvalidEscape, start, s.pos, "unmatched } in string (write }} for a literal brace)")
+	case c == '"' && text:
+		s.stack = s.stack[:len(s.stack)-1]
+		s.emit(tokTextClose, s.pos, 3)
+	case c == '"':
+		s.stack = s.stack[:len(s.stack)-1]
+		s.emit(tokStrClose, s.pos, 1)
+	case c == '\n':
+		s.errorf(diag.UnterminatedText, f.open, s.pos, `string is not terminated before the end of the line (use """ for text blocks)`)
+		s.stack = s.stack[:len(s.stack)-1]
+		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Value: `"`, Pos: s.pos})
+	}
+}
+
+// posAt computes the position of byte offset off ≥ s.pos.Offset on the
+// current line run (used only for escape diagnostics).
+func (s *scanner) posAt(off int) lexer.Position {
+	p := s.pos
+	chunk := s.src[p.Offset:off]
+	p.Offset = off
+	if nl := bytes.LastIndexByte(chunk, '\n'); nl >= 0 {
+		p.Line += bytes.Count(chunk, []byte{'\n'})
+		p.Column = 1 + utf8.RuneCount(chunk[nl+1:])
+	} else {
+		p.Column += utf8.RuneCount(chunk)
+	}
+	return p
+}
+
+func validEscape(c byte) bool {
+	switch c {
+	case 'n', 't', 'r', '\\', '"', '{', '}', 'u':
+		return true
+	}
+	return false
+}
+
+// spanOf converts participle positions into a diag.Span. This and Pos below
+// are the only places where lexer.Position becomes diag.Pos.
+func spanOf(start, end lexer.Position) diag.Span {
+	return diag.Span{File: start.Filename, Start: posOf(start), End: posOf(end)}
+}
+
+func posOf(p lexer.Position) diag.Pos {
+	return diag.Pos{Offset: p.Offset, Line: p.Line, Col: p.Column}
+}

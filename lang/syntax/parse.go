@@ -1,0 +1,299 @@
+package syntax
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/alecthomas/participle/v2"
+	"github.com/alecthomas/participle/v2/lexer"
+
+	"github.com/agentc/agentc/lang/diag"
+)
+
+// Limits guarded before participle sees any input.
+const (
+	// MaxSourceSize is the largest source file accepted, in bytes.
+	MaxSourceSize = 8 << 20
+	// MaxNesting is the deepest bracket nesting accepted inside one declaration.
+	MaxNesting = 200
+)
+
+// BadDecl stands in for a declaration that did not parse. It keeps the
+// declaration's keyword and, when recognizable, its name, so later passes do
+// not report references to it as unknown.
+type BadDecl struct {
+	At
+	Keyword string
+	Name    *Ident
+}
+
+func (*BadDecl) decl() {}
+
+// declUnit wraps one declaration: the parser is invoked once per top-level
+// declaration so a syntax error in one does not hide errors in the others.
+type declUnit struct {
+	Decl Decl `@@`
+}
+
+var parserOptions = []participle.Option{
+	participle.Lexer(lexDefinition{}),
+	participle.Elide("Comment"),
+	participle.UseLookahead(1),
+	participle.Union[Decl](&Workflow{}, &Import{}, &BlockDecl{}, &TypeDecl{}, &Tool{}, &Skill{}, &State{}, &Agent{}, &Graph{}, &Serve{}, &Test{}),
+	participle.Union[NodeBody](&CallNode{}, &SetNode{}, &MapNode{}, &InterruptNode{}, &JoinNode{}),
+	participle.Union[Primary](&Call{}, &Literal{}, &Name{}, &Paren{}, &ListLit{}, &RecordLit{}, &String{}),
+}
+
+var (
+	declParser = participle.MustBuild[declUnit](parserOptions...)
+	fileParser = participle.MustBuild[File](parserOptions...)
+)
+
+// Grammar returns the EBNF of the whole language, as participle sees it.
+// spec/grammar.ebnf is this text (pinned by a test).
+func Grammar() string { return fileParser.String() + "\n" }
+
+// Parse parses one source file. It always returns a File (possibly with
+// BadDecl entries) and every diagnostic found: at least one syntax error per
+// broken top-level declaration. name should be a relative, slash-separated
+// path; it appears in every span.
+func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
+	f := &File{Name: name}
+	f.Pos = lexer.Position{Filename: name, Line: 1, Column: 1}
+	f.EndPos = f.Pos
+	if len(src) > MaxSourceSize {
+		d := diag.Diagnostic{Severity: diag.Error, Code: diag.FileTooLarge,
+			Summary: fmt.Sprintf("file is %d bytes; the limit is %d", len(src), MaxSourceSize),
+			Subject: diag.Span{File: name, Start: diag.Pos{Line: 1, Col: 1}, End: diag.Pos{Line: 1, Col: 1}}}
+		return f, []diag.Diagnostic{d}
+	}
+	if !utf8.Valid(src) {
+		return f, []diag.Diagnostic{invalidUTF8(name, src)}
+	}
+	toks, diags := lexAll(name, src)
+	f.EndPos = toks[len(toks)-1].Pos
+	code := make([]lexer.Token, 0, len(toks))
+	for _, t := range toks {
+		if t.Type == tokComment {
+			f.Comments = append(f.Comments, Comment{Text: t.Value, Pos: posOf(t.Pos), End: posOf(endOf(t))})
+			continue
+		}
+		code = append(code, t)
+	}
+	if len(diags) >= maxLexErrors {
+		return f, diags // garbage: don't pile syntax errors on top
+	}
+	for _, unit := range splitDecls(code) {
+		decl, d := parseDecl(unit)
+		if d != nil {
+			diags = append(diags, *d)
+		}
+		if decl != nil {
+			f.Decls = append(f.Decls, decl)
+		}
+	}
+	return f, diags
+}
+
+// invalidUTF8 reports the first invalid byte.
+func invalidUTF8(name string, src []byte) diag.Diagnostic {
+	p := lexer.Position{Filename: name, Line: 1, Column: 1}
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && size <= 1 {
+			end := p
+			end.Offset++
+			end.Column++
+			return diag.Diagnostic{Severity: diag.Error, Code: diag.InvalidUTF8,
+				Summary: fmt.Sprintf("file is not valid UTF-8 text (invalid byte 0x%02x)", src[i]),
+				Subject: spanOf(p, end)}
+		}
+		p.Advance(string(src[i : i+size]))
+		i += size
+	}
+	return diag.Diagnostic{Severity: diag.Error, Code: diag.InvalidUTF8, Summary: "file is not valid UTF-8 text", Subject: spanOf(p, p)}
+}
+
+// endOf is the position just past token t.
+func endOf(t lexer.Token) lexer.Position {
+	p := t.Pos
+	p.Advance(t.Value)
+	return p
+}
+
+// unit is the token range of one top-level declaration, EOF not included.
+type unit struct {
+	toks     []lexer.Token
+	maxDepth int
+	deepAt   lexer.Token
+}
+
+// splitDecls cuts the token stream at declaration keywords that stand at
+// bracket depth 0. If a unit never closes its brackets, it is cut again at
+// declaration keywords in column 1, so one missing "}" does not swallow the
+// rest of the file.
+func splitDecls(toks []lexer.Token) []unit {
+	toks = toks[:len(toks)-1] // drop EOF
+	var units []unit
+	start, depth := 0, 0
+	flush := func(end int, unbalanced bool) {
+		if end <= start {
+			return
+		}
+		if unbalanced {
+			units = append(units, recut(toks[start:end])...)
+		} else {
+			units = append(units, measure(toks[start:end]))
+		}
+		start = end
+	}
+	for i, t := range toks {
+		if depth == 0 && i > start && t.Type == tokIdent && IsDeclKeyword(t.Value) {
+			flush(i, false)
+		}
+		depth = nextDepth(depth, t)
+	}
+	flush(len(toks), depth > 0)
+	return units
+}
+
+func nextDepth(depth int, t lexer.Token) int {
+	switch t.Type {
+	case tokPunct:
+		switch t.Value {
+		case "{", "(", "[":
+			return depth + 1
+		case "}", ")", "]":
+			if depth > 0 {
+				return depth - 1
+			}
+		}
+	case tokStrOpen, tokTextOpen, tokInterpOpen:
+		return depth + 1
+	case tokStrClose, tokTextClose, tokInterpEnd:
+		if depth > 0 {
+			return depth - 1
+		}
+	}
+	return depth
+}
+
+// recut splits an unbalanced range at column-1 declaration keywords.
+func recut(toks []lexer.Token) []unit {
+	var out []unit
+	start := 0
+	for i, t := range toks {
+		if i > start && t.Pos.Column == 1 && t.Type == tokIdent && IsDeclKeyword(t.Value) {
+			out = append(out, measure(toks[start:i]))
+			start = i
+		}
+	}
+	return append(out, measure(toks[start:]))
+}
+
+func measure(toks []lexer.Token) unit {
+	u := unit{toks: toks}
+	depth := 0
+	for _, t := range toks {
+		depth = nextDepth(depth, t)
+		if depth > u.maxDepth {
+			u.maxDepth = depth
+			if depth > MaxNesting && u.deepAt.Value == "" {
+				u.deepAt = t
+			}
+		}
+	}
+	return u
+}
+
+// parseDecl parses one unit. On failure it returns a BadDecl and the first
+// syntax error.
+func parseDecl(u unit) (Decl, *diag.Diagnostic) {
+	first := u.toks[0]
+	last := u.toks[len(u.toks)-1]
+	bad := func() *BadDecl {
+		b := &BadDecl{Keyword: first.Value}
+		b.Pos, b.EndPos = first.Pos, endOf(last)
+		if IsDeclKeyword(first.Value) && len(u.toks) > 1 && u.toks[1].Type == tokIdent {
+			b.Name = &Ident{Name: u.toks[1].Value}
+			b.Name.Pos, b.Name.EndPos = u.toks[1].Pos, endOf(u.toks[1])
+		}
+		return b
+	}
+	if u.maxDepth > MaxNesting {
+		return bad(), &diag.Diagnostic{Severity: diag.Error, Code: diag.NestingTooDeep,
+			Summary: fmt.Sprintf("brackets nest %d levels deep; the limit is %d", u.maxDepth, MaxNesting),
+			Subject: spanOf(u.deepAt.Pos, endOf(u.deepAt))}
+	}
+	if first.Type != tokIdent || !IsDeclKeyword(first.Value) {
+		return nil, &diag.Diagnostic{Severity: diag.Error, Code: diag.SyntaxError,
+			Summary: fmt.Sprintf("unexpected %s; expected a declaration (%s)", describe(first), strings.Join(declWords(), ", ")),
+			Subject: spanOf(first.Pos, endOf(first))}
+	}
+	eof := lexer.Token{Type: tokEOF, Pos: endOf(last)}
+	toks := make([]lexer.Token, 0, len(u.toks)+1)
+	toks = append(append(toks, u.toks...), eof)
+	plex, err := lexer.Upgrade(&sliceLexer{toks: toks})
+	if err != nil {
+		return bad(), syntaxDiag(err, first)
+	}
+	du, err := declParser.ParseFromLexer(plex)
+	if err != nil {
+		return bad(), syntaxDiag(err, first)
+	}
+	return du.Decl, nil
+}
+
+func declWords() []string {
+	var out []string
+	for _, k := range keywords {
+		if k.Class == ClassDeclaration {
+			out = append(out, k.Word)
+		}
+	}
+	return out
+}
+
+// describe names a token for a message.
+func describe(t lexer.Token) string {
+	switch t.Type {
+	case tokEOF:
+		return "end of file"
+	case tokStrOpen, tokTextOpen:
+		return "string"
+	case tokText:
+		return "string text"
+	case tokInt, tokFloat:
+		return fmt.Sprintf("number %s", t.Value)
+	case tokDuration:
+		return fmt.Sprintf("duration %s", t.Value)
+	}
+	return fmt.Sprintf("%q", t.Value)
+}
+
+// syntaxDiag converts a participle error into a positioned diagnostic.
+func syntaxDiag(err error, fallback lexer.Token) *diag.Diagnostic {
+	pos := fallback.Pos
+	msg := err.Error()
+	var perr participle.Error
+	if errors.As(err, &perr) {
+		pos = perr.Position()
+		msg = perr.Message()
+	}
+	var ute *participle.UnexpectedTokenError
+	end := pos
+	if errors.As(err, &ute) {
+		end = endOf(ute.Unexpected)
+		msg = fmt.Sprintf("unexpected %s", describe(ute.Unexpected))
+		if ute.Expect != "" {
+			msg += fmt.Sprintf("; expected %s", ute.Expect)
+		}
+	}
+	if end.Offset == pos.Offset {
+		end.Offset++
+		end.Column++
+	}
+	return &diag.Diagnostic{Severity: diag.Error, Code: diag.SyntaxError, Summary: msg, Subject: spanOf(pos, end)}
+}

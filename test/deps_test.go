@@ -1,0 +1,170 @@
+// Package test holds cross-package tests: the import rules of the module,
+// end-to-end and crash tests.
+package test
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/agentc/agentc"
+
+// allowed lists, for every package of the module, the module packages it
+// may import directly; what those may import is allowed transitively. A
+// package missing from this table fails the test: adding a package means
+// deciding where it sits. This is the authority on layering (lang →
+// compiler → vm → runtime → runtime/server → cmd).
+var allowed = map[string][]string{
+	"lang/diag":   {},
+	"lang/syntax": {"lang/diag"},
+	"lang/format": {"lang/syntax"},
+
+	"compiler/types":    {},
+	"compiler/bytecode": {"compiler/types", "lang/diag"},
+	"compiler":          {"compiler/bytecode", "lang/syntax"},
+
+	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
+
+	"runtime":              {"vm", "compiler"},
+	"runtime/store":        {"runtime"},
+	"runtime/store/pebble": {"runtime/store"},
+	"runtime/store/memory": {"runtime/store"},
+	"runtime/model":        {"runtime"},
+	"runtime/tool":         {"runtime"},
+	"runtime/agent":        {"runtime"},
+	"runtime/session":      {"runtime/store"},
+	"runtime/history":      {"runtime/session"},
+
+	"runtime/server":        {"runtime"},
+	"runtime/server/agui":   {"runtime/server"},
+	"runtime/server/a2a":    {"runtime/server"},
+	"runtime/server/openai": {"runtime/server"},
+
+	"stdlib":       {"compiler/types", "vm"},
+	"stdlib/tools": {"stdlib", "runtime"},
+
+	"editors/lsp": {"lang/format", "compiler", "stdlib"},
+}
+
+// external pins third-party imports to the one package that owns each.
+var external = map[string][]string{
+	"github.com/alecthomas/participle":  {"lang/syntax"},
+	"github.com/dominikbraun/graph":     {"compiler"},
+	"github.com/cockroachdb/pebble":     {"runtime/store/pebble"},
+	"github.com/openai/openai-go":       {"runtime/model"},
+	"github.com/sashabaranov/go-openai": {"runtime/model"},
+}
+
+// unrestricted packages may import anything in the module.
+func unrestricted(pkg string) bool {
+	return pkg == "cmd/agentc" || strings.HasPrefix(pkg, "cmd/") || strings.HasPrefix(pkg, "bench") ||
+		pkg == "test" || strings.HasPrefix(pkg, "test/") || strings.HasPrefix(pkg, "examples")
+}
+
+func closure(pkg string, seen map[string]bool) {
+	for _, dep := range allowed[pkg] {
+		if !seen[dep] {
+			seen[dep] = true
+			closure(dep, seen)
+		}
+	}
+}
+
+// imports returns the module-relative package dirs and the non-test imports
+// of every Go package in the module.
+func imports(t *testing.T, root string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (n == "testdata" || n == "node_modules" || strings.HasPrefix(n, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(path))
+		pkg := filepath.ToSlash(rel)
+		if _, ok := out[pkg]; !ok {
+			out[pkg] = nil
+		}
+		for _, spec := range f.Imports {
+			p, _ := strconv.Unquote(spec.Path.Value)
+			out[pkg] = append(out[pkg], p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestImportRules(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
+	}
+	pkgs := imports(t, root)
+	names := make([]string, 0, len(pkgs))
+	for p := range pkgs {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	for _, pkg := range names {
+		ok := map[string]bool{}
+		closure(pkg, ok)
+		_, listed := allowed[pkg]
+		if !listed && !unrestricted(pkg) {
+			t.Errorf("package %s is not in test/deps_test.go: decide which layer it belongs to", pkg)
+			continue
+		}
+		for _, imp := range pkgs[pkg] {
+			if rel, isModule := strings.CutPrefix(imp, module+"/"); isModule {
+				if !unrestricted(pkg) && !ok[rel] {
+					t.Errorf("%s imports %s, which its layer does not allow", pkg, rel)
+				}
+				if strings.HasPrefix(rel, "cmd") {
+					t.Errorf("%s imports the command %s", pkg, rel)
+				}
+				continue
+			}
+			for prefix, owners := range external {
+				if strings.HasPrefix(imp, prefix) && !slices.Contains(owners, pkg) {
+					t.Errorf("%s imports %s; only %v may", pkg, imp, owners)
+				}
+			}
+		}
+	}
+}
+
+// TestRuleTableIsLayered checks that the allowed table itself has no cycle.
+func TestRuleTableIsLayered(t *testing.T) {
+	for pkg := range allowed {
+		seen := map[string]bool{}
+		closure(pkg, seen)
+		if seen[pkg] {
+			t.Errorf("allowed table has a cycle through %s", pkg)
+		}
+	}
+}
