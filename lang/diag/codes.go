@@ -44,6 +44,7 @@ const (
 	MissingAttr     Code = "N209"
 	WrongKind       Code = "N210"
 	DuplicateHeader Code = "N211"
+	DuplicateImport Code = "N212"
 )
 
 // registry is appended to by the packages that own each family (compiler
@@ -69,6 +70,7 @@ var registry = []CodeInfo{
 	{MissingAttr, Error, "missing attribute", "A block lacks a required attribute."},
 	{WrongKind, Error, "wrong kind of name", "A name refers to a declaration of the wrong kind (a tool where a model is required, ...)."},
 	{DuplicateHeader, Error, "duplicate workflow header", "A file has more than one workflow header, or a program has more than one serve block."},
+	{DuplicateImport, Warning, "duplicate import", "A file imports the same file twice; the second import has no effect."},
 }
 
 // Register adds codes owned by another package. It must be called from init.

@@ -110,9 +110,11 @@ type sarifLog struct {
 }
 
 type sarifRun struct {
-	Tool       sarifTool     `json:"tool"`
-	Results    []sarifResult `json:"results"`
-	ColumnKind string        `json:"columnKind"`
+	Tool             sarifTool     `json:"tool"`
+	Results          []sarifResult `json:"results"`
+	Language         string        `json:"language"`
+	NewlineSequences []string      `json:"newlineSequences"`
+	ColumnKind       string        `json:"columnKind"`
 }
 
 type sarifTool struct {
@@ -121,6 +123,7 @@ type sarifTool struct {
 
 type sarifDriver struct {
 	Name           string      `json:"name"`
+	Language       string      `json:"language"`
 	InformationURI string      `json:"informationUri,omitempty"`
 	Version        string      `json:"version,omitempty"`
 	Rules          []sarifRule `json:"rules"`
@@ -238,9 +241,11 @@ func WriteSARIF(w io.Writer, ds []Diagnostic, toolVersion string) error {
 		Schema:  "https://json.schemastore.org/sarif-2.1.0.json",
 		Version: "2.1.0",
 		Runs: []sarifRun{{
-			Tool:       sarifTool{Driver: sarifDriver{Name: "agentc", Version: toolVersion, Rules: rules}},
-			Results:    results,
-			ColumnKind: "unicodeCodePoints",
+			Tool:             sarifTool{Driver: sarifDriver{Name: "agentc", Language: "en-US", Version: toolVersion, Rules: rules}},
+			Results:          results,
+			Language:         "en-US",
+			NewlineSequences: []string{"\r\n", "\n"},
+			ColumnKind:       "unicodeCodePoints",
 		}},
 	}
 	enc := json.NewEncoder(w)

@@ -28,7 +28,7 @@ func (a At) Span() diag.Span { return spanOf(a.Pos, a.EndPos) }
 //	File = Decl* .
 type File struct {
 	At
-	Decls []Decl `@@*`
+	Decls []Decl `parser:"@@*"`
 
 	// Name is the file's relative, slash-separated path.
 	Name string
@@ -55,8 +55,8 @@ type Decl interface {
 //	Workflow = "workflow" Ident String? .
 type Workflow struct {
 	At
-	Name *Ident  `"workflow" @@`
-	Doc  *String `@@?`
+	Name *Ident  `parser:"\"workflow\" @@"`
+	Doc  *String `parser:"@@?"`
 }
 
 // Import brings every top-level declaration of another file into scope,
@@ -65,7 +65,7 @@ type Workflow struct {
 //	Import = "import" String .
 type Import struct {
 	At
-	Path *String `"import" @@`
+	Path *String `parser:"\"import\" @@"`
 }
 
 // BlockDecl is a named configuration block: model, summary, compaction,
@@ -75,9 +75,9 @@ type Import struct {
 //	BlockDecl = ("model" | "summary" | "compaction" | "recall" | "memory" | "evolution") Ident Block .
 type BlockDecl struct {
 	At
-	Kind string `@("model" | "summary" | "compaction" | "recall" | "memory" | "evolution")`
-	Name *Ident `@@`
-	Body *Block `@@`
+	Kind string `parser:"@(\"model\" | \"summary\" | \"compaction\" | \"recall\" | \"memory\" | \"evolution\")"`
+	Name *Ident `parser:"@@"`
+	Body *Block `parser:"@@"`
 }
 
 // TypeDecl declares a named record or enum type.
@@ -85,9 +85,9 @@ type BlockDecl struct {
 //	TypeDecl = "type" Ident ( RecordType | "=" Type ) .
 type TypeDecl struct {
 	At
-	Name   *Ident      `"type" @@`
-	Record *RecordType `( @@`
-	Alias  *Type       `| "=" @@ )`
+	Name   *Ident      `parser:"\"type\" @@"`
+	Record *RecordType `parser:"( @@"`
+	Alias  *Type       `parser:"| \"=\" @@ )"`
 }
 
 // Tool declares a typed tool and its implementation.
@@ -95,9 +95,9 @@ type TypeDecl struct {
 //	Tool = "tool" Ident String? "{" ToolItem* "}" .
 type Tool struct {
 	At
-	Name  *Ident      `"tool" @@`
-	Doc   *String     `@@?`
-	Items []*ToolItem `"{" @@* "}"`
+	Name  *Ident      `parser:"\"tool\" @@"`
+	Doc   *String     `parser:"@@?"`
+	Items []*ToolItem `parser:"\"{\" @@* \"}\""`
 }
 
 // ToolItem is one line of a tool declaration.
@@ -105,10 +105,10 @@ type Tool struct {
 //	ToolItem = "input" Type | "output" Type | "run" "=" ToolRun | Attr .
 type ToolItem struct {
 	At
-	Input  *Type    `  "input" @@`
-	Output *Type    `| "output" @@`
-	Run    *ToolRun `| "run" "=" @@`
-	Attr   *Attr    `| @@`
+	Input  *Type    `parser:"  \"input\" @@"`
+	Output *Type    `parser:"| \"output\" @@"`
+	Run    *ToolRun `parser:"| \"run\" \"=\" @@"`
+	Attr   *Attr    `parser:"| @@"`
 }
 
 // ToolRun names a tool's implementation.
@@ -116,10 +116,10 @@ type ToolItem struct {
 //	ToolRun = "builtin" "." Ident | "http" Block | "exec" Block | "agent" Ident .
 type ToolRun struct {
 	At
-	Builtin *Ident `  "builtin" "." @@`
-	HTTP    *Block `| "http" @@`
-	Exec    *Block `| "exec" @@`
-	Agent   *Ident `| "agent" @@`
+	Builtin *Ident `parser:"  \"builtin\" \".\" @@"`
+	HTTP    *Block `parser:"| \"http\" @@"`
+	Exec    *Block `parser:"| \"exec\" @@"`
+	Agent   *Ident `parser:"| \"agent\" @@"`
 }
 
 // Skill declares a skill folder (containing SKILL.md).
@@ -127,9 +127,9 @@ type ToolRun struct {
 //	Skill = "skill" Ident "from" String Block? .
 type Skill struct {
 	At
-	Name *Ident  `"skill" @@`
-	From *String `"from" @@`
-	Body *Block  `@@?`
+	Name *Ident  `parser:"\"skill\" @@"`
+	From *String `parser:"\"from\" @@"`
+	Body *Block  `parser:"@@?"`
 }
 
 // State declares a graph's typed state.
@@ -137,8 +137,8 @@ type Skill struct {
 //	State = "state" Ident "{" Field* "}" .
 type State struct {
 	At
-	Name   *Ident   `"state" @@`
-	Fields []*Field `"{" @@* "}"`
+	Name   *Ident   `parser:"\"state\" @@"`
+	Fields []*Field `parser:"\"{\" @@* \"}\""`
 }
 
 // Agent declares an llm agent or a composition (chain, parallel, cycle).
@@ -146,10 +146,10 @@ type State struct {
 //	Agent = "agent" Ident Ident String? Block .
 type Agent struct {
 	At
-	Name *Ident  `"agent" @@`
-	Kind *Ident  `@@`
-	Doc  *String `@@?`
-	Body *Block  `@@`
+	Name *Ident  `parser:"\"agent\" @@"`
+	Kind *Ident  `parser:"@@"`
+	Doc  *String `parser:"@@?"`
+	Body *Block  `parser:"@@"`
 }
 
 // Graph declares a state graph over a state type.
@@ -157,12 +157,12 @@ type Agent struct {
 //	Graph = "graph" Ident "(" Ident ")" ( "input" Ident )? ( "output" Ident )? String? "{" GraphItem* "}" .
 type Graph struct {
 	At
-	Name   *Ident       `"graph" @@`
-	State  *Ident       `"(" @@ ")"`
-	Input  *Ident       `( "input" @@ )?`
-	Output *Ident       `( "output" @@ )?`
-	Doc    *String      `@@?`
-	Items  []*GraphItem `"{" @@* "}"`
+	Name   *Ident       `parser:"\"graph\" @@"`
+	State  *Ident       `parser:"\"(\" @@ \")\""`
+	Input  *Ident       `parser:"( \"input\" @@ )?"`
+	Output *Ident       `parser:"( \"output\" @@ )?"`
+	Doc    *String      `parser:"@@?"`
+	Items  []*GraphItem `parser:"\"{\" @@* \"}\""`
 }
 
 // GraphItem is a node or an edge.
@@ -170,8 +170,8 @@ type Graph struct {
 //	GraphItem = NodeDecl | Edge .
 type GraphItem struct {
 	At
-	Node *NodeDecl `  @@`
-	Edge *Edge     `| @@`
+	Node *NodeDecl `parser:"  @@"`
+	Edge *Edge     `parser:"| @@"`
 }
 
 // NodeDecl declares a graph node.
@@ -179,9 +179,9 @@ type GraphItem struct {
 //	NodeDecl = "node" Ident "=" NodeBody Clause* .
 type NodeDecl struct {
 	At
-	Name    *Ident    `"node" @@ "="`
-	Body    NodeBody  `@@`
-	Clauses []*Clause `@@*`
+	Name    *Ident    `parser:"\"node\" @@ \"=\""`
+	Body    NodeBody  `parser:"@@"`
+	Clauses []*Clause `parser:"@@*"`
 }
 
 // NodeBody is what a node does.
@@ -195,9 +195,9 @@ type NodeBody interface {
 //	CallNode = ("llm" | "tool" | "agent" | "graph") Ident Block? .
 type CallNode struct {
 	At
-	Kind   string `@("llm" | "tool" | "agent" | "graph")`
-	Callee *Ident `@@`
-	Args   *Block `@@?`
+	Kind   string `parser:"@(\"llm\" | \"tool\" | \"agent\" | \"graph\")"`
+	Callee *Ident `parser:"@@"`
+	Args   *Block `parser:"@@?"`
 }
 
 // SetNode is a pure state update.
@@ -205,7 +205,7 @@ type CallNode struct {
 //	SetNode = "set" Block .
 type SetNode struct {
 	At
-	Body *Block `"set" @@`
+	Body *Block `parser:"\"set\" @@"`
 }
 
 // MapNode fans a call out over a list.
@@ -213,11 +213,11 @@ type SetNode struct {
 //	MapNode = "map" Ident "in" Expr ( "concurrency" Int )? "{" NodeBody Clause* "}" .
 type MapNode struct {
 	At
-	Var         *Ident    `"map" @@ "in"`
-	List        *Expr     `@@`
-	Concurrency *IntLit   `( "concurrency" @@ )?`
-	Body        NodeBody  `"{" @@`
-	Clauses     []*Clause `@@* "}"`
+	Var         *Ident    `parser:"\"map\" @@ \"in\""`
+	List        *Expr     `parser:"@@"`
+	Concurrency *IntLit   `parser:"( \"concurrency\" @@ )?"`
+	Body        NodeBody  `parser:"\"{\" @@"`
+	Clauses     []*Clause `parser:"@@* \"}\""`
 }
 
 // InterruptNode waits for a typed value from outside the run.
@@ -225,8 +225,8 @@ type MapNode struct {
 //	InterruptNode = "interrupt" String "returns" Type .
 type InterruptNode struct {
 	At
-	Prompt  *String `"interrupt" @@`
-	Returns *Type   `"returns" @@`
+	Prompt  *String `parser:"\"interrupt\" @@"`
+	Returns *Type   `parser:"\"returns\" @@"`
 }
 
 // JoinNode waits for its concurrent predecessors.
@@ -234,7 +234,7 @@ type InterruptNode struct {
 //	JoinNode = "join" ( "all" | "any" ) .
 type JoinNode struct {
 	At
-	Mode string `"join" @("all" | "any")`
+	Mode string `parser:"\"join\" @(\"all\" | \"any\")"`
 }
 
 // Clause is a per-node policy or the node's output target.
@@ -242,11 +242,11 @@ type JoinNode struct {
 //	Clause = Retry | "timeout" Duration | "catch" "->" Ident | Cache | "into" Ident .
 type Clause struct {
 	At
-	Retry   *Retry       `  @@`
-	Timeout *DurationLit `| "timeout" @@`
-	Catch   *Ident       `| "catch" "->" @@`
-	Cache   *Cache       `| @@`
-	Into    *Ident       `| "into" @@`
+	Retry   *Retry       `parser:"  @@"`
+	Timeout *DurationLit `parser:"| \"timeout\" @@"`
+	Catch   *Ident       `parser:"| \"catch\" \"->\" @@"`
+	Cache   *Cache       `parser:"| @@"`
+	Into    *Ident       `parser:"| \"into\" @@"`
 }
 
 // Retry re-runs a failed attempt.
@@ -254,10 +254,10 @@ type Clause struct {
 //	Retry = "retry" Int ( "backoff" Duration ".." Duration )? ( "on" "[" ( Ident ( "," Ident )* )? "]" )? .
 type Retry struct {
 	At
-	Attempts *IntLit      `"retry" @@`
-	Min      *DurationLit `( "backoff" @@`
-	Max      *DurationLit `".." @@ )?`
-	On       []*Ident     `( "on" "[" ( @@ ( "," @@ )* )? "]" )?`
+	Attempts *IntLit      `parser:"\"retry\" @@"`
+	Min      *DurationLit `parser:"( \"backoff\" @@"`
+	Max      *DurationLit `parser:"\"..\" @@ )?"`
+	On       []*Ident     `parser:"( \"on\" \"[\" ( @@ ( \",\" @@ )* )? \"]\" )?"`
 }
 
 // Cache memoizes a node by the hash of its inputs.
@@ -265,8 +265,8 @@ type Retry struct {
 //	Cache = "cache" ( "ttl" Duration )? .
 type Cache struct {
 	At
-	Keyword string       `@"cache"`
-	TTL     *DurationLit `( "ttl" @@ )?`
+	Keyword string       `parser:"@\"cache\""`
+	TTL     *DurationLit `parser:"( \"ttl\" @@ )?"`
 }
 
 // Edge is control flow between two nodes.
@@ -274,12 +274,12 @@ type Cache struct {
 //	Edge = Ident "->" Ident ( "when" Expr | "otherwise" )? ( "max" Int ( "else" "->" Ident )? )? .
 type Edge struct {
 	At
-	From      *Ident  `@@ "->"`
-	To        *Ident  `@@`
-	When      *Expr   `( "when" @@`
-	Otherwise bool    `| @"otherwise" )?`
-	Max       *IntLit `( "max" @@`
-	Else      *Ident  `( "else" "->" @@ )? )?`
+	From      *Ident  `parser:"@@ \"->\""`
+	To        *Ident  `parser:"@@"`
+	When      *Expr   `parser:"( \"when\" @@"`
+	Otherwise bool    `parser:"| @\"otherwise\" )?"`
+	Max       *IntLit `parser:"( \"max\" @@"`
+	Else      *Ident  `parser:"( \"else\" \"->\" @@ )? )?"`
 }
 
 // Serve configures `agentc serve`.
@@ -287,7 +287,7 @@ type Edge struct {
 //	Serve = "serve" Block .
 type Serve struct {
 	At
-	Body *Block `"serve" @@`
+	Body *Block `parser:"\"serve\" @@"`
 }
 
 // Test is an offline test of a runnable.
@@ -295,8 +295,8 @@ type Serve struct {
 //	Test = "test" String "{" TestItem* "}" .
 type Test struct {
 	At
-	Name  *String     `"test" @@`
-	Items []*TestItem `"{" @@* "}"`
+	Name  *String     `parser:"\"test\" @@"`
+	Items []*TestItem `parser:"\"{\" @@* \"}\""`
 }
 
 // TestItem is one line of a test.
@@ -304,10 +304,10 @@ type Test struct {
 //	TestItem = Replay | Answer | Expect | Attr .
 type TestItem struct {
 	At
-	Replay *Replay `  @@`
-	Answer *Answer `| @@`
-	Expect *Expect `| @@`
-	Attr   *Attr   `| @@`
+	Replay *Replay `parser:"  @@"`
+	Answer *Answer `parser:"| @@"`
+	Expect *Expect `parser:"| @@"`
+	Attr   *Attr   `parser:"| @@"`
 }
 
 // Replay scripts a model or a tool from a fixture file (spec/fixtures.md).
@@ -315,9 +315,9 @@ type TestItem struct {
 //	Replay = ( "model" | "tool" ) Ident "replay" String .
 type Replay struct {
 	At
-	Kind    string  `@( "model" | "tool" )`
-	Name    *Ident  `@@`
-	Fixture *String `"replay" @@`
+	Kind    string  `parser:"@( \"model\" | \"tool\" )"`
+	Name    *Ident  `parser:"@@"`
+	Fixture *String `parser:"\"replay\" @@"`
 }
 
 // Answer scripts the value that resumes an interrupt node.
@@ -325,8 +325,8 @@ type Replay struct {
 //	Answer = "answer" Ident "=" Expr .
 type Answer struct {
 	At
-	Node  *Ident `"answer" @@ "="`
-	Value *Expr  `@@`
+	Node  *Ident `parser:"\"answer\" @@ \"=\""`
+	Value *Expr  `parser:"@@"`
 }
 
 // Expect asserts on the final state, or orders two visits.
@@ -334,8 +334,8 @@ type Answer struct {
 //	Expect = "expect" Expr ( "before" Expr )? .
 type Expect struct {
 	At
-	Cond   *Expr `"expect" @@`
-	Before *Expr `( "before" @@ )?`
+	Cond   *Expr `parser:"\"expect\" @@"`
+	Before *Expr `parser:"( \"before\" @@ )?"`
 }
 
 // Block is a brace-delimited list of attributes.
@@ -343,7 +343,7 @@ type Expect struct {
 //	Block = "{" Attr* "}" .
 type Block struct {
 	At
-	Attrs []*Attr `"{" @@* "}"`
+	Attrs []*Attr `parser:"\"{\" @@* \"}\""`
 }
 
 // Attr sets a key to a value or a nested block. A trailing comma is allowed.
@@ -351,9 +351,9 @@ type Block struct {
 //	Attr = Ident ( "=" Expr | Block ) ","? .
 type Attr struct {
 	At
-	Key   *Ident `@@`
-	Value *Expr  `( "=" @@`
-	Block *Block `| @@ ) ","?`
+	Key   *Ident `parser:"@@"`
+	Value *Expr  `parser:"( \"=\" @@"`
+	Block *Block `parser:"| @@ ) \",\"?"`
 }
 
 // Field is a typed field of a state or record type.
@@ -361,10 +361,10 @@ type Attr struct {
 //	Field = Ident ":" Type ( "=" Expr )? ( "reduce" Ident )? ","? .
 type Field struct {
 	At
-	Name    *Ident `@@ ":"`
-	Type    *Type  `@@`
-	Default *Expr  `( "=" @@ )?`
-	Reduce  *Ident `( "reduce" @@ )? ","?`
+	Name    *Ident `parser:"@@ \":\""`
+	Type    *Type  `parser:"@@"`
+	Default *Expr  `parser:"( \"=\" @@ )?"`
+	Reduce  *Ident `parser:"( \"reduce\" @@ )? \",\"?"`
 }
 
 // Type is a type expression: an enum of string literals, or a single type
@@ -373,8 +373,8 @@ type Field struct {
 //	Type = String ( "|" String )* | SingleType .
 type Type struct {
 	At
-	Enum   []*String   `  @@ ( "|" @@ )*`
-	Single *SingleType `| @@`
+	Enum   []*String   `parser:"  @@ ( \"|\" @@ )*"`
+	Single *SingleType `parser:"| @@"`
 }
 
 // SingleType is a named, list, map, record or parenthesized type.
@@ -382,12 +382,12 @@ type Type struct {
 //	SingleType = ( "list" "<" Type ">" | "map" "<" Type ">" | RecordType | "(" Type ")" | Ident ) "?"? .
 type SingleType struct {
 	At
-	List     *Type       `( "list" "<" @@ ">"`
-	Map      *Type       `| "map" "<" @@ ">"`
-	Record   *RecordType `| @@`
-	Paren    *Type       `| "(" @@ ")"`
-	Named    *Ident      `| @@ )`
-	Optional bool        `@"?"?`
+	List     *Type       `parser:"( \"list\" \"<\" @@ \">\""`
+	Map      *Type       `parser:"| \"map\" \"<\" @@ \">\""`
+	Record   *RecordType `parser:"| @@"`
+	Paren    *Type       `parser:"| \"(\" @@ \")\""`
+	Named    *Ident      `parser:"| @@ )"`
+	Optional bool        `parser:"@\"?\"?"`
 }
 
 // RecordType is an anonymous record.
@@ -395,7 +395,7 @@ type SingleType struct {
 //	RecordType = "{" Field* "}" .
 type RecordType struct {
 	At
-	Fields []*Field `"{" @@* "}"`
+	Fields []*Field `parser:"\"{\" @@* \"}\""`
 }
 
 // Ident is a name.
@@ -403,7 +403,7 @@ type RecordType struct {
 //	Ident = <ident> .
 type Ident struct {
 	At
-	Name string `@Ident`
+	Name string `parser:"@Ident"`
 }
 
 // IntLit is an integer literal (kept as text; the checker converts it).
@@ -411,7 +411,7 @@ type Ident struct {
 //	IntLit = <int> .
 type IntLit struct {
 	At
-	Text string `@Int`
+	Text string `parser:"@Int"`
 }
 
 // DurationLit is a duration literal such as 200ms or 1h30m.
@@ -419,7 +419,7 @@ type IntLit struct {
 //	DurationLit = <duration> .
 type DurationLit struct {
 	At
-	Text string `@Duration`
+	Text string `parser:"@Duration"`
 }
 
 // String is a "..." string or a """...""" text block with {expr}
@@ -429,9 +429,9 @@ type DurationLit struct {
 //	String = ( <stropen> | <textopen> ) StrPart* ( <strclose> | <textclose> ) .
 type String struct {
 	At
-	Open  string     `@(StrOpen | TextOpen)`
-	Parts []*StrPart `@@*`
-	Close string     `@(StrClose | TextClose)`
+	Open  string     `parser:"@(StrOpen | TextOpen)"`
+	Parts []*StrPart `parser:"@@*"`
+	Close string     `parser:"@(StrClose | TextClose)"`
 }
 
 // IsBlock reports whether s is a """ text block.
@@ -442,8 +442,8 @@ func (s *String) IsBlock() bool { return s.Open == `"""` }
 //	StrPart = <text> | <interpopen> Expr <interpend> .
 type StrPart struct {
 	At
-	Text   *string `  @Text`
-	Interp *Expr   `| InterpOpen @@ InterpEnd`
+	Text   *string `parser:"  @Text"`
+	Interp *Expr   `parser:"| InterpOpen @@ InterpEnd"`
 }
 
 func (*Workflow) decl()  {}

@@ -9,7 +9,7 @@ package syntax
 //	Expr = OrExpr .
 type Expr struct {
 	At
-	Or *OrExpr `@@`
+	Or *OrExpr `parser:"@@"`
 }
 
 // OrExpr is a disjunction.
@@ -17,8 +17,8 @@ type Expr struct {
 //	OrExpr = AndExpr ( "or" AndExpr )* .
 type OrExpr struct {
 	At
-	Head *AndExpr   `@@`
-	Tail []*AndExpr `( "or" @@ )*`
+	Head *AndExpr   `parser:"@@"`
+	Tail []*AndExpr `parser:"( \"or\" @@ )*"`
 }
 
 // AndExpr is a conjunction.
@@ -26,8 +26,8 @@ type OrExpr struct {
 //	AndExpr = NotExpr ( "and" NotExpr )* .
 type AndExpr struct {
 	At
-	Head *NotExpr   `@@`
-	Tail []*NotExpr `( "and" @@ )*`
+	Head *NotExpr   `parser:"@@"`
+	Tail []*NotExpr `parser:"( \"and\" @@ )*"`
 }
 
 // NotExpr is a negation or a comparison.
@@ -35,8 +35,8 @@ type AndExpr struct {
 //	NotExpr = "not" NotExpr | CmpExpr .
 type NotExpr struct {
 	At
-	Not *NotExpr `  "not" @@`
-	Cmp *CmpExpr `| @@`
+	Not *NotExpr `parser:"  \"not\" @@"`
+	Cmp *CmpExpr `parser:"| @@"`
 }
 
 // CmpExpr is a comparison or membership test; comparisons do not chain.
@@ -44,9 +44,9 @@ type NotExpr struct {
 //	CmpExpr = AddExpr ( ( "==" | "!=" | "<=" | ">=" | "<" | ">" | "in" | "not" "in" ) AddExpr )? .
 type CmpExpr struct {
 	At
-	Left  *AddExpr `@@`
-	Op    string   `( @( "==" | "!=" | "<=" | ">=" | "<" | ">" | "in" | "not" "in" )`
-	Right *AddExpr `@@ )?`
+	Left  *AddExpr `parser:"@@"`
+	Op    string   `parser:"( @( \"==\" | \"!=\" | \"<=\" | \">=\" | \"<\" | \">\" | \"in\" | \"not\" \"in\" )"`
+	Right *AddExpr `parser:"@@ )?"`
 }
 
 // AddExpr is a sum or difference.
@@ -54,8 +54,8 @@ type CmpExpr struct {
 //	AddExpr = MulExpr ( ( "+" | "-" ) MulExpr )* .
 type AddExpr struct {
 	At
-	Head *MulExpr `@@`
-	Tail []*AddOp `@@*`
+	Head *MulExpr `parser:"@@"`
+	Tail []*AddOp `parser:"@@*"`
 }
 
 // AddOp is one "+ x" or "- x" tail.
@@ -63,8 +63,8 @@ type AddExpr struct {
 //	AddOp = ( "+" | "-" ) MulExpr .
 type AddOp struct {
 	At
-	Op      string   `@( "+" | "-" )`
-	Operand *MulExpr `@@`
+	Op      string   `parser:"@( \"+\" | \"-\" )"`
+	Operand *MulExpr `parser:"@@"`
 }
 
 // MulExpr is a product, quotient or remainder.
@@ -72,8 +72,8 @@ type AddOp struct {
 //	MulExpr = Unary ( ( "*" | "/" | "%" ) Unary )* .
 type MulExpr struct {
 	At
-	Head *Unary   `@@`
-	Tail []*MulOp `@@*`
+	Head *Unary   `parser:"@@"`
+	Tail []*MulOp `parser:"@@*"`
 }
 
 // MulOp is one "* x", "/ x" or "% x" tail.
@@ -81,8 +81,8 @@ type MulExpr struct {
 //	MulOp = ( "*" | "/" | "%" ) Unary .
 type MulOp struct {
 	At
-	Op      string `@( "*" | "/" | "%" )`
-	Operand *Unary `@@`
+	Op      string `parser:"@( \"*\" | \"/\" | \"%\" )"`
+	Operand *Unary `parser:"@@"`
 }
 
 // Unary is a negation or a postfix expression.
@@ -90,8 +90,8 @@ type MulOp struct {
 //	Unary = "-" Unary | Postfix .
 type Unary struct {
 	At
-	Neg     *Unary   `  "-" @@`
-	Postfix *Postfix `| @@`
+	Neg     *Unary   `parser:"  \"-\" @@"`
+	Postfix *Postfix `parser:"| @@"`
 }
 
 // Postfix is a primary followed by field selections and indexes.
@@ -99,8 +99,8 @@ type Unary struct {
 //	Postfix = Primary Selector* .
 type Postfix struct {
 	At
-	Primary Primary     `@@`
-	Sel     []*Selector `@@*`
+	Primary Primary     `parser:"@@"`
+	Sel     []*Selector `parser:"@@*"`
 }
 
 // Selector is ".name" or "[expr]".
@@ -108,8 +108,8 @@ type Postfix struct {
 //	Selector = "." Ident | "[" Expr "]" .
 type Selector struct {
 	At
-	Field *Ident `  "." @@`
-	Index *Expr  `| "[" @@ "]"`
+	Field *Ident `parser:"  \".\" @@"`
+	Index *Expr  `parser:"| \"[\" @@ \"]\""`
 }
 
 // Primary is an operand.
@@ -123,8 +123,8 @@ type Primary interface {
 //	Call = Ident "(" ( Expr ( "," Expr )* ","? )? ")" .
 type Call struct {
 	At
-	Func *Ident  `@@ "("`
-	Args []*Expr `( @@ ( "," @@ )* ","? )? ")"`
+	Func *Ident  `parser:"@@ \"(\""`
+	Args []*Expr `parser:"( @@ ( \",\" @@ )* \",\"? )? \")\""`
 }
 
 // Literal is a number, duration, boolean or null.
@@ -132,11 +132,11 @@ type Call struct {
 //	Literal = <float> | <duration> | <int> | "true" | "false" | "null" .
 type Literal struct {
 	At
-	Float    *string `  @Float`
-	Duration *string `| @Duration`
-	Int      *string `| @Int`
-	Bool     *string `| @( "true" | "false" )`
-	Null     bool    `| @"null"`
+	Float    *string `parser:"  @Float"`
+	Duration *string `parser:"| @Duration"`
+	Int      *string `parser:"| @Int"`
+	Bool     *string `parser:"| @( \"true\" | \"false\" )"`
+	Null     bool    `parser:"| @\"null\""`
 }
 
 // Name refers to a state field, loop variable, declaration or builtin.
@@ -144,7 +144,7 @@ type Literal struct {
 //	Name = Ident .
 type Name struct {
 	At
-	Ident string `@Ident`
+	Ident string `parser:"@Ident"`
 }
 
 // Paren is a parenthesized expression.
@@ -152,7 +152,7 @@ type Name struct {
 //	Paren = "(" Expr ")" .
 type Paren struct {
 	At
-	X *Expr `"(" @@ ")"`
+	X *Expr `parser:"\"(\" @@ \")\""`
 }
 
 // ListLit is a list literal; an element may carry a ": tag" (skill grants).
@@ -160,7 +160,7 @@ type Paren struct {
 //	ListLit = "[" ( ListElem ( "," ListElem )* ","? )? "]" .
 type ListLit struct {
 	At
-	Elems []*ListElem `"[" ( @@ ( "," @@ )* ","? )? "]"`
+	Elems []*ListElem `parser:"\"[\" ( @@ ( \",\" @@ )* \",\"? )? \"]\""`
 }
 
 // ListElem is one element of a list literal.
@@ -168,8 +168,8 @@ type ListLit struct {
 //	ListElem = Expr ( ":" Ident )? .
 type ListElem struct {
 	At
-	X   *Expr  `@@`
-	Tag *Ident `( ":" @@ )?`
+	X   *Expr  `parser:"@@"`
+	Tag *Ident `parser:"( \":\" @@ )?"`
 }
 
 // RecordLit is a record or map literal.
@@ -177,7 +177,7 @@ type ListElem struct {
 //	RecordLit = "{" ( RecordEntry ( "," RecordEntry )* ","? )? "}" .
 type RecordLit struct {
 	At
-	Entries []*RecordEntry `"{" ( @@ ( "," @@ )* ","? )? "}"`
+	Entries []*RecordEntry `parser:"\"{\" ( @@ ( \",\" @@ )* \",\"? )? \"}\""`
 }
 
 // RecordEntry is one "key: value" entry; the key is a name or a string.
@@ -185,9 +185,9 @@ type RecordLit struct {
 //	RecordEntry = ( Ident | String ) ":" Expr .
 type RecordEntry struct {
 	At
-	Key    *Ident  `( @@`
-	StrKey *String `| @@ ) ":"`
-	Value  *Expr   `@@`
+	Key    *Ident  `parser:"( @@"`
+	StrKey *String `parser:"| @@ ) \":\""`
+	Value  *Expr   `parser:"@@"`
 }
 
 func (*Call) primary()      {}

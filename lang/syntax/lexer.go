@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -103,6 +105,7 @@ const maxLexErrors = 20
 type scanner struct {
 	file  string
 	src   []byte
+	text  string // src as one string: token values are substrings of it
 	pos   lexer.Position
 	stack []frame
 	toks  []lexer.Token
@@ -116,9 +119,10 @@ func lexAll(file string, src []byte) ([]lexer.Token, []diag.Diagnostic) {
 	s := &scanner{
 		file:  file,
 		src:   src,
+		text:  string(src),
 		pos:   lexer.Position{Filename: file, Line: 1, Column: 1},
 		stack: []frame{{mode: modeCode}},
-		toks:  make([]lexer.Token, 0, len(src)/4+1),
+		toks:  make([]lexer.Token, 0, len(src)/3+1), // dense code has ~3 bytes per token
 	}
 	s.run()
 	return s.toks, s.diags
@@ -134,10 +138,35 @@ func (s *scanner) errorf(code diag.Code, at, end lexer.Position, format string, 
 	s.diags = append(s.diags, diag.Diagnostic{Severity: diag.Error, Code: code, Summary: fmt.Sprintf(format, args...), Subject: spanOf(at, end)})
 }
 
-func (s *scanner) emit(typ lexer.TokenType, start lexer.Position, n int) {
-	text := string(s.src[start.Offset : start.Offset+n])
-	s.toks = append(s.toks, lexer.Token{Type: typ, Value: text, Pos: start})
+// emit appends the token of the next n bytes and moves past it. Values are
+// substrings of s.text (one allocation per file, not per token); the token
+// is written field by field, which avoids a bulk write barrier per token.
+func (s *scanner) emit(typ lexer.TokenType, n int) {
+	s.push(typ, s.text[s.pos.Offset:s.pos.Offset+n])
 	s.advance(n)
+}
+
+// emitASCII is emit for a token known to hold only ASCII bytes and no
+// newline (names, numbers, punctuation, quotes, braces).
+func (s *scanner) emitASCII(typ lexer.TokenType, n int) {
+	s.push(typ, s.text[s.pos.Offset:s.pos.Offset+n])
+	s.pos.Offset += n
+	s.pos.Column += n
+}
+
+// push appends a token with the given value at the cursor.
+func (s *scanner) push(typ lexer.TokenType, value string) {
+	if len(s.toks) == cap(s.toks) {
+		s.toks = slices.Grow(s.toks, 1)
+	}
+	s.toks = s.toks[:len(s.toks)+1]
+	t := &s.toks[len(s.toks)-1]
+	t.Type = typ
+	t.Value = value
+	t.Pos.Filename = s.pos.Filename
+	t.Pos.Offset = s.pos.Offset
+	t.Pos.Line = s.pos.Line
+	t.Pos.Column = s.pos.Column
 }
 
 // advance moves the cursor n bytes forward, counting lines and rune columns.
@@ -192,6 +221,19 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 var punct2 = []string{"->", "==", "!=", "<=", ">=", ".."}
 
+// isPunct2 reports whether a, b spell one of punct2.
+func isPunct2(a, b byte) bool {
+	switch b {
+	case '>':
+		return a == '-'
+	case '=':
+		return a == '=' || a == '!' || a == '<' || a == '>'
+	case '.':
+		return a == '.'
+	}
+	return false
+}
+
 const punct1 = "+-*/%<>=!.,:?|()[]{}"
 
 func (s *scanner) code() {
@@ -199,11 +241,20 @@ func (s *scanner) code() {
 	c := src[i]
 	switch {
 	case c == ' ' || c == '\t' || c == '\r' || c == '\n':
-		j := i
-		for j < len(src) && (src[j] == ' ' || src[j] == '\t' || src[j] == '\r' || src[j] == '\n') {
-			j++
+		// Whitespace is ASCII: count lines and columns inline.
+		j, line, col := i, s.pos.Line, s.pos.Column
+		for ; j < len(src); j++ {
+			switch src[j] {
+			case '\n':
+				line, col = line+1, 1
+				continue
+			case ' ', '\t', '\r':
+				col++
+				continue
+			}
+			break
 		}
-		s.advance(j - i)
+		s.pos.Offset, s.pos.Line, s.pos.Column = j, line, col
 		return
 	case c == '/' && i+1 < len(src) && src[i+1] == '/':
 		j := bytes.IndexByte(src[i:], '\n')
@@ -214,7 +265,7 @@ func (s *scanner) code() {
 		if n > 0 && src[i+n-1] == '\r' {
 			n--
 		}
-		s.emit(tokComment, s.pos, n)
+		s.emit(tokComment, n)
 		return
 	case c == '/' && i+1 < len(src) && src[i+1] == '*':
 		j := bytes.Index(src[i+2:], []byte("*/"))
@@ -224,23 +275,23 @@ func (s *scanner) code() {
 			s.errorf(diag.UnterminatedText, start, s.pos, "block comment is not terminated (missing */)")
 			return
 		}
-		s.emit(tokComment, s.pos, j+4)
+		s.emit(tokComment, j+4)
 		return
 	case c == '"':
 		if bytes.HasPrefix(src[i:], []byte(`"""`)) {
 			s.stack = append(s.stack, frame{mode: modeText, open: s.pos})
-			s.emit(tokTextOpen, s.pos, 3)
+			s.emitASCII(tokTextOpen, 3)
 			return
 		}
 		s.stack = append(s.stack, frame{mode: modeString, open: s.pos})
-		s.emit(tokStrOpen, s.pos, 1)
+		s.emitASCII(tokStrOpen, 1)
 		return
 	case isIdentStart(c):
 		j := i + 1
 		for j < len(src) && (isIdentStart(src[j]) || isDigit(src[j])) {
 			j++
 		}
-		s.emit(tokIdent, s.pos, j-i)
+		s.emitASCII(tokIdent, j-i)
 		return
 	case isDigit(c):
 		s.number()
@@ -252,20 +303,18 @@ func (s *scanner) code() {
 			f.depth++
 		} else if f.depth == 0 {
 			s.stack = s.stack[:len(s.stack)-1]
-			s.emit(tokInterpEnd, s.pos, 1)
+			s.emitASCII(tokInterpEnd, 1)
 			return
 		} else {
 			f.depth--
 		}
 	}
-	for _, p := range punct2 {
-		if bytes.HasPrefix(src[i:], []byte(p)) {
-			s.emit(tokPunct, s.pos, len(p))
-			return
-		}
+	if i+1 < len(src) && isPunct2(c, src[i+1]) {
+		s.emitASCII(tokPunct, 2)
+		return
 	}
-	if bytes.IndexByte([]byte(punct1), c) >= 0 {
-		s.emit(tokPunct, s.pos, 1)
+	if strings.IndexByte(punct1, c) >= 0 {
+		s.emitASCII(tokPunct, 1)
 		return
 	}
 	r, size := utf8.DecodeRune(src[i:])
@@ -302,7 +351,7 @@ func (s *scanner) number() {
 			s.badNumber(j)
 			return
 		}
-		s.emit(tokDuration, s.pos, j-i)
+		s.emitASCII(tokDuration, j-i)
 		return
 	}
 	typ := tokInt
@@ -330,7 +379,7 @@ func (s *scanner) number() {
 		s.badNumber(j)
 		return
 	}
-	s.emit(typ, s.pos, j-i)
+	s.emitASCII(typ, j-i)
 }
 
 func (s *scanner) badNumber(j int) {
@@ -393,24 +442,24 @@ func (s *scanner) str() {
 		j++
 	}
 	if j > i {
-		s.emit(tokText, s.pos, j-i)
+		s.emit(tokText, j-i)
 		return
 	}
 	c := src[i]
 	switch {
 	case c == '{':
 		s.stack = append(s.stack, frame{mode: modeCode, open: s.pos})
-		s.emit(tokInterpOpen, s.pos, 1)
+		s.emitASCII(tokInterpOpen, 1)
 	case c == '}':
 		start := s.pos
-		s.emit(tokText, s.pos, 1)
+		s.emitASCII(tokText, 1)
 		s.errorf(diag.InvalidEscape, start, s.pos, "unmatched } in string (write }} for a literal brace)")
 	case c == '"' && text:
 		s.stack = s.stack[:len(s.stack)-1]
-		s.emit(tokTextClose, s.pos, 3)
+		s.emitASCII(tokTextClose, 3)
 	case c == '"':
 		s.stack = s.stack[:len(s.stack)-1]
-		s.emit(tokStrClose, s.pos, 1)
+		s.emitASCII(tokStrClose, 1)
 	case c == '\n':
 		s.errorf(diag.UnterminatedText, f.open, s.pos, `string is not terminated before the end of the line (use """ for text blocks)`)
 		s.stack = s.stack[:len(s.stack)-1]

@@ -34,7 +34,7 @@ func (*BadDecl) decl() {}
 // declUnit wraps one declaration: the parser is invoked once per top-level
 // declaration so a syntax error in one does not hide errors in the others.
 type declUnit struct {
-	Decl Decl `@@`
+	Decl Decl `parser:"@@"`
 }
 
 var parserOptions = []participle.Option{
@@ -74,7 +74,7 @@ func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
 	}
 	toks, diags := lexAll(name, src)
 	f.EndPos = toks[len(toks)-1].Pos
-	code := make([]lexer.Token, 0, len(toks))
+	code := toks[:0] // comments are filtered out in place
 	for _, t := range toks {
 		if t.Type == tokComment {
 			f.Comments = append(f.Comments, Comment{Text: t.Value, Pos: posOf(t.Pos), End: posOf(endOf(t))})
@@ -85,8 +85,9 @@ func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
 	if len(diags) >= maxLexErrors {
 		return f, diags // garbage: don't pile syntax errors on top
 	}
+	alloc := new(rdAlloc)
 	for _, unit := range splitDecls(code) {
-		decl, d := parseDecl(unit)
+		decl, d := parseDecl(unit, alloc)
 		if d != nil {
 			diags = append(diags, *d)
 		}
@@ -131,7 +132,8 @@ type unit struct {
 }
 
 // splitDecls cuts the token stream at declaration keywords that stand at
-// bracket depth 0. If a unit never closes its brackets, it is cut again at
+// bracket depth 0 and begin a line (so `output summary` inside a graph
+// header is not a cut). If a unit never closes its brackets, it is cut again at
 // declaration keywords in column 1, so one missing "}" does not swallow the
 // rest of the file.
 func splitDecls(toks []lexer.Token) []unit {
@@ -150,7 +152,7 @@ func splitDecls(toks []lexer.Token) []unit {
 		start = end
 	}
 	for i, t := range toks {
-		if depth == 0 && i > start && t.Type == tokIdent && IsDeclKeyword(t.Value) {
+		if depth == 0 && i > start && t.Type == tokIdent && IsDeclKeyword(t.Value) && t.Pos.Line > toks[i-1].Pos.Line {
 			flush(i, false)
 		}
 		depth = nextDepth(depth, t)
@@ -208,9 +210,38 @@ func measure(toks []lexer.Token) unit {
 	return u
 }
 
-// parseDecl parses one unit. On failure it returns a BadDecl and the first
-// syntax error.
-func parseDecl(u unit) (Decl, *diag.Diagnostic) {
+// parseDecl parses one unit with the hand-written parser (rd.go), allocating
+// its nodes from alloc. On failure it returns a BadDecl and the first syntax
+// error.
+func parseDecl(u unit, alloc *rdAlloc) (Decl, *diag.Diagnostic) {
+	return parseUnit(u, alloc.parseDecl)
+}
+
+// parseDeclParticiple is parseDecl through participle, the grammar's
+// executable definition; rd_test.go uses it as the oracle.
+func parseDeclParticiple(u unit) (Decl, *diag.Diagnostic) {
+	return parseUnit(u, participleDecl)
+}
+
+// participleDecl parses one declaration's tokens (EOF excluded) with
+// participle.
+func participleDecl(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
+	all := make([]lexer.Token, 0, len(toks)+1)
+	all = append(append(all, toks...), eof)
+	plex, err := lexer.Upgrade(&sliceLexer{toks: all})
+	if err != nil {
+		return nil, syntaxDiag(err, toks[0])
+	}
+	du, err := declParser.ParseFromLexer(plex)
+	if err != nil {
+		return nil, syntaxDiag(err, toks[0])
+	}
+	return du.Decl, nil
+}
+
+// parseUnit guards a unit (nesting, leading keyword) and parses it with
+// parse, which gets the unit's tokens and the EOF token just past them.
+func parseUnit(u unit, parse func(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic)) (Decl, *diag.Diagnostic) {
 	first := u.toks[0]
 	last := u.toks[len(u.toks)-1]
 	bad := func() *BadDecl {
@@ -233,17 +264,11 @@ func parseDecl(u unit) (Decl, *diag.Diagnostic) {
 			Subject: spanOf(first.Pos, endOf(first))}
 	}
 	eof := lexer.Token{Type: tokEOF, Pos: endOf(last)}
-	toks := make([]lexer.Token, 0, len(u.toks)+1)
-	toks = append(append(toks, u.toks...), eof)
-	plex, err := lexer.Upgrade(&sliceLexer{toks: toks})
-	if err != nil {
-		return bad(), syntaxDiag(err, first)
+	decl, d := parse(u.toks, eof)
+	if d != nil {
+		return bad(), d
 	}
-	du, err := declParser.ParseFromLexer(plex)
-	if err != nil {
-		return bad(), syntaxDiag(err, first)
-	}
-	return du.Decl, nil
+	return decl, nil
 }
 
 func declWords() []string {

@@ -14,8 +14,8 @@ type Segment struct {
 }
 
 // Segments returns the decoded pieces of s: escapes and {{ }} resolved, and
-// for """ text blocks the leading newline, trailing blank line and common
-// indentation removed. Adjacent literal pieces are merged.
+// for """ text blocks CRLF line ends read as LF and the leading newline,
+// trailing blank line and common indentation removed. Adjacent literal pieces are merged.
 func (s *String) Segments() []Segment {
 	raw := make([]Segment, 0, len(s.Parts))
 	for _, p := range s.Parts {
@@ -26,6 +26,12 @@ func (s *String) Segments() []Segment {
 		}
 	}
 	if s.IsBlock() {
+		// A text block's value does not depend on the file's line endings.
+		for i := range raw {
+			if raw[i].Expr == nil && strings.Contains(raw[i].Text, "\r\n") {
+				raw[i].Text = strings.ReplaceAll(raw[i].Text, "\r\n", "\n")
+			}
+		}
 		raw = dedent(raw)
 	}
 	out := make([]Segment, 0, len(raw))

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/pmezard/go-difflib/difflib"
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/lang/format"
+)
+
+func newFmtCmd(a *app) *cobra.Command {
+	var write, check, showDiff bool
+	cmd := &cobra.Command{
+		Use:   "fmt [FILES|DIRS...]",
+		Short: "Format .agent files canonically",
+		Long: `Fmt prints the canonical form of each file (or of standard input when no
+file is named).
+
+  -w        rewrite files in place
+  --check   print the files whose formatting differs; exit 1 if any
+  -d        print a unified diff instead of the formatted text
+
+A file with syntax errors is reported and left untouched (exit 1).`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				if write {
+					return usageErr(fmt.Errorf("-w needs file arguments"))
+				}
+				src, err := io.ReadAll(cmd.InOrStdin())
+				if err != nil {
+					return usageErr(fmt.Errorf("read stdin: %w", err))
+				}
+				return fmtOne(a, "<stdin>", src, false, check, showDiff)
+			}
+			files, err := collectAgentFiles(args)
+			if err != nil {
+				return usageErr(err)
+			}
+			var firstErr error
+			for _, name := range files {
+				src, err := os.ReadFile(name)
+				if err != nil {
+					return usageErr(fmt.Errorf("read %s: %w", name, err))
+				}
+				if err := fmtOne(a, name, src, write, check, showDiff); err != nil && firstErr == nil {
+					firstErr = err
+				}
+			}
+			return firstErr
+		},
+	}
+	cmd.Flags().BoolVarP(&write, "write", "w", false, "write the result to the file instead of stdout")
+	cmd.Flags().BoolVar(&check, "check", false, "list files whose formatting differs and exit 1 if any")
+	cmd.Flags().BoolVarP(&showDiff, "diff", "d", false, "print diffs instead of formatted text")
+	return cmd
+}
+
+func fmtOne(a *app, name string, src []byte, write, check, showDiff bool) error {
+	out, ds := format.Bytes(name, src)
+	if len(ds) > 0 {
+		if err := diag.WriteText(a.stderr, ds, diag.Sources{name: src}); err != nil {
+			return usageErr(err)
+		}
+		return failed
+	}
+	changed := !bytes.Equal(out, src)
+	switch {
+	case check:
+		if changed {
+			fmt.Fprintln(a.stdout, name)
+			return failed
+		}
+		return nil
+	case showDiff:
+		if changed {
+			ud := difflib.UnifiedDiff{A: difflib.SplitLines(string(src)), B: difflib.SplitLines(string(out)),
+				FromFile: name + ".orig", ToFile: name, Context: 3}
+			text, err := difflib.GetUnifiedDiffString(ud)
+			if err != nil {
+				return usageErr(fmt.Errorf("diff %s: %w", name, err))
+			}
+			fmt.Fprint(a.stdout, text)
+		}
+		return nil
+	case write:
+		if changed {
+			info, err := os.Stat(name)
+			if err != nil {
+				return usageErr(err)
+			}
+			if err := os.WriteFile(name, out, info.Mode().Perm()); err != nil {
+				return usageErr(fmt.Errorf("write %s: %w", name, err))
+			}
+		}
+		return nil
+	}
+	_, err := a.stdout.Write(out)
+	return err
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes shared by every subcommand.
+const (
+	exitOK    = 0
+	exitFail  = 1 // diagnostics found, check failed, run failed
+	exitUsage = 2 // bad flags or arguments, unreadable input
+)
+
+// exitError carries an exit code through cobra's error path.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr marks err as a usage or I/O problem (exit 2).
+func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
+
+// failed is an exit-1 outcome whose details were already printed.
+var failed = &exitError{code: exitFail}
+
+// app holds the streams every subcommand writes to, so tests can capture them.
+type app struct {
+	stdout io.Writer
+	stderr io.Writer
+}
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "agentc",
+		Short:         "Compile, check, format, run and serve .agent workflows",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return usageErr(err) })
+	root.AddCommand(
+		newValidateCmd(a),
+		newFmtCmd(a),
+		newGraphCmd(a),
+		newVersionCmd(a),
+	)
+	return root
+}
+
+func run(args []string) int {
+	return runWith(args, &app{stdout: os.Stdout, stderr: os.Stderr})
+}
+
+func runWith(args []string, a *app) int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	root := newRoot(a)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(a.stderr, "agentc: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// cobra's own argument errors (unknown command, wrong arg count).
+	fmt.Fprintf(a.stderr, "agentc: %v\n", err)
+	return exitUsage
+}

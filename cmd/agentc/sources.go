@@ -1,0 +1,63 @@
+package main
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// collectAgentFiles expands FILES|DIRS into .agent files. Directories are
+// walked recursively, skipping testdata, node_modules and hidden folders (as
+// the go tool does); files named explicitly are always included. The result
+// is sorted, de-duplicated, and relative to the working directory when
+// possible, with forward slashes.
+func collectAgentFiles(args []string) ([]string, error) {
+	var out []string
+	for _, arg := range args {
+		info, err := os.Stat(arg)
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", arg, err)
+		}
+		if !info.IsDir() {
+			out = append(out, displayPath(arg))
+			continue
+		}
+		err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				name := d.Name()
+				if path != arg && (name == "testdata" || name == "node_modules" || (strings.HasPrefix(name, ".") && name != ".")) {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if strings.HasSuffix(path, ".agent") {
+				out = append(out, displayPath(path))
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("walk %s: %w", arg, err)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// displayPath makes path relative to the working directory when it lies
+// below it, and slash-separated.
+func displayPath(path string) string {
+	if filepath.IsAbs(path) {
+		if wd, err := os.Getwd(); err == nil {
+			if rel, err := filepath.Rel(wd, path); err == nil && !strings.HasPrefix(rel, "..") {
+				path = rel
+			}
+		}
+	}
+	return filepath.ToSlash(filepath.Clean(path))
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/lang/diag"
+)
+
+func newValidateCmd(a *app) *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "validate FILES|DIRS...",
+		Short: "Check .agent files and report every problem with file:line:col",
+		Long: `Validate parses and checks every .agent file named (directories are walked,
+skipping testdata and hidden folders) and reports all diagnostics.
+
+Exit status: 0 when there are no errors (warnings allowed), 1 when any error
+was found, 2 on a usage or I/O problem.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch format {
+			case "text", "json", "sarif":
+			default:
+				return usageErr(fmt.Errorf("unknown --format %q (want text, json or sarif)", format))
+			}
+			files, err := collectAgentFiles(args)
+			if err != nil {
+				return usageErr(err)
+			}
+			if len(files) == 0 {
+				return usageErr(fmt.Errorf("no .agent files in %v", args))
+			}
+			proj, err := openProject()
+			if err != nil {
+				return usageErr(err)
+			}
+			ds, srcs, _, err := proj.check(files)
+			if err != nil {
+				return usageErr(err)
+			}
+			if err := renderDiags(a, format, ds, srcs); err != nil {
+				return usageErr(err)
+			}
+			if nerr, _ := diag.CountErrors(ds); nerr > 0 {
+				return failed
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "text", "output format: text, json or sarif")
+	return cmd
+}
+
+// renderDiags writes diagnostics in the chosen format. Text goes to stderr
+// with a one-line total; json and sarif go to stdout.
+func renderDiags(a *app, format string, ds []diag.Diagnostic, srcs diag.Sources) error {
+	switch format {
+	case "json":
+		return diag.WriteJSON(a.stdout, ds)
+	case "sarif":
+		return diag.WriteSARIF(a.stdout, ds, agentcVersion())
+	}
+	if err := diag.WriteText(a.stderr, ds, srcs); err != nil {
+		return err
+	}
+	if e, w := diag.CountErrors(ds); e+w > 0 {
+		fmt.Fprintf(a.stderr, "%d error(s), %d warning(s)\n", e, w)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package bytecode
+
+import (
+	"fmt"
+
+	"github.com/agentc/agentc/compiler/types"
+)
+
+// ProgramBuilder assembles a Program. It interns constants, types, function
+// names and files (so equal entries share one index, in first-use order,
+// which keeps the output deterministic) and builds expression chunks. The
+// compiler fills the other tables (graphs, tools, ...) directly on Program().
+type ProgramBuilder struct {
+	p      *Program
+	consts map[string]uint32
+	types  map[[32]byte]uint32
+	funcs  map[string]uint32
+	files  map[string]uint32
+}
+
+// NewProgramBuilder returns a builder for an empty Program.
+func NewProgramBuilder() *ProgramBuilder {
+	return &ProgramBuilder{
+		p:      &Program{},
+		consts: make(map[string]uint32),
+		types:  make(map[[32]byte]uint32),
+		funcs:  make(map[string]uint32),
+		files:  make(map[string]uint32),
+	}
+}
+
+// Program returns the program being built.
+func (b *ProgramBuilder) Program() *Program { return b.p }
+
+// Const returns the index of v in the constant pool, adding it if needed.
+// Constants are equal when their canonical encodings are (so 1 and 1.0 are
+// distinct). A secret cannot be a constant.
+func (b *ProgramBuilder) Const(v types.Value) (uint32, error) {
+	enc, err := types.AppendValue(nil, v)
+	if err != nil {
+		return 0, fmt.Errorf("constant %v: %w", v, err)
+	}
+	if i, ok := b.consts[string(enc)]; ok {
+		return i, nil
+	}
+	i := uint32(len(b.p.Consts))
+	b.p.Consts = append(b.p.Consts, v)
+	b.consts[string(enc)] = i
+	return i, nil
+}
+
+// Type returns the index of t in the type table, adding it if needed;
+// identical types share an index.
+func (b *ProgramBuilder) Type(t *types.Type) uint32 {
+	h := types.Hash(t)
+	if i, ok := b.types[h]; ok {
+		return i
+	}
+	i := uint32(len(b.p.Types))
+	b.p.Types = append(b.p.Types, t)
+	b.types[h] = i
+	return i
+}
+
+// Func returns the index of the named builtin function in Program.Funcs.
+func (b *ProgramBuilder) Func(name string) uint32 {
+	if i, ok := b.funcs[name]; ok {
+		return i
+	}
+	i := uint32(len(b.p.Funcs))
+	b.p.Funcs = append(b.p.Funcs, name)
+	b.funcs[name] = i
+	return i
+}
+
+// File returns the index of a source file (a relative, slash-separated path).
+func (b *ProgramBuilder) File(path string) uint32 {
+	if i, ok := b.files[path]; ok {
+		return i
+	}
+	i := uint32(len(b.p.Files))
+	b.p.Files = append(b.p.Files, path)
+	b.files[path] = i
+	return i
+}
+
+// NewChunk starts a chunk named name that reads state schema `state` (or
+// None) and numLocals local slots.
+func (b *ProgramBuilder) NewChunk(name string, state int32, numLocals uint32) *ChunkBuilder {
+	return &ChunkBuilder{pb: b, c: Chunk{Name: name, State: state, NumLocals: numLocals}}
+}
+
+// Label is a forward jump target inside one ChunkBuilder.
+type Label struct{ id int }
+
+// ChunkBuilder emits one chunk's instructions. Misuse (an operand for an
+// opcode without one, an unbound label, ...) is remembered and reported by
+// Finish; the builder never panics.
+type ChunkBuilder struct {
+	pb     *ProgramBuilder
+	c      Chunk
+	span   Span
+	labels []int // pc per label; -1 while unbound
+	fixups []fixup
+	err    error
+}
+
+type fixup struct{ pc, label int }
+
+func (c *ChunkBuilder) fail(format string, args ...any) {
+	if c.err == nil {
+		c.err = fmt.Errorf("chunk %s: pc %d: %s", c.c.Name, len(c.c.Code), fmt.Sprintf(format, args...))
+	}
+}
+
+// SetSpan sets the source span of the instructions emitted from now on.
+func (c *ChunkBuilder) SetSpan(s Span) { c.span = s }
+
+// PC returns the index the next instruction will have.
+func (c *ChunkBuilder) PC() int { return len(c.c.Code) }
+
+// Emit appends an instruction. arg must be 0 for opcodes below OpcodeArgMin;
+// jumps are emitted with Jump.
+func (c *ChunkBuilder) Emit(op Opcode, arg uint32) {
+	switch {
+	case op > OpcodeMax:
+		c.fail("%s", op)
+	case op.IsJump():
+		c.fail("%s must be emitted with Jump", op)
+	case !op.HasArg() && arg != 0:
+		c.fail("%s takes no operand", op)
+	}
+	c.emit(op, arg)
+}
+
+func (c *ChunkBuilder) emit(op Opcode, arg uint32) {
+	pc := uint32(len(c.c.Code))
+	last := Span{}
+	if n := len(c.c.Spans); n > 0 {
+		last = c.c.Spans[n-1].Span
+	}
+	if c.span != last {
+		c.c.Spans = append(c.c.Spans, PCSpan{PC: pc, Span: c.span})
+	}
+	c.c.Code = append(c.c.Code, Insn{Op: op, Arg: arg})
+}
+
+// Const emits CONST for v, interning it.
+func (c *ChunkBuilder) Const(v types.Value) {
+	i, err := c.pb.Const(v)
+	if err != nil {
+		c.fail("%v", err)
+	}
+	c.emit(CONST, i)
+}
+
+// Call emits CALL of the named builtin function with argc arguments.
+func (c *ChunkBuilder) Call(name string, argc int) {
+	if argc < 0 || argc > 255 {
+		c.fail("CALL %s with %d arguments (at most 255)", name, argc)
+	}
+	c.emit(CALL, CallArg(c.pb.Func(name), uint8(argc)))
+}
+
+// NewLabel returns an unbound label.
+func (c *ChunkBuilder) NewLabel() Label {
+	c.labels = append(c.labels, -1)
+	return Label{id: len(c.labels) - 1}
+}
+
+// Jump emits a jump (JMP, JMPIFFALSE, JMPIFTRUE) to l, which must be bound
+// later: jumps go forward only.
+func (c *ChunkBuilder) Jump(op Opcode, l Label) {
+	if !op.IsJump() {
+		c.fail("%s is not a jump", op)
+	}
+	if l.id < 0 || l.id >= len(c.labels) {
+		c.fail("unknown label")
+		return
+	}
+	c.fixups = append(c.fixups, fixup{pc: len(c.c.Code), label: l.id})
+	c.emit(op, 0)
+}
+
+// Bind places l at the next instruction.
+func (c *ChunkBuilder) Bind(l Label) {
+	if l.id < 0 || l.id >= len(c.labels) || c.labels[l.id] >= 0 {
+		c.fail("label bound twice or unknown")
+		return
+	}
+	c.labels[l.id] = len(c.c.Code)
+}
+
+// Finish patches the jumps, proves the stack discipline, records MaxStack,
+// appends the chunk to the program and returns its index. The builder must
+// not be used afterwards.
+func (c *ChunkBuilder) Finish() (uint32, error) {
+	for _, f := range c.fixups {
+		pc := c.labels[f.label]
+		if pc < 0 {
+			c.fail("jump at pc %d to an unbound label", f.pc)
+			break
+		}
+		c.c.Code[f.pc].Arg = uint32(pc)
+	}
+	if c.err != nil {
+		return 0, c.err
+	}
+	max, err := c.pb.p.checkChunk(&c.c)
+	if err != nil {
+		return 0, fmt.Errorf("chunk %s: %w", c.c.Name, err)
+	}
+	c.c.MaxStack = uint32(max)
+	i := uint32(len(c.pb.p.Chunks))
+	c.pb.p.Chunks = append(c.pb.p.Chunks, c.c)
+	return i, nil
+}

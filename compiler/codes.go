@@ -1,0 +1,105 @@
+package compiler
+
+import "github.com/agentc/agentc/lang/diag"
+
+// Codes owned by the compiler: T (types and expressions), G (graph structure
+// and proofs), P (policies, tools, skills, models, serve and test blocks).
+// Codes are append-only; spec/diagnostics.md is generated from the registry
+// and each code's example under testdata/invalid.
+const (
+	TypeMismatch     diag.Code = "T301"
+	InvalidOperation diag.Code = "T302"
+	UnknownField     diag.Code = "T303"
+	InvalidReducer   diag.Code = "T304"
+	WrongArgCount    diag.Code = "T305"
+	Unassigned       diag.Code = "T306"
+	SecretEscapes    diag.Code = "T307"
+	NotEnumMember    diag.Code = "T308"
+	MissingToolArg   diag.Code = "T309"
+	UnknownToolArg   diag.Code = "T310"
+	BadInto          diag.Code = "T311"
+	OptionalAccess   diag.Code = "T312"
+	NotConstant      diag.Code = "T313"
+	RecursiveType    diag.Code = "T314"
+	FuncNotAllowed   diag.Code = "T315"
+
+	UnreachableNode    diag.Code = "G401"
+	NoPathToEnd        diag.Code = "G402"
+	UnboundedCycle     diag.Code = "G403"
+	NonExhaustive      diag.Code = "G404"
+	MisplacedOtherwise diag.Code = "G405"
+	MixedEdges         diag.Code = "G406"
+	DuplicateEdge      diag.Code = "G407"
+	StartEndMisuse     diag.Code = "G408"
+	NeedsJoin          diag.Code = "G409"
+	NeedlessJoin       diag.Code = "G410"
+	JoinDeadlock       diag.Code = "G411"
+	WriteConflict      diag.Code = "G412"
+	InvalidBound       diag.Code = "G413"
+	JoinRefire         diag.Code = "G414"
+	InvalidMapBody     diag.Code = "G415"
+
+	LiteralSecret     diag.Code = "P501"
+	InvalidValue      diag.Code = "P502"
+	BadPath           diag.Code = "P503"
+	FileMissing       diag.Code = "P504"
+	ToolInputRecord   diag.Code = "P505"
+	UnknownBuiltin    diag.Code = "P506"
+	RecursiveCall     diag.Code = "P507"
+	UnknownErrorKind  diag.Code = "P508"
+	CacheSideEffect   diag.Code = "P509"
+	CompactionOverlap diag.Code = "P510"
+	ClauseNotAllowed  diag.Code = "P511"
+	NoInputBinding    diag.Code = "P512"
+	InvalidExpect     diag.Code = "P513"
+)
+
+func init() {
+	diag.Register(
+		diag.CodeInfo{Code: TypeMismatch, Severity: diag.Error, Title: "type mismatch", Doc: "A value's type is not assignable where it is used: an attribute, a tool argument, a state default, a set value, a test input or answer, a list element."},
+		diag.CodeInfo{Code: InvalidOperation, Severity: diag.Error, Title: "invalid operation", Doc: "An operator or selector does not apply to its operand types: arithmetic on strings, `and` on non-bool values, `in` against a non-container, ordering of unordered values, comparison of unrelated types, indexing a record."},
+		diag.CodeInfo{Code: UnknownField, Severity: diag.Error, Title: "unknown field", Doc: "A selector or record literal names a field the record type does not have."},
+		diag.CodeInfo{Code: InvalidReducer, Severity: diag.Error, Title: "invalid reducer", Doc: "A state field's reducer does not fit its type: append needs a list, merge a map or record, sum an int, float or duration, max/min an ordered type; reducers other than replace need a non-optional field."},
+		diag.CodeInfo{Code: WrongArgCount, Severity: diag.Error, Title: "wrong number of arguments", Doc: "A function is called with too few or too many arguments."},
+		diag.CodeInfo{Code: Unassigned, Severity: diag.Error, Title: "field may be unassigned", Doc: "A state field is read where it may not have been written: it has no default, and some path from start to the reading node does not write it (or, for an optional field, the read selects through it). The detail shows one such path."},
+		diag.CodeInfo{Code: SecretEscapes, Severity: diag.Error, Title: "secret escapes", Doc: "A secret would be stored, interpolated or logged: a state field of type secret, or a secret value interpolated into a string."},
+		diag.CodeInfo{Code: NotEnumMember, Severity: diag.Error, Title: "not an enum member", Doc: "A string literal compared with, assigned to or tested for membership in an enum value is not one of the enum's literals."},
+		diag.CodeInfo{Code: MissingToolArg, Severity: diag.Error, Title: "missing tool argument", Doc: "A tool node does not set a field of the tool's input record that has no default and is not optional (also for sub-graph calls)."},
+		diag.CodeInfo{Code: UnknownToolArg, Severity: diag.Error, Title: "unknown tool argument", Doc: "A tool node sets a field the tool's input record does not have (also for sub-graph calls)."},
+		diag.CodeInfo{Code: BadInto, Severity: diag.Error, Title: "invalid into target", Doc: "A node's output cannot be stored in its `into` field under the field's reducer, or the node produces no value (set, join, a sub-graph without an output binding)."},
+		diag.CodeInfo{Code: OptionalAccess, Severity: diag.Error, Title: "selection through optional", Doc: "A selector reads through an optional value nested inside a record. Only top-level state fields are narrowed by definite assignment; compare the nested value with null instead."},
+		diag.CodeInfo{Code: NotConstant, Severity: diag.Error, Title: "not a constant", Doc: "A value that must be known at compile time is not a literal: a state or record default, an enum literal, an env() argument."},
+		diag.CodeInfo{Code: RecursiveType, Severity: diag.Error, Title: "recursive type", Doc: "A named type refers to itself, directly or through other named types."},
+		diag.CodeInfo{Code: FuncNotAllowed, Severity: diag.Error, Title: "function not allowed here", Doc: "A function is called outside the places it belongs: env() only in model, serve and tool blocks; summary triggers only in `trigger`; visited() only in tests."},
+
+		diag.CodeInfo{Code: UnreachableNode, Severity: diag.Error, Title: "unreachable node", Doc: "No path of edges (including catch and else routes) leads from start to the node."},
+		diag.CodeInfo{Code: NoPathToEnd, Severity: diag.Error, Title: "no path to end", Doc: "No path leads from the node to end: it has no out-edges, or all its paths loop forever."},
+		diag.CodeInfo{Code: UnboundedCycle, Severity: diag.Error, Title: "unbounded cycle", Doc: "A cycle of edges contains no edge with `max N`, so nothing bounds how often it runs."},
+		diag.CodeInfo{Code: NonExhaustive, Severity: diag.Error, Title: "switch not exhaustive", Doc: "The `when` edges of a node have no `otherwise` and their conditions are not provably total (a bool tested both ways, or every member of an enum)."},
+		diag.CodeInfo{Code: MisplacedOtherwise, Severity: diag.Error, Title: "misplaced otherwise", Doc: "An `otherwise` edge is not the last edge of its source's switch, is repeated, or has no `when` edges before it."},
+		diag.CodeInfo{Code: MixedEdges, Severity: diag.Error, Title: "mixed edges", Doc: "One source has both unconditional edges (fan-out) and `when`/`otherwise` edges (a switch). Route through an intermediate node."},
+		diag.CodeInfo{Code: DuplicateEdge, Severity: diag.Error, Title: "duplicate edge", Doc: "An edge repeats another edge of the same source, or a `when` condition repeats an earlier one, so the later edge never fires."},
+		diag.CodeInfo{Code: StartEndMisuse, Severity: diag.Error, Title: "misuse of start or end", Doc: "An edge leads into start or out of end, or the graph has no edge out of start."},
+		diag.CodeInfo{Code: NeedsJoin, Severity: diag.Error, Title: "concurrent in-edges need a join", Doc: "A node has in-edges from branches that may run concurrently, so it would run once per arriving branch. Make it a `join all` or `join any` node."},
+		diag.CodeInfo{Code: NeedlessJoin, Severity: diag.Warning, Title: "join without concurrent predecessors", Doc: "A join node's predecessors never run concurrently; it behaves like a plain node."},
+		diag.CodeInfo{Code: JoinDeadlock, Severity: diag.Error, Title: "join deadlock", Doc: "A `join all` waits for a predecessor that a condition, catch route or loop exit can skip in a wave where the join is still activated, so the join would wait forever. The message names the branch that skips it."},
+		diag.CodeInfo{Code: WriteConflict, Severity: diag.Error, Title: "concurrent writes", Doc: "Two nodes that may run in the same superstep write one state field whose reducer is replace. Declare a reducer (append, merge, sum, max, min) or serialize the nodes."},
+		diag.CodeInfo{Code: InvalidBound, Severity: diag.Error, Title: "invalid bound", Doc: "A `max N` loop bound is below 1."},
+		diag.CodeInfo{Code: JoinRefire, Severity: diag.Warning, Title: "join predecessor may complete twice", Doc: "A join predecessor lies on a cycle that does not pass through the join, so it may complete more than once per wave; the join counts only its first completion."},
+		diag.CodeInfo{Code: InvalidMapBody, Severity: diag.Error, Title: "invalid map body", Doc: "A map node's body is not a call (llm, tool, agent or graph), or the map iterates over something that is not a list."},
+
+		diag.CodeInfo{Code: LiteralSecret, Severity: diag.Error, Title: "literal secret", Doc: "A secret attribute (api_key) is written as a literal. Secrets come only from env()."},
+		diag.CodeInfo{Code: InvalidValue, Severity: diag.Error, Title: "invalid value", Doc: "An attribute or policy value is out of range or not one of the allowed words (temperature outside [0, 2], a ratio outside (0, 1], retry 0, a backoff minimum above its maximum, an unknown provider, a serve path used twice)."},
+		diag.CodeInfo{Code: BadPath, Severity: diag.Error, Title: "invalid path", Doc: "A skill folder or fixture path is absolute, uses backslashes, or leaves the folder of the file that names it."},
+		diag.CodeInfo{Code: FileMissing, Severity: diag.Error, Title: "file not found", Doc: "A skill folder has no SKILL.md, or a test fixture file does not exist."},
+		diag.CodeInfo{Code: ToolInputRecord, Severity: diag.Error, Title: "tool input is not a record", Doc: "A tool's input type must be a record (models call tools with JSON objects); its output must not contain a secret."},
+		diag.CodeInfo{Code: UnknownBuiltin, Severity: diag.Error, Title: "unknown builtin", Doc: "`run = builtin.NAME` names no builtin tool implementation."},
+		diag.CodeInfo{Code: RecursiveCall, Severity: diag.Error, Title: "recursive composition", Doc: "An agent composition contains itself, or a graph calls itself through sub-graph nodes."},
+		diag.CodeInfo{Code: UnknownErrorKind, Severity: diag.Error, Title: "unknown error kind", Doc: "A `retry ... on [...]` list names an error kind the runtime does not raise."},
+		diag.CodeInfo{Code: CacheSideEffect, Severity: diag.Warning, Title: "cached side effect", Doc: "A node whose effect is side_effect is cached: a cache hit skips the side effect."},
+		diag.CodeInfo{Code: CompactionOverlap, Severity: diag.Error, Title: "tool both kept and cleaned", Doc: "A compaction policy lists a tool in both `keep` and `force_clean`."},
+		diag.CodeInfo{Code: ClauseNotAllowed, Severity: diag.Error, Title: "clause not allowed", Doc: "A node clause does not apply to the node's kind (into on set or join, retry on a map outside its body, any clause on a join), or is repeated."},
+		diag.CodeInfo{Code: NoInputBinding, Severity: diag.Error, Title: "runnable has no input", Doc: "A test gives an input to a graph that has no `input` binding."},
+		diag.CodeInfo{Code: InvalidExpect, Severity: diag.Error, Title: "invalid expectation", Doc: "`expect A before B` needs visited(node) on both sides."},
+	)
+}

@@ -1,0 +1,2 @@
+" agentc workflow files (Vim and Neovim).
+autocmd BufNewFile,BufRead *.agent setfiletype agent

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Runs every check agentc has, from a fresh clone: installs what it needs
+# (Go modules; npm packages from committed lockfiles), then vet, gofmt, tidy,
+# golden freshness, `go test -race ./...`, short fuzz runs, the CLI on the
+# examples, and the conformance suites. .ci/run calls exactly this script.
+#
+#   test/all.sh            everything
+#   FUZZTIME=30s test/all.sh   longer fuzz budget per target (default 8s)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+fuzztime=${FUZZTIME:-8s}
+step() { printf '\n== %s\n' "$*"; }
+fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
+
+step "go modules"
+go version
+go mod download
+go mod verify >/dev/null
+
+step "system tools (vim and neovim for the editor-syntax checks)"
+if ! command -v vim >/dev/null || ! command -v nvim >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq vim neovim >/dev/null) ||
+      echo "warning: could not install vim/neovim; their syntax checks will be skipped"
+  else
+    echo "warning: vim/neovim missing and not root; their syntax checks will be skipped"
+  fi
+fi
+
+step "go vet"
+go vet ./...
+
+step "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
+[ -z "$unformatted" ] || fail "gofmt would change: $unformatted"
+
+step "go mod tidy"
+go mod tidy -diff || fail "go.mod/go.sum are not tidy (run: go mod tidy)"
+
+step "golden freshness (tests rewritten with -update must change nothing)"
+golden_pkgs=$(grep -rl --include='*_test.go' 'flag.Bool("update"' . | xargs -r -n1 dirname | sort -u)
+before=$(git status --porcelain 2>/dev/null || true)
+for p in $golden_pkgs; do
+  go test "$p" -run . -count=1 -update >/dev/null || fail "go test $p -update"
+done
+after=$(git status --porcelain 2>/dev/null || true)
+if [ "$before" != "$after" ]; then
+  git --no-pager diff --stat || true
+  fail "golden files are stale: run 'go test <pkg> -update' and commit the result"
+fi
+
+step "build agentc"
+mkdir -p "$root/.bin"
+go build -o "$root/.bin/agentc" ./cmd/agentc
+export PATH="$root/.bin:$PATH"
+
+step "examples: validate and fmt --check"
+agentc validate examples/
+agentc fmt --check examples/
+
+step "go test -race ./..."
+go test -race -count=1 ./...
+
+step "fuzz (each target for $fuzztime)"
+grep -rnoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sort | while IFS=: read -r file _ decl; do
+  target=${decl#func }
+  pkg=$(dirname "$file")
+  go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" >/dev/null || fail "fuzz $target in $pkg"
+  echo "ok   $target ($pkg)"
+done
+if [ -x editors/vscode/test/run.sh ]; then
+  step "editor grammar: TextMate scope snapshots (npm ci from the lockfile)"
+  editors/vscode/test/run.sh
+fi
+
+step "done"
