@@ -66,7 +66,12 @@ step "fuzz (each target for $fuzztime)"
 grep -rnoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sort | while IFS=: read -r file _ decl; do
   target=${decl#func }
   pkg=$(dirname "$file")
-  go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" >/dev/null || fail "fuzz $target in $pkg"
+  log=$(mktemp)
+  if ! go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s >"$log" 2>&1; then
+    tail -40 "$log"
+    fail "fuzz $target in $pkg"
+  fi
+  rm -f "$log"
   echo "ok   $target ($pkg)"
 done
 if [ -x editors/vscode/test/run.sh ]; then
