@@ -1,0 +1,383 @@
+package vm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+)
+
+// ResumeInput is where a resumed run continues from and what it is given.
+type ResumeInput struct {
+	// From resumes from an in-memory snapshot (Result.Snapshot); otherwise
+	// Chain is the checkpoint chain from the store: the last full record at
+	// or before the step to resume, then every later record up to it.
+	From  *Snapshot
+	Chain []StepRecord
+	// Pending are the pending writes of the step after the chain's last
+	// (others are ignored): tasks they name are not run again.
+	Pending []PendingWrite
+	// Answers resume pending interrupts by id ("graph/node"); each value is
+	// converted to the interrupt's declared type.
+	Answers map[string]types.Value
+	// Decisions settle side effects that need one, by task path.
+	Decisions map[string]Decision
+}
+
+// Resume continues a run of graph gi exactly where its checkpoint left it:
+// the state, frontier, join and loop counters and pending interrupts are
+// restored, answered interrupts complete with their (converted) values, and
+// tasks with pending writes are not re-executed. A checkpoint written by
+// other bytecode or another state schema is refused (ErrProgramMismatch)
+// naming both hashes; an answer for an unknown interrupt or a value that
+// does not convert to its type is an *Error of kind invalid_resume, and
+// nothing runs. opts.RunID defaults to the checkpoint's run.
+func (m *Machine) Resume(ctx context.Context, gi int, in ResumeInput, opts Options) (*Result, error) {
+	if gi < 0 || gi >= len(m.graphs) {
+		return nil, fmt.Errorf("vm: graph %d out of range", gi)
+	}
+	snap := in.From
+	if snap == nil {
+		var err error
+		if snap, err = m.restoreChain(gi, in.Chain); err != nil {
+			return nil, err
+		}
+	} else if snap.hash != m.hash || snap.graph != gi {
+		return nil, fmt.Errorf("vm: %w: snapshot of graph %d of program %x, resuming graph %d of program %x",
+			ErrProgramMismatch, snap.graph, snap.hash[:8], gi, m.hash[:8])
+	}
+	if opts.RunID == "" {
+		opts.RunID = snap.run
+	}
+	r, err := m.newRun(gi, &opts, false)
+	if err != nil {
+		return nil, err
+	}
+	r.load(snap)
+	if err := r.takeAnswers(in.Answers); err != nil {
+		return nil, err
+	}
+	r.decisions = in.Decisions
+	r.resumedStep = r.step + 1
+	for _, pw := range in.Pending {
+		if pw.Step != r.resumedStep {
+			continue
+		}
+		o, journal, err := r.decodePending(pw)
+		if err != nil {
+			return nil, err
+		}
+		if r.restored == nil {
+			r.restored = map[string]*restoredTask{}
+		}
+		r.restored[pw.Task] = &restoredTask{out: *o, journal: journal}
+	}
+	return r.loop(ctx)
+}
+
+// load copies a snapshot into a fresh run.
+func (r *run) load(s *Snapshot) {
+	r.step = s.step
+	r.state = slices.Clone(s.state)
+	r.frontier = slices.Clone(s.frontier)
+	r.waiting = slices.Clone(s.waiting)
+	r.arrived = slices.Clone(s.arrived)
+	r.fired = slices.Clone(s.fired)
+	r.loops = slices.Clone(s.loops)
+}
+
+// takeAnswers checks and converts resume values.
+func (r *run) takeAnswers(answers map[string]types.Value) error {
+	for id, v := range answers {
+		i := slices.IndexFunc(r.waiting, func(w waitingInterrupt) bool { return w.it.ID == id })
+		if i < 0 {
+			ids := make([]string, len(r.waiting))
+			for j, w := range r.waiting {
+				ids[j] = w.it.ID
+			}
+			pending := "none"
+			if len(ids) > 0 {
+				pending = strings.Join(ids, ", ")
+			}
+			return &Error{Kind: KindInvalidResume, Node: id,
+				Message: fmt.Sprintf("no pending interrupt %s (pending: %s)", id, pending)}
+		}
+		w := r.waiting[i]
+		c, err := types.Convert(v, w.it.Type)
+		if err != nil {
+			return &Error{Kind: KindInvalidResume, Node: id, Err: err,
+				Message: fmt.Sprintf("resume value %s does not fit %s: %v", v, w.it.Type, err)}
+		}
+		if r.answers == nil {
+			r.answers = map[int32]types.Value{}
+		}
+		r.answers[w.node] = c
+	}
+	return nil
+}
+
+// restoredTask is a task's outcome recovered from its pending write.
+type restoredTask struct {
+	out     outcome
+	journal []JournalEntry
+}
+
+// decodePending decodes a pending write: [writes, journal].
+func (r *run) decodePending(pw PendingWrite) (*outcome, []JournalEntry, error) {
+	bad := func(why string) (*outcome, []JournalEntry, error) {
+		return nil, nil, fmt.Errorf("vm: pending write %s of step %d: %s", pw.Task, pw.Step, why)
+	}
+	v, n, err := types.DecodeValue(pw.Data)
+	if err != nil {
+		return bad(err.Error())
+	}
+	if n != len(pw.Data) || v.Kind() != types.ValList || v.Len() != 2 ||
+		v.Elem(0).Kind() != types.ValList || v.Elem(0).Len()%3 != 0 || v.Elem(1).Kind() != types.ValList {
+		return bad("malformed")
+	}
+	o := &outcome{kind: outOK}
+	ws := v.Elem(0)
+	for i := 0; i < ws.Len(); i += 3 {
+		f, one := ws.Elem(i), ws.Elem(i+1)
+		if f.Kind() != types.ValInt || f.Int() < 0 || f.Int() >= int64(len(r.g.fields)) || one.Kind() != types.ValBool {
+			return bad("malformed write")
+		}
+		w := write{field: int32(f.Int()), one: one.Bool(), value: ws.Elem(i + 2)}
+		if !w.one && r.g.elemTypes[w.field] != nil && w.value.Kind() != types.ValList {
+			return bad("append write is not a list")
+		}
+		o.writes = append(o.writes, w)
+	}
+	var journal []JournalEntry
+	js := v.Elem(1)
+	for i := 0; i < js.Len(); i++ {
+		e, err := journalFromValue(js.Elem(i))
+		if err != nil {
+			return bad(err.Error())
+		}
+		journal = append(journal, e)
+	}
+	return o, journal, nil
+}
+
+// restoreChain rebuilds a snapshot from a checkpoint chain.
+func (m *Machine) restoreChain(gi int, chain []StepRecord) (*Snapshot, error) {
+	g := &m.graphs[gi]
+	if len(chain) == 0 {
+		return nil, errors.New("vm: resume: empty checkpoint chain")
+	}
+	for i := range chain {
+		rec := &chain[i]
+		if rec.ProgramHash != m.hash {
+			return nil, fmt.Errorf("vm: resume run %s step %d: %w: the checkpoint was written by program %x, this program is %x",
+				rec.Run, rec.Step, ErrProgramMismatch, rec.ProgramHash, m.hash)
+		}
+		if rec.SchemaHash != g.schemaHash {
+			return nil, fmt.Errorf("vm: resume run %s step %d: %w: the checkpoint's state schema is %x, graph %s's is %x",
+				rec.Run, rec.Step, ErrProgramMismatch, rec.SchemaHash, g.g.Name, g.schemaHash)
+		}
+		if i > 0 && (rec.Step <= chain[i-1].Step || rec.Run != chain[0].Run) {
+			return nil, fmt.Errorf("vm: resume: checkpoint chain out of order at step %d", rec.Step)
+		}
+	}
+	if !chain[0].Full {
+		return nil, fmt.Errorf("vm: resume: checkpoint chain of run %s starts at step %d, which is not a full snapshot", chain[0].Run, chain[0].Step)
+	}
+	last := &chain[len(chain)-1]
+	s := &Snapshot{graph: gi, hash: m.hash, run: last.Run, step: last.Step}
+	fail := func(rec *StepRecord, what string, err error) (*Snapshot, error) {
+		return nil, fmt.Errorf("vm: resume run %s: checkpoint %d: %s: %w", rec.Run, rec.Step, what, err)
+	}
+	for i := range chain {
+		rec := &chain[i]
+		var err error
+		if rec.Full {
+			s.state, err = decodeFull(rec.State, len(g.fields))
+		} else {
+			err = applyDelta(g, s.state, rec.State)
+		}
+		if err != nil {
+			return fail(rec, "state", err)
+		}
+	}
+	var err error
+	if s.frontier, err = decodeFrontier(g, last.Frontier); err != nil {
+		return fail(last, "frontier", err)
+	}
+	s.arrived = make([]bool, g.nArrive)
+	s.fired = make([]bool, g.nJoins)
+	s.loops = make([]uint32, g.nEdges)
+	if err := decodeCounters(s, last.Counters); err != nil {
+		return fail(last, "counters", err)
+	}
+	if s.waiting, err = m.decodeInterrupts(g, last.Interrupts); err != nil {
+		return fail(last, "interrupts", err)
+	}
+	return s, nil
+}
+
+var errMalformed = errors.New("malformed record")
+
+// decodeList decodes a canonical list value that must fill b exactly.
+func decodeList(b []byte) (types.Value, error) {
+	if len(b) == 0 {
+		return types.MakeList(nil), nil
+	}
+	v, n, err := types.DecodeValue(b)
+	if err != nil {
+		return types.Value{}, err
+	}
+	if n != len(b) || v.Kind() != types.ValList {
+		return types.Value{}, errMalformed
+	}
+	return v, nil
+}
+
+func decodeFull(b []byte, nfields int) ([]types.Value, error) {
+	v, err := decodeList(b)
+	if err != nil {
+		return nil, err
+	}
+	if v.Len() != nfields {
+		return nil, fmt.Errorf("%d fields, the schema has %d", v.Len(), nfields)
+	}
+	return v.Elems(), nil
+}
+
+// applyDelta applies a delta record to state in place.
+func applyDelta(g *graphInfo, state []types.Value, b []byte) error {
+	if state == nil {
+		return errors.New("delta without a full snapshot before it")
+	}
+	v, err := decodeList(b)
+	if err != nil {
+		return err
+	}
+	if v.Len()%3 != 0 {
+		return errMalformed
+	}
+	for i := 0; i < v.Len(); i += 3 {
+		f, op, x := v.Elem(i), v.Elem(i+1), v.Elem(i+2)
+		if f.Kind() != types.ValInt || f.Int() < 0 || f.Int() >= int64(len(state)) || op.Kind() != types.ValInt {
+			return errMalformed
+		}
+		fi := f.Int()
+		switch op.Int() {
+		case opSet:
+			state[fi] = x
+		case opAppend:
+			if x.Kind() != types.ValList {
+				return errMalformed
+			}
+			if state[fi].Len() <= 0 {
+				state[fi] = x
+			} else {
+				state[fi] = types.ListAppend(state[fi], x.Elems()...)
+			}
+		case opMerge:
+			state[fi] = types.MapMerge(state[fi], x)
+		default:
+			return errMalformed
+		}
+	}
+	return nil
+}
+
+func decodeFrontier(g *graphInfo, b []byte) ([]int32, error) {
+	v, err := decodeList(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int32, v.Len())
+	for i := range out {
+		n := v.Elem(i)
+		if n.Kind() != types.ValInt || n.Int() < 0 || n.Int() >= int64(len(g.g.Nodes)) ||
+			n.Int() == int64(g.start) || n.Int() == int64(g.end) || (i > 0 && int32(n.Int()) <= out[i-1]) {
+			return nil, errMalformed
+		}
+		out[i] = int32(n.Int())
+	}
+	return out, nil
+}
+
+func decodeCounters(s *Snapshot, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	v, n, err := types.DecodeValue(b)
+	if err != nil {
+		return err
+	}
+	if n != len(b) || v.Kind() != types.ValMap {
+		return errMalformed
+	}
+	ints := func(key string) ([]int64, bool) {
+		l, _ := v.MapGet(key)
+		if l.Kind() != types.ValList && !l.IsNull() {
+			return nil, false
+		}
+		out := make([]int64, l.Len()&^(l.Len()>>63))
+		for i := range out {
+			if l.Elem(i).Kind() != types.ValInt || l.Elem(i).Int() < 0 {
+				return nil, false
+			}
+			out[i] = l.Elem(i).Int()
+		}
+		return out, true
+	}
+	arrived, ok1 := ints("arrived")
+	fired, ok2 := ints("fired")
+	loops, ok3 := ints("loops")
+	if !ok1 || !ok2 || !ok3 || len(loops)%2 != 0 {
+		return errMalformed
+	}
+	for _, i := range arrived {
+		if i >= int64(len(s.arrived)) {
+			return errMalformed
+		}
+		s.arrived[i] = true
+	}
+	for _, i := range fired {
+		if i >= int64(len(s.fired)) {
+			return errMalformed
+		}
+		s.fired[i] = true
+	}
+	for i := 0; i < len(loops); i += 2 {
+		if loops[i] >= int64(len(s.loops)) || loops[i+1] > 1<<32-1 {
+			return errMalformed
+		}
+		s.loops[loops[i]] = uint32(loops[i+1])
+	}
+	return nil
+}
+
+func (m *Machine) decodeInterrupts(g *graphInfo, b []byte) ([]waitingInterrupt, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	v, err := decodeList(b)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]waitingInterrupt, v.Len())
+	for i := range out {
+		x := v.Elem(i)
+		id, _ := x.MapGet("id")
+		node, _ := x.MapGet("node")
+		prompt, _ := x.MapGet("prompt")
+		if x.Kind() != types.ValMap || id.Kind() != types.ValString || prompt.Kind() != types.ValString ||
+			node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.g.Nodes)) ||
+			g.g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+			return nil, errMalformed
+		}
+		nd := &g.g.Nodes[node.Int()]
+		out[i] = waitingInterrupt{node: int32(node.Int()), it: Interrupt{
+			ID: id.Str(), Node: nd.Name, Prompt: prompt.Str(), Type: m.prog.Types[nd.Interrupt.Resume]}}
+	}
+	return out, nil
+}

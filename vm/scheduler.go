@@ -1,0 +1,822 @@
+package vm
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+)
+
+// The superstep scheduler. A run is a loop of supersteps on one goroutine
+// (the caller's). In step s:
+//
+//  1. plan: every node of the frontier becomes a task (a map node one task
+//     per element of its list, evaluated on the snapshot); tasks finished
+//     before a crash are restored from their pending writes instead;
+//  2. execute: pure tasks (set, join, interrupt) run inline; host tasks
+//     (llm, tool, agent, graph, map items) run on a bounded pool of worker
+//     goroutines owned by the step, all against the same immutable snapshot;
+//  3. merge: in program order (nodes in declaration order, map items in
+//     index order) — never completion order — each node's writes go through
+//     the field reducers; a failure goes to the node's catch route or fails
+//     the run;
+//  4. route: the edges of the nodes that completed are taken on the merged
+//     state, in program order, updating loop and join counters and
+//     building the next frontier;
+//  5. commit: the step's record (state delta, frontier, counters, pending
+//     interrupts, journal) goes to the Checkpointer.
+//
+// The run stops when the frontier is empty (completed), after a step that
+// left an interrupt pending (interrupted), when a side effect needs a
+// decision (needs_decision, before the step commits), on an uncaught
+// failure, on cancellation, or at Options.MaxSteps (failed: max_steps).
+
+type run struct {
+	m     *Machine
+	g     *graphInfo
+	o     Options
+	id    string
+	paths []string
+
+	ckpt       Checkpointer
+	journaling bool
+	replay     *replayIndex
+
+	// The run's durable state.
+	state    []types.Value
+	step     uint64 // the last committed step
+	frontier []int32
+	waiting  []waitingInterrupt
+	arrived  []bool   // join arrivals, per join predecessor slot
+	fired    []bool   // per join: a `join any` fired in the current wave
+	loops    []uint32 // traversals per edge slot
+
+	// Resume inputs, consumed by the first step after a resume.
+	answers     map[int32]types.Value
+	decisions   map[string]Decision
+	restored    map[string]*restoredTask
+	resumedStep uint64
+
+	// Checkpoint bookkeeping.
+	fullBytes, chainBytes, sinceFull int
+	stepJournal                      []JournalEntry
+
+	// Scratch, reused across steps.
+	plans      []nodePlan
+	tasks      []task
+	hostIdx    []int
+	next       []int32
+	activated  []bool
+	evals      []*evaluator
+	dirty      []int32
+	ops        []deltaOp
+	wbuf       []write // the step's arena for pure tasks' writes
+	undo       []undoEntry
+	undoBits   []bool
+	abufs      []appendBuf
+	pool       workerPool
+	job        stepJob
+	hostCtx    context.Context
+	hostCancel context.CancelFunc
+	newWait    []waitingInterrupt
+	parallel   bool
+}
+
+type waitingInterrupt struct {
+	node int32
+	it   Interrupt
+}
+
+// nodePlan is one frontier node in one step.
+type nodePlan struct {
+	node   int32
+	first  int // its tasks are tasks[first : first+n]
+	n      int
+	err    *Error // failed while planning (a map's list)
+	ctx    context.Context
+	cancel context.CancelFunc
+	sem    chan struct{}
+	state  planState
+}
+
+type planState uint8
+
+const (
+	planPending planState = iota
+	planCompleted
+	planCaught
+	planWaiting
+)
+
+type task struct {
+	node     int32
+	plan     int32
+	item     int // map index, or -1
+	local    types.Value
+	id       string
+	restored bool
+	out      outcome
+	journal  []JournalEntry // host results, draws and clock reads of this task, in order
+}
+
+type outcomeKind uint8
+
+const (
+	outNone      outcomeKind = iota
+	outOK                    // writes are to be merged
+	outFailed                // err, after retries
+	outInterrupt             // an interrupt node waits
+	outDecision              // a side effect needs a decision
+	outAbort                 // a storage call failed: the step is abandoned
+)
+
+type outcome struct {
+	kind     outcomeKind
+	writes   []write
+	err      *Error
+	abort    error
+	prompt   string
+	decision *PendingDecision
+}
+
+// write is one field write of a node, before the reducer. For an append
+// field the value is the list of elements to append, or with one, the
+// single element.
+type write struct {
+	field int32
+	one   bool
+	value types.Value
+}
+
+func (r *run) emit(e Event) {
+	if r.o.Emit != nil {
+		e.Run = r.id
+		r.o.Emit(e)
+	}
+}
+
+// loop runs supersteps until the run stops.
+func (r *run) loop(ctx context.Context) (*Result, error) {
+	defer func() {
+		r.pool.stop()
+		if r.hostCancel != nil {
+			r.hostCancel()
+		}
+	}()
+	for {
+		if len(r.waiting) > 0 && r.replay != nil && len(r.answers) == 0 {
+			r.replayAnswers()
+		}
+		switch {
+		case len(r.waiting) > 0 && len(r.answers) == 0 && len(r.restored) == 0:
+			return r.finish(StatusInterrupted, nil)
+		case len(r.frontier) == 0:
+			return r.finish(StatusCompleted, nil)
+		case r.step >= r.o.MaxSteps:
+			return r.finish(StatusFailed, &Error{Kind: KindMaxSteps,
+				Message: fmt.Sprintf("run reached the limit of %d steps with %d nodes still active", r.o.MaxSteps, len(r.frontier))})
+		}
+		if err := ctx.Err(); err != nil {
+			return r.finish(StatusCanceled, &Error{Kind: KindCanceled, Message: err.Error(), Err: err})
+		}
+		res, err := r.superstep(ctx)
+		if res != nil || err != nil {
+			return res, err
+		}
+	}
+}
+
+// finish builds the Result of a stopped run and emits the final event.
+func (r *run) finish(st Status, e *Error) (*Result, error) {
+	r.trimAppendBufs()
+	res := &Result{Run: r.id, Status: st, Step: r.step, State: r.state, Err: e}
+	if out := r.g.g.Output; out != bytecode.None {
+		res.Output = r.state[out]
+	} else if st == StatusCompleted {
+		res.Output = r.stateMap()
+	}
+	if st == StatusInterrupted {
+		res.Interrupts = make([]Interrupt, len(r.waiting))
+		for i, w := range r.waiting {
+			res.Interrupts[i] = w.it
+		}
+		r.emit(Event{Kind: EventInterrupted, Step: r.step, Interrupts: res.Interrupts})
+	}
+	if st != StatusCompleted {
+		res.Snapshot = r.snapshot()
+	}
+	if e != nil {
+		r.emit(Event{Kind: EventRunFailed, Step: r.step, Status: st, Err: e})
+		return res, e
+	}
+	r.emit(Event{Kind: EventRunFinished, Step: r.step, Status: st})
+	return res, nil
+}
+
+// stateMap is the whole state as a map from field name to value (the
+// output of a graph without an output field). Hidden fields are left out.
+func (r *run) stateMap() types.Value {
+	keys := make([]string, 0, len(r.state))
+	vals := make([]types.Value, 0, len(r.state))
+	for i, f := range r.g.fields {
+		if i == r.g.errorField {
+			continue
+		}
+		keys = append(keys, f.Name)
+		vals = append(vals, r.state[i])
+	}
+	v, _ := types.MakeMap(keys, vals)
+	return v
+}
+
+// superstep executes step r.step+1. It returns a non-nil Result or error
+// when the run stops inside the step.
+func (r *run) superstep(ctx context.Context) (*Result, error) {
+	s := r.step + 1
+	// Host tasks run under the run's host context, which a storage failure
+	// cancels (the run then returns).
+	stepCtx, cancel := ctx, context.CancelFunc(func() {})
+	if r.g.anyHost {
+		if r.hostCancel == nil {
+			r.hostCtx, r.hostCancel = context.WithCancel(ctx)
+		}
+		stepCtx, cancel = r.hostCtx, r.hostCancel
+	}
+	r.plan(stepCtx, s)
+	defer r.releasePlans()
+	if r.o.Emit != nil {
+		for i := range r.plans {
+			r.emit(Event{Kind: EventNodeStarted, Step: s, Node: r.paths[r.plans[i].node]})
+		}
+	}
+	r.execute(stepCtx, cancel, s)
+
+	// Stop without committing on a storage failure, a pending decision or
+	// cancellation: the durable state stays at the previous step, and the
+	// pending writes of the nodes that finished let a resume skip them.
+	var decisions []PendingDecision
+	for i := range r.tasks {
+		switch t := &r.tasks[i]; t.out.kind {
+		case outAbort:
+			return nil, t.out.abort
+		case outDecision:
+			decisions = append(decisions, *t.out.decision)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return r.finish(StatusCanceled, &Error{Kind: KindCanceled, Message: err.Error(), Err: err})
+	}
+	if len(decisions) > 0 {
+		return r.needsDecision(decisions)
+	}
+
+	// Merge in program order.
+	r.newWait = r.newWait[:0]
+	for pi := range r.plans {
+		if e := r.merge(s, &r.plans[pi]); e != nil {
+			r.undoMerge()
+			return r.finish(StatusFailed, e)
+		}
+	}
+	if r.journaling {
+		for i := range r.tasks {
+			r.stepJournal = append(r.stepJournal, r.tasks[i].journal...)
+		}
+	}
+	if r.o.Emit != nil && len(r.ops) > 0 {
+		r.emit(Event{Kind: EventStateDelta, Step: s, Changes: r.changes()})
+	}
+
+	// Route in program order.
+	r.next = r.next[:0]
+	for pi := range r.plans {
+		pl := &r.plans[pi]
+		var e *Error
+		switch pl.state {
+		case planCompleted:
+			e = r.safeRoute(pl.node)
+		case planCaught:
+			r.activate(pl.node, r.g.g.Nodes[pl.node].Catch)
+		}
+		if e != nil {
+			r.undoMerge()
+			return r.finish(StatusFailed, e)
+		}
+	}
+	r.waiting, r.newWait = r.newWait, r.waiting
+	r.finishFrontier()
+	r.step = s
+	r.answers, r.restored, r.decisions = nil, nil, nil
+	if err := r.commit(ctx, false); err != nil {
+		return nil, err
+	}
+	return nil, nil
+}
+
+// plan turns the frontier into tasks.
+func (r *run) plan(ctx context.Context, s uint64) {
+	r.plans = r.plans[:0]
+	clear(r.tasks) // drop the previous step's values and journals
+	r.tasks = r.tasks[:0]
+	clear(r.wbuf)
+	r.wbuf = r.wbuf[:0]
+	for _, ni := range r.frontier {
+		nd := &r.g.g.Nodes[ni]
+		pl := nodePlan{node: ni, first: len(r.tasks)}
+		pi := int32(len(r.plans))
+		if nd.Kind != bytecode.NodeMap {
+			r.addTask(task{node: ni, plan: pi, item: -1, id: r.paths[ni]})
+			pl.n = 1
+			r.plans = append(r.plans, pl)
+			continue
+		}
+		list, err := r.evalSafe(r.evals[0], nd.Map.List, nil)
+		switch {
+		case err != nil:
+			pl.err = r.nodeError(ni, err)
+		case list.Kind() != types.ValList && !list.IsNull():
+			pl.err = &Error{Kind: KindEval, Message: "map over " + list.Kind().String() + ", want list", Node: r.paths[ni]}
+		default:
+			n := list.Len()
+			if n < 0 {
+				n = 0
+			}
+			pl.n = n
+			if n > 0 {
+				pl.ctx, pl.cancel = context.WithCancel(ctx)
+				if c := int(nd.Map.Concurrency); c > 0 && c < n {
+					pl.sem = make(chan struct{}, c)
+				}
+			}
+			base := r.paths[ni] + "/"
+			for i := 0; i < n; i++ {
+				r.addTask(task{node: ni, plan: pi, item: i, local: list.Elem(i), id: base + strconv.Itoa(i)})
+			}
+		}
+		r.plans = append(r.plans, pl)
+	}
+}
+
+func (r *run) addTask(t task) {
+	if r.restored != nil {
+		if rt, ok := r.restored[t.id]; ok {
+			t.restored, t.out, t.journal = true, rt.out, rt.journal
+		}
+	}
+	r.tasks = append(r.tasks, t)
+}
+
+func (r *run) releasePlans() {
+	for i := range r.plans {
+		if c := r.plans[i].cancel; c != nil {
+			c()
+		}
+	}
+}
+
+// execute runs the step's tasks: pure ones inline, host calls on workers.
+func (r *run) execute(ctx context.Context, cancel context.CancelFunc, s uint64) {
+	r.hostIdx = r.hostIdx[:0]
+	for i := range r.tasks {
+		t := &r.tasks[i]
+		if t.restored {
+			continue
+		}
+		if r.g.host[t.node] {
+			r.hostIdx = append(r.hostIdx, i)
+			continue
+		}
+		r.runPure(r.evals[0], t, s)
+	}
+	n := len(r.hostIdx)
+	r.parallel = n > 1
+	if n == 1 {
+		r.runHost(ctx, cancel, r.evals[0], &r.tasks[r.hostIdx[0]], s)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	// The scheduler goroutine takes part; the run's pool supplies the
+	// other workers.
+	job := &r.job
+	job.ctx, job.cancel, job.s, job.n = ctx, cancel, s, n
+	job.next.Store(0)
+	helpers := min(r.o.Workers, n) - 1
+	r.pool.grow(r, helpers)
+	job.wg.Add(helpers)
+	for range helpers {
+		r.pool.jobs <- job
+	}
+	r.drain(job, r.evals[0])
+	job.wg.Wait()
+	job.ctx, job.cancel = nil, nil
+}
+
+// stepJob is one step's host tasks, shared by the workers draining them.
+type stepJob struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	s      uint64
+	n      int
+	next   atomic.Int64
+	wg     sync.WaitGroup
+}
+
+// drain runs host tasks of job until none is left.
+func (r *run) drain(job *stepJob, ev *evaluator) {
+	for {
+		i := int(job.next.Add(1)) - 1
+		if i >= job.n {
+			return
+		}
+		r.runHost(job.ctx, job.cancel, ev, &r.tasks[r.hostIdx[i]], job.s)
+	}
+}
+
+// workerPool is a run's worker goroutines. The run owns them: they start
+// when a step first needs them and stop when the run returns (stop).
+type workerPool struct {
+	jobs    chan *stepJob
+	started int
+	done    sync.WaitGroup
+}
+
+// grow makes sure n workers run.
+func (p *workerPool) grow(r *run, n int) {
+	if p.started >= n {
+		return
+	}
+	if p.jobs == nil {
+		p.jobs = make(chan *stepJob, r.o.Workers)
+	}
+	for ; p.started < n; p.started++ {
+		ev := newEvaluator(r.m, r.o.EvalBudget)
+		p.done.Go(func() {
+			for job := range p.jobs {
+				r.drain(job, ev)
+				job.wg.Done()
+			}
+		})
+	}
+}
+
+// stop ends the workers and waits for them.
+func (p *workerPool) stop() {
+	if p.jobs != nil {
+		close(p.jobs)
+		p.done.Wait()
+		p.jobs, p.started = nil, 0
+	}
+}
+
+// runPure executes a set, join or interrupt node.
+func (r *run) runPure(ev *evaluator, t *task, s uint64) {
+	defer r.recoverTask(t)
+	ev.done = nil
+	nd := &r.g.g.Nodes[t.node]
+	switch nd.Kind {
+	case bytecode.NodeSet:
+		// Writes of pure tasks go to the step's arena (r.wbuf), not to a
+		// slice per node.
+		start := len(r.wbuf)
+		for _, a := range nd.Set {
+			v, err := ev.eval(a.Code, r.state, nil)
+			if err != nil {
+				t.out = outcome{kind: outFailed, err: r.nodeError(t.node, err)}
+				return
+			}
+			w, err := r.fieldWrite(int(a.Field), v, false)
+			if err != nil {
+				t.out = outcome{kind: outFailed, err: &Error{Kind: KindEval, Message: err.Error(), Node: t.id}}
+				return
+			}
+			r.wbuf = append(r.wbuf, w)
+		}
+		t.out = outcome{kind: outOK, writes: r.wbuf[start:len(r.wbuf):len(r.wbuf)]}
+	case bytecode.NodeInterrupt:
+		if v, ok := r.answers[t.node]; ok {
+			t.out = outcome{kind: outOK}
+			if nd.Into != bytecode.None {
+				w, err := r.fieldWrite(int(nd.Into), v, false)
+				if err != nil {
+					t.out = outcome{kind: outFailed, err: &Error{Kind: KindEval, Message: err.Error(), Node: t.id}}
+					return
+				}
+				t.out.writes = []write{w}
+			}
+			if r.journaling {
+				t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Kind: JournalResume, Value: v})
+			}
+			return
+		}
+		for _, w := range r.waiting {
+			if w.node == t.node {
+				t.out = outcome{kind: outInterrupt, prompt: w.it.Prompt}
+				return
+			}
+		}
+		v, err := ev.eval(nd.Interrupt.Prompt, r.state, nil)
+		if err != nil {
+			t.out = outcome{kind: outFailed, err: r.nodeError(t.node, err)}
+			return
+		}
+		b, err := types.AppendText(nil, v)
+		if err != nil {
+			t.out = outcome{kind: outFailed, err: &Error{Kind: KindEval, Message: "prompt: " + err.Error(), Node: t.id}}
+			return
+		}
+		t.out = outcome{kind: outInterrupt, prompt: string(b)}
+	default: // join (start and end never run)
+		t.out = outcome{kind: outOK}
+	}
+}
+
+// runHost executes a call node or one map item: its arguments, then the
+// call under the node's policies (policy.go).
+func (r *run) runHost(ctx context.Context, cancelStep context.CancelFunc, ev *evaluator, t *task, s uint64) {
+	defer r.recoverTask(t)
+	pl := &r.plans[t.plan]
+	if pl.ctx != nil {
+		ctx = pl.ctx
+		if pl.sem != nil {
+			select {
+			case pl.sem <- struct{}{}:
+				defer func() { <-pl.sem }()
+			case <-ctx.Done():
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			t.out = outcome{kind: outFailed, err: &Error{Kind: KindCanceled, Message: "canceled", Node: t.id}}
+			return
+		}
+	}
+	nd := &r.g.g.Nodes[t.node]
+	ev.done = ctx.Done()
+	var locals []types.Value
+	if t.item >= 0 {
+		locals = []types.Value{t.local}
+	}
+	args := make([]NamedValue, len(nd.Call.Args))
+	for i, a := range nd.Call.Args {
+		v, err := ev.eval(a.Code, r.state, locals)
+		if err != nil {
+			t.out = outcome{kind: outFailed, err: r.nodeError(t.node, err)}
+			r.itemFailed(pl, t)
+			return
+		}
+		args[i] = NamedValue{Name: a.Name, Value: v}
+	}
+	r.call(ctx, t, nd, args, s)
+	switch t.out.kind {
+	case outFailed:
+		r.itemFailed(pl, t)
+	case outAbort:
+		cancelStep()
+	case outOK:
+		if r.ckpt != nil && r.parallel && r.replay == nil {
+			if err := r.putPending(ctx, s, t); err != nil {
+				t.out = outcome{kind: outAbort, abort: err}
+				cancelStep()
+			}
+		}
+	}
+}
+
+// itemFailed cancels the other items of a map whose item failed.
+func (r *run) itemFailed(pl *nodePlan, t *task) {
+	if t.item >= 0 && pl.cancel != nil && t.out.err.Kind != KindCanceled {
+		pl.cancel()
+	}
+}
+
+// recoverTask is the worker boundary: a panic in a host, a builtin function
+// or the VM itself becomes the node's `internal` error instead of reaching
+// the caller.
+func (r *run) recoverTask(t *task) {
+	if p := recover(); p != nil {
+		t.out = outcome{kind: outFailed, err: &Error{Kind: KindInternal, Message: fmt.Sprintf("panic: %v", p), Node: t.id}}
+	}
+}
+
+// evalSafe evaluates on the scheduler goroutine, turning a panic of a
+// builtin function into an error.
+func (r *run) evalSafe(ev *evaluator, ci uint32, locals []types.Value) (v types.Value, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic: %v", p)
+		}
+	}()
+	ev.done = nil
+	return ev.eval(ci, r.state, locals)
+}
+
+// nodeError wraps an evaluation failure of node ni.
+func (r *run) nodeError(ni int32, err error) *Error {
+	return &Error{Kind: KindEval, Message: err.Error(), Node: r.paths[ni], Err: err}
+}
+
+// merge applies one node's outcome in program order.
+func (r *run) merge(s uint64, pl *nodePlan) *Error {
+	ni := pl.node
+	nd := &r.g.g.Nodes[ni]
+	tasks := r.tasks[pl.first : pl.first+pl.n]
+	fail := pl.err
+	if fail == nil {
+		for i := range tasks {
+			o := &tasks[i].out
+			if o.kind == outFailed && (fail == nil || fail.Kind == KindCanceled && o.err.Kind != KindCanceled) {
+				fail = o.err
+			}
+		}
+	}
+	if fail != nil {
+		r.emit(Event{Kind: EventNodeFailed, Step: s, Node: r.paths[ni], Err: fail})
+		if nd.Catch == bytecode.None || !catchable(fail.Kind) {
+			return fail
+		}
+		if f := r.g.errorField; f >= 0 {
+			if e := r.apply(write{field: int32(f), value: fail.Record()}); e != nil {
+				return e
+			}
+		}
+		pl.state = planCaught
+		return nil
+	}
+	if nd.Kind == bytecode.NodeInterrupt && pl.n == 1 && tasks[0].out.kind == outInterrupt {
+		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.m.prog.Types[nd.Interrupt.Resume]}
+		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it})
+		pl.state = planWaiting
+		return nil
+	}
+	for i := range tasks {
+		for _, w := range tasks[i].out.writes {
+			if e := r.apply(w); e != nil {
+				e.Node = r.paths[ni]
+				return e
+			}
+		}
+	}
+	pl.state = planCompleted
+	r.emit(Event{Kind: EventNodeFinished, Step: s, Node: r.paths[ni]})
+	return nil
+}
+
+// safeRoute takes node ni's routes, turning a panic of a builtin function
+// in a condition into an error.
+func (r *run) safeRoute(ni int32) (e *Error) {
+	defer func() {
+		if p := recover(); p != nil {
+			e = &Error{Kind: KindInternal, Message: fmt.Sprintf("panic: %v", p), Node: r.paths[ni]}
+		}
+	}()
+	return r.route(ni)
+}
+
+// route takes node ni's route table on the merged state: every edge of a
+// fan-out, or the first `when` edge whose condition holds (`otherwise` last).
+func (r *run) route(ni int32) *Error {
+	edges := r.g.g.Nodes[ni].Edges
+	if len(edges) == 0 {
+		return nil
+	}
+	if edges[0].Kind == bytecode.EdgeAlways {
+		for ei := range edges {
+			if e := r.traverse(ni, ei); e != nil {
+				return e
+			}
+		}
+		return nil
+	}
+	ev := r.evals[0]
+	ev.done = nil
+	for ei := range edges {
+		e := &edges[ei]
+		if e.Kind == bytecode.EdgeWhen {
+			v, err := ev.eval(uint32(e.Cond), r.state, nil)
+			if err != nil {
+				return r.nodeError(ni, err)
+			}
+			if v.Kind() != types.ValBool {
+				return &Error{Kind: KindEval, Message: "route condition is " + v.Kind().String() + ", want bool", Node: r.paths[ni]}
+			}
+			if !v.Bool() {
+				continue
+			}
+		}
+		return r.traverse(ni, ei)
+	}
+	return &Error{Kind: KindEval, Message: "no route condition holds and there is no otherwise edge", Node: r.paths[ni]}
+}
+
+// traverse takes edge ei of node ni, counting bounded loops.
+func (r *run) traverse(ni int32, ei int) *Error {
+	e := &r.g.g.Nodes[ni].Edges[ei]
+	target := int32(e.Target)
+	if e.Max > 0 {
+		slot := r.g.edgeBase[ni] + int32(ei)
+		if r.loops[slot] >= e.Max {
+			if e.Else == bytecode.None {
+				return &Error{Kind: KindLoopLimit, Node: r.paths[ni],
+					Message: fmt.Sprintf("edge to %s taken %d times (max %d) and it has no else", r.g.g.Nodes[target].Name, r.loops[slot], e.Max)}
+			}
+			target = e.Else
+		} else {
+			r.saveLoop(slot)
+			r.loops[slot]++
+		}
+	}
+	r.activate(ni, target)
+	return nil
+}
+
+// activate makes `to` active in the next step, going through its join
+// barrier if it is a join. A join counts arrivals per predecessor: `join
+// all` fires when every predecessor has arrived; `join any` fires at the
+// first arrival of a wave, and a wave ends when every predecessor has
+// arrived or one arrives a second time. An arrival from a node that is not
+// a listed predecessor (a catch route) activates the join directly.
+func (r *run) activate(from, to int32) {
+	if to == r.g.end {
+		return
+	}
+	jb := r.g.joinBase[to]
+	if jb < 0 {
+		r.push(to)
+		return
+	}
+	pos := r.g.predPos(to, from)
+	if pos < 0 {
+		r.push(to)
+		return
+	}
+	j := &r.g.g.Nodes[to].Join
+	r.saveJoin(to)
+	arr := r.arrived[jb : int(jb)+len(j.Preds)]
+	ji := r.g.joinIndex[to]
+	if j.Mode == bytecode.JoinAll {
+		arr[pos] = true
+		if !slices.Contains(arr, false) {
+			clear(arr)
+			r.push(to)
+		}
+		return
+	}
+	if arr[pos] {
+		clear(arr)
+		r.fired[ji] = false
+	}
+	arr[pos] = true
+	if !r.fired[ji] {
+		r.fired[ji] = true
+		r.push(to)
+	}
+	if !slices.Contains(arr, false) {
+		clear(arr)
+		r.fired[ji] = false
+	}
+}
+
+func (r *run) push(n int32) {
+	if !r.activated[n] {
+		r.activated[n] = true
+		r.next = append(r.next, n)
+	}
+}
+
+// finishFrontier makes r.next (plus the interrupts still waiting) the
+// frontier, in program order.
+func (r *run) finishFrontier() {
+	for _, w := range r.waiting {
+		r.push(w.node)
+	}
+	if !slices.IsSorted(r.next) {
+		slices.Sort(r.next)
+	}
+	for _, n := range r.next {
+		r.activated[n] = false
+	}
+	r.frontier, r.next = r.next, r.frontier[:0]
+}
+
+// needsDecision stops the run before the step commits: the run resumes
+// from the previous checkpoint with decisions for the listed side effects.
+func (r *run) needsDecision(ds []PendingDecision) (*Result, error) {
+	res, _ := r.finish(StatusNeedsDecision, nil)
+	res.Decisions = ds
+	for i := range r.tasks {
+		t := &r.tasks[i]
+		if t.out.kind != outOK || !r.g.host[t.node] {
+			continue
+		}
+		if pw, err := r.pendingWrite(r.step+1, t); err == nil {
+			res.Pending = append(res.Pending, pw)
+		}
+	}
+	return res, nil
+}
