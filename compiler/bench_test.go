@@ -3,7 +3,6 @@ package compiler
 import (
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -123,16 +122,6 @@ func benchCheck(b *testing.B, stages int) {
 		Check(cfg, pkg)
 	}
 	reportCPU(b, cpu)
-}
-
-// cpuTime is the process's user+system CPU time. The machines this runs on
-// are shared, so CPU time per op is reported next to wall time.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func reportCPU(b *testing.B, start time.Duration) {

@@ -51,7 +51,8 @@ type Package struct {
 	// source order (files that could not be loaded are left out).
 	Imports map[string][]string
 
-	byName map[string]*syntax.File
+	byName   map[string]*syntax.File
+	srcBytes int // total source size, to size Check's tables
 }
 
 // File returns the loaded file with the given name, or nil.
@@ -132,6 +133,7 @@ func (l *loader) load(name string, at diag.Span) bool {
 		}
 		return false
 	}
+	l.pkg.srcBytes += len(src)
 	f, ds := syntax.Parse(name, src)
 	l.diags.Append(ds...)
 	l.pkg.byName[name] = f

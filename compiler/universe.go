@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"errors"
 	"fmt"
 	"sort"
 
@@ -217,8 +216,6 @@ func DefaultUniverse() *Universe {
 	u.ErrorKinds = []string{"eval", "invalid_output", "model_error", "rate_limit", "timeout", "tool_error", "unavailable"}
 	return u
 }
-
-var errAnyType = errors.New("argument has no usable type")
 
 func typeLen(args []*types.Type) (*types.Type, error) {
 	switch args[0].Kind() {
