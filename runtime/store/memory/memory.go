@@ -1,0 +1,246 @@
+// Package memory is an in-memory store.Store: maps behind one mutex, for
+// tests and ephemeral runs. Nothing survives Close. It passes the same
+// conformance suite (storetest) as the durable backends, so code tested
+// against it behaves the same on Pebble.
+//
+// Invariant: no byte slice is shared with a caller; bytes are copied on the
+// way in and on the way out.
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// Store is an in-memory store.Store.
+type Store struct {
+	mu       sync.Mutex
+	closed   bool
+	programs map[string][]byte
+	runs     map[string]*run
+	sessions map[store.SessionKey]*session
+	leases   map[string]store.Lease
+	tasks    map[taskKey]string
+}
+
+// run is a run and everything it owns; DeleteRun drops it whole.
+type run struct {
+	rec         store.Run
+	checkpoints []store.Checkpoint // ascending steps
+	pending     map[uint64]map[nodeAttempt][]byte
+	intents     map[nodeAttempt]bool
+	effects     map[nodeAttempt][]byte
+	journal     [][]byte // journal[i] has Seq i+1
+	tasks       []taskKey
+}
+
+type nodeAttempt struct {
+	node    string
+	attempt uint32
+}
+
+type taskKey struct{ user, task string }
+
+var _ store.Store = (*Store)(nil)
+
+// New returns an empty store.
+func New() *Store {
+	return &Store{
+		programs: map[string][]byte{},
+		runs:     map[string]*run{},
+		sessions: map[store.SessionKey]*session{},
+		leases:   map[string]store.Lease{},
+		tasks:    map[taskKey]string{},
+	}
+}
+
+// Close releases the maps; later calls return store.ErrClosed.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.programs, s.runs, s.sessions, s.leases, s.tasks = nil, nil, nil, nil, nil
+	return nil
+}
+
+// lock takes the mutex unless ctx is done or the store closed; on success the
+// caller must unlock.
+func (s *Store) lock(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return store.ErrClosed
+	}
+	return nil
+}
+
+func clone(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return bytes.Clone(b)
+}
+
+// PutProgram implements store.Programs.
+func (s *Store) PutProgram(ctx context.Context, hash string, program []byte) error {
+	if err := store.CheckName("program hash", hash); err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if old, ok := s.programs[hash]; ok {
+		if !bytes.Equal(old, program) {
+			return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
+		}
+		return nil
+	}
+	s.programs[hash] = bytes.Clone(program)
+	return nil
+}
+
+// GetProgram implements store.Programs.
+func (s *Store) GetProgram(ctx context.Context, hash string) ([]byte, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	p, ok := s.programs[hash]
+	if !ok {
+		return nil, fmt.Errorf("get program %s: %w", hash, store.ErrNotFound)
+	}
+	return bytes.Clone(p), nil
+}
+
+func cloneRun(r store.Run) store.Run {
+	r.Meta = clone(r.Meta)
+	return r
+}
+
+// CreateRun implements store.Runs.
+func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
+	if err := r.Check(); err != nil {
+		return fmt.Errorf("create run: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.runs[r.ID]; ok {
+		return fmt.Errorf("create run %s: %w", r.ID, store.ErrConflict)
+	}
+	if _, ok := s.sessions[r.Session]; !ok {
+		return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, store.ErrNotFound)
+	}
+	s.runs[r.ID] = &run{
+		rec:     cloneRun(r),
+		pending: map[uint64]map[nodeAttempt][]byte{},
+		intents: map[nodeAttempt]bool{},
+		effects: map[nodeAttempt][]byte{},
+	}
+	return nil
+}
+
+// getRun returns the run named id; s.mu is held.
+func (s *Store) getRun(id string) (*run, error) {
+	r, ok := s.runs[id]
+	if !ok {
+		return nil, fmt.Errorf("run %s: %w", id, store.ErrNotFound)
+	}
+	return r, nil
+}
+
+// GetRun implements store.Runs.
+func (s *Store) GetRun(ctx context.Context, id string) (store.Run, error) {
+	if err := s.lock(ctx); err != nil {
+		return store.Run{}, err
+	}
+	defer s.mu.Unlock()
+	r, err := s.getRun(id)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("get %w", err)
+	}
+	return cloneRun(r.rec), nil
+}
+
+// UpdateRunStatus implements store.Runs.
+func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.RunStatus, now time.Time) error {
+	if err := store.CheckName("run status", string(status)); err != nil {
+		return fmt.Errorf("update run %s: %w", id, err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, err := s.getRun(id)
+	if err != nil {
+		return fmt.Errorf("update %w", err)
+	}
+	r.rec.Status, r.rec.Updated = status, now
+	return nil
+}
+
+// ListRuns implements store.Runs.
+func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
+	if err := f.Check(); err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	after, err := store.ParseRunCursor(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, "", err
+	}
+	defer s.mu.Unlock()
+	prefix := store.RunIndexPrefix(f)
+	type entry struct {
+		key store.Key
+		run store.Run
+	}
+	var all []entry
+	for _, r := range s.runs {
+		k := store.RunIndexKey(r.rec)
+		if bytes.HasPrefix(k, prefix) && bytes.Compare(k, after) > 0 && (f.Status == "" || r.rec.Status == f.Status) {
+			all = append(all, entry{k, r.rec})
+		}
+	}
+	slices.SortFunc(all, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	next := ""
+	if f.Limit > 0 && len(all) > f.Limit {
+		all = all[:f.Limit]
+		next = store.RunCursor(all[len(all)-1].run)
+	}
+	out := make([]store.Run, len(all))
+	for i, e := range all {
+		out[i] = cloneRun(e.run)
+	}
+	return out, next, nil
+}
+
+// DeleteRun implements store.Runs.
+func (s *Store) DeleteRun(ctx context.Context, id string) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, err := s.getRun(id)
+	if err != nil {
+		return fmt.Errorf("delete %w", err)
+	}
+	for _, t := range r.tasks {
+		delete(s.tasks, t)
+	}
+	delete(s.runs, id)
+	return nil
+}

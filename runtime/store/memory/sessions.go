@@ -1,0 +1,266 @@
+package memory
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// session is a session's record, ledger, state and summaries.
+type session struct {
+	rec       store.Session
+	state     []byte
+	events    [][]byte // events[i] has Seq i+1
+	summaries map[string]store.Summary
+}
+
+// append adds events to the ledger and returns the first one's sequence.
+func (ss *session) append(events [][]byte, now time.Time) uint64 {
+	first := uint64(len(ss.events)) + 1
+	ss.events = append(ss.events, cloneAll(events)...)
+	ss.rec.LastSeq = uint64(len(ss.events))
+	ss.rec.Updated = now
+	return first
+}
+
+// getSession returns the session named key; s.mu is held.
+func (s *Store) getSession(key store.SessionKey) (*session, error) {
+	ss, ok := s.sessions[key]
+	if !ok {
+		return nil, fmt.Errorf("session %s: %w", key, store.ErrNotFound)
+	}
+	return ss, nil
+}
+
+// GetOrCreateSession implements store.Sessions.
+func (s *Store) GetOrCreateSession(ctx context.Context, key store.SessionKey, now time.Time) (store.Session, bool, error) {
+	if err := key.Check(); err != nil {
+		return store.Session{}, false, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return store.Session{}, false, err
+	}
+	defer s.mu.Unlock()
+	if ss, ok := s.sessions[key]; ok {
+		return ss.rec, false, nil
+	}
+	ss := &session{rec: store.Session{Key: key, Created: now, Updated: now}, summaries: map[string]store.Summary{}}
+	s.sessions[key] = ss
+	return ss.rec, true, nil
+}
+
+// GetSession implements store.Sessions.
+func (s *Store) GetSession(ctx context.Context, key store.SessionKey) (store.Session, error) {
+	if err := s.lock(ctx); err != nil {
+		return store.Session{}, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.getSession(key)
+	if err != nil {
+		return store.Session{}, fmt.Errorf("get %w", err)
+	}
+	return ss.rec, nil
+}
+
+// AppendEvents implements store.Sessions.
+func (s *Store) AppendEvents(ctx context.Context, key store.SessionKey, events [][]byte, now time.Time) (uint64, error) {
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.getSession(key)
+	if err != nil {
+		return 0, fmt.Errorf("append events: %w", err)
+	}
+	if len(events) == 0 {
+		return 0, nil
+	}
+	return ss.append(events, now), nil
+}
+
+// ListEvents implements store.Sessions.
+func (s *Store) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.getSession(key)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	if after == math.MaxUint64 {
+		return nil, nil
+	}
+	return entries(ss.events, after+1, limit), nil
+}
+
+// PutSessionState implements store.Sessions.
+func (s *Store) PutSessionState(ctx context.Context, key store.SessionKey, state []byte, now time.Time) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.getSession(key)
+	if err != nil {
+		return fmt.Errorf("put state: %w", err)
+	}
+	ss.state = bytes.Clone(state)
+	ss.rec.Updated = now
+	return nil
+}
+
+// GetSessionState implements store.Sessions.
+func (s *Store) GetSessionState(ctx context.Context, key store.SessionKey) ([]byte, error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.getSession(key)
+	if err != nil {
+		return nil, fmt.Errorf("get state: %w", err)
+	}
+	return clone(ss.state), nil
+}
+
+// PutSummary implements store.Sessions.
+func (s *Store) PutSummary(ctx context.Context, key store.SessionKey, sum store.Summary) error {
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.getSession(key)
+	if err != nil {
+		return fmt.Errorf("put summary %q: %w", sum.FilterKey, err)
+	}
+	if sum.Boundary > ss.rec.LastSeq {
+		return fmt.Errorf("put summary %q of %s: boundary %d is past the last event %d: %w",
+			sum.FilterKey, key, sum.Boundary, ss.rec.LastSeq, store.ErrInvalid)
+	}
+	if old, ok := ss.summaries[sum.FilterKey]; ok && sum.Boundary < old.Boundary {
+		return fmt.Errorf("put summary %q of %s: boundary %d is behind the stored %d: %w",
+			sum.FilterKey, key, sum.Boundary, old.Boundary, store.ErrConflict)
+	}
+	ss.summaries[sum.FilterKey] = sum
+	return nil
+}
+
+// GetSummary implements store.Sessions.
+func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey string) (store.Summary, error) {
+	if err := s.lock(ctx); err != nil {
+		return store.Summary{}, err
+	}
+	defer s.mu.Unlock()
+	ss, err := s.getSession(key)
+	if err != nil {
+		return store.Summary{}, fmt.Errorf("get summary %q: %w", filterKey, err)
+	}
+	sum, ok := ss.summaries[filterKey]
+	if !ok {
+		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, store.ErrNotFound)
+	}
+	return sum, nil
+}
+
+// AcquireLease implements store.Leases.
+func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	if err := store.CheckLease(key, owner, ttl); err != nil {
+		return store.Lease{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return store.Lease{}, err
+	}
+	defer s.mu.Unlock()
+	l := s.leases[key]
+	switch {
+	case l.HeldAt(now) && l.Owner != owner:
+		return store.Lease{}, fmt.Errorf("acquire lease %q for %s: held by %s until %v: %w", key, owner, l.Owner, l.Expires, store.ErrConflict)
+	case !l.HeldAt(now):
+		l = store.Lease{Key: key, Owner: owner, Token: l.Token + 1}
+	}
+	l.Expires = now.Add(ttl)
+	s.leases[key] = l
+	return l, nil
+}
+
+// RenewLease implements store.Leases.
+func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	if err := store.CheckLease(key, owner, ttl); err != nil {
+		return store.Lease{}, err
+	}
+	if err := s.lock(ctx); err != nil {
+		return store.Lease{}, err
+	}
+	defer s.mu.Unlock()
+	l := s.leases[key]
+	if !l.HeldAt(now) || l.Owner != owner {
+		return store.Lease{}, fmt.Errorf("renew lease %q for %s: not held by it: %w", key, owner, store.ErrConflict)
+	}
+	l.Expires = now.Add(ttl)
+	s.leases[key] = l
+	return l, nil
+}
+
+// ReleaseLease implements store.Leases.
+func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
+	if err := store.CheckLease(key, owner, time.Nanosecond); err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	l, ok := s.leases[key]
+	if !ok || !l.HeldAt(now) {
+		return nil
+	}
+	if l.Owner != owner {
+		return fmt.Errorf("release lease %q for %s: held by %s: %w", key, owner, l.Owner, store.ErrConflict)
+	}
+	s.leases[key] = store.Lease{Key: key, Token: l.Token}
+	return nil
+}
+
+// PutTaskIndex implements store.Tasks.
+func (s *Store) PutTaskIndex(ctx context.Context, user, task, runID string) error {
+	if err := store.CheckTask(user, task); err != nil {
+		return err
+	}
+	if err := s.lock(ctx); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	r, err := s.getRun(runID)
+	if err != nil {
+		return fmt.Errorf("index task %s/%s: %w", user, task, err)
+	}
+	tk := taskKey{user, task}
+	if old, ok := s.tasks[tk]; ok {
+		if old != runID {
+			return fmt.Errorf("index task %s/%s: mapped to run %s: %w", user, task, old, store.ErrConflict)
+		}
+		return nil
+	}
+	s.tasks[tk] = runID
+	r.tasks = append(r.tasks, tk)
+	return nil
+}
+
+// LookupTask implements store.Tasks.
+func (s *Store) LookupTask(ctx context.Context, user, task string) (string, error) {
+	if err := store.CheckTask(user, task); err != nil {
+		return "", err
+	}
+	if err := s.lock(ctx); err != nil {
+		return "", err
+	}
+	defer s.mu.Unlock()
+	runID, ok := s.tasks[taskKey{user, task}]
+	if !ok {
+		return "", fmt.Errorf("look up task %s of user %s: %w", task, user, store.ErrNotFound)
+	}
+	return runID, nil
+}

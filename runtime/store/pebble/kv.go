@@ -1,0 +1,99 @@
+package pebble
+
+import (
+	"errors"
+
+	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// get returns the verified payload of key, copied out of Pebble;
+// store.ErrNotFound when the key is absent.
+func (s *Store) get(key []byte) ([]byte, error) {
+	v, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return nil, store.ErrNotFound
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer closer.Close()
+	payload, err := store.Payload(key, v)
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(nil), payload...), nil
+}
+
+// has reports whether key exists.
+func (s *Store) has(key []byte) (bool, error) {
+	_, closer, err := s.db.Get(key)
+	if errors.Is(err, pebble.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, closer.Close()
+}
+
+// iter is a Pebble iterator over [lower, upper).
+type iter struct {
+	*pebble.Iterator
+}
+
+func (s *Store) iter(lower, upper []byte) (iter, error) {
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
+	return iter{it}, err
+}
+
+// prefix returns an iterator over the keys starting with p.
+func (s *Store) prefix(p []byte) (iter, error) { return s.iter(p, store.PrefixEnd(p)) }
+
+// payload returns the verified payload at the iterator, aliasing Pebble's
+// buffer until the iterator moves.
+func (it iter) payload() ([]byte, error) {
+	v, err := it.ValueAndErr()
+	if err != nil {
+		return nil, err
+	}
+	return store.Payload(it.Key(), v)
+}
+
+// close closes the iterator and joins its error with err.
+func (it iter) close(err error) error {
+	return errors.Join(err, it.Error(), it.Close())
+}
+
+// lastNum returns the number part ending the last key under p (a step or a
+// sequence), and whether there is one.
+func (s *Store) lastNum(p []byte) (uint64, bool, error) {
+	it, err := s.prefix(p)
+	if err != nil {
+		return 0, false, err
+	}
+	if !it.Last() {
+		return 0, false, it.close(nil)
+	}
+	n, err := tailNum(it.Key())
+	return n, true, it.close(err)
+}
+
+// tailNum decodes the 8-byte number ending key.
+func tailNum(key []byte) (uint64, error) {
+	_, parts, err := store.DecodeKey(key)
+	if err != nil {
+		return 0, err
+	}
+	last := parts[len(parts)-1]
+	if !last.IsNum {
+		return 0, store.CorruptRecord(key, "key does not end in a number")
+	}
+	return last.Num, nil
+}
+
+// apply commits b synced and closes it.
+func (s *Store) apply(b *pebble.Batch) error {
+	return errors.Join(b.Commit(pebble.Sync), b.Close())
+}

@@ -1,0 +1,237 @@
+package pebble
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// PutProgram implements store.Programs.
+func (s *Store) PutProgram(ctx context.Context, hash string, program []byte) error {
+	if err := store.CheckName("program hash", hash); err != nil {
+		return err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	key := programKey(hash)
+	defer s.locks.lock(key)()
+	old, err := s.get(key)
+	switch {
+	case err == nil && bytes.Equal(old, program):
+		return nil
+	case err == nil:
+		return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
+	case !errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("put program %s: %w", hash, err)
+	}
+	b := s.db.NewBatch()
+	b.Set(key, store.Frame(program), nil)
+	if err := s.apply(b); err != nil {
+		return fmt.Errorf("put program %s: %w", hash, err)
+	}
+	return nil
+}
+
+// GetProgram implements store.Programs.
+func (s *Store) GetProgram(ctx context.Context, hash string) ([]byte, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer exit()
+	p, err := s.get(programKey(hash))
+	if err != nil {
+		return nil, fmt.Errorf("get program %s: %w", hash, err)
+	}
+	return p, nil
+}
+
+// getRun reads the run record.
+func (s *Store) getRun(id string) (store.Run, error) {
+	key := runKey(id)
+	p, err := s.get(key)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("run %s: %w", id, err)
+	}
+	return decodeRun(key, p)
+}
+
+// CreateRun implements store.Runs.
+func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
+	if err := r.Check(); err != nil {
+		return fmt.Errorf("create run: %w", err)
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	key := runKey(r.ID)
+	defer s.locks.lock(key)()
+	if ok, err := s.has(key); err != nil || ok {
+		return fmt.Errorf("create run %s: %w", r.ID, cmpErr(err, store.ErrConflict))
+	}
+	if ok, err := s.has(sessionKey(r.Session)); err != nil || !ok {
+		return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, cmpErr(err, store.ErrNotFound))
+	}
+	b := s.db.NewBatch()
+	b.Set(key, runValue(r), nil)
+	b.Set(store.RunIndexKey(r), store.Frame(nil), nil)
+	if err := s.apply(b); err != nil {
+		return fmt.Errorf("create run %s: %w", r.ID, err)
+	}
+	return nil
+}
+
+// cmpErr returns err when it is set, else the sentinel.
+func cmpErr(err, sentinel error) error {
+	if err != nil {
+		return err
+	}
+	return sentinel
+}
+
+// GetRun implements store.Runs.
+func (s *Store) GetRun(ctx context.Context, id string) (store.Run, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return store.Run{}, err
+	}
+	defer exit()
+	r, err := s.getRun(id)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("get %w", err)
+	}
+	return r, nil
+}
+
+// UpdateRunStatus implements store.Runs.
+func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.RunStatus, now time.Time) error {
+	if err := store.CheckName("run status", string(status)); err != nil {
+		return fmt.Errorf("update run %s: %w", id, err)
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	defer s.locks.lock(runKey(id))()
+	r, err := s.getRun(id)
+	if err != nil {
+		return fmt.Errorf("update %w", err)
+	}
+	r.Status, r.Updated = status, now
+	b := s.db.NewBatch()
+	b.Set(runKey(id), runValue(r), nil)
+	s.heads.drop(id)
+	if err := s.apply(b); err != nil {
+		return fmt.Errorf("update run %s: %w", id, err)
+	}
+	return nil
+}
+
+// ListRuns implements store.Runs. It walks the run index from the cursor and
+// reads each run's record for its status; it reads one match past the page to
+// know whether another page exists.
+func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
+	if err := f.Check(); err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	after, err := store.ParseRunCursor(f)
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer exit()
+	it, err := s.prefix(store.RunIndexPrefix(f))
+	if err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	var out []store.Run
+	next := ""
+	ok := it.First()
+	if after != nil {
+		ok = it.SeekGE(after)
+		if ok && bytes.Equal(it.Key(), after) {
+			ok = it.Next()
+		}
+	}
+	for ; ok; ok = it.Next() {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		var parts []store.Part
+		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
+			break
+		}
+		var r store.Run
+		if r, err = s.getRun(parts[3].Str); err != nil {
+			break
+		}
+		if f.Status != "" && r.Status != f.Status {
+			continue
+		}
+		if f.Limit > 0 && len(out) == f.Limit {
+			next = store.RunCursor(out[len(out)-1])
+			break
+		}
+		out = append(out, r)
+	}
+	if err := it.close(err); err != nil {
+		return nil, "", fmt.Errorf("list runs: %w", err)
+	}
+	return out, next, nil
+}
+
+// DeleteRun implements store.Runs.
+func (s *Store) DeleteRun(ctx context.Context, id string) error {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	defer s.locks.lock(runKey(id))()
+	r, err := s.getRun(id)
+	if err != nil {
+		return fmt.Errorf("delete %w", err)
+	}
+	it, err := s.prefix(runTaskPrefix(id))
+	if err != nil {
+		return fmt.Errorf("delete run %s: %w", id, err)
+	}
+	var tasks []store.Key
+	for ok := it.First(); ok; ok = it.Next() {
+		var parts []store.Part
+		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
+			break
+		}
+		tasks = append(tasks, taskKey(parts[1].Str, parts[2].Str))
+	}
+	if err := it.close(err); err != nil {
+		return fmt.Errorf("delete run %s: %w", id, err)
+	}
+	b := s.db.NewBatch()
+	b.Delete(runKey(id), nil)
+	b.Delete(store.RunIndexKey(r), nil)
+	for _, k := range tasks {
+		b.Delete(k, nil)
+	}
+	for _, p := range runOwned(id) {
+		b.DeleteRange(p, store.PrefixEnd(p), nil)
+	}
+	s.heads.drop(id)
+	if err := s.apply(b); err != nil {
+		return fmt.Errorf("delete run %s: %w", id, err)
+	}
+	return nil
+}

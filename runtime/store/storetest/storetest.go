@@ -1,0 +1,314 @@
+// Package storetest is the conformance suite of store.Store: every backend
+// runs it, and a backend that passes it is interchangeable with the others.
+//
+//	func TestConformance(t *testing.T) {
+//		storetest.Run(t, func(t *testing.T) store.Store { return memory.New() })
+//	}
+//
+// The suite checks behaviour through the public interface only: round trips
+// of every record, every list filter, the atomicity of a step commit, the
+// exactly-once rules for pending writes and effects, deletion by listing,
+// ordering and gap-free sequences, leases with injected times, task isolation
+// across users, concurrent writers, and the sentinel errors.
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// t0 is the suite's clock origin; times are always injected.
+var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+
+// at returns t0 plus d seconds.
+func at(d int) time.Time { return t0.Add(time.Duration(d) * time.Second) }
+
+// Run runs the suite. open is called once per subtest and must return an
+// empty store; the suite closes it.
+func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	tests := []struct {
+		name string
+		fn   func(t *testing.T, s store.Store)
+	}{
+		{"Programs", testPrograms},
+		{"Runs", testRuns},
+		{"ListRuns", testListRuns},
+		{"CommitAndGet", testCommitAndGet},
+		{"CommitRules", testCommitRules},
+		{"ListCheckpoints", testListCheckpoints},
+		{"DeltaChain", testDeltaChain},
+		{"Prune", testPrune},
+		{"PendingWrites", testPendingWrites},
+		{"Effects", testEffects},
+		{"Journal", testJournal},
+		{"DeleteRun", testDeleteRun},
+		{"SessionEvents", testSessionEvents},
+		{"CommitEvents", testCommitEvents},
+		{"SessionState", testSessionState},
+		{"Summaries", testSummaries},
+		{"Leases", testLeases},
+		{"Tasks", testTasks},
+		{"NotFound", testNotFound},
+		{"Invalid", testInvalid},
+		{"Copies", testCopies},
+		{"Concurrent", testConcurrent},
+		{"Canceled", testCanceled},
+		{"Closed", testClosed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t)
+			t.Cleanup(func() {
+				if err := s.Close(); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+			tc.fn(t, s)
+		})
+	}
+}
+
+var ctx = context.Background()
+
+// must fails the test when err is not nil.
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantErr fails the test unless err wraps want.
+func wantErr(t *testing.T, what string, err, want error) {
+	t.Helper()
+	if !errors.Is(err, want) {
+		t.Errorf("%s: got error %v, want %v", what, err, want)
+	}
+}
+
+func sess(app, user, id string) store.SessionKey {
+	return store.SessionKey{App: app, User: user, Session: id}
+}
+
+// newSession creates a session.
+func newSession(t *testing.T, s store.Store, key store.SessionKey) {
+	t.Helper()
+	if _, _, err := s.GetOrCreateSession(ctx, key, t0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// newRun creates a running run in key's session, creating the session.
+func newRun(t *testing.T, s store.Store, key store.SessionKey, id string) store.Run {
+	t.Helper()
+	newSession(t, s, key)
+	r := store.Run{ID: id, Session: key, Runnable: "triage", ProgramHash: "prog-1", Status: store.RunRunning,
+		Created: t0, Updated: t0, Meta: []byte("meta:" + id)}
+	must(t, s.CreateRun(ctx, r))
+	return r
+}
+
+// checkpoint returns a checkpoint whose fields all derive from run and step.
+func checkpoint(run string, step uint64, kind store.CheckpointKind) store.Checkpoint {
+	tag := fmt.Sprintf("%s/%d", run, step)
+	return store.Checkpoint{
+		Run: run, Step: step, Kind: kind,
+		State:       []byte("state " + kind.String() + " " + tag),
+		Frontier:    []byte("frontier " + tag),
+		Counters:    []byte("counters " + tag),
+		Interrupts:  []byte("interrupts " + tag),
+		ProgramHash: "prog-1", SchemaHash: "schema-1",
+		Time: at(int(step)),
+	}
+}
+
+// commit commits checkpoint(run, step, kind) with no events or journal.
+func commit(t *testing.T, s store.Store, run string, step uint64, kind store.CheckpointKind) {
+	t.Helper()
+	if _, err := s.CommitStep(ctx, store.StepCommit{Checkpoint: checkpoint(run, step, kind)}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// sameCheckpoint reports how got differs from want, ignoring JournalNext
+// when want's is 0.
+func sameCheckpoint(got, want store.Checkpoint) error {
+	switch {
+	case got.Run != want.Run || got.Step != want.Step || got.Kind != want.Kind:
+		return fmt.Errorf("identity %s/%d/%v, want %s/%d/%v", got.Run, got.Step, got.Kind, want.Run, want.Step, want.Kind)
+	case !bytes.Equal(got.State, want.State) || !bytes.Equal(got.Frontier, want.Frontier) ||
+		!bytes.Equal(got.Counters, want.Counters) || !bytes.Equal(got.Interrupts, want.Interrupts):
+		return fmt.Errorf("bytes of %s/%d differ: state %q, want %q", got.Run, got.Step, got.State, want.State)
+	case got.ProgramHash != want.ProgramHash || got.SchemaHash != want.SchemaHash:
+		return fmt.Errorf("hashes of %s/%d: %s %s, want %s %s", got.Run, got.Step, got.ProgramHash, got.SchemaHash, want.ProgramHash, want.SchemaHash)
+	case !got.Time.Equal(want.Time):
+		return fmt.Errorf("time of %s/%d: %v, want %v", got.Run, got.Step, got.Time, want.Time)
+	case want.JournalNext != 0 && got.JournalNext != want.JournalNext:
+		return fmt.Errorf("journal next of %s/%d: %d, want %d", got.Run, got.Step, got.JournalNext, want.JournalNext)
+	}
+	return nil
+}
+
+// steps returns the steps of cps in order.
+func steps(cps []store.Checkpoint) []uint64 {
+	out := make([]uint64, len(cps))
+	for i, c := range cps {
+		out[i] = c.Step
+	}
+	return out
+}
+
+// datas returns the data of entries as strings.
+func datas(es []store.Entry) []string {
+	out := make([]string, len(es))
+	for i, e := range es {
+		out[i] = string(e.Data)
+	}
+	return out
+}
+
+// seqs returns the sequence numbers of entries.
+func seqs(es []store.Entry) []uint64 {
+	out := make([]uint64, len(es))
+	for i, e := range es {
+		out[i] = e.Seq
+	}
+	return out
+}
+
+func byteses(ss ...string) [][]byte {
+	out := make([][]byte, len(ss))
+	for i, s := range ss {
+		out[i] = []byte(s)
+	}
+	return out
+}
+
+func testPrograms(t *testing.T, s store.Store) {
+	must(t, s.PutProgram(ctx, "h1", []byte("bytecode-1")))
+	must(t, s.PutProgram(ctx, "h1", []byte("bytecode-1")))
+	wantErr(t, "different bytes under one hash", s.PutProgram(ctx, "h1", []byte("other")), store.ErrConflict)
+	got, err := s.GetProgram(ctx, "h1")
+	must(t, err)
+	if string(got) != "bytecode-1" {
+		t.Errorf("GetProgram = %q", got)
+	}
+	_, err = s.GetProgram(ctx, "h2")
+	wantErr(t, "missing program", err, store.ErrNotFound)
+}
+
+func testRuns(t *testing.T, s store.Store) {
+	key := sess("app", "alice", "s1")
+	r := newRun(t, s, key, "run_1")
+	wantErr(t, "duplicate run", s.CreateRun(ctx, r), store.ErrConflict)
+	orphan := r
+	orphan.ID, orphan.Session = "run_2", sess("app", "alice", "nosuch")
+	wantErr(t, "run without session", s.CreateRun(ctx, orphan), store.ErrNotFound)
+
+	got, err := s.GetRun(ctx, "run_1")
+	must(t, err)
+	if got.ID != r.ID || got.Session != r.Session || got.Runnable != r.Runnable || got.ProgramHash != r.ProgramHash ||
+		got.Status != r.Status || !got.Created.Equal(r.Created) || !got.Updated.Equal(r.Updated) || string(got.Meta) != string(r.Meta) {
+		t.Errorf("GetRun = %+v, want %+v", got, r)
+	}
+	fork := r
+	fork.ID, fork.ParentRun, fork.ParentStep = "run_fork", "run_1", 7
+	must(t, s.CreateRun(ctx, fork))
+	got, err = s.GetRun(ctx, "run_fork")
+	must(t, err)
+	if got.ParentRun != "run_1" || got.ParentStep != 7 {
+		t.Errorf("fork parent = %s/%d, want run_1/7", got.ParentRun, got.ParentStep)
+	}
+
+	must(t, s.UpdateRunStatus(ctx, "run_1", store.RunInterrupted, at(60)))
+	got, err = s.GetRun(ctx, "run_1")
+	must(t, err)
+	if got.Status != store.RunInterrupted || !got.Updated.Equal(at(60)) || !got.Created.Equal(t0) {
+		t.Errorf("after UpdateRunStatus: status %s updated %v created %v", got.Status, got.Updated, got.Created)
+	}
+}
+
+func testListRuns(t *testing.T, s store.Store) {
+	statuses := []store.RunStatus{store.RunRunning, store.RunCompleted, store.RunInterrupted}
+	var all []store.Run // in index order: app, user, session, id
+	n := 0
+	for _, app := range []string{"a1", "a2"} {
+		for _, user := range []string{"u1", "u2"} {
+			for _, session := range []string{"s1", "s2"} {
+				for i := range 3 {
+					id := fmt.Sprintf("run_%s_%s_%s_%d", app, user, session, i)
+					r := newRun(t, s, sess(app, user, session), id)
+					r.Status = statuses[n%len(statuses)]
+					n++
+					must(t, s.UpdateRunStatus(ctx, id, r.Status, t0))
+					all = append(all, r)
+				}
+			}
+		}
+	}
+	filters := []store.RunFilter{
+		{}, {App: "a1"}, {App: "a2", User: "u1"}, {App: "a1", User: "u2", Session: "s2"},
+		{App: "nosuch"}, {App: "a1", User: "nosuch"},
+	}
+	for _, base := range filters {
+		for _, status := range append([]store.RunStatus{""}, statuses...) {
+			for _, limit := range []int{0, 1, 2, 3, 5, 100} {
+				f := base
+				f.Status, f.Limit = status, limit
+				var want []string
+				for _, r := range all {
+					if (f.App == "" || r.Session.App == f.App) && (f.User == "" || r.Session.User == f.User) &&
+						(f.Session == "" || r.Session.Session == f.Session) && (f.Status == "" || r.Status == f.Status) {
+						want = append(want, r.ID)
+					}
+				}
+				var got []string
+				pages := 0
+				for {
+					page, next, err := s.ListRuns(ctx, f)
+					must(t, err)
+					pages++
+					if limit > 0 && len(page) > limit {
+						t.Fatalf("%+v: page of %d runs", f, len(page))
+					}
+					for _, r := range page {
+						got = append(got, r.ID)
+						if f.Status != "" && r.Status != f.Status {
+							t.Errorf("%+v: run %s has status %s", f, r.ID, r.Status)
+						}
+					}
+					if next == "" {
+						break
+					}
+					if pages > len(all)+1 {
+						t.Fatalf("%+v: paging does not end", f)
+					}
+					f.Cursor = next
+				}
+				if fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("ListRuns(%+v) = %v, want %v", base, got, want)
+				}
+				wantPages := 1
+				if limit > 0 && len(want) > limit {
+					wantPages = (len(want) + limit - 1) / limit
+				}
+				if pages != wantPages {
+					t.Errorf("ListRuns(%+v, status %q, limit %d): %d pages, want %d", base, status, limit, pages, wantPages)
+				}
+			}
+		}
+	}
+	// A cursor from one filter is refused by another it does not belong to.
+	_, next, err := s.ListRuns(ctx, store.RunFilter{App: "a1", Limit: 1})
+	must(t, err)
+	_, _, err = s.ListRuns(ctx, store.RunFilter{App: "a2", Cursor: next})
+	wantErr(t, "foreign cursor", err, store.ErrInvalid)
+	_, _, err = s.ListRuns(ctx, store.RunFilter{Cursor: "not a cursor!"})
+	wantErr(t, "garbage cursor", err, store.ErrInvalid)
+}
