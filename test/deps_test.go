@@ -32,7 +32,7 @@ var allowed = map[string][]string{
 
 	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
 
-	"runtime":                 {"vm", "compiler"},
+	"runtime":                 {"vm", "compiler", "runtime/store"},
 	"runtime/store":           {},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},
@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 	"runtime/model":           {"runtime"},
 	"runtime/tool":            {"runtime"},
 	"runtime/agent":           {"runtime"},
-	"runtime/session":         {"runtime/store"},
+	"runtime/session":         {"runtime"},
 	"runtime/history":         {"runtime/session"},
 
 	"runtime/server":        {"runtime"},

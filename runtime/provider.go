@@ -1,0 +1,137 @@
+// Package runtime owns runs: the Runner, the Invocation work order, the one
+// Event schema, and the interfaces of models, tools and services that the
+// providers in runtime/* implement. It drives the vm for every run.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/agentc/agentc/vm"
+)
+
+// Role is a chat message's author kind.
+type Role string
+
+// Roles.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one chat message sent to or received from a model.
+type Message struct {
+	Role       Role       `json:"role"`
+	Content    string     `json:"content,omitempty"`
+	Name       string     `json:"name,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"` // RoleTool: the call this answers
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // RoleAssistant: calls requested
+}
+
+// ToolCall is a model's request to run a tool. Args is the raw JSON the
+// model produced; it may be invalid and is validated before the tool runs.
+type ToolCall struct {
+	ID   string          `json:"id"`
+	Name string          `json:"name"`
+	Args json.RawMessage `json:"args"`
+}
+
+// ToolSpec describes a tool to a model: name, doc and the JSON Schema of its
+// input (types.JSONSchema of the declared input type).
+type ToolSpec struct {
+	Name        string         `json:"name"`
+	Description string         `json:"description,omitempty"`
+	InputSchema map[string]any `json:"input_schema"`
+}
+
+// Usage counts tokens of one model call.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+}
+
+// CallSite identifies where a model call comes from. The scripted model
+// matches replies by it (never by global call order); providers may ignore it.
+type CallSite struct {
+	Node     string `json:"node"`      // graph node path, e.g. "triage" or "team/writer"
+	MapIndex int    `json:"map_index"` // item index inside a map node, else -1
+	Turn     int    `json:"turn"`      // 1-based model turn within the node's agent loop
+}
+
+// ModelRequest is one model call.
+type ModelRequest struct {
+	Site     CallSite
+	Messages []Message
+	Tools    []ToolSpec
+	// ResponseSchema, when set, asks for structured output conforming to it
+	// (JSON Schema of the `into` target's type).
+	ResponseSchema map[string]any
+	Temperature    *float64
+	MaxTokens      int
+}
+
+// ModelResponse is a complete model reply. Text and ToolCalls may both be set.
+type ModelResponse struct {
+	Text         string
+	ToolCalls    []ToolCall
+	Usage        Usage
+	FinishReason string // "stop", "tool_calls", "length", ...
+	// Model is the name the provider reports (a scripted model says
+	// "scripted:<name>"), recorded in event metadata.
+	Model string
+}
+
+// ModelInfo describes a model.
+type ModelInfo struct {
+	Name          string // the declaration's name
+	Provider      string // "openai", "scripted"
+	Model         string // provider model id, e.g. "gpt-4o-mini" or "scripted:fast"
+	ContextWindow int    // tokens; 0 when unknown
+	Scripted      bool
+}
+
+// Model generates replies. Generate streams text deltas through onDelta (nil
+// allowed; called from the calling goroutine only) and returns the complete
+// response. Errors are *vm.Error with a kind (rate_limit, unavailable,
+// timeout, model_error) so node retry policies can match them.
+type Model interface {
+	Info() ModelInfo
+	Generate(ctx context.Context, req *ModelRequest, onDelta func(text string)) (*ModelResponse, error)
+}
+
+// ToolRequest is one tool invocation.
+type ToolRequest struct {
+	CallID string          // the model's tool call id, or a node-derived id
+	Args   json.RawMessage // validated against the tool's input schema before Call
+	// IdempotencyKey is set for idempotent and side-effect tools; the same
+	// logical attempt always carries the same key.
+	IdempotencyKey string
+}
+
+// Tool runs one kind of tool. Call returns the result as JSON matching the
+// tool's declared output type. Errors are *vm.Error (kind tool_error,
+// timeout, unavailable, ...); a tool error inside an llm agent loop is
+// returned to the model as the tool's result, not raised.
+type Tool interface {
+	Spec() ToolSpec
+	Effect() Effect
+	Call(ctx context.Context, req ToolRequest) (json.RawMessage, error)
+}
+
+// Effect classifies what re-running a tool can do.
+type Effect uint8
+
+// Effects, weakest first.
+const (
+	ReadOnly   Effect = iota + 1 // reads only
+	Idempotent                   // repeating has no further effect
+	SideEffect                   // may change the world each time (the default)
+)
+
+// Errorf returns a *vm.Error of the given kind; providers use it so that
+// retry policies and the model loop can classify failures.
+func Errorf(kind vm.ErrorKind, format string, args ...any) error {
+	return vm.NewError(kind, format, args...)
+}
