@@ -654,6 +654,10 @@ func FuzzParseDifferential(f *testing.F) {
 			f.Add(append([]byte{1}, encodeTokens(u.toks, vocab)...))
 		}
 	}
+	g := &gen{rng: rand.New(rand.NewPCG(5, 6))}
+	for range 200 {
+		f.Add(append([]byte{1}, encodeTokens(g.decl(), vocab)...))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) == 0 || len(data) > 4096 {
 			return
@@ -719,6 +723,19 @@ func BenchmarkLex10kLines(b *testing.B) {
 	cpu := cpuTime()
 	for b.Loop() {
 		lexAll("gen.agent", src)
+	}
+	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+}
+
+// BenchmarkLexReference10kLines is BenchmarkLex10kLines with the original
+// scanner (the lexer's baseline).
+func BenchmarkLexReference10kLines(b *testing.B) {
+	src := generate(10_000)
+	b.SetBytes(int64(len(src)))
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		refLexAll("gen.agent", src)
 	}
 	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
 }
@@ -1136,4 +1153,567 @@ func refValidEscape(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// ---- grammar-driven generation ----
+
+// gen derives random token streams from the grammar (every production and
+// every optional part), so the differential tests see valid declarations
+// of every shape, not only the corpus's. Keywords are sometimes used as
+// names, since the grammar's keywords are contextual.
+type gen struct {
+	rng   *rand.Rand
+	toks  []lexer.Token
+	depth int
+}
+
+func (g *gen) emit(typ lexer.TokenType, v string) {
+	n := len(g.toks)
+	g.toks = append(g.toks, lexer.Token{Type: typ, Value: v,
+		Pos: lexer.Position{Filename: "g.agent", Offset: 3 * n, Line: 1 + n/30, Column: 1 + 3*(n%30)}})
+}
+func (g *gen) p(v string)               { g.emit(tokPunct, v) }
+func (g *gen) kw(v string)              { g.emit(tokIdent, v) }
+func (g *gen) chance(n int) bool        { return g.rng.IntN(n) == 0 }
+func (g *gen) pick(vs ...string) string { return vs[g.rng.IntN(len(vs))] }
+func (g *gen) deeper() bool             { return g.depth < 3 && !g.chance(2) }
+func (g *gen) ident()                   { g.kw(genNames[g.rng.IntN(len(genNames))]) }
+
+var genNames = []string{"a", "b", "x", "fast", "input", "output", "node", "map", "list", "in", "not", "true", "model", "tool", "run", "end", "start", "max", "on", "cache", "retry", "join", "set"}
+
+func (g *gen) str() {
+	if g.chance(4) {
+		g.emit(tokTextOpen, `"""`)
+	} else {
+		g.emit(tokStrOpen, `"`)
+	}
+	for range g.rng.IntN(3) {
+		if g.deeper() && g.chance(2) {
+			g.depth++
+			g.emit(tokInterpOpen, "{")
+			g.expr()
+			g.emit(tokInterpEnd, "}")
+			g.depth--
+		} else {
+			g.emit(tokText, g.pick("t", "=", "}}", "{{"))
+		}
+	}
+	if g.chance(4) {
+		g.emit(tokTextClose, `"""`)
+	} else {
+		g.emit(tokStrClose, `"`)
+	}
+}
+
+func (g *gen) expr() {
+	g.depth++
+	defer func() { g.depth-- }()
+	g.andExpr()
+	for g.chance(4) {
+		g.kw("or")
+		g.andExpr()
+	}
+}
+
+func (g *gen) andExpr() {
+	g.notExpr()
+	for g.chance(4) {
+		g.kw("and")
+		g.notExpr()
+	}
+}
+
+func (g *gen) notExpr() {
+	if g.chance(5) {
+		g.kw("not")
+		g.notExpr()
+		return
+	}
+	g.addExpr()
+	if g.chance(3) {
+		switch op := g.pick("==", "!=", "<=", ">=", "<", ">", "in", "not in"); op {
+		case "in":
+			g.kw("in")
+		case "not in":
+			g.kw("not")
+			g.kw("in")
+		default:
+			g.p(op)
+		}
+		g.addExpr()
+	}
+}
+
+func (g *gen) addExpr() {
+	g.mulExpr()
+	for g.chance(3) {
+		g.p(g.pick("+", "-"))
+		g.mulExpr()
+	}
+}
+
+func (g *gen) mulExpr() {
+	g.unary()
+	for g.chance(4) {
+		g.p(g.pick("*", "/", "%"))
+		g.unary()
+	}
+}
+
+func (g *gen) unary() {
+	if g.chance(6) {
+		g.p("-")
+		g.unary()
+		return
+	}
+	g.primary()
+	for g.chance(3) {
+		if g.chance(2) || !g.deeper() {
+			g.p(".")
+			g.ident()
+		} else {
+			g.p("[")
+			g.expr()
+			g.p("]")
+		}
+	}
+}
+
+// list emits ( elem ( "," elem )* ","? )? closeTok .
+func (g *gen) list(elem func(), closeTok string) {
+	if g.chance(3) {
+		g.p(closeTok)
+		return
+	}
+	elem()
+	for g.chance(2) {
+		g.p(",")
+		elem()
+	}
+	if g.chance(3) {
+		g.p(",")
+	}
+	g.p(closeTok)
+}
+
+func (g *gen) primary() {
+	if !g.deeper() {
+		switch g.rng.IntN(4) {
+		case 0:
+			g.ident()
+		case 1:
+			g.emit(tokInt, "1")
+		case 2:
+			g.kw(g.pick("true", "false", "null"))
+		default:
+			g.emit(tokDuration, "5s")
+		}
+		return
+	}
+	switch g.rng.IntN(9) {
+	case 0:
+		g.ident()
+		g.p("(")
+		g.list(g.expr, ")")
+	case 1:
+		g.emit(tokFloat, "2.5")
+	case 2:
+		g.emit(tokDuration, "1h30m")
+	case 3:
+		g.emit(tokInt, "7")
+	case 4:
+		g.ident()
+	case 5:
+		g.p("(")
+		g.expr()
+		g.p(")")
+	case 6:
+		g.p("[")
+		g.list(func() {
+			g.expr()
+			if g.chance(3) {
+				g.p(":")
+				g.ident()
+			}
+		}, "]")
+	case 7:
+		g.p("{")
+		g.list(func() {
+			if g.chance(3) {
+				g.str()
+			} else {
+				g.ident()
+			}
+			g.p(":")
+			g.expr()
+		}, "}")
+	default:
+		g.str()
+	}
+}
+
+func (g *gen) typ() {
+	g.depth++
+	defer func() { g.depth-- }()
+	if g.chance(4) {
+		g.str()
+		for g.chance(2) {
+			g.p("|")
+			g.str()
+		}
+		return
+	}
+	switch d := g.deeper(); {
+	case d && g.chance(4):
+		g.kw(g.pick("list", "map"))
+		g.p("<")
+		g.typ()
+		g.p(">")
+	case d && g.chance(4):
+		g.recordType()
+	case d && g.chance(4):
+		g.p("(")
+		g.typ()
+		g.p(")")
+	default:
+		g.ident()
+	}
+	if g.chance(3) {
+		g.p("?")
+	}
+}
+
+func (g *gen) recordType() {
+	g.p("{")
+	for g.chance(2) {
+		g.field()
+	}
+	g.p("}")
+}
+
+func (g *gen) field() {
+	g.ident()
+	g.p(":")
+	g.typ()
+	if g.chance(3) {
+		g.p("=")
+		g.expr()
+	}
+	if g.chance(3) {
+		g.kw("reduce")
+		g.ident()
+	}
+	if g.chance(2) {
+		g.p(",")
+	}
+}
+
+func (g *gen) block() {
+	g.depth++
+	defer func() { g.depth-- }()
+	g.p("{")
+	for g.chance(2) {
+		g.attr()
+	}
+	g.p("}")
+}
+
+func (g *gen) attr() {
+	g.ident()
+	if g.deeper() && g.chance(4) {
+		g.block()
+	} else {
+		g.p("=")
+		g.expr()
+	}
+	if g.chance(2) {
+		g.p(",")
+	}
+}
+
+func (g *gen) optStr() {
+	if g.chance(2) {
+		g.str()
+	}
+}
+
+func (g *gen) nodeBody() {
+	switch g.rng.IntN(5) {
+	case 0:
+		g.kw(g.pick("llm", "tool", "agent", "graph"))
+		g.ident()
+		if g.chance(2) {
+			g.block()
+		}
+	case 1:
+		g.kw("set")
+		g.block()
+	case 2:
+		if !g.deeper() {
+			g.kw("join")
+			g.kw(g.pick("all", "any"))
+			return
+		}
+		g.depth++
+		g.kw("map")
+		g.ident()
+		g.kw("in")
+		g.expr()
+		if g.chance(2) {
+			g.kw("concurrency")
+			g.emit(tokInt, "2")
+		}
+		g.p("{")
+		g.nodeBody()
+		g.clauses()
+		g.p("}")
+		g.depth--
+	case 3:
+		g.kw("interrupt")
+		g.str()
+		g.kw("returns")
+		g.typ()
+	default:
+		g.kw("join")
+		g.kw(g.pick("all", "any"))
+	}
+}
+
+func (g *gen) clauses() {
+	for g.chance(2) {
+		switch g.rng.IntN(5) {
+		case 0:
+			g.kw("retry")
+			g.emit(tokInt, "3")
+			if g.chance(2) {
+				g.kw("backoff")
+				g.emit(tokDuration, "200ms")
+				g.p("..")
+				g.emit(tokDuration, "5s")
+			}
+			if g.chance(2) {
+				g.kw("on")
+				g.p("[")
+				if g.chance(3) {
+					g.ident()
+					for g.chance(2) {
+						g.p(",")
+						g.ident()
+					}
+				}
+				g.p("]")
+			}
+		case 1:
+			g.kw("timeout")
+			g.emit(tokDuration, "30s")
+		case 2:
+			g.kw("catch")
+			g.p("->")
+			g.ident()
+		case 3:
+			g.kw("cache")
+			if g.chance(2) {
+				g.kw("ttl")
+				g.emit(tokDuration, "1h")
+			}
+		default:
+			g.kw("into")
+			g.ident()
+		}
+	}
+}
+
+// decl derives one declaration of at most 250 tokens.
+func (g *gen) decl() []lexer.Token {
+	for {
+		if toks := g.decl1(); len(toks) <= 250 {
+			return slicesClone(toks)
+		}
+	}
+}
+
+func (g *gen) decl1() []lexer.Token {
+	g.toks, g.depth = g.toks[:0], 0
+	switch g.rng.IntN(11) {
+	case 0:
+		g.kw("workflow")
+		g.ident()
+		g.optStr()
+	case 1:
+		g.kw("import")
+		g.str()
+	case 2:
+		g.kw(g.pick("model", "summary", "compaction", "recall", "memory", "evolution"))
+		g.ident()
+		g.block()
+	case 3:
+		g.kw("type")
+		g.ident()
+		if g.chance(2) {
+			g.recordType()
+		} else {
+			g.p("=")
+			g.typ()
+		}
+	case 4:
+		g.kw("tool")
+		g.ident()
+		g.optStr()
+		g.p("{")
+		for g.chance(2) {
+			switch g.rng.IntN(4) {
+			case 0:
+				g.kw(g.pick("input", "output"))
+				g.typ()
+			case 1:
+				g.kw("run")
+				g.p("=")
+				switch g.rng.IntN(4) {
+				case 0:
+					g.kw("builtin")
+					g.p(".")
+					g.ident()
+				case 1:
+					g.kw(g.pick("http", "exec"))
+					g.block()
+				default:
+					g.kw("agent")
+					g.ident()
+				}
+			default:
+				g.attr()
+			}
+		}
+		g.p("}")
+	case 5:
+		g.kw("skill")
+		g.ident()
+		g.kw("from")
+		g.str()
+		if g.chance(2) {
+			g.block()
+		}
+	case 6:
+		g.kw("state")
+		g.ident()
+		g.recordType()
+	case 7:
+		g.kw("agent")
+		g.ident()
+		g.ident()
+		g.optStr()
+		g.block()
+	case 8:
+		g.graph()
+	case 9:
+		g.kw("serve")
+		g.block()
+	default:
+		g.test()
+	}
+	return g.toks
+}
+
+func (g *gen) graph() {
+	g.kw("graph")
+	g.ident()
+	g.p("(")
+	g.ident()
+	g.p(")")
+	if g.chance(2) {
+		g.kw("input")
+		g.ident()
+	}
+	if g.chance(2) {
+		g.kw("output")
+		g.ident()
+	}
+	g.optStr()
+	g.p("{")
+	for g.chance(4) || g.chance(2) {
+		if g.chance(2) {
+			g.kw("node")
+			g.ident()
+			g.p("=")
+			g.nodeBody()
+			g.clauses()
+			continue
+		}
+		g.ident()
+		g.p("->")
+		g.ident()
+		switch g.rng.IntN(3) {
+		case 0:
+			g.kw("when")
+			g.expr()
+		case 1:
+			g.kw("otherwise")
+		}
+		if g.chance(2) {
+			g.kw("max")
+			g.emit(tokInt, "3")
+			if g.chance(2) {
+				g.kw("else")
+				g.p("->")
+				g.ident()
+			}
+		}
+	}
+	g.p("}")
+}
+
+func (g *gen) test() {
+	g.kw("test")
+	g.str()
+	g.p("{")
+	for g.chance(4) || g.chance(2) {
+		switch g.rng.IntN(4) {
+		case 0:
+			g.kw(g.pick("model", "tool"))
+			g.ident()
+			g.kw("replay")
+			g.str()
+		case 1:
+			g.kw("answer")
+			g.ident()
+			g.p("=")
+			g.expr()
+		case 2:
+			g.kw("expect")
+			g.expr()
+			if g.chance(2) {
+				g.kw("before")
+				g.expr()
+			}
+		default:
+			g.attr()
+		}
+	}
+	g.p("}")
+}
+
+// TestDifferentialGenerated: random derivations of the grammar, as they
+// are and mutated once or twice.
+func TestDifferentialGenerated(t *testing.T) {
+	n := diffBudget(1_000, 5_000, 200_000)
+	g := &gen{rng: rand.New(rand.NewPCG(3, 4))}
+	vocab := tokenVocabulary()
+	var valid, mutated diffStats
+	for range n {
+		toks := g.decl()
+		if d := checkUnit(toks, eofAfter(toks), &valid); d != "" {
+			t.Fatalf("%s\n  tokens: %s", d, tokString(toks))
+		}
+		for range 1 + g.rng.IntN(2) {
+			toks = mutate(g.rng, toks, vocab)
+		}
+		if len(toks) == 0 {
+			continue
+		}
+		if d := checkUnit(toks, eofAfter(toks), &mutated); d != "" {
+			t.Fatalf("mutated: %s\n  tokens: %s", d, tokString(toks))
+		}
+	}
+	t.Logf("derived: %v", valid)
+	t.Logf("mutated: %v", mutated)
 }
