@@ -27,6 +27,7 @@ file is named).
 
 A file with syntax errors is reported and left untouched (exit 1).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForBatch()
 			if len(args) == 0 {
 				if write {
 					return usageErr(fmt.Errorf("-w needs file arguments"))

@@ -21,6 +21,7 @@ Graphviz DOT. With several graphs, --graph picks one (default: the serve
 block's run target, else the only graph).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForBatch()
 			f := bytecode.PictureFormat(format)
 			if f != bytecode.Mermaid && f != bytecode.DOT {
 				return usageErr(fmt.Errorf("unknown --format %q (want mermaid or dot)", format))

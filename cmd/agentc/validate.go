@@ -20,6 +20,7 @@ Exit status: 0 when there are no errors (warnings allowed), 1 when any error
 was found, 2 on a usage or I/O problem.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGCForBatch()
 			switch format {
 			case "text", "json", "sarif":
 			default:
