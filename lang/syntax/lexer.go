@@ -195,19 +195,20 @@ func (s *scanner) run() {
 			s.str()
 		}
 	}
-	// Close whatever is still open so the token stream stays balanced.
+	// Close whatever is still open so the token stream stays balanced. The
+	// synthetic closers have empty values: they occupy no source text.
 	for i := len(s.stack) - 1; i > 0; i-- {
 		f := s.stack[i]
 		switch f.mode {
 		case modeString:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, "string is not terminated")
-			s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Value: `"`, Pos: s.pos})
+			s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
 		case modeText:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, `text block is not terminated (missing """)`)
-			s.toks = append(s.toks, lexer.Token{Type: tokTextClose, Value: `"""`, Pos: s.pos})
+			s.toks = append(s.toks, lexer.Token{Type: tokTextClose, Pos: s.pos})
 		case modeCode:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, "interpolation is not terminated (missing })")
-			s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Value: "}", Pos: s.pos})
+			s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Pos: s.pos})
 		}
 	}
 	s.stack = s.stack[:1]
@@ -463,7 +464,7 @@ func (s *scanner) str() {
 	case c == '\n':
 		s.errorf(diag.UnterminatedText, f.open, s.pos, `string is not terminated before the end of the line (use """ for text blocks)`)
 		s.stack = s.stack[:len(s.stack)-1]
-		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Value: `"`, Pos: s.pos})
+		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
 	}
 }
 

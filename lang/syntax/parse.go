@@ -3,6 +3,8 @@ package syntax
 import (
 	"errors"
 	"fmt"
+	"reflect"
+	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -236,7 +238,41 @@ func participleDecl(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic
 	if err != nil {
 		return nil, syntaxDiag(err, toks[0])
 	}
+	fixEnds(reflect.ValueOf(du.Decl), toks)
 	return du.Decl, nil
+}
+
+// fixEnds rewrites participle's EndPos (the start of the token after a
+// node) to the AST's convention: just past the node's last token, or the
+// node's Pos when it consumed no token. Only the participle path needs it.
+func fixEnds(v reflect.Value, toks []lexer.Token) {
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		if !v.IsNil() {
+			fixEnds(v.Elem(), toks)
+		}
+	case reflect.Slice:
+		for i := 0; i < v.Len(); i++ {
+			fixEnds(v.Index(i), toks)
+		}
+	case reflect.Struct:
+		if v.Type() == reflect.TypeOf(At{}) {
+			at := v.Addr().Interface().(*At)
+			// The last token starting before EndPos ends the node.
+			i := sort.Search(len(toks), func(i int) bool { return toks[i].Pos.Offset >= at.EndPos.Offset })
+			if i == 0 || toks[i-1].Pos.Offset < at.Pos.Offset {
+				at.EndPos = at.Pos
+			} else {
+				at.EndPos = endOf(toks[i-1])
+			}
+			return
+		}
+		for i := 0; i < v.NumField(); i++ {
+			if v.Type().Field(i).IsExported() {
+				fixEnds(v.Field(i), toks)
+			}
+		}
+	}
 }
 
 // parseUnit guards a unit (nesting, leading keyword) and parses it with

@@ -32,8 +32,8 @@ import (
 //     token type (participle's untyped literals, so "{" also matches an
 //     interpolation's "{"); <ident>, <int>, <text>, ... are matched by type.
 //     Keywords are therefore contextual.
-//   - Pos is the first token of a node, EndPos the token after its last one
-//     (the synthetic EOF for the last node of a declaration).
+//   - Pos is the first token of a node, EndPos just past its last token
+//     (participle uses the next token's start; the oracle test normalizes)
 //   - A node's optional slices stay nil when nothing was captured; a *T or
 //     bool field is set only when its capture succeeded.
 //   - A group stops with an error after participle.MaxIterations matches
@@ -229,10 +229,27 @@ func (p *rdParser) lit(s string) bool {
 	return false
 }
 
-// span sets a node's Pos to the token at start and EndPos to the next token.
+// span sets a node's Pos to the token at start and EndPos to the end of
+// the last token it consumed.
 func (p *rdParser) span(a *At, start int) {
 	setPos(&a.Pos, &p.at(start).Pos)
-	setPos(&a.EndPos, &p.at(p.i).Pos)
+	p.setEnd(&a.EndPos, start)
+}
+
+// setEnd sets dst just past the last consumed token (the token before p.i),
+// or to the start token's position when the node consumed nothing.
+func (p *rdParser) setEnd(dst *lexer.Position, start int) {
+	if p.i <= start {
+		setPos(dst, &p.at(start).Pos)
+		return
+	}
+	last := p.i - 1
+	for last > start && p.at(last).Value == "" {
+		last-- // a synthetic closer occupies no source text
+	}
+	t := p.at(last)
+	setPos(dst, &t.Pos)
+	dst.Advance(t.Value)
 }
 
 // setPos copies a position field by field: a whole-struct copy of a type
@@ -1392,7 +1409,7 @@ func (p *rdParser) ident() *Ident {
 	n.Name = t.Value
 	setPos(&n.Pos, &t.Pos)
 	p.i++
-	setPos(&n.EndPos, &p.tok().Pos)
+	p.setEnd(&n.EndPos, p.i-1)
 	return n
 }
 
@@ -1407,7 +1424,7 @@ func (p *rdParser) intLit() *IntLit {
 	n.Text = t.Value
 	setPos(&n.Pos, &t.Pos)
 	p.i++
-	setPos(&n.EndPos, &p.tok().Pos)
+	p.setEnd(&n.EndPos, p.i-1)
 	return n
 }
 
@@ -1422,7 +1439,7 @@ func (p *rdParser) durLit() *DurationLit {
 	n.Text = t.Value
 	setPos(&n.Pos, &t.Pos)
 	p.i++
-	setPos(&n.EndPos, &p.tok().Pos)
+	p.setEnd(&n.EndPos, p.i-1)
 	return n
 }
 

@@ -212,6 +212,7 @@ func oracle(toks []lexer.Token, eof lexer.Token) (d Decl, dg *diag.Diagnostic, p
 // first disagreement, or "".
 func checkUnit(toks []lexer.Token, eof lexer.Token, st *diffStats) string {
 	st.units++
+	toks, eof = relay(toks)
 	want, wantErr, pan := oracle(toks, eof)
 	if pan != nil {
 		return "" // participle itself broke; nothing to compare against
@@ -241,6 +242,35 @@ func checkUnit(toks []lexer.Token, eof lexer.Token, st *diffStats) string {
 		return "reflect.DeepEqual disagrees with diffValues"
 	}
 	return ""
+}
+
+// relay gives synthetic or mutated token streams positions consistent with
+// their values (strictly increasing offsets, one space between tokens), as
+// the lexer's are, so node ends (just past the last token) are well defined.
+// Streams from the lexer are returned unchanged.
+func relay(toks []lexer.Token) ([]lexer.Token, lexer.Token) {
+	consistent := true
+	for i := 1; i < len(toks); i++ {
+		if toks[i].Pos.Offset < endOf(toks[i-1]).Offset {
+			consistent = false
+			break
+		}
+	}
+	if consistent && len(toks) > 0 {
+		return toks, eofAfter(toks)
+	}
+	out := make([]lexer.Token, len(toks))
+	pos := lexer.Position{Filename: "r.agent", Line: 1, Column: 1}
+	for i, t := range toks {
+		t.Pos = pos
+		out[i] = t
+		pos.Advance(t.Value)
+		pos.Advance(" ")
+	}
+	if len(out) == 0 {
+		return out, lexer.Token{Type: tokEOF, Pos: pos}
+	}
+	return out, eofAfter(out)
 }
 
 // normaliseOracle clears the operator participle leaks into a CmpExpr whose
@@ -886,13 +916,13 @@ func (s *refScanner) run() {
 		switch f.refMode {
 		case refModeString:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, "string is not terminated")
-			s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Value: `"`, Pos: s.pos})
+			s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
 		case refModeText:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, `text block is not terminated (missing """)`)
-			s.toks = append(s.toks, lexer.Token{Type: tokTextClose, Value: `"""`, Pos: s.pos})
+			s.toks = append(s.toks, lexer.Token{Type: tokTextClose, Pos: s.pos})
 		case refModeCode:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, "interpolation is not terminated (missing })")
-			s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Value: "}", Pos: s.pos})
+			s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Pos: s.pos})
 		}
 	}
 	s.stack = s.stack[:1]
@@ -1128,7 +1158,7 @@ func (s *refScanner) str() {
 	case c == '\n':
 		s.errorf(diag.UnterminatedText, f.open, s.pos, `string is not terminated before the end of the line (use """ for text blocks)`)
 		s.stack = s.stack[:len(s.stack)-1]
-		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Value: `"`, Pos: s.pos})
+		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
 	}
 }
 
