@@ -55,7 +55,11 @@ func writeNot(b *strings.Builder, n *syntax.NotExpr) {
 	}
 	writeAdd(b, c.Left)
 	if c.Op != "" {
-		b.WriteString(" " + c.Op + " ")
+		op := c.Op
+		if op == "notin" { // the parser joins the two captured tokens
+			op = "not in"
+		}
+		b.WriteString(" " + op + " ")
 		writeAdd(b, c.Right)
 	}
 }

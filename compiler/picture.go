@@ -107,7 +107,7 @@ func caption(n *Node) string {
 		}
 	}
 	var policies []string
-	if pol.Retry != nil && pol.Retry.Attempts > 1 {
+	if pol.Retry != nil && pol.Retry.Attempts > 0 {
 		policies = append(policies, fmt.Sprintf("retry %d", pol.Retry.Attempts))
 	}
 	if pol.Timeout > 0 {

@@ -165,7 +165,7 @@ func (c *checker) cmpExpr(x *syntax.CmpExpr, sc *scope, want *types.Type) *types
 	switch x.Op {
 	case "==", "!=":
 		rwant = lt
-	case "in", "not in":
+	case "in", "not in", "notin":
 		if lt != nil && unopt(lt).Kind() == types.KindEnum {
 			rwant = types.ListOf(unopt(lt))
 		}
@@ -190,7 +190,7 @@ func (c *checker) cmpExpr(x *syntax.CmpExpr, sc *scope, want *types.Type) *types
 		if !ordered(lt, rt) {
 			c.errorf(InvalidOperation, x.Span(), "cannot order %s and %s (%s needs two numbers, durations or strings)", lt, rt, x.Op)
 		}
-	case "in", "not in":
+	case "in", "not in", "notin":
 		if err := membership(lt, rt); err != "" {
 			c.errorf(InvalidOperation, x.Span(), "%s", err)
 		}

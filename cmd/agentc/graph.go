@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
 )
@@ -16,9 +15,10 @@ func newGraphCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "graph FILE [--graph NAME] [--format mermaid|dot]",
 		Short: "Draw a workflow's graph: every node, edge, condition, bound, join and interrupt",
-		Long: `Graph checks FILE and prints one of its graphs as Mermaid (default) or
-Graphviz DOT. With several graphs, --graph picks one (default: the serve
-block's run target, else the only graph).`,
+		Long: `Graph compiles FILE and draws one of its graphs from the bytecode — what
+will run — as Mermaid (default) or Graphviz DOT. With several graphs, --graph
+picks one (default: the serve block's run target, else the only graph); it
+may also name an agent, to draw the graph the agent is lowered to.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
@@ -30,21 +30,21 @@ block's run target, else the only graph).`,
 			if err != nil {
 				return usageErr(err)
 			}
-			ds, srcs, infos, err := proj.check(args)
+			prog, ds, srcs, err := proj.compile(args[0])
 			if err != nil {
 				return usageErr(err)
 			}
-			if nerr, _ := diag.CountErrors(ds); nerr > 0 {
+			if nerr, _ := diag.CountErrors(ds); nerr > 0 || prog == nil {
 				if err := renderDiags(a, "text", ds, srcs); err != nil {
 					return usageErr(err)
 				}
 				return failed
 			}
-			g, err := pickGraph(infos[args[0]], name)
+			gi, err := pickGraph(prog, name)
 			if err != nil {
 				return usageErr(err)
 			}
-			out, err := compiler.Picture(g, f)
+			out, err := bytecode.Picture(prog, gi, f)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -53,36 +53,42 @@ block's run target, else the only graph).`,
 		},
 	}
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
-	cmd.Flags().StringVar(&name, "graph", "", "the graph to draw")
+	cmd.Flags().StringVar(&name, "graph", "", "the graph (or agent) to draw")
 	return cmd
 }
 
-// pickGraph chooses the named graph, else the serve block's graph, else the
-// only graph, else fails listing the candidates.
-func pickGraph(info *compiler.Info, name string) (*compiler.Graph, error) {
-	if info == nil {
-		return nil, fmt.Errorf("nothing was checked")
-	}
-	var names []string
-	for _, g := range info.Graphs {
-		if g.Name() == name {
-			return g, nil
+// pickGraph chooses the named graph (a declared graph or the graph an agent
+// is lowered to), else the serve block's graph, else the only declared
+// graph, else fails listing the declared graphs.
+func pickGraph(prog *bytecode.Program, name string) (int, error) {
+	lowered := map[int]bool{}
+	for _, ag := range prog.Agents {
+		if ag.Graph >= 0 {
+			lowered[int(ag.Graph)] = true
 		}
-		names = append(names, g.Name())
+	}
+	var declared []int
+	var names []string
+	for gi := range prog.Graphs {
+		if name != "" && prog.Graphs[gi].Name == name {
+			return gi, nil
+		}
+		if !lowered[gi] {
+			declared = append(declared, gi)
+			names = append(names, prog.Graphs[gi].Name)
+		}
 	}
 	switch {
 	case name != "":
-		return nil, fmt.Errorf("no graph %q (graphs: %s)", name, strings.Join(names, ", "))
-	case info.Serve != nil:
-		if g, ok := info.Serve.Run.(*compiler.Graph); ok {
-			return g, nil
-		}
+		return -1, fmt.Errorf("no graph or agent %q (graphs: %s)", name, strings.Join(names, ", "))
+	case prog.Serve != nil && prog.Serve.Run.Kind == bytecode.RefGraph:
+		return int(prog.Serve.Run.Index), nil
 	}
-	if len(info.Graphs) == 1 {
-		return info.Graphs[0], nil
+	switch len(declared) {
+	case 0:
+		return -1, fmt.Errorf("the file declares no graph")
+	case 1:
+		return declared[0], nil
 	}
-	if len(info.Graphs) == 0 {
-		return nil, fmt.Errorf("the file declares no graph")
-	}
-	return nil, fmt.Errorf("several graphs; pick one with --graph (graphs: %s)", strings.Join(names, ", "))
+	return -1, fmt.Errorf("several graphs; pick one with --graph (graphs: %s)", strings.Join(names, ", "))
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/agentc/agentc/compiler"
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
 )
 
@@ -144,4 +146,36 @@ func (p *project) check(files []string) ([]diag.Diagnostic, diag.Sources, map[st
 	}
 	ds, srcs := p.localize(all.Sorted())
 	return ds, srcs, infos, nil
+}
+
+// compile loads one root file and compiles it. It returns the program (nil
+// when any error was found, loading included) and every diagnostic in
+// display form; like check, "never used" warnings speak only for the root
+// file.
+func (p *project) compile(file string) (*bytecode.Program, []diag.Diagnostic, diag.Sources, error) {
+	name, err := p.name(file)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cfg := p.config()
+	pkg, lds := compiler.Load(cfg, name)
+	var all diag.List
+	all.Append(lds...)
+	var prog *bytecode.Program
+	if n, _ := diag.CountErrors(lds); n == 0 {
+		imported := false
+		for _, deps := range pkg.Imports {
+			imported = imported || slices.Contains(deps, name)
+		}
+		var cds []diag.Diagnostic
+		prog, _, cds = compiler.Compile(cfg, pkg)
+		for _, d := range cds {
+			if d.Code == diag.UnusedDecl && (d.Subject.File != name || imported) {
+				continue
+			}
+			all.Add(d)
+		}
+	}
+	ds, srcs := p.localize(all.Sorted())
+	return prog, ds, srcs, nil
 }

@@ -59,6 +59,8 @@ func newRoot(a *app) *cobra.Command {
 		newValidateCmd(a),
 		newFmtCmd(a),
 		newGraphCmd(a),
+		newCompileCmd(a),
+		newDisasmCmd(a),
 		newVersionCmd(a),
 	)
 	return root

@@ -245,7 +245,7 @@ func (d *disasm) node(g *Graph, ni int, state int64) {
 		d.printf("    set %s = %s\n", d.fieldName(state, int64(a.Field)), chunkRef(a.Code))
 	}
 	if r := n.Retry; r.MaxAttempts > 0 || r.BackoffMin != 0 || r.BackoffMax != 0 || r.Jitter || len(r.On) > 0 {
-		d.printf("    retry %d backoff %s..%s", r.MaxAttempts, r.BackoffMin, r.BackoffMax)
+		d.printf("    attempts %d backoff %s..%s", r.MaxAttempts, r.BackoffMin, r.BackoffMax)
 		if r.Jitter {
 			d.printf(" jitter")
 		}

@@ -1,7 +1,9 @@
 package bytecode
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -75,41 +77,57 @@ func NodeCaption(name, what string, policies []string) string {
 // Picture renders graph gi of p. It is exact by construction: every node,
 // every route-table edge with its condition (decompiled from the code that
 // runs), every loop bound and its exit, every catch route, join mode and
-// interrupt type comes from the program, in program order.
+// interrupt type comes from the program. Nodes are drawn in program order;
+// route edges in source order (by span; each followed by its loop exit),
+// then the catch routes in node order, the order in which the compiler
+// draws a checked graph (compiler.Picture), so both pictures are equal.
 func Picture(p *Program, gi int, format PictureFormat) (string, error) {
 	if gi < 0 || gi >= len(p.Graphs) {
 		return "", fmt.Errorf("graph %d out of range", gi)
 	}
 	g := &p.Graphs[gi]
 	pg := &PictureGraph{Name: g.Name}
+	type route struct{ node, edge int }
+	var routes []route
 	for ni := range g.Nodes {
 		n := &g.Nodes[ni]
 		pg.Nodes = append(pg.Nodes, PictureNode{Name: n.Name, Caption: nodeCaption(p, n), Shape: shapeOf(n.Kind)})
+		for ei := range n.Edges {
+			routes = append(routes, route{ni, ei})
+		}
+	}
+	slices.SortStableFunc(routes, func(a, b route) int {
+		sa, sb := g.Nodes[a.node].Edges[a.edge].Span, g.Nodes[b.node].Edges[b.edge].Span
+		return cmp.Or(cmp.Compare(sa.File, sb.File), cmp.Compare(sa.StartOff, sb.StartOff))
+	})
+	for _, r := range routes {
+		ni, n := r.node, &g.Nodes[r.node]
+		e := n.Edges[r.edge]
+		if int(e.Target) >= len(g.Nodes) {
+			return "", fmt.Errorf("graph %s: edge %s -> %d: target out of range", g.Name, n.Name, e.Target)
+		}
+		label := ""
+		switch e.Kind {
+		case EdgeWhen:
+			src, err := ExprSource(p, int(e.Cond))
+			if err != nil {
+				return "", fmt.Errorf("graph %s: edge %s -> %s: %w", g.Name, n.Name, g.Nodes[e.Target].Name, err)
+			}
+			label = src
+		case EdgeOtherwise:
+			label = "otherwise"
+		}
+		if e.Max > 0 {
+			label = strings.TrimSpace(label + fmt.Sprintf(" (max %d)", e.Max))
+		}
+		pg.Edges = append(pg.Edges, PictureEdge{From: ni, To: int(e.Target), Label: label})
+		if e.Max > 0 && e.Else >= 0 && int(e.Else) < len(g.Nodes) {
+			pg.Edges = append(pg.Edges, PictureEdge{From: ni, To: int(e.Else), Label: fmt.Sprintf("after %d", e.Max), Dashed: true})
+		}
 	}
 	for ni := range g.Nodes {
-		n := &g.Nodes[ni]
-		for _, e := range n.Edges {
-			label := ""
-			switch e.Kind {
-			case EdgeWhen:
-				src, err := ExprSource(p, int(e.Cond))
-				if err != nil {
-					return "", fmt.Errorf("graph %s: edge %s -> %s: %w", g.Name, n.Name, g.Nodes[e.Target].Name, err)
-				}
-				label = src
-			case EdgeOtherwise:
-				label = "otherwise"
-			}
-			if e.Max > 0 {
-				label = strings.TrimSpace(label + fmt.Sprintf(" (max %d)", e.Max))
-			}
-			pg.Edges = append(pg.Edges, PictureEdge{From: ni, To: int(e.Target), Label: label})
-			if e.Max > 0 && e.Else >= 0 {
-				pg.Edges = append(pg.Edges, PictureEdge{From: ni, To: int(e.Else), Label: fmt.Sprintf("after %d", e.Max), Dashed: true})
-			}
-		}
-		if n.Catch >= 0 {
-			pg.Edges = append(pg.Edges, PictureEdge{From: ni, To: int(n.Catch), Label: "catch", Dashed: true})
+		if c := g.Nodes[ni].Catch; c >= 0 && int(c) < len(g.Nodes) {
+			pg.Edges = append(pg.Edges, PictureEdge{From: ni, To: int(c), Label: "catch", Dashed: true})
 		}
 	}
 	return pg.Render(format)
@@ -174,8 +192,8 @@ func nodeCaption(p *Program, n *Node) string {
 		}
 	}
 	var policies []string
-	if n.Retry.MaxAttempts > 1 {
-		policies = append(policies, fmt.Sprintf("retry %d", n.Retry.MaxAttempts))
+	if n.Retry.MaxAttempts > 1 { // `retry N` is N attempts after the first
+		policies = append(policies, fmt.Sprintf("retry %d", n.Retry.MaxAttempts-1))
 	}
 	if n.Timeout > 0 {
 		policies = append(policies, "timeout "+n.Timeout.String())

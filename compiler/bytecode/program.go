@@ -290,7 +290,7 @@ type Edge struct {
 	Cond   int32  // Chunks index of a bool chunk for EdgeWhen, else None
 	Target uint32 // node index
 	Max    uint32 // a bounded loop: traversals allowed per run; 0 = unbounded
-	Else   int32  // where to go instead once Max is used up (required iff Max > 0), else None
+	Else   int32  // where to go instead once Max is used up, else None (then the run fails with loop_limit); None without Max
 	Span   Span
 }
 

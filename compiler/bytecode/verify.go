@@ -30,9 +30,10 @@ const maxProblems = 20
 //     parts match the node kind; call kinds match callees (llm nodes call llm
 //     agents); the route table of each node is an all-unconditional fan-out,
 //     or `when` edges with at most one trailing `otherwise`; only the end node
-//     has no edges; no edge targets the start node; `max N` edges name an
-//     else target; joins name unique predecessors that each have an edge to
-//     the join; catch targets exist;
+//     has no edges; no edge targets the start node; an else target needs
+//     `max N` (a `max N` edge without one fails the run with loop_limit when
+//     exhausted); joins name unique predecessors that each have an edge or a
+//     catch route to the join; catch targets exist;
 //   - state schemas: unique field names, defaults that conform to the field
 //     type, reducers that fit the type;
 //   - tools, models, agents, skills, policies, serve and tests reference
@@ -466,7 +467,7 @@ func (v *verifier) join(g *Graph, ji int, at func() string) {
 				v.errorf("%s: predecessor %s listed twice", at(), g.Nodes[pr].Name)
 			}
 		}
-		linked := false
+		linked := int(g.Nodes[pr].Catch) == ji // a catch route arrives like an edge
 		for _, e := range g.Nodes[pr].Edges {
 			if int(e.Target) == ji || (e.Max > 0 && int(e.Else) == ji) {
 				linked = true
@@ -538,7 +539,7 @@ func (v *verifier) edges(g *Graph, ni int, state int32, at func() string) {
 		target(e.Target, ew)
 		switch {
 		case e.Max > 0 && e.Else == None:
-			v.errorf("%s: max %d without an else target", ew(), e.Max)
+			// No exit: the (Max+1)th traversal fails the run with loop_limit.
 		case e.Max > 0 && e.Else < 0:
 			v.errorf("%s: invalid else target %d", ew(), e.Else)
 		case e.Max > 0:

@@ -96,7 +96,7 @@ func TestVerifyRejects(t *testing.T) {
 			e[0], e[1] = e[1], e[0]
 		}, "otherwise is not the last edge"},
 		{"when without condition", func(t *testing.T, p *Program) { p.Graphs[0].Nodes[nApprove].Edges[0].Cond = None }, "when edge has no condition"},
-		{"max without else", func(t *testing.T, p *Program) { p.Graphs[0].Nodes[nApprove].Edges[1].Else = None }, "max 3 without an else target"},
+		{"invalid else", func(t *testing.T, p *Program) { p.Graphs[0].Nodes[nApprove].Edges[1].Else = -5 }, "invalid else target -5"},
 		{"else without max", func(t *testing.T, p *Program) { p.Graphs[0].Nodes[nWrite].Edges[0].Else = nEnd }, "else target without max"},
 		{"end with edges", func(t *testing.T, p *Program) {
 			p.Graphs[0].Nodes[nEnd].Edges = []Edge{{Kind: EdgeAlways, Cond: None, Target: nWrite, Else: None}}
@@ -173,6 +173,17 @@ func TestVerifyRejects(t *testing.T) {
 			}
 			_ = Disasm(p) // must not panic on an invalid program
 		})
+	}
+}
+
+// TestVerifyMaxWithoutElse: a `max N` edge may have no else target; the VM
+// fails the run with loop_limit when it is exhausted.
+func TestVerifyMaxWithoutElse(t *testing.T) {
+	p := supportProgram(t)
+	const approve = 5
+	p.Graphs[0].Nodes[approve].Edges[1].Else = None
+	if err := Verify(p); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -1,0 +1,170 @@
+package runtime
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
+)
+
+// checkpointer adapts the VM's Checkpointer to the store for one run: raw
+// hashes become hex strings, statuses store.RunStatus, a pending write's
+// task is the store's node (attempt 0), and each step's commit carries the
+// step's persisted events in the same synced batch.
+//
+// Writes that record something that already happened (a commit, a pending
+// write, an effect's result) run under context.WithoutCancel: a canceled
+// run stops at the VM's next cancellation point, never half way through
+// recording a finished step or side effect.
+type checkpointer struct {
+	a *activeRun
+}
+
+// CommitStep implements vm.Checkpointer. The commit of a step that ends
+// the run (completed, or waiting on an interrupt) is deferred until the VM
+// returns, so that the interrupt and run_finished events and the run's
+// final status go into that same batch (activeRun.finish).
+func (c *checkpointer) CommitStep(ctx context.Context, rec *vm.StepRecord) error {
+	a := c.a
+	delta := a.stateDelta(rec)
+	if delta != nil {
+		a.send(delta)
+	}
+	events := a.takeStep(delta)
+	if rec.Status == vm.StatusCompleted || rec.Status == vm.StatusInterrupted {
+		a.final, a.finalEvs = rec, events
+		a.nLead = 0
+		for _, e := range events {
+			if e.Kind == EventRunStarted {
+				a.nLead++
+			}
+		}
+		return nil
+	}
+	_, err := a.commit(ctx, rec, events, "")
+	return err
+}
+
+// commit writes one step with its events; status, when set, becomes the
+// run's.
+func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Event, status store.RunStatus) (store.Committed, error) {
+	bs, err := encodeEvents(events)
+	if err != nil {
+		return store.Committed{}, err
+	}
+	return a.r.st.CommitStep(context.WithoutCancel(ctx), store.StepCommit{
+		Checkpoint: toCheckpoint(rec), Events: bs, Journal: rec.Journal, Status: status,
+	})
+}
+
+// PutPendingWrite implements vm.Checkpointer.
+func (c *checkpointer) PutPendingWrite(ctx context.Context, run string, w vm.PendingWrite) error {
+	return c.a.r.st.PutPendingWrite(context.WithoutCancel(ctx), run, w.Step, w.Task, 0, w.Data)
+}
+
+// LookupEffect implements vm.Checkpointer.
+func (c *checkpointer) LookupEffect(ctx context.Context, run, effect string, attempt uint32) (vm.EffectState, error) {
+	key := vm.IdempotencyKey(run, effect, attempt)
+	e, err := c.a.r.st.LookupEffect(ctx, key)
+	if err != nil {
+		return vm.EffectState{}, err
+	}
+	return vm.EffectState{Intent: e.Intent, Key: key, Done: e.Done, Result: e.Result}, nil
+}
+
+// PutIntent implements vm.Checkpointer.
+func (c *checkpointer) PutIntent(ctx context.Context, run, effect string, attempt uint32) (string, error) {
+	return c.a.r.st.PutIntent(ctx, run, effect, attempt)
+}
+
+// PutEffectResult implements vm.Checkpointer.
+func (c *checkpointer) PutEffectResult(ctx context.Context, key string, result []byte) error {
+	return c.a.r.st.PutEffectResult(context.WithoutCancel(ctx), key, result)
+}
+
+func toCheckpoint(rec *vm.StepRecord) store.Checkpoint {
+	kind := store.Delta
+	if rec.Full {
+		kind = store.Full
+	}
+	return store.Checkpoint{
+		Run: rec.Run, Step: rec.Step, Kind: kind,
+		State: rec.State, Frontier: rec.Frontier, Counters: rec.Counters, Interrupts: rec.Interrupts,
+		ProgramHash: hex.EncodeToString(rec.ProgramHash[:]), SchemaHash: hex.EncodeToString(rec.SchemaHash[:]),
+		Time: rec.Time,
+	}
+}
+
+func fromCheckpoint(c store.Checkpoint) (vm.StepRecord, error) {
+	rec := vm.StepRecord{
+		Run: c.Run, Step: c.Step, Full: c.Kind == store.Full,
+		State: c.State, Frontier: c.Frontier, Counters: c.Counters, Interrupts: c.Interrupts, Time: c.Time,
+	}
+	if err := unhex(&rec.ProgramHash, c.ProgramHash); err != nil {
+		return rec, fmt.Errorf("checkpoint %s/%d: program hash: %w", c.Run, c.Step, err)
+	}
+	if err := unhex(&rec.SchemaHash, c.SchemaHash); err != nil {
+		return rec, fmt.Errorf("checkpoint %s/%d: schema hash: %w", c.Run, c.Step, err)
+	}
+	return rec, nil
+}
+
+func unhex(dst *[32]byte, s string) error {
+	if hex.DecodedLen(len(s)) != len(dst) {
+		return fmt.Errorf("%q is not 32 bytes of hex", s)
+	}
+	_, err := hex.Decode(dst[:], []byte(s))
+	return err
+}
+
+// Delta ops of a checkpoint's state delta (spec/vm.md).
+var deltaOps = [...]string{1: "set", 2: "append", 3: "merge"}
+
+// stateDelta builds the step's state_delta event: from the checkpoint's
+// delta (appended elements only, never a whole list), or, when the
+// checkpoint is a full snapshot, from the fields the step changed. Hidden
+// fields ($…) are left out. Nil when nothing visible changed.
+func (a *activeRun) stateDelta(rec *vm.StepRecord) *Event {
+	changes := a.changes
+	a.changes = nil
+	var out []StateChange
+	add := func(f int, op string, v types.Value) {
+		if f < 0 || f >= len(a.fields) || strings.HasPrefix(a.fields[f].Name, "$") {
+			return
+		}
+		b, err := types.ToJSON(v)
+		if err != nil {
+			a.r.log.Warn("runtime: state value has no JSON form", "run", a.id, "field", a.fields[f].Name, "err", err)
+			return
+		}
+		out = append(out, StateChange{Field: a.fields[f].Name, Op: op, Value: b})
+	}
+	if rec.Full {
+		for _, c := range changes {
+			add(c.Field, "set", c.Value)
+		}
+	} else if len(rec.State) > 0 {
+		v, n, err := types.DecodeValue(rec.State)
+		if err != nil || n != len(rec.State) || v.Kind() != types.ValList || v.Len()%3 != 0 {
+			a.r.log.Warn("runtime: malformed state delta", "run", a.id, "step", rec.Step)
+			return nil
+		}
+		for i := 0; i < v.Len(); i += 3 {
+			f, op := v.Elem(i), v.Elem(i+1)
+			if f.Kind() != types.ValInt || op.Kind() != types.ValInt || op.Int() < 1 || op.Int() >= int64(len(deltaOps)) {
+				continue
+			}
+			add(int(f.Int()), deltaOps[op.Int()], v.Elem(i+2))
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	ev := a.newEvent(EventStateDelta, a.root, "", rec.Step)
+	ev.Changes = out
+	return ev
+}

@@ -1,0 +1,288 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+	"unicode/utf8"
+)
+
+// appendEvent writes e's versioned JSON encoding (EncodeEvent) to dst. It
+// mirrors the struct tags of Event and its payload types member by member;
+// TestEncodeMatchesEncodingJSON holds it to encoding/json's output.
+func appendEvent(b []byte, e *Event) ([]byte, error) {
+	b = append(b, `{"v":`...)
+	b = strconv.AppendInt(b, EventCodecVersion, 10)
+	b = member(b, "id", e.ID)
+	b = member(b, "kind", string(e.Kind))
+	b = append(b, `,"time":"`...)
+	b = e.Time.AppendFormat(b, time.RFC3339Nano)
+	b = append(b, '"')
+	b = member(b, "app", e.App)
+	b = member(b, "user", e.User)
+	b = member(b, "session", e.Session)
+	b = optMember(b, "run", e.Run)
+	b = optMember(b, "invocation", e.Invocation)
+	b = optMember(b, "author", e.Author)
+	b = optMember(b, "node", e.Node)
+	if e.MapIndex != nil {
+		b = append(b, `,"map_index":`...)
+		b = strconv.AppendInt(b, int64(*e.MapIndex), 10)
+	}
+	b = optUint(b, "step", e.Step)
+	b = optMember(b, "filter_key", e.FilterKey)
+	if e.Persisted {
+		b = append(b, `,"persisted":true`...)
+	}
+	b = optUint(b, "seq", e.Seq)
+	b = optMember(b, "text", e.Text)
+	var err error
+	if e.Resume != nil {
+		if b, err = appendMarshaled(b, "resume", e.Resume); err != nil {
+			return nil, err
+		}
+	}
+	b = optMember(b, "runnable", e.Runnable)
+	b = optMember(b, "model", e.Model)
+	b = optMember(b, "finish_reason", e.FinishReason)
+	b = optInt(b, "turn", e.Turn)
+	if u := e.Usage; u != nil {
+		b = append(b, `,"usage":{"prompt_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
+		b = append(b, `,"completion_tokens":`...)
+		b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+		b = append(b, '}')
+	}
+	if len(e.ToolCalls) > 0 {
+		b = append(b, `,"tool_calls":[`...)
+		for i := range e.ToolCalls {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			if b, err = appendToolCall(b, &e.ToolCalls[i]); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, ']')
+	}
+	if e.ToolCall != nil {
+		b = append(b, `,"tool_call":`...)
+		if b, err = appendToolCall(b, e.ToolCall); err != nil {
+			return nil, err
+		}
+	}
+	if len(e.Result) > 0 {
+		if b, err = rawMember(b, "result", e.Result); err != nil {
+			return nil, err
+		}
+	}
+	if x := e.Error; x != nil {
+		b = append(b, `,"error":{"kind":`...)
+		b = appendString(b, x.Kind)
+		b = member(b, "message", x.Message)
+		b = optMember(b, "node", x.Node)
+		b = append(b, '}')
+	}
+	if len(e.Changes) > 0 {
+		b = append(b, `,"changes":[`...)
+		for i, c := range e.Changes {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"field":`...)
+			b = appendString(b, c.Field)
+			b = member(b, "op", c.Op)
+			if b, err = rawMember(b, "value", c.Value); err != nil {
+				return nil, err
+			}
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
+	if len(e.Interrupts) > 0 {
+		if b, err = appendMarshaled(b, "interrupts", e.Interrupts); err != nil {
+			return nil, err
+		}
+	}
+	if len(e.Decisions) > 0 {
+		if b, err = appendMarshaled(b, "decisions", e.Decisions); err != nil {
+			return nil, err
+		}
+	}
+	b = optMember(b, "status", string(e.Status))
+	if len(e.Output) > 0 {
+		if b, err = rawMember(b, "output", e.Output); err != nil {
+			return nil, err
+		}
+	}
+	return append(b, '}'), nil
+}
+
+func appendToolCall(b []byte, tc *ToolCall) ([]byte, error) {
+	b = append(b, `{"id":`...)
+	b = appendString(b, tc.ID)
+	b = member(b, "name", tc.Name)
+	b = append(b, `,"args":`...)
+	if tc.Args == nil {
+		b = append(b, "null"...)
+	} else {
+		if !json.Valid(tc.Args) {
+			return nil, errors.New("tool call " + tc.ID + ": args are not JSON")
+		}
+		b = appendCompact(b, tc.Args)
+	}
+	return append(b, '}'), nil
+}
+
+// member appends ,"name":"value".
+func member(b []byte, name, v string) []byte {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendString(b, v)
+}
+
+func optMember(b []byte, name, v string) []byte {
+	if v == "" {
+		return b
+	}
+	return member(b, name, v)
+}
+
+func optUint(b []byte, name string, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return strconv.AppendUint(b, v, 10)
+}
+
+func optInt(b []byte, name string, v int) []byte {
+	if v == 0 {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return strconv.AppendInt(b, int64(v), 10)
+}
+
+// rawMember appends ,"name":raw after checking raw is JSON.
+func rawMember(b []byte, name string, raw json.RawMessage) ([]byte, error) {
+	if !json.Valid(raw) {
+		return nil, errors.New(name + " is not JSON")
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return appendCompact(b, raw), nil
+}
+
+// appendMarshaled appends ,"name": and v through encoding/json (the rare,
+// nested payloads: resume requests, interrupts with schemas, decisions).
+func appendMarshaled(b []byte, name string, v any) ([]byte, error) {
+	x, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return append(b, x...), nil
+}
+
+// appendCompact appends valid JSON without insignificant whitespace, as
+// encoding/json writes a RawMessage.
+func appendCompact(b []byte, raw []byte) []byte {
+	clean := true
+	for _, c := range raw {
+		if c == ' ' || c == '\n' || c == '\t' || c == '\r' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return append(b, raw...)
+	}
+	inString, escaped := false, false
+	for _, c := range raw {
+		switch {
+		case inString:
+			b = append(b, c)
+			if escaped {
+				escaped = false
+			} else if c == '\\' {
+				escaped = true
+			} else if c == '"' {
+				inString = false
+			}
+		case c == ' ' || c == '\n' || c == '\t' || c == '\r':
+		default:
+			if c == '"' {
+				inString = true
+			}
+			b = append(b, c)
+		}
+	}
+	return b
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString appends s as a JSON string the way encoding/json does:
+// <, >, & and U+2028/U+2029 escaped as \u00XX / \u20XX, invalid UTF-8 as
+// U+FFFD.
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,374 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/vm"
+)
+
+// toolInfo is what the host knows about one program tool.
+type toolInfo struct {
+	name    string
+	decl    *bytecode.Tool
+	in, out *types.Type
+	impl    Tool // nil: a `run = agent` tool the Runner runs itself
+	spec    ToolSpec
+}
+
+// agentInfo is what the llm loop knows about one program agent.
+type agentInfo struct {
+	decl        *bytecode.Agent
+	model       Model
+	tools       []int          // program tool indexes, in declaration order
+	byName      map[string]int // tool name → program tool index
+	specs       []ToolSpec
+	maxTurns    int
+	temperature *float64
+	maxTokens   int
+}
+
+// bind resolves the program's models and tools against the configured
+// implementations; everything an agent or a tool node needs must be there.
+func (r *Runner) bind(cfg RunnerConfig) error {
+	p := r.prog
+	r.tools = make([]toolInfo, len(p.Tools))
+	for i := range p.Tools {
+		t := &p.Tools[i]
+		ti := toolInfo{name: t.Name, decl: t, in: p.Types[t.Input], out: p.Types[t.Output], impl: cfg.Tools[t.Name]}
+		if ti.impl == nil && t.Impl.Kind == bytecode.ImplBuiltin {
+			ti.impl = cfg.Tools[t.Impl.Builtin]
+		}
+		ti.spec = ToolSpec{Name: t.Name, Description: t.Doc, InputSchema: types.JSONSchema(ti.in)}
+		r.tools[i] = ti
+	}
+	missingModels, missingTools := map[string]bool{}, map[string]bool{}
+	needTool := func(ti int) {
+		if t := &r.tools[ti]; t.impl == nil && t.decl.Impl.Kind != bytecode.ImplAgent {
+			missingTools[t.name] = true
+		}
+	}
+	r.agents = make([]agentInfo, len(p.Agents))
+	for i := range p.Agents {
+		ag := &p.Agents[i]
+		ai := agentInfo{decl: ag, byName: map[string]int{}, maxTurns: int(ag.MaxTurns)}
+		if ai.maxTurns <= 0 {
+			ai.maxTurns = DefaultMaxTurns
+		}
+		if ag.Kind == bytecode.AgentLLM && ag.Model >= 0 {
+			md := &p.Models[ag.Model]
+			if ai.model = cfg.Models[md.Name]; ai.model == nil {
+				missingModels[md.Name] = true
+			}
+			for _, at := range md.Attrs {
+				if at.Kind != bytecode.AttrConst || int(at.Const) >= len(p.Consts) {
+					continue
+				}
+				switch v := p.Consts[at.Const]; at.Name {
+				case "temperature":
+					if v.Kind() == types.ValFloat || v.Kind() == types.ValInt {
+						f := v.Float()
+						if v.Kind() == types.ValInt {
+							f = float64(v.Int())
+						}
+						ai.temperature = &f
+					}
+				case "max_tokens":
+					if v.Kind() == types.ValInt {
+						ai.maxTokens = int(v.Int())
+					}
+				}
+			}
+		}
+		if ag.Kind == bytecode.AgentLLM {
+			for _, ti := range ag.Tools {
+				ai.tools = append(ai.tools, int(ti))
+				ai.byName[r.tools[ti].name] = int(ti)
+				ai.specs = append(ai.specs, r.tools[ti].spec)
+				needTool(int(ti))
+			}
+		}
+		r.agents[i] = ai
+	}
+	for gi := range p.Graphs {
+		for _, n := range p.Graphs[gi].Nodes {
+			if n.Call.Kind == bytecode.CallTool {
+				needTool(int(n.Call.Callee))
+			}
+		}
+	}
+	if len(missingModels)+len(missingTools) == 0 {
+		return nil
+	}
+	var parts []string
+	if len(missingModels) > 0 {
+		parts = append(parts, "models "+sortedKeys(missingModels))
+	}
+	if len(missingTools) > 0 {
+		parts = append(parts, "tools "+sortedKeys(missingTools))
+	}
+	return fmt.Errorf("runtime: the program needs implementations of %s", strings.Join(parts, " and "))
+}
+
+func sortedKeys(m map[string]bool) string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return strings.Join(ks, ", ")
+}
+
+// host is the run's vm.Host: it dispatches tool nodes to Tool.Call, llm
+// nodes to the llm loop (llmloop.go), and agent and graph nodes to sub-runs
+// of the same Machine. Inside a sub-run, scope is the calling task of the
+// run's own graph, to which every event of the sub-run is attributed.
+type host struct {
+	a     *activeRun
+	scope *taskScope
+	// Inside a sub-run: the VM path prefix of its nodes, the caller's
+	// relative path that replaces it, and the caller's map item.
+	prefix, base string
+	item         int
+}
+
+// rel maps a VM node path to the path events and call sites use: relative
+// to the runnable, and inside a sub-run the caller's path followed by the
+// callee's graph and node ("fan/sub/ask", the item index kept apart).
+func (h *host) rel(path string) string {
+	if h.scope == nil {
+		return h.a.rel(path)
+	}
+	if len(path) > len(h.prefix) && path[len(h.prefix)] == '/' && strings.HasPrefix(path, h.prefix) {
+		return h.base + path[len(h.prefix):]
+	}
+	return h.a.rel(path)
+}
+
+// taskScope is the task of the run's graph that an event belongs to: its
+// node and map item (the ledger's order within a step) and step.
+type taskScope struct {
+	node, item int
+	step       uint64
+}
+
+// callCtx is one call as the host sees it.
+type callCtx struct {
+	sc      *taskScope
+	run     string
+	path    string // the VM node path ("graph/node", "graph/a/sub/b")
+	vmItem  int    // the VM's map index of this call, or -1
+	node    string // the path relative to the runnable: events and call sites
+	item    int    // map item index for events and call sites (the caller's inside a sub-run), or -1
+	step    uint64
+	attempt uint32
+	idem    string // idempotency key of the attempt ("" for read-only calls)
+}
+
+// mapIndex returns the item index for events (nil outside a map).
+func (c *callCtx) mapIndex() *int {
+	if c.item < 0 {
+		return nil
+	}
+	i := c.item
+	return &i
+}
+
+// taskID is the VM task's path: node, or node/item.
+func (c *callCtx) taskID() string {
+	if c.vmItem < 0 {
+		return c.path
+	}
+	return c.path + "/" + strconv.Itoa(c.vmItem)
+}
+
+// Call implements vm.Host.
+func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error) {
+	sc := h.scope
+	if sc == nil {
+		sc = &taskScope{node: req.NodeIndex, item: req.MapIndex, step: req.Step}
+	}
+	item := req.MapIndex
+	if item < 0 && h.scope != nil {
+		item = h.item
+	}
+	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
+		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey}
+	switch req.Kind {
+	case bytecode.CallTool:
+		return h.toolNode(ctx, c, &h.a.r.tools[req.Callee], req.Args)
+	case bytecode.CallLLM, bytecode.CallAgent:
+		return h.agent(ctx, c, int(req.Callee), textArg(req.Args, "prompt"), req.Result)
+	case bytecode.CallGraph:
+		return h.subRun(ctx, c, int(req.Callee), vm.Options{Fields: req.Args})
+	}
+	return types.Value{}, vm.NewError(vm.KindInternal, "unknown call kind %s", req.Kind)
+}
+
+// textArg returns the named argument as text ("" when absent).
+func textArg(args []vm.NamedValue, name string) string {
+	for _, a := range args {
+		if a.Name == name {
+			b, _ := types.AppendText(nil, a.Value)
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// agent runs agent ai on prompt: an llm agent's model ⇄ tool loop, or a
+// composition's lowered graph as a sub-run.
+func (h *host) agent(ctx context.Context, c *callCtx, ai int, prompt string, result *types.Type) (types.Value, error) {
+	ag := &h.a.r.agents[ai]
+	if ag.decl.Kind == bytecode.AgentLLM {
+		return h.llm(ctx, c, ag, prompt, result)
+	}
+	if ag.decl.Graph < 0 {
+		return types.Value{}, vm.NewError(vm.KindInternal, "agent %s has no graph", ag.decl.Name)
+	}
+	return h.subRun(ctx, c, int(ag.decl.Graph), vm.Options{Input: types.MakeString(prompt)})
+}
+
+// subRun runs graph gi of the same Machine for the calling task, in memory
+// (its result is journaled by the calling node), with node paths under the
+// caller's, and returns the graph's output.
+func (h *host) subRun(ctx context.Context, c *callCtx, gi int, opts vm.Options) (types.Value, error) {
+	a := h.a
+	graph := a.r.prog.Graphs[gi].Name
+	opts.RunID = c.run
+	opts.PathPrefix = c.taskID()
+	child := &host{a: a, scope: c.sc, prefix: c.taskID(), base: c.node, item: c.item}
+	opts.Host = child
+	opts.Clock, opts.Entropy = a.r.clock, a.r.ent
+	opts.Workers = a.r.opts.VMWorkers
+	opts.MaxSteps = a.r.opts.MaxSteps
+	opts.Emit = func(e vm.Event) { child.onVM(c, graph, e) }
+	res, err := a.r.m.Run(ctx, gi, opts)
+	if err != nil {
+		return types.Value{}, err
+	}
+	if res.Status != vm.StatusCompleted {
+		return types.Value{}, vm.NewError(vm.KindInternal, "%s stopped with status %s inside node %s: interrupts and decisions inside sub-graphs and agents are not supported yet",
+			graph, res.Status, c.node)
+	}
+	return res.Output, nil
+}
+
+// toolNode runs a tool node: the arguments become the tool's input record
+// (checked against its type), the result is decoded as its output type.
+func (h *host) toolNode(ctx context.Context, c *callCtx, ti *toolInfo, args []vm.NamedValue) (types.Value, error) {
+	a := h.a
+	keys := make([]string, len(args))
+	vals := make([]types.Value, len(args))
+	for i, arg := range args {
+		keys[i], vals[i] = arg.Name, arg.Value
+	}
+	m, err := types.MakeMap(keys, vals)
+	if err != nil {
+		return types.Value{}, vm.NewError(vm.KindToolError, "arguments of tool %s: %v", ti.name, err)
+	}
+	raw, err := types.ToJSON(m)
+	if err != nil {
+		return types.Value{}, vm.NewError(vm.KindToolError, "arguments of tool %s: %v", ti.name, err)
+	}
+	in, err := types.FromJSON(ti.in, raw)
+	if err != nil {
+		return types.Value{}, vm.NewError(vm.KindToolError, "arguments of tool %s: %v", ti.name, err)
+	}
+	canon, err := types.ToJSON(in)
+	if err != nil {
+		return types.Value{}, vm.NewError(vm.KindToolError, "arguments of tool %s: %v", ti.name, err)
+	}
+	id := c.taskID() + "@" + strconv.FormatUint(c.step, 10)
+	if c.attempt > 1 {
+		id += "#" + strconv.FormatUint(uint64(c.attempt), 10)
+	}
+	call := &ToolCall{ID: id, Name: ti.name, Args: canon}
+	ev := a.newEvent(EventToolCall, ti.name, c.node, c.step)
+	ev.MapIndex, ev.ToolCall = c.mapIndex(), call
+	a.emitTask(c.sc, ev)
+
+	res := a.newEvent(EventToolResult, ti.name, c.node, c.step)
+	res.MapIndex, res.ToolCall = c.mapIndex(), call
+	out, err := h.callTool(ctx, c, ti, ToolRequest{CallID: call.ID, Args: canon, IdempotencyKey: c.idem})
+	var v types.Value
+	if err == nil {
+		if v, err = types.FromJSON(ti.out, out); err != nil {
+			err = &vm.Error{Kind: vm.KindInvalidOutput, Message: fmt.Sprintf("tool %s returned output that does not fit %s: %v", ti.name, ti.out, err), Err: err}
+		} else if res.Result, err = types.ToJSON(v); err != nil {
+			err = vm.NewError(vm.KindInvalidOutput, "tool %s: %v", ti.name, err)
+		}
+	}
+	if err != nil {
+		res.Result, res.Error = nil, toolErrorInfo(err, c.node)
+		a.emitTask(c.sc, res)
+		return types.Value{}, err
+	}
+	a.emitTask(c.sc, res)
+	return v, nil
+}
+
+// callTool calls a tool's implementation (or runs its agent), turning a
+// panic into an `internal` error: a panicking tool fails its node.
+func (h *host) callTool(ctx context.Context, c *callCtx, ti *toolInfo, req ToolRequest) (out json.RawMessage, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.a.r.log.Error("runtime: tool panicked", "tool", ti.name, "run", c.run, "node", c.node, "panic", p, "stack", string(debug.Stack()))
+			out, err = nil, &vm.Error{Kind: vm.KindInternal, Message: fmt.Sprintf("tool %s panicked: %v", ti.name, p)}
+		}
+	}()
+	if ti.impl != nil {
+		return ti.impl.Call(ctx, req)
+	}
+	if ti.decl.Impl.Kind == bytecode.ImplAgent {
+		return h.agentTool(ctx, c, ti, req)
+	}
+	return nil, vm.NewError(vm.KindUnavailable, "tool %s has no implementation", ti.name)
+}
+
+// agentTool runs a `run = agent NAME` tool: the input record is the
+// agent's prompt (a single string field as is, otherwise canonical JSON);
+// its answer is decoded as the tool's output type.
+func (h *host) agentTool(ctx context.Context, c *callCtx, ti *toolInfo, req ToolRequest) (json.RawMessage, error) {
+	prompt := string(req.Args)
+	if ti.in.Kind() == types.KindRecord && ti.in.NumFields() == 1 && ti.in.Field(0).Type.Kind() == types.KindString {
+		var one map[string]string
+		if err := json.Unmarshal(req.Args, &one); err == nil {
+			prompt = one[ti.in.Field(0).Name]
+		}
+	}
+	sub := *c
+	sub.path, sub.vmItem, sub.node = c.taskID()+"/"+ti.name, -1, c.node+"/"+ti.name
+	if req.IdempotencyKey != "" {
+		sub.idem = req.IdempotencyKey
+	}
+	v, err := h.agent(ctx, &sub, int(ti.decl.Impl.Agent), prompt, ti.out)
+	if err != nil {
+		return nil, err
+	}
+	return types.ToJSON(v)
+}
+
+// toolErrorInfo describes a tool failure for a tool_result event.
+func toolErrorInfo(err error, node string) *ErrorInfo {
+	var ve *vm.Error
+	if errors.As(err, &ve) {
+		return &ErrorInfo{Kind: string(ve.Kind), Message: ve.Message, Node: node}
+	}
+	kind := vm.KindToolError
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		kind = vm.KindTimeout
+	case errors.Is(err, context.Canceled):
+		kind = vm.KindCanceled
+	}
+	return &ErrorInfo{Kind: string(kind), Message: err.Error(), Node: node}
+}

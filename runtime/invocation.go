@@ -1,0 +1,48 @@
+package runtime
+
+import "encoding/json"
+
+// Invocation is the work order of one external request against a run: an
+// AG-UI request, an OpenAI request, a CLI run, a resume (spec/runner.md).
+// The Runner reads it and never modifies it.
+type Invocation struct {
+	// ID identifies the invocation in its events; "inv_<ULID>" when empty
+	// (protocol adapters pass their request id).
+	ID string
+	// User and Session name the session (the app is the Runner's); the
+	// session is created on first use.
+	User, Session string
+	// Input is the user's message. It is written to the runnable's input
+	// field: as is for a string field, decoded as JSON for other types.
+	// Ignored for a resume.
+	Input string
+	// Runnable names the graph or agent to run. Empty: the serve block's
+	// run, else the only runnable. Ignored for a resume (the run's runnable
+	// is kept).
+	Runnable string
+	// Resume, when set, continues an interrupted (or canceled, failed, or
+	// needs_decision) run of this session instead of starting a new one.
+	Resume *ResumeRequest
+}
+
+// ResumeRequest continues a run.
+type ResumeRequest struct {
+	// Run is the run id (run_<ULID>).
+	Run string `json:"run"`
+	// Values answer pending interrupts by id: "graph/node" as the interrupt
+	// event reports it, or the bare node name. Each is decoded as the
+	// interrupt's declared type.
+	Values map[string]json.RawMessage `json:"values,omitempty"`
+	// Decisions settle side effects of a needs_decision run, by the
+	// decision's id.
+	Decisions map[string]DecisionRequest `json:"decisions,omitempty"`
+}
+
+// DecisionRequest settles one side effect that may or may not have
+// happened: Action "rerun" (call it again with the same idempotency key),
+// "result" (it happened; Value is its result) or "fail" (the attempt
+// failed, no further retries).
+type DecisionRequest struct {
+	Action string          `json:"action"`
+	Value  json.RawMessage `json:"value,omitempty"`
+}

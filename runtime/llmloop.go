@@ -1,0 +1,300 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/vm"
+)
+
+// The llm agent loop (spec/runner.md, "The llm loop"): the agent's
+// instruction and the node's prompt go to the model with the agent's tools;
+// the tool calls of a reply run (concurrently when there are several) and
+// their results — errors included — go back to the model; a reply without
+// tool calls is the final answer, decoded as the node's `into` type. Every
+// model call is one turn, up to the agent's max_turns.
+
+// maxAnswerRetries is how many times a final answer that does not decode is
+// returned to the model with the error (each retry is a turn).
+const maxAnswerRetries = 1
+
+// answerMode says how a final answer becomes a value.
+type answerMode uint8
+
+const (
+	answerText answerMode = iota // the text as a string (string, json, or no target)
+	answerEnum                   // a bare member word or a JSON string
+	answerJSON                   // JSON decoded through the target's schema
+)
+
+func answerModeOf(t *types.Type) answerMode {
+	if t == nil {
+		return answerText
+	}
+	base := t
+	if base.Kind() == types.KindOptional {
+		base = base.Elem()
+	}
+	switch base.Kind() {
+	case types.KindString, types.KindJSON:
+		return answerText
+	case types.KindEnum:
+		return answerEnum
+	}
+	return answerJSON
+}
+
+// llm runs agent ag's loop for one call.
+func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string, result *types.Type) (types.Value, error) {
+	a := h.a
+	name := ag.decl.Name
+	if ag.model == nil {
+		return types.Value{}, vm.NewError(vm.KindUnavailable, "agent %s has no model", name)
+	}
+	msgs := make([]Message, 0, 8)
+	if ag.decl.Instruction != bytecode.None {
+		v, err := a.r.m.Eval(ctx, int(ag.decl.Instruction), nil)
+		if err != nil {
+			return types.Value{}, &vm.Error{Kind: vm.KindEval, Message: "instruction of agent " + name + ": " + err.Error(), Err: err}
+		}
+		if text, _ := types.AppendText(nil, v); len(text) > 0 {
+			msgs = append(msgs, Message{Role: RoleSystem, Content: string(text)})
+		}
+	}
+	if prompt != "" || len(msgs) == 0 {
+		msgs = append(msgs, Message{Role: RoleUser, Content: prompt})
+	}
+	mode := answerModeOf(result)
+	var schema map[string]any
+	if mode != answerText {
+		schemaType := result
+		if schemaType.Kind() == types.KindOptional {
+			schemaType = schemaType.Elem() // the answer is the value; null is not one
+		}
+		schema = types.JSONSchema(schemaType)
+	}
+	retries := 0
+	for turn := 1; turn <= ag.maxTurns; turn++ {
+		// A request per turn: a model may keep the previous one. Clip:
+		// a model that appends to Messages cannot write into ours.
+		req := &ModelRequest{Site: CallSite{Node: c.node, MapIndex: c.item, Turn: turn}, Messages: slices.Clip(msgs),
+			Tools: ag.specs, ResponseSchema: schema, Temperature: ag.temperature, MaxTokens: ag.maxTokens}
+		onDelta := func(text string) {
+			ev := a.newEvent(EventModelDelta, name, c.node, c.step)
+			ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), text, turn
+			a.emitTask(c.sc, ev)
+		}
+		resp, err := ag.model.Generate(ctx, req, onDelta)
+		if err != nil {
+			return types.Value{}, err
+		}
+		if resp == nil {
+			return types.Value{}, vm.NewError(vm.KindModelError, "model of agent %s returned no response", name)
+		}
+		ev := a.newEvent(EventModelResponse, name, c.node, c.step)
+		ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), resp.Text, turn
+		calls := eventToolCalls(resp.ToolCalls)
+		ev.ToolCalls, ev.Model, ev.FinishReason = calls, resp.Model, resp.FinishReason
+		if resp.Usage != (Usage{}) {
+			u := resp.Usage
+			ev.Usage = &u
+		}
+		a.emitTask(c.sc, ev)
+		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
+
+		if len(resp.ToolCalls) > 0 {
+			results, err := h.runTools(ctx, c, ag, turn, resp.ToolCalls, calls)
+			if err != nil {
+				return types.Value{}, err
+			}
+			msgs = append(msgs, results...)
+			continue
+		}
+		v, derr := decodeAnswer(mode, result, resp.Text)
+		if derr == nil {
+			return v, nil
+		}
+		if retries >= maxAnswerRetries || turn == ag.maxTurns {
+			return types.Value{}, &vm.Error{Kind: vm.KindInvalidOutput, Err: derr,
+				Message: fmt.Sprintf("agent %s's answer does not fit %s: %v", name, result, derr)}
+		}
+		retries++
+		hint := "Reply again with only the answer."
+		if mode == answerJSON {
+			hint = "Reply again with only a JSON value that matches the response schema."
+		}
+		msgs = append(msgs, Message{Role: RoleUser, Content: "Your answer does not fit the required type " + result.String() + ": " + derr.Error() + ". " + hint})
+	}
+	return types.Value{}, vm.NewError(vm.KindModelError, "agent %s used its %d turns without a final answer", name, ag.maxTurns)
+}
+
+// toolOutcome is one tool call's result as the model and the events see it.
+type toolOutcome struct {
+	content string          // what the model reads
+	result  json.RawMessage // the output (canonical JSON), or nil on error
+	err     *ErrorInfo      // the failure returned to the model
+	fatal   error           // ends the node: a panic or cancellation
+}
+
+// runTools runs a reply's tool calls, concurrently when there are several
+// (the goroutines are joined before it returns), and returns the tool
+// messages in call order. Tool errors go back to the model; a panicking
+// tool or cancellation fails the node.
+func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int, calls, evCalls []ToolCall) ([]Message, error) {
+	a := h.a
+	name := ag.decl.Name
+	for i := range calls {
+		ev := a.newEvent(EventToolCall, name, c.node, c.step)
+		ev.MapIndex, ev.Turn, ev.ToolCall = c.mapIndex(), turn, &evCalls[i]
+		a.emitTask(c.sc, ev)
+	}
+	outs := make([]toolOutcome, len(calls))
+	if len(calls) == 1 {
+		outs[0] = h.modelTool(ctx, c, ag, turn, 0, &calls[0])
+	} else {
+		var wg sync.WaitGroup
+		for i := range calls {
+			wg.Go(func() { outs[i] = h.modelTool(ctx, c, ag, turn, i, &calls[i]) })
+		}
+		wg.Wait()
+	}
+	msgs := make([]Message, len(calls))
+	var fatal error
+	for i := range calls {
+		o := &outs[i]
+		ev := a.newEvent(EventToolResult, name, c.node, c.step)
+		ev.MapIndex, ev.Turn, ev.ToolCall, ev.Result, ev.Error = c.mapIndex(), turn, &evCalls[i], o.result, o.err
+		a.emitTask(c.sc, ev)
+		if o.fatal != nil && fatal == nil {
+			fatal = o.fatal
+		}
+		msgs[i] = Message{Role: RoleTool, ToolCallID: calls[i].ID, Name: calls[i].Name, Content: o.content}
+	}
+	return msgs, fatal
+}
+
+// modelTool validates and runs one tool call of a model reply.
+func (h *host) modelTool(ctx context.Context, c *callCtx, ag *agentInfo, turn, idx int, tc *ToolCall) (o toolOutcome) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.a.r.log.Error("runtime: tool call panicked", "tool", tc.Name, "run", c.run, "node", c.node, "panic", p, "stack", string(debug.Stack()))
+			o = toolOutcome{fatal: &vm.Error{Kind: vm.KindInternal, Message: fmt.Sprintf("tool %s panicked: %v", tc.Name, p)}}
+		}
+	}()
+	fail := func(kind vm.ErrorKind, msg string) toolOutcome {
+		return toolOutcome{content: "error (" + string(kind) + "): " + msg, err: &ErrorInfo{Kind: string(kind), Message: msg, Node: c.node}}
+	}
+	ti, ok := ag.byName[tc.Name]
+	if !ok {
+		names := make([]string, len(ag.tools))
+		for i, t := range ag.tools {
+			names[i] = h.a.r.tools[t].name
+		}
+		avail := "none"
+		if len(names) > 0 {
+			avail = strings.Join(names, ", ")
+		}
+		return fail(vm.KindToolError, fmt.Sprintf("unknown tool %q; the available tools are: %s", tc.Name, avail))
+	}
+	t := &h.a.r.tools[ti]
+	args := tc.Args
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	in, err := types.FromJSON(t.in, args)
+	if err != nil {
+		return fail(vm.KindToolError, fmt.Sprintf("invalid arguments for tool %s: %v", t.name, err))
+	}
+	canon, err := types.ToJSON(in)
+	if err != nil {
+		return fail(vm.KindToolError, fmt.Sprintf("invalid arguments for tool %s: %v", t.name, err))
+	}
+	var key string
+	if t.decl.Effect != bytecode.EffectReadOnly {
+		base := c.idem
+		if base == "" {
+			base = vm.IdempotencyKey(c.run, c.taskID()+"@"+strconv.FormatUint(c.step, 10), c.attempt)
+		}
+		key = base + "/" + strconv.Itoa(turn) + "/" + strconv.Itoa(idx)
+	}
+	out, err := h.callTool(ctx, c, t, ToolRequest{CallID: tc.ID, Args: canon, IdempotencyKey: key})
+	if err != nil {
+		var ve *vm.Error
+		if ctx.Err() != nil || errors.As(err, &ve) && ve.Kind == vm.KindInternal {
+			return toolOutcome{fatal: err, err: toolErrorInfo(err, c.node), content: "error: " + err.Error()}
+		}
+		info := toolErrorInfo(err, c.node)
+		return toolOutcome{content: "error (" + info.Kind + "): " + info.Message, err: info}
+	}
+	v, err := types.FromJSON(t.out, out)
+	if err != nil {
+		return fail(vm.KindInvalidOutput, fmt.Sprintf("tool %s returned output that does not fit %s: %v", t.name, t.out, err))
+	}
+	res, err := types.ToJSON(v)
+	if err != nil {
+		return fail(vm.KindInvalidOutput, fmt.Sprintf("tool %s: %v", t.name, err))
+	}
+	o = toolOutcome{result: res, content: string(res)}
+	if v.Kind() == types.ValString {
+		o.content = v.Str()
+	}
+	return o
+}
+
+// decodeAnswer turns a final answer into a value of the target type.
+func decodeAnswer(mode answerMode, t *types.Type, text string) (types.Value, error) {
+	switch mode {
+	case answerText:
+		return types.MakeString(text), nil
+	case answerEnum:
+		base := t
+		if base.Kind() == types.KindOptional {
+			base = base.Elem()
+		}
+		if w := strings.TrimSpace(text); base.HasLiteral(w) {
+			return types.MakeString(w), nil
+		}
+	}
+	return types.FromJSON(t, stripFence([]byte(text)))
+}
+
+// stripFence removes a Markdown code fence around a JSON answer.
+func stripFence(b []byte) []byte {
+	b = bytes.TrimSpace(b)
+	if !bytes.HasPrefix(b, []byte("```")) || !bytes.HasSuffix(b, []byte("```")) || len(b) < 6 {
+		return b
+	}
+	b = b[3 : len(b)-3]
+	if i := bytes.IndexByte(b, '\n'); i >= 0 && !bytes.ContainsAny(b[:i], "{[\"") {
+		b = b[i+1:]
+	}
+	return bytes.TrimSpace(b)
+}
+
+// eventToolCalls returns the tool calls as events carry them: arguments
+// that are not valid JSON (a model's mistake, returned to it as an error)
+// are recorded as a JSON string of their text, so that the event encodes.
+func eventToolCalls(calls []ToolCall) []ToolCall {
+	out := calls
+	for i, tc := range calls {
+		if tc.Args == nil || json.Valid(tc.Args) {
+			continue
+		}
+		if &out[0] == &calls[0] {
+			out = slices.Clone(calls)
+		}
+		b, _ := json.Marshal(string(tc.Args))
+		out[i].Args = b
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
+)
+
+// prepareResume loads what resumes run (its checkpoint chain and the
+// pending writes of the step after it) and converts the answers and
+// decisions, so that a bad resume is refused before anything is persisted.
+func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run, req *ResumeRequest) error {
+	if run.ProgramHash != r.progHash {
+		return fmt.Errorf("%w: run %s was started by program %s; this runner has %s", ErrNotResumable, run.ID, run.ProgramHash, r.progHash)
+	}
+	if run.Status == store.RunCompleted {
+		return fmt.Errorf("%w: run %s is completed", ErrNotResumable, run.ID)
+	}
+	gi, ok := r.m.Graph(run.Runnable)
+	if !ok {
+		return fmt.Errorf("%w: run %s runs %q, which the program does not have", ErrNotResumable, run.ID, run.Runnable)
+	}
+	a.id = run.ID
+	a.prevStatus = RunStatus(run.Status)
+	a.setGraph(gi)
+	latest, err := r.st.LatestCheckpoint(ctx, run.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return fmt.Errorf("%w: run %s has no checkpoint", ErrNotResumable, run.ID)
+	}
+	if err != nil {
+		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
+	}
+	cps, err := r.st.CheckpointChain(ctx, run.ID, latest.Step)
+	if err != nil {
+		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
+	}
+	in := &vm.ResumeInput{Chain: make([]vm.StepRecord, len(cps))}
+	for i, cp := range cps {
+		if in.Chain[i], err = fromCheckpoint(cp); err != nil {
+			return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
+		}
+	}
+	pws, err := r.st.ListPendingWrites(ctx, run.ID, latest.Step+1)
+	if err != nil {
+		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
+	}
+	for _, pw := range pws {
+		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: pw.Writes})
+	}
+
+	waiting, err := r.pendingInterrupts(a.graph, latest.Interrupts)
+	if err != nil {
+		return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
+	}
+	for key, raw := range req.Values {
+		id := key
+		if !strings.Contains(id, "/") {
+			id = a.root + "/" + key
+		}
+		i := slices.IndexFunc(waiting, func(w waitingInterrupt) bool { return w.id == id })
+		if i < 0 {
+			ids := make([]string, len(waiting))
+			for j, w := range waiting {
+				ids[j] = w.id
+			}
+			return fmt.Errorf("%w: run %s has no pending interrupt %q (pending: %s)", ErrInvalidResume, run.ID, key, strings.Join(ids, ", "))
+		}
+		v, err := types.FromJSON(waiting[i].typ, raw)
+		if err != nil {
+			return fmt.Errorf("%w: the value for %s does not fit %s: %v", ErrInvalidResume, id, waiting[i].typ, err)
+		}
+		if in.Answers == nil {
+			in.Answers = map[string]types.Value{}
+		}
+		in.Answers[id] = v
+	}
+	if len(waiting) > 0 && len(in.Answers) == 0 && len(req.Decisions) == 0 {
+		ids := make([]string, len(waiting))
+		for j, w := range waiting {
+			ids[j] = w.id
+		}
+		return fmt.Errorf("%w: run %s waits on %s; resume it with values", ErrInvalidResume, run.ID, strings.Join(ids, ", "))
+	}
+	for id, d := range req.Decisions {
+		if d.Value != nil && !json.Valid(d.Value) {
+			return fmt.Errorf("%w: decision %s: the value is not JSON", ErrInvalidResume, id)
+		}
+		var dec vm.Decision
+		switch d.Action {
+		case "rerun":
+			dec.Action = vm.DecideRerun
+		case "fail":
+			dec.Action = vm.DecideFail
+		case "result":
+			dec.Action = vm.DecideResult
+			v, err := types.ParseJSON(d.Value)
+			if t := r.decisionType(a.graph, a.root, id); t != nil && err == nil {
+				v, err = types.FromJSON(t, d.Value)
+			}
+			if err != nil {
+				return fmt.Errorf("%w: decision %s: %v", ErrInvalidResume, id, err)
+			}
+			dec.Value = v
+		default:
+			return fmt.Errorf("%w: decision %s: action %q (want rerun, result or fail)", ErrInvalidResume, id, d.Action)
+		}
+		if in.Decisions == nil {
+			in.Decisions = map[string]vm.Decision{}
+		}
+		in.Decisions[id] = dec
+	}
+	a.resume = in
+	return nil
+}
+
+type waitingInterrupt struct {
+	id  string
+	typ *types.Type
+}
+
+// pendingInterrupts decodes a checkpoint's pending interrupts (spec/vm.md:
+// a list of {"id", "node", "prompt"} maps) with their resume types.
+func (r *Runner) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterrupt, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	v, n, err := types.DecodeValue(b)
+	if err != nil {
+		return nil, err
+	}
+	if n != len(b) || v.Kind() != types.ValList {
+		return nil, errors.New("malformed record")
+	}
+	out := make([]waitingInterrupt, v.Len())
+	for i := range out {
+		x := v.Elem(i)
+		id, _ := x.MapGet("id")
+		node, _ := x.MapGet("node")
+		if id.Kind() != types.ValString || node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
+			g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+			return nil, errors.New("malformed record")
+		}
+		out[i] = waitingInterrupt{id: id.Str(), typ: r.prog.Types[g.Nodes[node.Int()].Interrupt.Resume]}
+	}
+	return out, nil
+}
+
+// decisionType is the type a decided result of task id ("graph/node" or
+// "graph/node/3") is decoded as: the tool's output type for a tool call,
+// else the type the node's into field takes (nil: untyped JSON).
+func (r *Runner) decisionType(g *bytecode.Graph, root, id string) *types.Type {
+	name, _, _ := strings.Cut(strings.TrimPrefix(id, root+"/"), "/")
+	for i := range g.Nodes {
+		n := &g.Nodes[i]
+		if n.Name != name {
+			continue
+		}
+		if n.Call.Kind == bytecode.CallTool {
+			return r.prog.Types[r.prog.Tools[n.Call.Callee].Output]
+		}
+		if n.Into == bytecode.None {
+			return nil
+		}
+		f := r.prog.States[g.State].Fields[n.Into]
+		t := r.prog.Types[f.Type]
+		if f.Reducer == bytecode.ReduceAppend && (t.Kind() == types.KindList || t.Kind() == types.KindMessages) {
+			t = t.Elem()
+		}
+		return t
+	}
+	return nil
+}

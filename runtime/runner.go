@@ -1,0 +1,524 @@
+package runtime
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
+)
+
+// The Runner opens the workbench for every invocation (spec/runner.md):
+// it gets or creates the session, selects the runnable, persists the user's
+// input before anything runs, creates and registers the run (one active run
+// per session), drives the VM with a Host that dispatches models, tools,
+// agents and sub-graphs, commits each superstep with its qualifying events
+// in one synced batch, streams every event to the caller, records how the
+// run ended, and hands the session to the post-run workers.
+
+// Errors returned by Run (test with errors.Is).
+var (
+	// ErrSessionBusy: the session already has an active run and the policy
+	// is SessionReject.
+	ErrSessionBusy = errors.New("runtime: session has an active run")
+	// ErrClosed: the Runner is closed (or closing).
+	ErrClosed = errors.New("runtime: runner closed")
+	// ErrInvalidInvocation: the invocation lacks a user or session, or its
+	// input does not fit the runnable's input field.
+	ErrInvalidInvocation = errors.New("runtime: invalid invocation")
+	// ErrUnknownRunnable: no graph or agent has the requested name, or there
+	// is no single runnable to default to; the message lists candidates.
+	ErrUnknownRunnable = errors.New("runtime: unknown runnable")
+	// ErrNotResumable: the run does not exist in this session, is
+	// completed, or was written by another program.
+	ErrNotResumable = errors.New("runtime: run cannot be resumed")
+	// ErrInvalidResume: a resume value does not fit its interrupt's type, or
+	// names no pending interrupt, or a decision is malformed.
+	ErrInvalidResume = errors.New("runtime: invalid resume")
+)
+
+// SessionPolicy says what Run does when the session already has an active
+// run.
+type SessionPolicy uint8
+
+// Session policies.
+const (
+	SessionReject SessionPolicy = iota // fail with ErrSessionBusy (the default)
+	SessionWait                        // wait (FIFO) until the active run ends, or ctx is done
+)
+
+// DefaultMaxTurns is an llm agent's model-call budget when it declares none.
+const DefaultMaxTurns = 10
+
+// RunnerConfig configures a Runner. Store, Program, Clock and Entropy are
+// required.
+type RunnerConfig struct {
+	Store   store.Store
+	Program *bytecode.Program
+	// Models implement the program's models, by declared model name. Every
+	// model an llm agent uses must be present.
+	Models map[string]Model
+	// Tools implement the program's tools, by declared name (or, for a
+	// builtin tool, by its builtin name). Every tool an agent lists or a
+	// tool node calls must be present, except `run = agent` tools, which the
+	// Runner runs itself when none is given.
+	Tools map[string]Tool
+	// Funcs is the VM's builtin function table (nil: vm.Builtins()).
+	Funcs map[string]vm.Func
+	// Clock and Entropy are the only sources of time and randomness: event
+	// times, ULIDs, node timeouts and retry jitter.
+	Clock   vm.Clock
+	Entropy vm.Entropy
+	// App is the app part of session keys (default: the workflow's name).
+	App    string
+	Logger *slog.Logger // nil: discard
+	// SessionPolicy applies when a session already has an active run.
+	SessionPolicy SessionPolicy
+	// Workers is the number of post-run workers (default 1); QueueSize
+	// bounds the sessions waiting for one (default 256; beyond it a
+	// session's post-run work is dropped with a warning).
+	Workers   int
+	QueueSize int
+	// Summary, Memory and Evolution run, in this order, on the post-run
+	// workers after each run ends (nil: nothing).
+	Summary, Memory, Evolution PostRunHook
+	// VMWorkers bounds a run's concurrent host calls per step (default
+	// vm.DefaultWorkers); MaxSteps bounds its supersteps (default
+	// vm.DefaultMaxSteps).
+	VMWorkers int
+	MaxSteps  uint64
+}
+
+// Runner runs invocations against one program. It is safe for concurrent
+// use. Goroutines: each accepted invocation has one run goroutine, owned by
+// the Runner (Close waits for it), which drives the VM (whose workers the VM
+// owns and joins) and closes the event channel when the run is over; the
+// post-run workers are owned by the Runner and stopped by Close.
+type Runner struct {
+	st       store.Store
+	m        *vm.Machine
+	prog     *bytecode.Program
+	progHash string
+	progData []byte
+	stored   atomic.Bool // the program is in the store
+
+	clock  vm.Clock
+	ent    vm.Entropy
+	ids    *ulidGen
+	log    *slog.Logger
+	app    string
+	policy SessionPolicy
+	opts   RunnerConfig
+
+	tools  []toolInfo  // by program tool index
+	agents []agentInfo // by program agent index
+	models map[string]Model
+
+	mu       sync.Mutex
+	closed   bool
+	active   map[string]*activeRun // by run id
+	sessions map[store.SessionKey]*sessionSlot
+	runs     sync.WaitGroup // accepted invocations (Run calls in progress and run goroutines)
+
+	stop     context.Context // canceled when Close stops waiting for runs
+	stopRuns context.CancelFunc
+
+	post *postRunPool
+}
+
+// NewRunner checks cfg and loads the program.
+func NewRunner(cfg RunnerConfig) (*Runner, error) {
+	switch {
+	case cfg.Store == nil:
+		return nil, errors.New("runtime: RunnerConfig.Store is required")
+	case cfg.Program == nil:
+		return nil, errors.New("runtime: RunnerConfig.Program is required")
+	case cfg.Clock == nil || cfg.Entropy == nil:
+		return nil, errors.New("runtime: RunnerConfig.Clock and Entropy are required (library code reads no system clock or global randomness)")
+	}
+	m, err := vm.New(cfg.Program, cfg.Funcs)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	// Encode a shallow copy (the caller's program is not modified) for the
+	// bytes the store keeps under the program's hash.
+	q := *cfg.Program
+	q.States = slices.Clone(cfg.Program.States)
+	data, err := bytecode.Encode(&q)
+	if err != nil {
+		return nil, fmt.Errorf("runtime: encode program: %w", err)
+	}
+	if q.Hash != m.Hash() {
+		return nil, fmt.Errorf("runtime: program hash %x does not match its encoding's %x", m.Hash(), q.Hash)
+	}
+	r := &Runner{
+		st: cfg.Store, m: m, prog: cfg.Program, progHash: hex.EncodeToString(q.Hash[:]), progData: data,
+		clock: cfg.Clock, ent: cfg.Entropy, ids: newULIDGen(cfg.Clock, cfg.Entropy),
+		log: cfg.Logger, app: cfg.App, policy: cfg.SessionPolicy, opts: cfg, models: cfg.Models,
+		active: map[string]*activeRun{}, sessions: map[store.SessionKey]*sessionSlot{},
+	}
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.app == "" {
+		r.app = cfg.Program.Workflow
+	}
+	if r.app == "" {
+		return nil, errors.New("runtime: RunnerConfig.App is required (the program has no workflow name)")
+	}
+	if err := r.bind(cfg); err != nil {
+		return nil, err
+	}
+	r.stop, r.stopRuns = context.WithCancel(context.Background())
+	r.post = newPostRunPool(r.log, cfg)
+	return r, nil
+}
+
+// Machine returns the loaded program (for tools and tests that evaluate its
+// chunks). It is shared and immutable.
+func (r *Runner) Machine() *vm.Machine { return r.m }
+
+// App returns the app name of the Runner's session keys.
+func (r *Runner) App() string { return r.app }
+
+// Run accepts inv and returns the channel of its events. Before it returns,
+// the session exists, the input event is durable, and the run is created and
+// registered (Cancel finds it); an error means none of the later steps
+// happened (ErrSessionBusy, ErrInvalidInvocation, ErrUnknownRunnable,
+// ErrNotResumable, ErrInvalidResume, ErrClosed, a store error, or ctx's
+// error while waiting for the session).
+//
+// The run goroutine, owned by the Runner, sends every event in order and
+// closes the channel after run_finished. The caller reads the channel until
+// it is closed; to abandon it, cancel ctx (the run is canceled and the
+// remaining events are dropped). A reader that stops without canceling
+// blocks the run until Close.
+func (r *Runner) Run(ctx context.Context, inv Invocation) (<-chan *Event, error) {
+	if inv.User == "" || inv.Session == "" {
+		return nil, fmt.Errorf("%w: user and session are required", ErrInvalidInvocation)
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil, ErrClosed
+	}
+	r.runs.Add(1)
+	r.mu.Unlock()
+	ar, err := r.admit(ctx, inv)
+	if err != nil {
+		r.runs.Done()
+		return nil, err
+	}
+	go ar.execute()
+	return ar.out, nil
+}
+
+// admit does everything Run does before the run goroutine starts.
+func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err error) {
+	key := store.SessionKey{App: r.app, User: inv.User, Session: inv.Session}
+	var prev *store.Run
+	gi := -1
+	if inv.Resume != nil {
+		run, err := r.st.GetRun(ctx, inv.Resume.Run)
+		if errors.Is(err, store.ErrNotFound) || err == nil && run.Session != key {
+			return nil, fmt.Errorf("%w: session %s has no run %q", ErrNotResumable, key, inv.Resume.Run)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("runtime: resume: %w", err)
+		}
+		prev = &run
+	} else if gi, err = r.selectGraph(inv.Runnable); err != nil {
+		return nil, err
+	}
+	input := types.Value{}
+	if prev == nil {
+		if input, err = r.inputValue(gi, inv.Input); err != nil {
+			return nil, err
+		}
+	}
+
+	slot, err := r.acquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	var ar *activeRun
+	handedOff := false // the run goroutine releases the slot
+	defer func() {
+		if err != nil && !handedOff {
+			if ar != nil {
+				ar.unlink()
+				ar.cancel()
+			}
+			r.release(key, slot)
+		}
+	}()
+	now := r.clock.Now()
+	if _, _, err := r.st.GetOrCreateSession(ctx, key, now); err != nil {
+		return nil, fmt.Errorf("runtime: open session: %w", err)
+	}
+	if !r.stored.Load() {
+		if err := r.st.PutProgram(ctx, r.progHash, r.progData); err != nil {
+			return nil, fmt.Errorf("runtime: store program: %w", err)
+		}
+		r.stored.Store(true)
+	}
+
+	ar = r.newActiveRun(ctx, key, inv, slot)
+	in := ar.newEvent(EventInput, "user", "", 0)
+	in.FilterKey = ""
+	if prev != nil {
+		// Re-read the run under the session slot: it may have ended
+		// between GetRun and acquire.
+		run, err := r.st.GetRun(ctx, prev.ID)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: resume: %w", err)
+		}
+		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
+			return nil, err
+		}
+		in.Resume = inv.Resume
+	} else {
+		ar.id = r.ids.nextWithPrefix("run_")
+		ar.setGraph(gi)
+		ar.input = input
+		in.Text = inv.Input
+	}
+	in.Run = ar.id
+	b, err := EncodeEvent(in)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := r.st.AppendEvents(ctx, key, [][]byte{b}, now); err != nil {
+		return nil, fmt.Errorf("runtime: persist input: %w", err)
+	}
+	if prev == nil {
+		run := store.Run{ID: ar.id, Session: key, Runnable: ar.root, ProgramHash: r.progHash,
+			Status: store.RunRunning, Created: now, Updated: now}
+		if err := r.st.CreateRun(ctx, run); err != nil {
+			return nil, fmt.Errorf("runtime: create run: %w", err)
+		}
+	} else if err := r.st.UpdateRunStatus(ctx, ar.id, store.RunRunning, now); err != nil {
+		return nil, fmt.Errorf("runtime: resume run %s: %w", ar.id, err)
+	}
+
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		// The run was created but never ran: record that it was canceled.
+		// Its goroutine is counted like any run's (Close waits for it) and
+		// its events are dropped.
+		ar.cancel()
+		ar.callerDone = closedChan
+		r.runs.Add(1)
+		handedOff = true
+		go ar.execute()
+		return nil, ErrClosed
+	}
+	r.active[ar.id] = ar
+	r.mu.Unlock()
+	ar.send(in)
+	return ar, nil
+}
+
+// Cancel cancels the active run with id runID and reports whether there was
+// one. The run ends with status canceled at its next cancellation point; its
+// events still reach the caller, ending with run_finished.
+func (r *Runner) Cancel(runID string) bool {
+	r.mu.Lock()
+	ar := r.active[runID]
+	r.mu.Unlock()
+	if ar == nil {
+		return false
+	}
+	ar.cancel()
+	return true
+}
+
+// Close stops accepting invocations, waits for the active runs to end (when
+// ctx is done first, it cancels them, drops their undelivered events and
+// waits for them to record their end), then drains the post-run queue (when
+// ctx is done, the hooks' context is canceled). It returns ctx's error if it
+// had to cancel anything. Close does not close the Store.
+func (r *Runner) Close(ctx context.Context) error {
+	r.mu.Lock()
+	already := r.closed
+	r.closed = true
+	r.mu.Unlock()
+	var err error
+	if !already {
+		done := make(chan struct{})
+		go func() { // owned by Close: ends when the runs end (they do once stopRuns is called)
+			r.runs.Wait()
+			close(done)
+		}()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			err = ctx.Err()
+			r.stopRuns()
+			<-done
+		}
+	}
+	if perr := r.post.close(ctx); err == nil {
+		err = perr
+	}
+	r.stopRuns()
+	return err
+}
+
+// sessionSlot admits one run of a session at a time: a token channel of
+// capacity one (send to take it; FIFO among waiters). refs counts holders
+// and waiters so that an idle slot is dropped from the map.
+type sessionSlot struct {
+	token chan struct{}
+	refs  int
+}
+
+func (r *Runner) acquire(ctx context.Context, key store.SessionKey) (*sessionSlot, error) {
+	r.mu.Lock()
+	s := r.sessions[key]
+	if s == nil {
+		s = &sessionSlot{token: make(chan struct{}, 1)}
+		r.sessions[key] = s
+	}
+	s.refs++
+	r.mu.Unlock()
+	if r.policy == SessionWait {
+		select {
+		case s.token <- struct{}{}:
+		case <-ctx.Done():
+			r.unref(key, s)
+			return nil, ctx.Err()
+		case <-r.stop.Done():
+			r.unref(key, s)
+			return nil, ErrClosed
+		}
+	} else {
+		select {
+		case s.token <- struct{}{}:
+		default:
+			r.unref(key, s)
+			return nil, fmt.Errorf("%w: %s", ErrSessionBusy, key)
+		}
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		r.release(key, s)
+		return nil, ErrClosed
+	}
+	return s, nil
+}
+
+func (r *Runner) release(key store.SessionKey, s *sessionSlot) {
+	<-s.token
+	r.unref(key, s)
+}
+
+func (r *Runner) unref(key store.SessionKey, s *sessionSlot) {
+	r.mu.Lock()
+	s.refs--
+	if s.refs == 0 && r.sessions[key] == s {
+		delete(r.sessions, key)
+	}
+	r.mu.Unlock()
+}
+
+// selectGraph picks the runnable: the named graph or agent, else the serve
+// block's run, else the only runnable (a graph that is not an agent's
+// lowering, or an agent).
+func (r *Runner) selectGraph(name string) (int, error) {
+	p := r.prog
+	if name != "" {
+		for i := range p.Agents {
+			if p.Agents[i].Name == name && p.Agents[i].Graph >= 0 {
+				return int(p.Agents[i].Graph), nil
+			}
+		}
+		if gi, ok := r.m.Graph(name); ok {
+			return gi, nil
+		}
+		return -1, fmt.Errorf("%w %q (runnables: %s)", ErrUnknownRunnable, name, strings.Join(r.runnables(), ", "))
+	}
+	if p.Serve != nil && p.Serve.Run.Kind != 0 {
+		if gi := p.RunGraph(p.Serve.Run); gi >= 0 {
+			return gi, nil
+		}
+	}
+	names := r.runnables()
+	if len(names) == 1 {
+		return r.selectGraph(names[0])
+	}
+	if len(names) == 0 {
+		return -1, fmt.Errorf("%w: the program has no graph or agent", ErrUnknownRunnable)
+	}
+	return -1, fmt.Errorf("%w: choose one of %s", ErrUnknownRunnable, strings.Join(names, ", "))
+}
+
+// runnables lists the graphs that are not an agent's lowering, then the
+// agents that have a graph, sorted.
+func (r *Runner) runnables() []string {
+	p := r.prog
+	lowered := map[int32]bool{}
+	var names []string
+	for i := range p.Agents {
+		if g := p.Agents[i].Graph; g >= 0 {
+			lowered[g] = true
+			names = append(names, p.Agents[i].Name)
+		}
+	}
+	for i := range p.Graphs {
+		if !lowered[int32(i)] {
+			names = append(names, p.Graphs[i].Name)
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
+
+// inputValue converts the invocation's text to graph gi's input field: a
+// string field takes it as is, a messages field one user message, any other
+// type is decoded from JSON. A graph without an input field ignores it.
+func (r *Runner) inputValue(gi int, text string) (types.Value, error) {
+	g := &r.prog.Graphs[gi]
+	if g.Input == bytecode.None || text == "" {
+		return types.Value{}, nil
+	}
+	f := r.prog.States[g.State].Fields[g.Input]
+	t := r.prog.Types[f.Type]
+	base := t
+	if base.Kind() == types.KindOptional {
+		base = base.Elem()
+	}
+	switch {
+	case base.Kind() == types.KindString || base.Kind() == types.KindJSON:
+		return types.MakeString(text), nil
+	case base.Kind() == types.KindMessages || base.Kind() == types.KindList && types.Identical(base.Elem(), types.MessageType):
+		msg, err := types.FromJSON(types.MessageType, []byte(`{"role":"user","content":`+string(jsonString(text))+`}`))
+		if err != nil {
+			return types.Value{}, fmt.Errorf("%w: %v", ErrInvalidInvocation, err)
+		}
+		return types.MakeList([]types.Value{msg}), nil
+	}
+	v, err := types.FromJSON(t, []byte(text))
+	if err != nil {
+		return types.Value{}, fmt.Errorf("%w: input for %s (%s): %v", ErrInvalidInvocation, f.Name, t, err)
+	}
+	return v, nil
+}
+
+// jsonString returns s as a JSON string literal.
+func jsonString(s string) []byte {
+	b, _ := types.ToJSON(types.MakeString(s))
+	return b
+}

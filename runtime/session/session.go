@@ -1,0 +1,209 @@
+// Package session is the session service over the store: sessions, their
+// runs, their event ledger (decoded runtime.Events), their state blob and
+// their summaries. The CLI (`agentc sessions list|show|events`) and the
+// protocol servers read sessions through it; the Runner writes them.
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// Store is the part of the store the service uses.
+type Store interface {
+	store.Sessions
+	store.Runs
+}
+
+// Service reads and writes sessions. It is safe for concurrent use.
+type Service struct {
+	st Store
+}
+
+// New returns a Service over st.
+func New(st Store) *Service { return &Service{st: st} }
+
+// Info describes a session.
+type Info struct {
+	Key              store.SessionKey
+	Created, Updated time.Time
+	// Events is the number of events in the ledger (its last sequence).
+	Events uint64
+	// Runs are the session's runs, by run id (so in creation order); Get
+	// fills it, List leaves it empty.
+	Runs []store.Run
+}
+
+// Get returns the session with its runs, or an error wrapping
+// store.ErrNotFound.
+func (s *Service) Get(ctx context.Context, key store.SessionKey) (Info, error) {
+	rec, err := s.st.GetSession(ctx, key)
+	if err != nil {
+		return Info{}, err
+	}
+	runs, err := s.Runs(ctx, key)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{Key: key, Created: rec.Created, Updated: rec.Updated, Events: rec.LastSeq, Runs: runs}, nil
+}
+
+// Runs returns the session's runs, by run id.
+func (s *Service) Runs(ctx context.Context, key store.SessionKey) ([]store.Run, error) {
+	var out []store.Run
+	f := store.RunFilter{App: key.App, User: key.User, Session: key.Session, Limit: 256}
+	for {
+		runs, next, err := s.st.ListRuns(ctx, f)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: list runs: %w", key, err)
+		}
+		out = append(out, runs...)
+		if next == "" {
+			return out, nil
+		}
+		f.Cursor = next
+	}
+}
+
+// ListFilter selects sessions: those of App, narrowed to User when set.
+// Limit > 0 returns at most that many.
+type ListFilter struct {
+	App, User string
+	Limit     int
+}
+
+// List returns the sessions of an app (or of one user of it), ordered by
+// (user, session). Sessions are found through the run index, so a session
+// that never had a run (its only event an input the Runner could not
+// start) is not listed.
+func (s *Service) List(ctx context.Context, f ListFilter) ([]Info, error) {
+	if f.App == "" {
+		return nil, fmt.Errorf("list sessions: an app is required: %w", store.ErrInvalid)
+	}
+	var keys []store.SessionKey
+	rf := store.RunFilter{App: f.App, User: f.User, Limit: 256}
+	for {
+		runs, next, err := s.st.ListRuns(ctx, rf)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		for _, r := range runs {
+			if n := len(keys); n == 0 || keys[n-1] != r.Session {
+				keys = append(keys, r.Session)
+			}
+		}
+		if next == "" || f.Limit > 0 && len(keys) > f.Limit {
+			break
+		}
+		rf.Cursor = next
+	}
+	keys = slices.Compact(keys)
+	if f.Limit > 0 && len(keys) > f.Limit {
+		keys = keys[:f.Limit]
+	}
+	out := make([]Info, 0, len(keys))
+	for _, k := range keys {
+		rec, err := s.st.GetSession(ctx, k)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Info{Key: k, Created: rec.Created, Updated: rec.Updated, Events: rec.LastSeq})
+	}
+	return out, nil
+}
+
+// EventFilter selects ledger events. After is a sequence number (events
+// after it are returned); Run, Kinds and FilterKey (a prefix match on the
+// event's filter key, at a '/' boundary) narrow the result; Limit > 0
+// returns at most that many matches.
+type EventFilter struct {
+	After     uint64
+	Limit     int
+	Run       string
+	Kinds     []runtime.EventKind
+	FilterKey string
+}
+
+func (f *EventFilter) match(e *runtime.Event) bool {
+	if f.Run != "" && e.Run != f.Run {
+		return false
+	}
+	if len(f.Kinds) > 0 && !slices.Contains(f.Kinds, e.Kind) {
+		return false
+	}
+	if k := f.FilterKey; k != "" && e.FilterKey != k &&
+		!(len(e.FilterKey) > len(k) && e.FilterKey[:len(k)] == k && e.FilterKey[len(k)] == '/') {
+		return false
+	}
+	return true
+}
+
+// Events returns the session's ledger events matching f, in ledger order,
+// each with its Seq. A stored event that does not decode is an error naming
+// its sequence number.
+func (s *Service) Events(ctx context.Context, key store.SessionKey, f EventFilter) ([]*runtime.Event, error) {
+	const page = 512
+	var out []*runtime.Event
+	after := f.After
+	for {
+		entries, err := s.st.ListEvents(ctx, key, after, page)
+		if err != nil {
+			return nil, fmt.Errorf("session %s: list events: %w", key, err)
+		}
+		for _, en := range entries {
+			e, err := runtime.DecodeEvent(en.Data)
+			if err != nil {
+				return nil, fmt.Errorf("session %s: event %d: %w", key, en.Seq, err)
+			}
+			e.Seq = en.Seq
+			if !f.match(e) {
+				continue
+			}
+			out = append(out, e)
+			if f.Limit > 0 && len(out) == f.Limit {
+				return out, nil
+			}
+		}
+		if len(entries) < page {
+			return out, nil
+		}
+		after = entries[len(entries)-1].Seq
+	}
+}
+
+// State returns the session's state: a JSON object ("{}" when never set).
+func (s *Service) State(ctx context.Context, key store.SessionKey) (json.RawMessage, error) {
+	b, err := s.st.GetSessionState(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	if len(b) == 0 {
+		return json.RawMessage("{}"), nil
+	}
+	return json.RawMessage(b), nil
+}
+
+// PutState replaces the session's state with a JSON object.
+func (s *Service) PutState(ctx context.Context, key store.SessionKey, state json.RawMessage, now time.Time) error {
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(state, &obj); err != nil || obj == nil {
+		return fmt.Errorf("session %s: state must be a JSON object: %w", key, store.ErrInvalid)
+	}
+	return s.st.PutSessionState(ctx, key, state, now)
+}
+
+// Summary returns the session's summary under filterKey, or an error
+// wrapping store.ErrNotFound.
+func (s *Service) Summary(ctx context.Context, key store.SessionKey, filterKey string) (store.Summary, error) {
+	return s.st.GetSummary(ctx, key, filterKey)
+}
