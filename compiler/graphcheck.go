@@ -142,27 +142,6 @@ func nodeWrites(n *Node) []*Field {
 	return out
 }
 
-// dg builds a dominikbraun graph with the selected edges (reversed if
-// asked). Vertex keys are node index + 1: the library's Tarjan loop uses the
-// zero key as a sentinel.
-func dg(g *Graph, keep func(*Edge) bool, reverse bool) dgraph.Graph[int, int] {
-	d := dgraph.New(dgraph.IntHash, dgraph.Directed())
-	for _, n := range g.Nodes {
-		_ = d.AddVertex(n.Index + 1)
-	}
-	for _, e := range g.Edges {
-		if keep != nil && !keep(e) {
-			continue
-		}
-		from, to := e.From.Index+1, e.To.Index+1
-		if reverse {
-			from, to = to, from
-		}
-		_ = d.AddEdge(from, to) // parallel edges collapse (ErrEdgeAlreadyExists)
-	}
-	return d
-}
-
 // reachFrom marks the nodes reachable from n along out-edges (or, with
 // reverse, along in-edges).
 func reachFrom(g *Graph, n *Node, reverse bool) []bool {
@@ -366,7 +345,15 @@ func (c *checker) cycles(b *graphBuild) {
 		return false
 	}
 	inComp := make([]int, len(g.Nodes))
-	for _, comp := range sccs(dg(g, nil, false)) {
+	core := cyclicCore(g)
+	inCore := func(e *Edge) bool { return core[e.From.Index] && core[e.To.Index] }
+	var coreNodes []*Node
+	for _, n := range g.Nodes {
+		if core[n.Index] {
+			coreNodes = append(coreNodes, n)
+		}
+	}
+	for _, comp := range sccs(dgSub(coreNodes, inCore)) {
 		if len(comp) == 1 && !selfLoop(comp[0], nil) {
 			continue
 		}
@@ -409,8 +396,57 @@ func (c *checker) cycles(b *graphBuild) {
 	a.MaxSteps = maxSteps(g, b.reach)
 }
 
+// cyclicCore marks the nodes that may lie on a cycle: what is left after
+// repeatedly removing nodes with no remaining in-edge or no remaining
+// out-edge (such a node is on no cycle). Only the core goes to the SCC
+// search, so a mostly acyclic graph costs little there.
+func cyclicCore(g *Graph) []bool {
+	n := len(g.Nodes)
+	alive := make([]bool, n)
+	in, out := make([]int, n), make([]int, n)
+	for i := range alive {
+		alive[i] = true
+	}
+	for _, e := range g.Edges {
+		if e.From == nil || e.To == nil {
+			continue
+		}
+		out[e.From.Index]++
+		in[e.To.Index]++
+	}
+	var queue []int
+	for i := 0; i < n; i++ {
+		if in[i] == 0 || out[i] == 0 {
+			queue = append(queue, i)
+			alive[i] = false
+		}
+	}
+	for len(queue) > 0 {
+		i := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		for _, e := range g.Nodes[i].Out {
+			if j := e.To.Index; alive[j] {
+				if in[j]--; in[j] == 0 {
+					alive[j] = false
+					queue = append(queue, j)
+				}
+			}
+		}
+		for _, e := range g.Nodes[i].In {
+			if j := e.From.Index; alive[j] {
+				if out[j]--; out[j] == 0 {
+					alive[j] = false
+					queue = append(queue, j)
+				}
+			}
+		}
+	}
+	return alive
+}
+
 // dgSub builds a dominikbraun graph over some nodes and the kept edges
-// between them (keys are node index + 1, as in dg).
+// between them. Vertex keys are node index + 1: the library's Tarjan loop
+// uses the zero key as a sentinel.
 func dgSub(nodes []*Node, keep func(*Edge) bool) dgraph.Graph[int, int] {
 	d := dgraph.New(dgraph.IntHash, dgraph.Directed())
 	for _, n := range nodes {
