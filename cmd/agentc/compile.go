@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -14,6 +15,7 @@ import (
 
 func newCompileCmd(a *app) *cobra.Command {
 	var out string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "compile FILE [-o OUT.agb]",
 		Short: "Compile a workflow to verified bytecode (.agb) and print its hash",
@@ -27,7 +29,6 @@ Exit status: 0 when the program compiled (warnings allowed), 1 when any
 error was found, 2 on a usage or I/O problem.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			tuneGCForBatch()
 			tuneGCForBatch()
 			prog, err := compileFile(a, args[0])
 			if err != nil {
@@ -51,10 +52,20 @@ error was found, 2 on a usage or I/O problem.`,
 			if err := os.WriteFile(out, b, 0o644); err != nil {
 				return usageErr(fmt.Errorf("write %s: %w", out, err))
 			}
+			if asJSON {
+				return json.NewEncoder(a.stdout).Encode(struct {
+					Version int    `json:"version"`
+					File    string `json:"file"`
+					Output  string `json:"output"`
+					Hash    string `json:"hash"`
+					Bytes   int    `json:"bytes"`
+				}{1, args[0], out, hash, len(b)})
+			}
 			fmt.Fprintf(a.stdout, "%s %s (%d bytes)\n", hash, out, len(b))
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version","file","output","hash","bytes"} as JSON`)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the file to write (default: FILE with .agb; - for standard output)")
 	return cmd
 }
