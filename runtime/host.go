@@ -148,7 +148,13 @@ func (h *host) rel(path string) string {
 		return h.a.rel(path)
 	}
 	if len(path) > len(h.prefix) && path[len(h.prefix)] == '/' && strings.HasPrefix(path, h.prefix) {
-		return h.base + path[len(h.prefix):]
+		// The VM path under the caller is "<callee graph>/<node>"; node
+		// paths name nodes, not graphs: "caller/node" (spec/fixtures.md).
+		rest := path[len(h.prefix)+1:]
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			rest = rest[i+1:]
+		}
+		return h.base + "/" + rest
 	}
 	return h.a.rel(path)
 }

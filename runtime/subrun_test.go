@@ -121,7 +121,7 @@ func TestMapItemsAndSubGraphs(t *testing.T) {
 		name := "llm"
 		wantNode := "fan"
 		if viaGraph {
-			name, wantNode = "graph", "fan/sub/ask"
+			name, wantNode = "graph", "fan/ask"
 		}
 		t.Run(name, func(t *testing.T) {
 			for _, b := range backends {

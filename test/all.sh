@@ -55,9 +55,10 @@ mkdir -p "$root/.bin"
 go build -o "$root/.bin/agentc" ./cmd/agentc
 export PATH="$root/.bin:$PATH"
 
-step "examples: validate and fmt --check"
+step "examples: validate, fmt --check, and every test block offline"
 agentc validate examples/
 agentc fmt --check examples/
+agentc test examples/
 
 step "go test -race ./..."
 go test -race -count=1 ./...

@@ -62,6 +62,9 @@ func newRoot(a *app) *cobra.Command {
 		newCompileCmd(a),
 		newDisasmCmd(a),
 		newVersionCmd(a),
+		newRunCmd(a),
+		newTestCmd(a),
+		newSessionsCmd(a),
 	)
 	return root
 }

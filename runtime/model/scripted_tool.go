@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -33,6 +35,7 @@ type toolResult struct {
 	hasInput bool
 	output   json.RawMessage // nil when err is set
 	err      *scriptedError
+	times    int // 0: unlimited
 }
 
 // LoadToolFixture parses a scripted tool fixture, as strictly as LoadFixture.
@@ -78,11 +81,16 @@ func LoadToolFixture(name string, data []byte) (*ToolFixture, error) {
 
 func (r *yamlReader) toolResult(n *yaml.Node, num int) (*toolResult, error) {
 	path := fmt.Sprintf("results[%d]", num-1)
-	m, err := r.mapping(n, path, "match", "output", "error")
+	m, err := r.mapping(n, path, "match", "times", "output", "error")
 	if err != nil {
 		return nil, err
 	}
 	res := &toolResult{num: num, line: m.node.Line}
+	if tn := m.get("times"); tn != nil {
+		if res.times, err = r.integer(tn, path+".times", 1, math.MaxInt); err != nil {
+			return nil, err
+		}
+	}
 	if mn := m.get("match"); mn != nil {
 		mm, err := r.mapping(mn, path+".match", "input")
 		if err != nil {
@@ -132,18 +140,22 @@ func (fx *ToolFixture) CheckOutputs(check func(output json.RawMessage) error) er
 	return nil
 }
 
-// scriptedTool is the tool that replays a ToolFixture. It holds no mutable
-// state and is safe for concurrent use.
+// scriptedTool is the tool that replays a ToolFixture. Its only state, how
+// often each `times` result has answered, is guarded by mu; it is safe for
+// concurrent use.
 type scriptedTool struct {
 	spec   runtime.ToolSpec
 	effect runtime.Effect
 	fx     *ToolFixture
+
+	mu   sync.Mutex
+	used []int // per result
 }
 
 // NewScriptedTool returns a tool with the given spec and effect whose calls
 // are answered from fx.
 func NewScriptedTool(spec runtime.ToolSpec, effect runtime.Effect, fx *ToolFixture) runtime.Tool {
-	return &scriptedTool{spec: spec, effect: effect, fx: fx}
+	return &scriptedTool{spec: spec, effect: effect, fx: fx, used: make([]int, len(fx.results))}
 }
 
 func (t *scriptedTool) Spec() runtime.ToolSpec { return t.spec }
@@ -151,7 +163,7 @@ func (t *scriptedTool) Effect() runtime.Effect { return t.effect }
 func (t *scriptedTool) name() string           { return "tool " + t.spec.Name }
 
 // Call answers with the first result whose input pattern is a subset of
-// req.Args (objects: every pattern key present with a matching value;
+// req.Args and whose `times` (if any) is not used up (objects: every pattern key present with a matching value;
 // arrays: same length, items matching in order; numbers by value; other
 // scalars equal). No match is a tool_error.
 func (t *scriptedTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {
@@ -166,14 +178,25 @@ func (t *scriptedTool) Call(ctx context.Context, req runtime.ToolRequest) (json.
 	if err != nil {
 		return nil, runtime.Errorf(vm.KindToolError, "%s: input is not JSON: %v", t.name(), err)
 	}
-	for _, res := range t.fx.results {
+	t.mu.Lock()
+	var chosen *toolResult
+	for i, res := range t.fx.results {
 		if res.hasInput && !subset(res.input, input) {
 			continue
 		}
-		if res.err != nil {
-			return nil, runtime.Errorf(res.err.kind, "%s", res.err.message)
+		if res.times > 0 && t.used[i] >= res.times {
+			continue
 		}
-		return append(json.RawMessage(nil), res.output...), nil
+		t.used[i]++
+		chosen = res
+		break
+	}
+	t.mu.Unlock()
+	if chosen != nil {
+		if chosen.err != nil {
+			return nil, runtime.Errorf(chosen.err.kind, "%s", chosen.err.message)
+		}
+		return append(json.RawMessage(nil), chosen.output...), nil
 	}
 	return nil, runtime.Errorf(vm.KindToolError, "%s: no scripted result for input %s (fixture %s)",
 		t.name(), clip(string(args), 200), t.fx.Name)

@@ -1,0 +1,344 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/pebble"
+)
+
+// Exit codes of a run beyond the shared ones.
+const (
+	exitInterrupted = 3
+	exitCanceled    = 130
+)
+
+const (
+	defaultUser    = "cli"
+	defaultSession = "main"
+)
+
+// dataDir is --data, else $AGENTC_DATA, else ./.agentc.
+func dataDir(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if d := os.Getenv("AGENTC_DATA"); d != "" {
+		return d
+	}
+	return ".agentc"
+}
+
+type runFlags struct {
+	input, session, user, data string
+	json                       bool
+	resume, value              string
+}
+
+func newRunCmd(a *app) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR] [--json] [--resume RUN --value JSON]",
+		Short: "Run a workflow once against the local store",
+		Long: `Run compiles FILE (or loads verified bytecode) and runs its serve target,
+else its only graph or agent, with --input as the user's message, in
+session --session of user --user. State and the session ledger live in a
+Pebble store under --data (default $AGENTC_DATA, else ./.agentc).
+
+Models: with OPENAI_API_KEY set, each model declaration calls an
+OpenAI-compatible endpoint (OPENAI_BASE_URL, else the model's base_url).
+Without it, the models and tools replay the fixtures of the first test
+block that runs the same graph or agent.
+
+Progress goes to standard error, the final output to standard output;
+--json prints every event as one JSON line instead. --resume RUN (or
+"latest", the session's latest resumable run) with --value JSON answers
+the run's pending interrupts.
+
+Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
+--resume), 130 canceled.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCommand(cmd.Context(), a, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.input, "input", "", "the user's message (a string, or JSON for other input types)")
+	fl.StringVar(&f.session, "session", defaultSession, "the session to run in")
+	fl.StringVar(&f.user, "user", defaultUser, "the user the session belongs to")
+	fl.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line on standard output")
+	fl.StringVar(&f.resume, "resume", "", "resume this run (run_…, or latest) instead of starting one")
+	fl.StringVar(&f.value, "value", "", "with --resume: the JSON value answering the pending interrupt(s)")
+	return cmd
+}
+
+func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
+	if (f.resume == "") != (f.value == "") {
+		return usageErr(errors.New("--resume and --value go together"))
+	}
+	if f.resume == "" && f.input == "" {
+		return usageErr(errors.New("--input is required"))
+	}
+	if f.value != "" && !json.Valid([]byte(f.value)) {
+		return usageErr(fmt.Errorf("--value is not valid JSON: %s", f.value))
+	}
+	prog, err := loadProgram(a, file)
+	if err != nil {
+		return err
+	}
+	proj, err := openProject()
+	if err != nil {
+		return usageErr(err)
+	}
+	cfg, err := runConfig(a, prog, proj.root)
+	if err != nil {
+		return err
+	}
+	st, err := pebble.Open(dataDir(f.data), nil)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	defer st.Close()
+	cfg.Store = st
+	r, err := runtime.NewRunner(cfg)
+	if err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	defer r.Close(context.Background())
+
+	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input}
+	if f.resume != "" {
+		req, key, err := resumeRequest(ctx, st, r.App(), f)
+		if err != nil {
+			return err
+		}
+		inv.User, inv.Session, inv.Input, inv.Resume = key.User, key.Session, "", req
+	}
+	ch, err := r.Run(ctx, inv)
+	if err != nil {
+		if errors.Is(err, runtime.ErrInvalidInvocation) || errors.Is(err, runtime.ErrUnknownRunnable) ||
+			errors.Is(err, runtime.ErrInvalidResume) || errors.Is(err, runtime.ErrNotResumable) {
+			return usageErr(err)
+		}
+		return &exitError{code: exitFail, err: err}
+	}
+	fin := printEvents(a, ch, f.json, cfg.Clock.Now)
+	if fin == nil {
+		if ctx.Err() != nil {
+			return &exitError{code: exitCanceled, err: errors.New("canceled")}
+		}
+		return &exitError{code: exitFail, err: errors.New("the run ended without run_finished")}
+	}
+	switch fin.Status {
+	case runtime.StatusCompleted:
+		if !f.json {
+			printOutput(a, fin.Output)
+		}
+		return nil
+	case runtime.StatusInterrupted:
+		fmt.Fprintf(a.stderr, "agentc: run %s is waiting (session %s, user %s)\n", fin.Run, inv.Session, inv.User)
+		for _, in := range fin.Interrupts {
+			fmt.Fprintf(a.stderr, "  interrupt %s: %s\n", in.ID, in.Prompt)
+		}
+		fmt.Fprintf(a.stderr, "resume with: agentc run %s --resume %s --value JSON\n", file, fin.Run)
+		return &exitError{code: exitInterrupted}
+	case runtime.StatusNeedsDecision:
+		fmt.Fprintf(a.stderr, "agentc: run %s needs decisions on side effects that may have happened:\n", fin.Run)
+		for _, d := range fin.Decisions {
+			fmt.Fprintf(a.stderr, "  decision %s (node %s, attempt %d)\n", d.ID, d.Node, d.Attempt)
+		}
+		return &exitError{code: exitInterrupted}
+	case runtime.StatusCanceled:
+		return &exitError{code: exitCanceled, err: fmt.Errorf("run %s canceled", fin.Run)}
+	}
+	msg := "failed"
+	if fin.Error != nil {
+		msg = fmt.Sprintf("failed: %s: %s", fin.Error.Kind, fin.Error.Message)
+	}
+	return &exitError{code: exitFail, err: fmt.Errorf("run %s %s", fin.Run, msg)}
+}
+
+// runConfig picks the models, tools and functions of a CLI run.
+func runConfig(a *app, prog *bytecode.Program, root string) (runtime.RunnerConfig, error) {
+	cfg := runtime.RunnerConfig{Program: prog, Clock: wallClock{}, Entropy: cryptoEntropy{},
+		Funcs: funcTable(prog, nil), Tools: map[string]runtime.Tool{}}
+	gi := defaultRunGraph(prog)
+	var test *bytecode.Test
+	for i := range prog.Tests {
+		if gi >= 0 && prog.RunGraph(prog.Tests[i].Run) == gi {
+			test = &prog.Tests[i]
+			break
+		}
+	}
+	var sc *scripted
+	if test != nil {
+		var err error
+		if sc, err = loadFixtures(prog, test, root); err != nil {
+			return cfg, &exitError{code: exitFail, err: err}
+		}
+		cfg.Tools = sc.tools
+	}
+	if key := os.Getenv("OPENAI_API_KEY"); key != "" {
+		ms, err := openAIModels(prog, key, cfg.Entropy)
+		if err != nil {
+			return cfg, &exitError{code: exitFail, err: err}
+		}
+		cfg.Models = ms
+		if len(sc.toolNames()) > 0 {
+			fmt.Fprintf(a.stderr, "agentc: tools %s replay the fixtures of test %q\n", strings.Join(sc.toolNames(), ", "), test.Name)
+		}
+	} else if len(prog.Models) > 0 {
+		if test == nil {
+			return cfg, &exitError{code: exitFail, err: errors.New("no OPENAI_API_KEY and no test block of this runnable to take scripted models from; set OPENAI_API_KEY")}
+		}
+		var paths []string
+		for _, fx := range test.Fixtures {
+			paths = append(paths, fx.Path)
+		}
+		fmt.Fprintf(a.stderr, "agentc: no OPENAI_API_KEY; using scripted models from test %q (fixtures %s)\n", test.Name, strings.Join(paths, ", "))
+		cfg.Models = sc.models
+		var miss []string
+		for _, md := range prog.Models {
+			if cfg.Models[md.Name] == nil {
+				miss = append(miss, md.Name)
+			}
+		}
+		if len(miss) > 0 {
+			fmt.Fprintf(a.stderr, "agentc: warning: test %q replays no fixture for models %s; calling one fails\n", test.Name, strings.Join(miss, ", "))
+			stubModels(prog, cfg.Models)
+		}
+	}
+	if miss := missingTools(prog, cfg.Tools); len(miss) > 0 {
+		// A call fails with a tool_error naming the tool; the run goes on
+		// as far as it can without it.
+		fmt.Fprintf(a.stderr, "agentc: warning: no implementation in this build and no replay for tools %s; calling one fails\n", strings.Join(miss, ", "))
+		stubTools(prog, cfg.Tools)
+	}
+	return cfg, nil
+}
+
+// resumeRequest builds the resume of --resume/--value: the value answers
+// every pending interrupt of the run (or, when it is an object keyed by
+// interrupt ids or node names, each its own).
+func resumeRequest(ctx context.Context, st *pebble.Store, app string, f runFlags) (*runtime.ResumeRequest, store.SessionKey, error) {
+	svc := session.New(st)
+	id := f.resume
+	if id == "latest" {
+		runs, err := svc.Runs(ctx, store.SessionKey{App: app, User: f.user, Session: f.session})
+		if err != nil {
+			return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
+		}
+		id = ""
+		for _, r := range runs {
+			if r.Status == store.RunInterrupted && (id == "" || r.ID > id) {
+				id = r.ID
+			}
+		}
+		if id == "" {
+			return nil, store.SessionKey{}, usageErr(fmt.Errorf("session %s of user %s has no interrupted run", f.session, f.user))
+		}
+	}
+	run, err := st.GetRun(ctx, id)
+	if err != nil {
+		return nil, store.SessionKey{}, usageErr(fmt.Errorf("run %s: %w", id, err))
+	}
+	evs, err := svc.Events(ctx, run.Session, session.EventFilter{Run: id, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+	if err != nil {
+		return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
+	}
+	var pending []runtime.InterruptInfo
+	if len(evs) > 0 {
+		pending = evs[len(evs)-1].Interrupts
+	}
+	vals := map[string]json.RawMessage{}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(f.value), &obj) == nil && len(pending) > 1 {
+		for _, p := range pending {
+			if v, ok := obj[p.ID]; ok {
+				vals[p.ID] = v
+			} else if v, ok := obj[p.Node]; ok {
+				vals[p.ID] = v
+			}
+		}
+	}
+	if len(vals) == 0 {
+		for _, p := range pending {
+			vals[p.ID] = json.RawMessage(f.value)
+		}
+	}
+	return &runtime.ResumeRequest{Run: id, Values: vals}, run.Session, nil
+}
+
+// printEvents consumes the run's events: JSON lines on stdout, or a
+// progress line per finished node on stderr (elapsed time by now). It
+// returns run_finished.
+func printEvents(a *app, ch <-chan *runtime.Event, asJSON bool, now func() time.Time) *runtime.Event {
+	var fin *runtime.Event
+	start := now()
+	started := map[string]time.Time{}
+	for e := range ch {
+		if asJSON {
+			if b, err := runtime.EncodeEvent(e); err == nil {
+				fmt.Fprintf(a.stdout, "%s\n", b)
+			} else {
+				fmt.Fprintf(a.stderr, "agentc: %v\n", err)
+			}
+		}
+		key := e.Node
+		if e.MapIndex != nil {
+			key = fmt.Sprintf("%s[%d]", e.Node, *e.MapIndex)
+		}
+		switch e.Kind {
+		case runtime.EventNodeStarted:
+			started[key] = now()
+		case runtime.EventNodeFinished, runtime.EventNodeFailed:
+			if asJSON {
+				break
+			}
+			t0, ok := started[key]
+			if !ok {
+				t0 = start
+			}
+			verb := "done"
+			if e.Kind == runtime.EventNodeFailed {
+				verb = "failed"
+			}
+			fmt.Fprintf(a.stderr, "  %-16s step %-3d %s %s\n", key, e.Step, verb, now().Sub(t0).Round(time.Millisecond))
+		case runtime.EventRunError:
+			if !asJSON && e.Error != nil {
+				where := ""
+				if e.Error.Node != "" {
+					where = " in " + e.Error.Node
+				}
+				fmt.Fprintf(a.stderr, "agentc: error%s: %s: %s\n", where, e.Error.Kind, e.Error.Message)
+			}
+		case runtime.EventRunFinished:
+			fin = e
+		}
+	}
+	return fin
+}
+
+// printOutput prints a run's output: a string as is, anything else as JSON.
+func printOutput(a *app, out json.RawMessage) {
+	var s string
+	if json.Unmarshal(out, &s) == nil {
+		fmt.Fprintln(a.stdout, s)
+		return
+	}
+	if len(out) > 0 {
+		fmt.Fprintf(a.stdout, "%s\n", out)
+	}
+}

@@ -1,0 +1,315 @@
+package main
+
+// The composition root: a compiled program and the process environment
+// become a runtime.RunnerConfig (models, tools, functions, clock, entropy).
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/vm"
+)
+
+// wallClock is the real clock.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+func (wallClock) AfterFunc(d time.Duration, f func()) func() bool {
+	t := time.AfterFunc(d, f)
+	return t.Stop
+}
+
+// cryptoEntropy draws from crypto/rand.
+type cryptoEntropy struct{}
+
+func (cryptoEntropy) Uint64() uint64 {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// loadProgram compiles FILE (.agent) or decodes and verifies FILE (.agb).
+func loadProgram(a *app, file string) (*bytecode.Program, error) {
+	if strings.HasSuffix(file, ".agb") {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, usageErr(fmt.Errorf("read %s: %w", file, err))
+		}
+		p, err := bytecode.Decode(b)
+		if err != nil {
+			return nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
+		}
+		if err := bytecode.Verify(p); err != nil {
+			return nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
+		}
+		return p, nil
+	}
+	return compileFile(a, file)
+}
+
+// refName is the name of a graph or agent reference.
+func refName(p *bytecode.Program, r bytecode.Ref) string {
+	switch r.Kind {
+	case bytecode.RefGraph:
+		if int(r.Index) < len(p.Graphs) {
+			return p.Graphs[r.Index].Name
+		}
+	case bytecode.RefAgent:
+		if int(r.Index) < len(p.Agents) {
+			return p.Agents[r.Index].Name
+		}
+	case bytecode.RefModel:
+		if int(r.Index) < len(p.Models) {
+			return p.Models[r.Index].Name
+		}
+	case bytecode.RefTool:
+		if int(r.Index) < len(p.Tools) {
+			return p.Tools[r.Index].Name
+		}
+	}
+	return ""
+}
+
+// defaultRunGraph is the graph a run without a runnable selects: the serve
+// block's run, else the only runnable; -1 when that is ambiguous.
+func defaultRunGraph(p *bytecode.Program) int {
+	if p.Serve != nil && p.Serve.Run.Kind != 0 {
+		return p.RunGraph(p.Serve.Run)
+	}
+	lowered := map[int32]bool{}
+	var gs []int
+	for i := range p.Agents {
+		if g := p.Agents[i].Graph; g >= 0 {
+			lowered[g] = true
+			gs = append(gs, int(g))
+		}
+	}
+	for i := range p.Graphs {
+		if !lowered[int32(i)] {
+			gs = append(gs, i)
+		}
+	}
+	if len(gs) == 1 {
+		return gs[0]
+	}
+	return -1
+}
+
+// scripted holds the scripted models and tools of one test block.
+type scripted struct {
+	models map[string]runtime.Model
+	tools  map[string]runtime.Tool
+}
+
+// loadFixtures reads a test block's replays, relative to root.
+func loadFixtures(p *bytecode.Program, t *bytecode.Test, root string) (*scripted, error) {
+	s := &scripted{models: map[string]runtime.Model{}, tools: map[string]runtime.Tool{}}
+	for _, f := range t.Fixtures {
+		data, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(f.Path)))
+		if err != nil {
+			return nil, fmt.Errorf("test %q: fixture: %w", t.Name, err)
+		}
+		name := refName(p, f.Target)
+		switch f.Target.Kind {
+		case bytecode.RefModel:
+			fx, err := model.LoadFixture(f.Path, data)
+			if err != nil {
+				return nil, fmt.Errorf("test %q: %w", t.Name, err)
+			}
+			s.models[name] = model.NewScripted(runtime.ModelInfo{Name: name, Provider: "scripted", Model: "scripted:" + f.Path}, fx)
+		case bytecode.RefTool:
+			fx, err := model.LoadToolFixture(f.Path, data)
+			if err != nil {
+				return nil, fmt.Errorf("test %q: %w", t.Name, err)
+			}
+			tl := &p.Tools[f.Target.Index]
+			s.tools[name] = model.NewScriptedTool(runtime.ToolSpec{Name: name, Description: tl.Doc}, runtime.Effect(tl.Effect), fx)
+		}
+	}
+	return s, nil
+}
+
+// attrString returns a model attribute's string value: a constant, or an
+// env() reference read from the process environment.
+func attrString(p *bytecode.Program, attrs []bytecode.Attr, name string) string {
+	for _, at := range attrs {
+		if at.Name != name {
+			continue
+		}
+		switch at.Kind {
+		case bytecode.AttrConst:
+			if int(at.Const) < len(p.Consts) && p.Consts[at.Const].Kind() == types.ValString {
+				return p.Consts[at.Const].Str()
+			}
+		case bytecode.AttrEnv:
+			if v, ok := os.LookupEnv(at.Env.Var); ok {
+				return v
+			}
+		}
+	}
+	return ""
+}
+
+// openAIModels builds an OpenAI-compatible provider per declared model.
+func openAIModels(p *bytecode.Program, key string, ent vm.Entropy) (map[string]runtime.Model, error) {
+	out := map[string]runtime.Model{}
+	for i := range p.Models {
+		md := &p.Models[i]
+		base := os.Getenv("OPENAI_BASE_URL")
+		if base == "" {
+			base = attrString(p, md.Attrs, "base_url")
+		}
+		id := attrString(p, md.Attrs, "name")
+		if id == "" {
+			id = md.Name
+		}
+		m, err := model.NewOpenAI(model.OpenAIConfig{
+			Name: md.Name, Model: id, BaseURL: base, APIKey: key, MaxRetries: 3,
+			Rand: func() float64 { return float64(ent.Uint64()>>11) / (1 << 53) },
+			Now:  time.Now,
+		})
+		if err != nil {
+			return nil, fmt.Errorf("model %s: %w", md.Name, err)
+		}
+		out[md.Name] = m
+	}
+	return out, nil
+}
+
+// funcTable is vm.Builtins() plus env() over the process environment and
+// visited() over visitedFn (nil: always false); any other function the
+// program names without an implementation is a stub returning null.
+func funcTable(p *bytecode.Program, visitedFn func(node string) bool) map[string]vm.Func {
+	funcs := vm.Builtins()
+	funcs["env"] = func(args []types.Value) (types.Value, error) {
+		if len(args) == 0 || args[0].Kind() != types.ValString {
+			return types.Value{}, fmt.Errorf("env: want a variable name")
+		}
+		if v, ok := os.LookupEnv(args[0].Str()); ok {
+			return types.MakeString(v), nil
+		}
+		if len(args) > 1 {
+			return args[1], nil
+		}
+		return types.MakeString(""), nil
+	}
+	funcs["visited"] = func(args []types.Value) (types.Value, error) {
+		if visitedFn == nil || len(args) == 0 || args[0].Kind() != types.ValString {
+			return types.MakeBool(false), nil
+		}
+		return types.MakeBool(visitedFn(args[0].Str())), nil
+	}
+	for _, name := range p.Funcs {
+		if _, ok := funcs[name]; !ok {
+			funcs[name] = func([]types.Value) (types.Value, error) { return types.Value{}, nil }
+		}
+	}
+	return funcs
+}
+
+// testInput is a test block's input as invocation text.
+func testInput(p *bytecode.Program, t *bytecode.Test) (string, error) {
+	if t.Input < 0 || int(t.Input) >= len(p.Consts) {
+		return "", nil
+	}
+	v := p.Consts[t.Input]
+	if v.Kind() == types.ValString {
+		return v.Str(), nil
+	}
+	b, err := types.ToJSON(v)
+	return string(b), err
+}
+
+// unimplementedTool stands in for a tool with no implementation in this
+// build; calling it fails with a tool_error naming it.
+type unimplementedTool struct {
+	spec   runtime.ToolSpec
+	effect runtime.Effect
+	why    string
+}
+
+func (t *unimplementedTool) Spec() runtime.ToolSpec { return t.spec }
+func (t *unimplementedTool) Effect() runtime.Effect { return t.effect }
+func (t *unimplementedTool) Call(context.Context, runtime.ToolRequest) (json.RawMessage, error) {
+	return nil, vm.NewError(vm.KindToolError, "tool %s has no implementation (%s) and no replay", t.spec.Name, t.why)
+}
+
+// stubTools adds an unimplementedTool for every non-agent tool that tools
+// lacks.
+func stubTools(p *bytecode.Program, tools map[string]runtime.Tool) {
+	for _, t := range p.Tools {
+		if t.Impl.Kind == bytecode.ImplAgent || tools[t.Name] != nil || (t.Impl.Kind == bytecode.ImplBuiltin && tools[t.Impl.Builtin] != nil) {
+			continue
+		}
+		tools[t.Name] = &unimplementedTool{spec: runtime.ToolSpec{Name: t.Name, Description: t.Doc}, effect: runtime.Effect(t.Effect), why: implName(t)}
+	}
+}
+
+// missingTools lists the non-agent tools without an implementation in tools.
+func missingTools(p *bytecode.Program, tools map[string]runtime.Tool) []string {
+	var out []string
+	for _, t := range p.Tools {
+		if t.Impl.Kind == bytecode.ImplAgent || tools[t.Name] != nil || (t.Impl.Kind == bytecode.ImplBuiltin && tools[t.Impl.Builtin] != nil) {
+			continue
+		}
+		out = append(out, t.Name+" ("+implName(t)+")")
+	}
+	slices.Sort(out)
+	return out
+}
+
+func implName(t bytecode.Tool) string {
+	switch t.Impl.Kind {
+	case bytecode.ImplBuiltin:
+		return "builtin." + t.Impl.Builtin
+	case bytecode.ImplHTTP:
+		return "http"
+	}
+	return "run"
+}
+
+// unscriptedModel stands in for a model a test does not replay; calling it
+// fails with a model_error naming it.
+type unscriptedModel struct{ name string }
+
+func (m *unscriptedModel) Info() runtime.ModelInfo {
+	return runtime.ModelInfo{Name: m.name, Provider: "none", Model: "none:" + m.name}
+}
+
+func (m *unscriptedModel) Generate(context.Context, *runtime.ModelRequest, func(string)) (*runtime.ModelResponse, error) {
+	return nil, vm.NewError(vm.KindModelError, "model %s has no replay in this test", m.name)
+}
+
+// stubModels adds an unscriptedModel for every declared model models lacks.
+func stubModels(p *bytecode.Program, models map[string]runtime.Model) {
+	for _, md := range p.Models {
+		if models[md.Name] == nil {
+			models[md.Name] = &unscriptedModel{name: md.Name}
+		}
+	}
+}
+
+// toolNames lists the scripted tools, sorted (none for a nil s).
+func (s *scripted) toolNames() []string {
+	if s == nil {
+		return nil
+	}
+	var out []string
+	for name := range s.tools {
+		out = append(out, name)
+	}
+	slices.Sort(out)
+	return out
+}
