@@ -16,6 +16,7 @@ import (
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/stdlib/tools"
 )
 
 // Exit codes of a run beyond the shared ones.
@@ -220,6 +221,9 @@ func runConfig(a *app, prog *bytecode.Program, root string) (runtime.RunnerConfi
 			stubModels(prog, cfg.Models)
 		}
 	}
+	// Builtin tools the test did not replay run for real: file tools
+	// confined to the project root, http_get only to AGENTC_ALLOW_HOSTS.
+	tools.Bind(cfg.Tools, prog.Tools, tools.Config{Workspace: root, AllowHosts: allowHosts(), Clock: wallClock{}})
 	if miss := missingTools(prog, cfg.Tools); len(miss) > 0 {
 		// A call fails with a tool_error naming the tool; the run goes on
 		// as far as it can without it.
@@ -341,4 +345,16 @@ func printOutput(a *app, out json.RawMessage) {
 	if len(out) > 0 {
 		fmt.Fprintf(a.stdout, "%s\n", out)
 	}
+}
+
+// allowHosts reads AGENTC_ALLOW_HOSTS: comma-separated hosts (or *.suffix)
+// that http_get may reach; empty denies every host.
+func allowHosts() []string {
+	var hosts []string
+	for _, h := range strings.Split(os.Getenv("AGENTC_ALLOW_HOSTS"), ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
 }
