@@ -65,6 +65,8 @@ func newRoot(a *app) *cobra.Command {
 		newRunCmd(a),
 		newTestCmd(a),
 		newSessionsCmd(a),
+		newCheckpointsCmd(a),
+		newReplayCmd(a),
 	)
 	return root
 }
