@@ -33,6 +33,7 @@ const (
 	KindTask         Kind = 0x0F // user, task → run
 	KindArtifact     Kind = 0x10 // app, user, session, name, revision (reserved)
 	KindMemory       Kind = 0x11 // app, user, id (reserved)
+	KindDoc          Kind = 0x12 // collection, key → document (Docs)
 )
 
 // part types of a key's tuple.
@@ -63,6 +64,7 @@ var layouts = map[Kind]struct {
 	KindTask:         {"task", "ss"},
 	KindArtifact:     {"artifact", "ssssu"},
 	KindMemory:       {"memory", "sss"},
+	KindDoc:          {"doc", "ss"},
 }
 
 func (k Kind) String() string {

@@ -33,6 +33,7 @@ type Store interface {
 	Sessions
 	Leases
 	Tasks
+	Docs
 	Close() error
 }
 

@@ -27,6 +27,7 @@ type Store struct {
 	sessions map[store.SessionKey]*session
 	leases   map[string]store.Lease
 	tasks    map[taskKey]string
+	docs     map[docKey][]byte
 }
 
 // run is a run and everything it owns; DeleteRun drops it whole.
@@ -57,6 +58,7 @@ func New() *Store {
 		sessions: map[store.SessionKey]*session{},
 		leases:   map[string]store.Lease{},
 		tasks:    map[taskKey]string{},
+		docs:     map[docKey][]byte{},
 	}
 }
 
@@ -65,7 +67,7 @@ func (s *Store) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.closed = true
-	s.programs, s.runs, s.sessions, s.leases, s.tasks = nil, nil, nil, nil, nil
+	s.programs, s.runs, s.sessions, s.leases, s.tasks, s.docs = nil, nil, nil, nil, nil, nil
 	return nil
 }
 

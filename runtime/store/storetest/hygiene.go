@@ -71,6 +71,9 @@ func testClosed(t *testing.T, s store.Store) {
 	wantErr(t, "CommitStep after Close", err, store.ErrClosed)
 	_, err = s.AcquireLease(ctx, "k", "A", time.Second, t0)
 	wantErr(t, "AcquireLease after Close", err, store.ErrClosed)
+	wantErr(t, "ApplyDocs after Close", s.ApplyDocs(ctx, store.DocOp{Coll: "c", Key: "k"}), store.ErrClosed)
+	_, err2 := s.ListDocs(ctx, "c", "", "", 0)
+	wantErr(t, "ListDocs after Close", err2, store.ErrClosed)
 	if err != nil && !strings.Contains(err.Error(), "closed") {
 		t.Errorf("error %q does not say closed", err)
 	}

@@ -54,6 +54,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Summaries", testSummaries},
 		{"Leases", testLeases},
 		{"Tasks", testTasks},
+		{"Docs", testDocs},
 		{"NotFound", testNotFound},
 		{"Invalid", testInvalid},
 		{"Copies", testCopies},
