@@ -331,6 +331,7 @@ func (h *host) callTool(ctx context.Context, c *callCtx, ti *toolInfo, req ToolR
 			out, err = nil, &vm.Error{Kind: vm.KindInternal, Message: fmt.Sprintf("tool %s panicked: %v", ti.name, p)}
 		}
 	}()
+	req.Session, req.Run, req.Node = h.a.key, c.run, c.node
 	if ti.impl != nil {
 		return ti.impl.Call(ctx, req)
 	}

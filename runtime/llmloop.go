@@ -227,7 +227,7 @@ func (h *host) modelTool(ctx context.Context, c *callCtx, ag *agentInfo, turn, i
 		}
 		key = base + "/" + strconv.Itoa(turn) + "/" + strconv.Itoa(idx)
 	}
-	out, err := h.callTool(ctx, c, t, ToolRequest{CallID: tc.ID, Args: canon, IdempotencyKey: key})
+	out, err := h.callTool(ctx, c, t, ToolRequest{CallID: tc.ID, Args: canon, IdempotencyKey: key, Agent: ag.decl.Name})
 	if err != nil {
 		var ve *vm.Error
 		if ctx.Err() != nil || errors.As(err, &ve) && ve.Kind == vm.KindInternal {

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -108,6 +109,14 @@ type ToolRequest struct {
 	// IdempotencyKey is set for idempotent and side-effect tools; the same
 	// logical attempt always carries the same key.
 	IdempotencyKey string
+	// Where the call runs: service tools (recall, memory, skills, workspace)
+	// act on this session and run only. Agent is the llm agent whose model
+	// asked for the call ("" for a tool node); Node is the node path
+	// relative to the runnable.
+	Session store.SessionKey
+	Run     string
+	Agent   string
+	Node    string
 }
 
 // Tool runs one kind of tool. Call returns the result as JSON matching the

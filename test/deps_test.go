@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"runtime/session":         {"runtime"},
 	"runtime/history":         {"runtime/session"},
 
-	"runtime/server":        {"runtime"},
+	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},
 	"runtime/server/a2a":    {"runtime/server"},
 	"runtime/server/openai": {"runtime/server"},

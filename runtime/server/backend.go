@@ -1,0 +1,253 @@
+// Package server is what the protocol adapters (runtime/server/agui, a2a,
+// openai) share: the Backend they start runs through, the authenticated user
+// of a request, limits, metrics and the error vocabulary. The adapters
+// translate a protocol to and from runtime.Invocation and runtime.Event; they
+// never drive the VM or write the store's run records themselves.
+//
+// Tenancy: every request is authenticated before an adapter sees it (the
+// server's middleware puts the user in the request context, UserFrom reads
+// it); an adapter passes that user in every Invocation and every lookup, so a
+// user can never read or continue another user's session, task or artifact.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
+)
+
+// Errors of Backend calls; adapters map them to their protocol's error shape.
+var (
+	// ErrOverloaded: the server is running Limits.MaxRuns runs already
+	// (OpenAI: 429; AG-UI: RUN_ERROR; A2A: JSON-RPC error).
+	ErrOverloaded = errors.New("server: too many concurrent runs")
+	// ErrNotFound: no such run, session or task for this user (also when it
+	// exists but belongs to another user: existence is not disclosed).
+	ErrNotFound = errors.New("server: not found")
+	// ErrShuttingDown: the server is draining and accepts no new runs.
+	ErrShuttingDown = errors.New("server: shutting down")
+)
+
+// Limits bound the server's work. Zero values take the defaults.
+type Limits struct {
+	MaxBodyBytes int64         // request body size (default 4 MiB)
+	MaxRuns      int           // concurrent runs across all protocols (default 64)
+	RunTimeout   time.Duration // per-run wall time (default 10 minutes; <0: none)
+	WriteTimeout time.Duration // one write to a slow client (default 30 s)
+}
+
+// WithDefaults returns l with zero fields set to their defaults.
+func (l Limits) WithDefaults() Limits {
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = 4 << 20
+	}
+	if l.MaxRuns <= 0 {
+		l.MaxRuns = 64
+	}
+	if l.RunTimeout == 0 {
+		l.RunTimeout = 10 * time.Minute
+	}
+	if l.WriteTimeout <= 0 {
+		l.WriteTimeout = 30 * time.Second
+	}
+	return l
+}
+
+// Backend is the Runner-facing surface every adapter uses. It is safe for
+// concurrent use.
+type Backend struct {
+	Runner   *runtime.Runner
+	Store    store.Store
+	Program  *bytecode.Program
+	Sessions *session.Service
+	Clock    vm.Clock
+	// NewID returns a fresh unique id with the given prefix ("msg_", "call_",
+	// "task_"): adapters use it for protocol ids they mint.
+	NewID   func(prefix string) string
+	Logger  *slog.Logger
+	Limits  Limits
+	Metrics *Metrics
+
+	mu       sync.Mutex
+	running  int
+	draining bool
+	owners   map[string]string // active run id → user
+}
+
+// Run is one started run as an adapter sees it.
+type Run struct {
+	// ID is the run id (set from the first event, run_started's Run).
+	ID string
+	// Events yields the run's events; it is closed after run_finished.
+	Events <-chan *runtime.Event
+}
+
+// App is the app part of the session keys the Runner uses.
+func (b *Backend) App() string { return b.Runner.App() }
+
+// Start admits and starts a run for the authenticated user (inv.User must be
+// UserFrom of the request). ctx bounds the run: a client that disconnects
+// cancels it. ErrOverloaded beyond Limits.MaxRuns, ErrShuttingDown while
+// draining, and the Runner's own errors (runtime.ErrSessionBusy,
+// ErrInvalidInvocation, ErrNotResumable, ErrUnknownRunnable) otherwise.
+//
+// The returned run's Events must be read until closed (or ctx canceled).
+func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocation) (*Run, error) {
+	lim := b.Limits.WithDefaults()
+	b.mu.Lock()
+	if b.draining {
+		b.mu.Unlock()
+		return nil, ErrShuttingDown
+	}
+	if b.running >= lim.MaxRuns {
+		b.mu.Unlock()
+		b.Metrics.Rejected(proto)
+		return nil, ErrOverloaded
+	}
+	b.running++
+	b.mu.Unlock()
+	release := func() {
+		b.mu.Lock()
+		b.running--
+		b.mu.Unlock()
+	}
+	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	if lim.RunTimeout > 0 {
+		runCtx, cancel = context.WithTimeout(ctx, lim.RunTimeout)
+	}
+	events, err := b.Runner.Run(runCtx, inv)
+	if err != nil {
+		cancel()
+		release()
+		return nil, err
+	}
+	start := b.now()
+	b.Metrics.RunStarted(proto)
+	out := make(chan *runtime.Event, 16)
+	first := <-events
+	run := &Run{Events: out}
+	if first != nil {
+		run.ID = first.Run
+		b.own(run.ID, inv.User)
+	}
+	go func() {
+		defer close(out)
+		defer release()
+		defer cancel()
+		defer b.disown(run.ID)
+		status := runtime.RunStatus("")
+		forward := func(e *runtime.Event) {
+			b.Metrics.Event(proto, string(e.Kind))
+			if e.Kind == runtime.EventRunFinished {
+				status = e.Status
+			}
+			select {
+			case out <- e:
+			case <-ctx.Done():
+			}
+		}
+		if first != nil {
+			forward(first)
+		}
+		for e := range events {
+			forward(e)
+		}
+		b.Metrics.RunFinished(proto, string(status), b.now().Sub(start))
+	}()
+	return run, nil
+}
+
+// Cancel cancels user's active run id. ErrNotFound when the user has no such
+// active run.
+func (b *Backend) Cancel(user, runID string) error {
+	b.mu.Lock()
+	owner, ok := b.owners[runID]
+	b.mu.Unlock()
+	if !ok || owner != user || !b.Runner.Cancel(runID) {
+		return fmt.Errorf("cancel run %s: %w", runID, ErrNotFound)
+	}
+	return nil
+}
+
+// Active reports whether user's run id is running in this process.
+func (b *Backend) Active(user, runID string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.owners[runID] == user && user != ""
+}
+
+// GetRun returns user's run id from the store; ErrNotFound when it does not
+// exist or belongs to another user (or app).
+func (b *Backend) GetRun(ctx context.Context, user, runID string) (store.Run, error) {
+	r, err := b.Store.GetRun(ctx, runID)
+	if errors.Is(err, store.ErrNotFound) || err == nil && (r.Session.User != user || r.Session.App != b.App()) {
+		return store.Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
+	}
+	if err != nil {
+		return store.Run{}, fmt.Errorf("run %s: %w", runID, err)
+	}
+	return r, nil
+}
+
+// Drain stops admitting runs; Start returns ErrShuttingDown from then on.
+func (b *Backend) Drain() {
+	b.mu.Lock()
+	b.draining = true
+	b.mu.Unlock()
+}
+
+// Running is the number of runs in flight.
+func (b *Backend) Running() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.running
+}
+
+func (b *Backend) own(run, user string) {
+	if run == "" {
+		return
+	}
+	b.mu.Lock()
+	if b.owners == nil {
+		b.owners = map[string]string{}
+	}
+	b.owners[run] = user
+	b.mu.Unlock()
+}
+
+func (b *Backend) disown(run string) {
+	b.mu.Lock()
+	delete(b.owners, run)
+	b.mu.Unlock()
+}
+
+func (b *Backend) now() time.Time {
+	if b.Clock == nil {
+		return time.Time{}
+	}
+	return b.Clock.Now()
+}
+
+type userKey struct{}
+
+// WithUser returns ctx carrying the authenticated user id.
+func WithUser(ctx context.Context, user string) context.Context {
+	return context.WithValue(ctx, userKey{}, user)
+}
+
+// UserFrom returns the authenticated user of a request's context ("" when
+// the request was not authenticated, which the server's middleware never lets
+// through to an adapter).
+func UserFrom(ctx context.Context) string {
+	u, _ := ctx.Value(userKey{}).(string)
+	return u
+}
