@@ -91,6 +91,9 @@ type RunnerConfig struct {
 	// Summary, Memory and Evolution run, in this order, on the post-run
 	// workers after each run ends (nil: nothing).
 	Summary, Memory, Evolution PostRunHook
+	// Preloaders add context before an llm agent's first model turn
+	// (recall, memory); see Preloader.
+	Preloaders []Preloader
 	// VMWorkers bounds a run's concurrent host calls per step (default
 	// vm.DefaultWorkers); MaxSteps bounds its supersteps (default
 	// vm.DefaultMaxSteps).
