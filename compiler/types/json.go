@@ -131,16 +131,22 @@ func appendFloat(dst []byte, f float64) []byte {
 const hexDigits = "0123456789abcdef"
 
 // appendQuoted appends s as a JSON string literal (see the rules above).
-func appendQuoted(dst []byte, s string) []byte {
+func appendQuoted(dst []byte, s string) []byte { return AppendJSONString(dst, s, false) }
+
+// AppendJSONString appends s as a JSON string literal: `"` and `\` escaped,
+// control characters as \n \r \t \b \f or \u00XX, invalid UTF-8 as
+// U+FFFD. With html it also escapes <, >, & and U+2028/U+2029 and writes
+// U+FFFD as \ufffd, exactly as encoding/json does.
+func AppendJSONString(dst []byte, s string, html bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
-			i++
-			continue
-		}
 		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!html || c != '<' && c != '>' && c != '&') {
+				i++
+				continue
+			}
 			dst = append(dst, s[start:i]...)
 			switch c {
 			case '"', '\\':
@@ -165,8 +171,19 @@ func appendQuoted(dst []byte, s string) []byte {
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
+			if html {
+				dst = append(dst, `\ufffd`...)
+			} else {
+				dst = append(dst, "\ufffd"...)
+			}
 			i++
+			start = i
+			continue
+		}
+		if html && (r == '\u2028' || r == '\u2029') {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += size
 			start = i
 			continue
 		}
