@@ -275,16 +275,14 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	if !committed {
 		// No step commit carries the end: append the run-level events not
 		// yet committed (the uncommitted step's events are dropped: a
-		// resumption re-executes that step), then set the status.
+		// resumption re-executes that step) and set the status, in one
+		// batch.
 		a.mu.Lock()
 		events := append(a.lead, terminal...)
 		a.lead, a.tasks, a.sched = nil, nil, nil
 		a.mu.Unlock()
-		if err := a.appendEvents(ctx, events, now); err != nil {
+		if err := a.endRun(ctx, events, store.RunStatus(status), now); err != nil {
 			a.r.log.Error("runtime: record the end of a run", "run", a.id, "status", status, "err", err)
-		}
-		if err := a.r.st.UpdateRunStatus(ctx, a.id, store.RunStatus(status), now); err != nil {
-			a.r.log.Error("runtime: set run status", "run", a.id, "status", status, "err", err)
 		}
 	}
 	if status == StatusFailed && einfo != nil {
@@ -380,14 +378,15 @@ func encodeEvents(events []*Event) ([][]byte, error) {
 	return out, nil
 }
 
-func (a *activeRun) appendEvents(ctx context.Context, events []*Event, now time.Time) error {
-	if len(events) == 0 {
-		return nil
-	}
+// endRun appends events to the ledger and sets the run's status in one
+// batch. An event that cannot be encoded is dropped with an error logged, so
+// the status is still recorded.
+func (a *activeRun) endRun(ctx context.Context, events []*Event, status store.RunStatus, now time.Time) error {
 	bs, err := encodeEvents(events)
 	if err != nil {
-		return err
+		a.r.log.Error("runtime: encode the end of a run", "run", a.id, "err", err)
+		bs = nil
 	}
-	_, err = a.r.st.AppendEvents(ctx, a.key, bs, now)
+	_, err = a.r.st.EndRun(ctx, a.id, bs, status, now)
 	return err
 }

@@ -192,6 +192,31 @@ func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.Run
 	return nil
 }
 
+// EndRun implements store.Runs.
+func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
+	if err := store.CheckName("run status", string(status)); err != nil {
+		return 0, fmt.Errorf("end run %s: %w", id, err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	r, err := s.getRun(id)
+	if err != nil {
+		return 0, fmt.Errorf("end %w", err)
+	}
+	ss, err := s.getSession(r.rec.Session)
+	if err != nil {
+		return 0, fmt.Errorf("end run %s: %w", id, err)
+	}
+	var first uint64
+	if len(events) > 0 {
+		first = ss.append(events, now)
+	}
+	r.rec.Status, r.rec.Updated = status, now
+	return first, nil
+}
+
 // ListRuns implements store.Runs.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
 	if err := f.Check(); err != nil {

@@ -137,6 +137,39 @@ func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.Run
 	return nil
 }
 
+// EndRun implements store.Runs. Locks: the run, then its session.
+func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
+	if err := store.CheckName("run status", string(status)); err != nil {
+		return 0, fmt.Errorf("end run %s: %w", id, err)
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer exit()
+	defer s.locks.lock(runKey(id))()
+	r, err := s.getRun(id)
+	if err != nil {
+		return 0, fmt.Errorf("end %w", err)
+	}
+	defer s.locks.lock(sessionKey(r.Session))()
+	b := s.db.NewBatch()
+	var first uint64
+	if len(events) > 0 {
+		if first, err = s.appendEvents(b, r.Session, events, now); err != nil {
+			b.Close()
+			return 0, fmt.Errorf("end run %s: %w", id, err)
+		}
+	}
+	r.Status, r.Updated = status, now
+	b.Set(runKey(id), runValue(r), nil)
+	s.heads.drop(id)
+	if err := s.apply(b); err != nil {
+		return 0, fmt.Errorf("end run %s: %w", id, err)
+	}
+	return first, nil
+}
+
 // ListRuns implements store.Runs. It walks the run index from the cursor and
 // reads each run's record for its status; it reads one match past the page to
 // know whether another page exists.

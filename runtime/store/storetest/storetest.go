@@ -233,6 +233,35 @@ func testRuns(t *testing.T, s store.Store) {
 	if got.Status != store.RunInterrupted || !got.Updated.Equal(at(60)) || !got.Created.Equal(t0) {
 		t.Errorf("after UpdateRunStatus: status %s updated %v created %v", got.Status, got.Updated, got.Created)
 	}
+
+	// EndRun: events and status together; sequences continue the ledger.
+	_, err = s.AppendEvents(ctx, key, [][]byte{[]byte("input")}, at(61))
+	must(t, err)
+	first, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("run_error"), []byte("run_finished")}, store.RunFailed, at(62))
+	must(t, err)
+	if first != 2 {
+		t.Errorf("EndRun first seq = %d, want 2", first)
+	}
+	es, err := s.ListEvents(ctx, key, 0, 0)
+	must(t, err)
+	if len(es) != 3 || string(es[2].Data) != "run_finished" || es[2].Seq != 3 {
+		t.Errorf("ledger after EndRun = %d events", len(es))
+	}
+	got, err = s.GetRun(ctx, "run_1")
+	must(t, err)
+	if got.Status != store.RunFailed || !got.Updated.Equal(at(62)) {
+		t.Errorf("after EndRun: status %s updated %v", got.Status, got.Updated)
+	}
+	if first, err := s.EndRun(ctx, "run_1", nil, store.RunCanceled, at(63)); err != nil || first != 0 {
+		t.Errorf("EndRun without events = %d, %v", first, err)
+	}
+	_, err = s.EndRun(ctx, "nosuch", [][]byte{[]byte("x")}, store.RunFailed, at(64))
+	wantErr(t, "EndRun of a missing run", err, store.ErrNotFound)
+	if es, _ := s.ListEvents(ctx, key, 0, 0); len(es) != 3 {
+		t.Errorf("a failed EndRun appended events: %d", len(es))
+	}
+	_, err = s.EndRun(ctx, "run_1", nil, "", at(65))
+	wantErr(t, "EndRun with an empty status", err, store.ErrInvalid)
 }
 
 func testListRuns(t *testing.T, s store.Store) {
