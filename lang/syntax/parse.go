@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
@@ -48,14 +49,21 @@ var parserOptions = []participle.Option{
 	participle.Union[Primary](&Call{}, &Literal{}, &Name{}, &Paren{}, &ListLit{}, &RecordLit{}, &String{}),
 }
 
+// The participle parsers are built on first use: building them costs
+// milliseconds that a process which never parses with participle (the
+// recursive-descent parser serves Parse) should not pay at start-up.
 var (
-	declParser = participle.MustBuild[declUnit](parserOptions...)
-	fileParser = participle.MustBuild[File](parserOptions...)
+	declParser = sync.OnceValue(func() *participle.Parser[declUnit] {
+		return participle.MustBuild[declUnit](parserOptions...)
+	})
+	fileParser = sync.OnceValue(func() *participle.Parser[File] {
+		return participle.MustBuild[File](parserOptions...)
+	})
 )
 
 // Grammar returns the EBNF of the whole language, as participle sees it.
 // spec/grammar.ebnf is this text (pinned by a test).
-func Grammar() string { return fileParser.String() + "\n" }
+func Grammar() string { return fileParser().String() + "\n" }
 
 // Parse parses one source file. It always returns a File (possibly with
 // BadDecl entries) and every diagnostic found: at least one syntax error per
@@ -234,7 +242,7 @@ func participleDecl(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic
 	if err != nil {
 		return nil, syntaxDiag(err, toks[0])
 	}
-	du, err := declParser.ParseFromLexer(plex)
+	du, err := declParser().ParseFromLexer(plex)
 	if err != nil {
 		return nil, syntaxDiag(err, toks[0])
 	}
