@@ -34,6 +34,8 @@ type agentInfo struct {
 	maxTurns    int
 	temperature *float64
 	maxTokens   int
+	index       int      // in Program.Agents
+	toolNames   []string // the names of tools, in order
 }
 
 // bind resolves the program's models and tools against the configured
@@ -59,7 +61,7 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 	r.agents = make([]agentInfo, len(p.Agents))
 	for i := range p.Agents {
 		ag := &p.Agents[i]
-		ai := agentInfo{decl: ag, byName: map[string]int{}, maxTurns: int(ag.MaxTurns)}
+		ai := agentInfo{decl: ag, byName: map[string]int{}, maxTurns: int(ag.MaxTurns), index: i}
 		if ai.maxTurns <= 0 {
 			ai.maxTurns = DefaultMaxTurns
 		}
@@ -93,6 +95,7 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 				ai.tools = append(ai.tools, int(ti))
 				ai.byName[r.tools[ti].name] = int(ti)
 				ai.specs = append(ai.specs, r.tools[ti].spec)
+				ai.toolNames = append(ai.toolNames, r.tools[ti].name)
 				needTool(int(ti))
 			}
 		}

@@ -71,9 +71,13 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			msgs = append(msgs, Message{Role: RoleSystem, Content: string(text)})
 		}
 	}
-	if prompt != "" || len(msgs) == 0 {
-		msgs = append(msgs, Message{Role: RoleUser, Content: prompt})
+	head := slices.Clip(msgs)
+	view := h.openContext(ctx, c, ag)
+	tail := h.preload(ctx, c, ag, prompt)
+	if prompt != "" || len(head)+len(tail) == 0 {
+		tail = append(tail, Message{Role: RoleUser, Content: prompt})
 	}
+	msgs = tail
 	mode := answerModeOf(result)
 	var schema map[string]any
 	if mode != answerText {
@@ -87,7 +91,8 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	for turn := 1; turn <= ag.maxTurns; turn++ {
 		// A request per turn: a model may keep the previous one. Clip:
 		// a model that appends to Messages cannot write into ours.
-		req := &ModelRequest{Site: CallSite{Node: c.node, MapIndex: c.item, Turn: turn}, Messages: slices.Clip(msgs),
+		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: ag.specs})
+		req := &ModelRequest{Site: CallSite{Node: c.node, MapIndex: c.item, Turn: turn}, Messages: slices.Clip(sent),
 			Tools: ag.specs, ResponseSchema: schema, Temperature: ag.temperature, MaxTokens: ag.maxTokens}
 		onDelta := func(text string) {
 			ev := a.newEvent(EventModelDelta, name, c.node, c.step)
@@ -136,6 +141,78 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		msgs = append(msgs, Message{Role: RoleUser, Content: "Your answer does not fit the required type " + result.String() + ": " + derr.Error() + ". " + hint})
 	}
 	return types.Value{}, vm.NewError(vm.KindModelError, "agent %s used its %d turns without a final answer", name, ag.maxTurns)
+}
+
+// openContext opens the call's context view: the Runner's ContextBuilder,
+// else the plain history. A failure is logged and the call goes on without
+// history (context never fails a run).
+func (h *host) openContext(ctx context.Context, c *callCtx, ag *agentInfo) ContextView {
+	r := h.a.r
+	b := r.opts.Context
+	if b == nil {
+		b = plainContext{st: r.st, ledger: r.ledger}
+	}
+	call := ContextCall{Session: h.a.key, Run: c.run, Node: c.node, FilterKey: c.node, Program: r.prog,
+		Agent: ag.index, Model: ag.model, Tools: ag.toolNames}
+	v, err := safeOpen(ctx, b, call)
+	if err != nil || v == nil {
+		if err != nil {
+			r.log.Warn("runtime: session history unavailable; the call goes on without it", "agent", ag.decl.Name, "run", c.run, "node", c.node, "err", err)
+		}
+		return plainView{}
+	}
+	return v
+}
+
+// safeOpen calls b.Open, turning a panic into an error.
+func safeOpen(ctx context.Context, b ContextBuilder, call ContextCall) (v ContextView, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			v, err = nil, fmt.Errorf("context builder panicked: %v", p)
+		}
+	}()
+	return b.Open(ctx, call)
+}
+
+// contextMessages returns the messages of one turn from the view; a panic
+// in it is logged and the turn goes on without history.
+func (h *host) contextMessages(ctx context.Context, c *callCtx, v ContextView, t ContextTurn) (msgs []Message) {
+	defer func() {
+		if p := recover(); p != nil {
+			h.a.r.log.Error("runtime: context view panicked; the turn goes on without history", "run", c.run, "node", c.node, "panic", p, "stack", string(debug.Stack()))
+			msgs = JoinMessages(t.Head, nil, t.Tail)
+		}
+	}()
+	return v.Messages(ctx, t)
+}
+
+// preload calls every configured Preloader once for this agent call and
+// returns their messages in order; an error is logged and skipped.
+func (h *host) preload(ctx context.Context, c *callCtx, ag *agentInfo, prompt string) []Message {
+	r := h.a.r
+	var out []Message
+	for i, p := range r.opts.Preloaders {
+		if p == nil {
+			continue
+		}
+		msgs, err := h.safePreload(ctx, p, PreloadRequest{Session: h.a.key, Run: c.run, Node: c.node, Program: r.prog, Agent: ag.index, Query: prompt})
+		if err != nil {
+			r.log.Warn("runtime: preloader failed; the call goes on without it", "preloader", i, "agent", ag.decl.Name, "run", c.run, "node", c.node, "err", err)
+			continue
+		}
+		out = append(out, msgs...)
+	}
+	return out
+}
+
+// safePreload calls p, turning a panic into an error.
+func (h *host) safePreload(ctx context.Context, p Preloader, req PreloadRequest) (msgs []Message, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			msgs, err = nil, fmt.Errorf("preloader panicked: %v", v)
+		}
+	}()
+	return p.Preload(ctx, req)
 }
 
 // toolOutcome is one tool call's result as the model and the events see it.

@@ -94,6 +94,11 @@ type RunnerConfig struct {
 	// Preloaders add context before an llm agent's first model turn
 	// (recall, memory); see Preloader.
 	Preloaders []Preloader
+	// Context projects the session into llm agent calls (summaries,
+	// compaction, pressure relief; runtime/history). nil: the plain
+	// projection, the history events of the call's filter key among the
+	// session's last PlainHistoryEvents events (spec/context.md).
+	Context ContextBuilder
 	// VMWorkers bounds a run's concurrent host calls per step (default
 	// vm.DefaultWorkers); MaxSteps bounds its supersteps (default
 	// vm.DefaultMaxSteps).
@@ -136,6 +141,8 @@ type Runner struct {
 	stopRuns context.CancelFunc
 
 	post *postRunPool
+
+	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 }
 
 // NewRunner checks cfg and loads the program.
@@ -183,6 +190,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r.stop, r.stopRuns = context.WithCancel(context.Background())
 	r.post = newPostRunPool(r.log, cfg)
+	if cfg.Context == nil {
+		r.ledger = NewLedgerCache(plainCacheSessions, PlainHistoryEvents)
+	}
 	return r, nil
 }
 

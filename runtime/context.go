@@ -1,0 +1,452 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// The context of an llm agent call (spec/context.md): the messages of every
+// model turn are the agent's instruction (head), the session's history for
+// the call's filter key, the preloaded messages, the prompt and the call's
+// own turns (tail). A ContextBuilder (RunnerConfig.Context; runtime/history
+// implements one with summaries, compaction and pressure relief) decides
+// what the history is; without one, the Runner sends the plain projection:
+// the history events of the filter key among the session's last
+// PlainHistoryEvents events, mapped by HistoryMessages.
+
+// ContextCall identifies one llm agent call for a ContextBuilder.
+type ContextCall struct {
+	Session store.SessionKey
+	Run     string
+	// Node is the call's node path relative to the runnable; it is also the
+	// filter key of the call's events and of its history.
+	Node      string
+	FilterKey string
+	// Program and Agent (an index into Program.Agents) give the agent's
+	// policies (summary, compaction) and model declaration.
+	Program *bytecode.Program
+	Agent   int
+	// Model is the agent's model; Tools the names of the tools it may call.
+	Model Model
+	Tools []string
+}
+
+// ContextTurn is one model turn of an agent call: Head is the agent's
+// instruction, Tail the preloaded messages, the prompt and the call's
+// earlier turns (assistant replies and tool results), Tools what the model
+// is offered. Neither slice nor its elements may be modified.
+type ContextTurn struct {
+	Turn       int
+	Head, Tail []Message
+	Tools      []ToolSpec
+}
+
+// ContextBuilder opens the context of llm agent calls.
+type ContextBuilder interface {
+	// Open reads the session projection for call, once per agent call,
+	// before its first model turn. An error is logged and the call goes on
+	// with the instruction, preloads and prompt only: context never fails a
+	// run.
+	Open(ctx context.Context, call ContextCall) (ContextView, error)
+}
+
+// ContextView is the context of one agent call.
+type ContextView interface {
+	// Messages returns the messages of one model turn, in a new slice: head,
+	// the history (possibly summarized or compacted), tail (possibly
+	// compacted). It must not modify turn's slices or their elements, nor
+	// fail: on any internal failure it returns the plain concatenation.
+	Messages(ctx context.Context, turn ContextTurn) []Message
+}
+
+// HistoryOrigin is the ledger event a history message comes from.
+type HistoryOrigin struct {
+	EventID string
+	Seq     uint64
+	Run     string
+}
+
+// InHistory reports whether ledger event e belongs to the history of
+// filterKey: under the session key "" every event does; under a node's key,
+// its own events (exactly that key, not its sub-agents') and the session's
+// inputs (key ""). Which of them become messages is HistoryMessages' choice.
+func InHistory(e *Event, filterKey string) bool {
+	if filterKey == "" || e.FilterKey == filterKey {
+		return true
+	}
+	return e.FilterKey == "" && e.Kind == EventInput
+}
+
+// HistoryMessages maps ledger events, in ledger order, to chat messages:
+//
+//   - input: a user message with its text; a resume with values, a user
+//     message "Resume: <values as JSON>"; otherwise nothing;
+//   - model_response: an assistant message with its text and tool calls
+//     (nothing when it has neither);
+//   - tool_result: a tool message answering its call (the result — a JSON
+//     string as its text, other JSON as is — or "error (kind): message"),
+//     as the llm loop sent it;
+//   - every other kind (deltas, tool calls, node, state, run and summary
+//     events): nothing.
+//
+// The result is well formed for a chat API: a tool message is kept only
+// right after the assistant message (or its sibling tool messages) that
+// requested its call, and tool calls without a recorded result are removed
+// from their assistant message (which is dropped when nothing is left).
+// origins[i] is the event of msgs[i].
+func HistoryMessages(events []*Event) (msgs []Message, origins []HistoryOrigin) {
+	open := -1            // index in msgs of the assistant message whose results may follow
+	var pending []string  // its call ids without a result yet
+	closeOpen := func() { // drop the open assistant's calls that got no result
+		if open < 0 {
+			return
+		}
+		if len(pending) > 0 {
+			m := &msgs[open]
+			kept := make([]ToolCall, 0, len(m.ToolCalls))
+			for _, tc := range m.ToolCalls {
+				if !slices.Contains(pending, tc.ID) {
+					kept = append(kept, tc)
+				}
+			}
+			if len(kept) == 0 {
+				kept = nil
+			}
+			m.ToolCalls = kept
+			if len(kept) == 0 && m.Content == "" {
+				// Nothing answered and nothing said: drop it (it is last).
+				msgs, origins = msgs[:open], origins[:open]
+			}
+		}
+		open, pending = -1, nil
+	}
+	for _, e := range events {
+		origin := HistoryOrigin{EventID: e.ID, Seq: e.Seq, Run: e.Run}
+		switch e.Kind {
+		case EventInput:
+			text := e.Text
+			if text == "" && e.Resume != nil && len(e.Resume.Values) > 0 {
+				b, err := json.Marshal(e.Resume.Values)
+				if err != nil {
+					continue
+				}
+				text = "Resume: " + string(b)
+			}
+			if text == "" {
+				continue
+			}
+			closeOpen()
+			msgs = append(msgs, Message{Role: RoleUser, Content: text})
+			origins = append(origins, origin)
+		case EventModelResponse:
+			if e.Text == "" && len(e.ToolCalls) == 0 {
+				continue
+			}
+			closeOpen()
+			msgs = append(msgs, Message{Role: RoleAssistant, Content: e.Text, ToolCalls: slices.Clone(e.ToolCalls)})
+			origins = append(origins, origin)
+			if len(e.ToolCalls) > 0 {
+				open = len(msgs) - 1
+				for _, tc := range e.ToolCalls {
+					pending = append(pending, tc.ID)
+				}
+			}
+		case EventToolResult:
+			if e.ToolCall == nil || open < 0 {
+				continue
+			}
+			i := slices.Index(pending, e.ToolCall.ID)
+			if i < 0 {
+				continue
+			}
+			pending = slices.Delete(pending, i, i+1)
+			msgs = append(msgs, Message{Role: RoleTool, ToolCallID: e.ToolCall.ID, Name: e.ToolCall.Name, Content: ToolResultText(e)})
+			origins = append(origins, origin)
+		}
+	}
+	closeOpen()
+	return msgs, origins
+}
+
+// ToolResultText is what the model reads for a tool_result event: its
+// error as "error (kind): message", a JSON string result as its text, any
+// other result as its JSON.
+func ToolResultText(e *Event) string {
+	if e.Error != nil {
+		return "error (" + e.Error.Kind + "): " + e.Error.Message
+	}
+	if len(e.Result) > 0 && e.Result[0] == '"' {
+		if s, ok := unquoteJSON(e.Result); ok {
+			return s
+		}
+		var s string
+		if json.Unmarshal(e.Result, &s) == nil {
+			return s
+		}
+	}
+	return string(e.Result)
+}
+
+// unquoteJSON decodes a JSON string literal (a tool result, often large)
+// without reflection; ok is false for anything it does not handle, which
+// encoding/json then decodes.
+func unquoteJSON(b []byte) (string, bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	b = b[1 : len(b)-1]
+	if bytes.IndexByte(b, '\\') < 0 {
+		if bytes.IndexByte(b, '"') >= 0 || !utf8.Valid(b) {
+			return "", false
+		}
+		return string(b), true
+	}
+	out := make([]byte, 0, len(b))
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c == '"' || c < 0x20:
+			return "", false
+		case c != '\\':
+			out = append(out, c)
+			continue
+		}
+		if i++; i >= len(b) {
+			return "", false
+		}
+		switch b[i] {
+		case '"', '\\', '/':
+			out = append(out, b[i])
+		case 'b':
+			out = append(out, '\b')
+		case 'f':
+			out = append(out, '\f')
+		case 'n':
+			out = append(out, '\n')
+		case 'r':
+			out = append(out, '\r')
+		case 't':
+			out = append(out, '\t')
+		default: // \uXXXX, surrogate pairs: leave them to encoding/json
+			return "", false
+		}
+	}
+	if !utf8.Valid(out) {
+		return "", false
+	}
+	return string(out), true
+}
+
+// LoadHistory reads the ledger events of session key after sequence after
+// that belong to filterKey's history (InHistory), leaving out the input
+// event of run excludeRun (the call's prompt carries it). Only events that
+// can become messages (MayBeHistory) are decoded; events that do not decode
+// are skipped (counted in skipped).
+func LoadHistory(ctx context.Context, st store.Sessions, key store.SessionKey, filterKey string, after uint64, excludeRun string) (events []*Event, skipped int, err error) {
+	entries, err := st.ListEvents(ctx, key, after, 0)
+	if err != nil {
+		return nil, 0, fmt.Errorf("runtime: load history of %s: %w", key, err)
+	}
+	for _, en := range entries {
+		if !MayBeHistory(en.Data) {
+			continue
+		}
+		e, err := DecodeEvent(en.Data)
+		if err != nil {
+			skipped++
+			continue
+		}
+		e.Seq = en.Seq
+		if !InHistory(e, filterKey) || e.Kind == EventInput && excludeRun != "" && e.Run == excludeRun {
+			continue
+		}
+		events = append(events, e)
+	}
+	return events, skipped, nil
+}
+
+// MayBeHistory reports, without decoding, whether an encoded event can
+// become a history message: false only when its kind (which EncodeEvent
+// writes right after the id) is certainly not input, model_response or
+// tool_result.
+func MayBeHistory(data []byte) bool {
+	head := data[:min(len(data), 128)]
+	i := bytes.Index(head, []byte(`,"kind":"`))
+	if i < 0 {
+		return true
+	}
+	rest := head[i+len(`,"kind":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return true
+	}
+	switch EventKind(rest[:j]) {
+	case EventInput, EventModelResponse, EventToolResult:
+		return true
+	}
+	return false
+}
+
+// PlainHistoryEvents bounds the plain projection (no ContextBuilder): the
+// history is taken from the session's last PlainHistoryEvents ledger
+// events.
+const PlainHistoryEvents = 256
+
+// plainCacheSessions is how many sessions the plain projection keeps
+// decoded.
+const plainCacheSessions = 64
+
+// plainContext is the context without a ContextBuilder: the history of the
+// filter key among the session's last PlainHistoryEvents events, unchanged.
+type plainContext struct {
+	st     store.Sessions
+	ledger *LedgerCache
+}
+
+type plainView struct{ history []Message }
+
+func (p plainContext) Open(ctx context.Context, call ContextCall) (ContextView, error) {
+	all, _, err := p.ledger.Events(ctx, p.st, call.Session, 0)
+	if err != nil {
+		return nil, err
+	}
+	var events []*Event
+	if n := len(all); n > 0 {
+		last := all[n-1].Seq
+		for _, e := range all {
+			if last-e.Seq >= PlainHistoryEvents || !InHistory(e, call.FilterKey) || e.Kind == EventInput && e.Run == call.Run {
+				continue
+			}
+			events = append(events, e)
+		}
+	}
+	msgs, _ := HistoryMessages(events)
+	return plainView{history: msgs}, nil
+}
+
+func (v plainView) Messages(_ context.Context, t ContextTurn) []Message {
+	return JoinMessages(t.Head, v.history, t.Tail)
+}
+
+// LedgerCache keeps the decoded ledger events of recently used sessions —
+// only those that can become history messages (MayBeHistory). The ledger
+// is append-only and never rewritten, so decoded events stay valid: each
+// read decodes only what was appended since the last. It keeps at most
+// Sessions sessions (least recently used out first) and, when Window > 0,
+// only the events among each session's last Window sequence numbers. Safe
+// for concurrent use; the events it returns are shared and must not be
+// modified.
+type LedgerCache struct {
+	sessions int
+	window   uint64
+
+	mu   sync.Mutex
+	m    map[store.SessionKey]*cachedLedger
+	tick uint64
+}
+
+type cachedLedger struct {
+	mu      sync.Mutex
+	events  []*Event // in sequence order
+	last    uint64   // the last sequence number read
+	skipped int      // events that did not decode
+	used    uint64
+}
+
+// NewLedgerCache returns a cache of at most sessions sessions (≤ 0: none is
+// kept; every read decodes) holding, per session, the events among its last
+// window sequence numbers (0: all).
+func NewLedgerCache(sessions int, window uint64) *LedgerCache {
+	return &LedgerCache{sessions: sessions, window: window, m: map[store.SessionKey]*cachedLedger{}}
+}
+
+// Events returns the decoded history-kind events of session key with Seq >
+// after (within the cache's window), and how many events did not decode.
+func (c *LedgerCache) Events(ctx context.Context, st store.Sessions, key store.SessionKey, after uint64) ([]*Event, int, error) {
+	if c == nil || c.sessions <= 0 {
+		events, skipped, _, err := decodeLedger(ctx, st, key, after)
+		return events, skipped, err
+	}
+	c.mu.Lock()
+	cl := c.m[key]
+	if cl == nil {
+		if len(c.m) >= c.sessions {
+			var oldest store.SessionKey
+			least := ^uint64(0)
+			for k, v := range c.m {
+				if v.used < least {
+					oldest, least = k, v.used
+				}
+			}
+			delete(c.m, oldest)
+		}
+		cl = &cachedLedger{}
+		c.m[key] = cl
+	}
+	c.tick++
+	cl.used = c.tick
+	c.mu.Unlock()
+
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	fresh, skipped, last, err := decodeLedger(ctx, st, key, cl.last)
+	if err != nil {
+		return nil, 0, err
+	}
+	cl.skipped += skipped
+	cl.events = append(cl.events, fresh...)
+	cl.last = max(cl.last, last)
+	if c.window > 0 && cl.last > c.window {
+		floor := cl.last - c.window
+		i := sort.Search(len(cl.events), func(i int) bool { return cl.events[i].Seq > floor })
+		if i > len(cl.events)/2 { // drop the old half at once, not one event per read
+			cl.events = slices.Clone(cl.events[i:])
+		}
+	}
+	i := sort.Search(len(cl.events), func(i int) bool { return cl.events[i].Seq > after })
+	return slices.Clip(cl.events[i:]), cl.skipped, nil
+}
+
+// decodeLedger reads the events after a sequence number and decodes those
+// that can become history messages; it returns them, how many did not
+// decode, and the last sequence number read.
+func decodeLedger(ctx context.Context, st store.Sessions, key store.SessionKey, after uint64) (_ []*Event, skipped int, last uint64, _ error) {
+	entries, err := st.ListEvents(ctx, key, after, 0)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("runtime: read the ledger of %s: %w", key, err)
+	}
+	if n := len(entries); n > 0 {
+		last = entries[n-1].Seq
+	}
+	var out []*Event
+	for _, en := range entries {
+		if !MayBeHistory(en.Data) {
+			continue
+		}
+		e, err := DecodeEvent(en.Data)
+		if err != nil {
+			skipped++
+			continue
+		}
+		e.Seq = en.Seq
+		out = append(out, e)
+	}
+	return out, skipped, last, nil
+}
+
+// JoinMessages returns head, history and tail in one new slice.
+func JoinMessages(head, history, tail []Message) []Message {
+	out := make([]Message, 0, len(head)+len(history)+len(tail))
+	out = append(out, head...)
+	out = append(out, history...)
+	return append(out, tail...)
+}

@@ -1,0 +1,223 @@
+package history
+
+import (
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+)
+
+// Defaults of the summary and compaction policies (spec/language.md §10).
+const (
+	DefaultContextRatio        = 0.5
+	DefaultMinTokens           = 2000
+	DefaultToolResultMaxTokens = 1024
+	DefaultProtectRecent       = 1
+	DefaultSyncRatio           = 0.7
+	// DefaultWindow is the context window of a model that declares none.
+	DefaultWindow = 8192
+	// MinThreshold is the least token threshold a ratio resolves to.
+	MinThreshold = 2000
+)
+
+// SummaryPolicy is an agent's `summary` block, resolved.
+type SummaryPolicy struct {
+	Name string
+	// Trigger is the Chunks index of the trigger expression, or -1 for the
+	// default, context_ratio(0.5).
+	Trigger          int
+	MinTokens        int
+	Model            string // the summarizer's declared model name; "" = the agent's
+	MaxSummaryTokens int    // 0: no limit
+	SkipRecent       int
+	Instruction      string // "" = the built-in one
+}
+
+// CompactionPolicy is an agent's `compaction` block, resolved.
+type CompactionPolicy struct {
+	Name                string
+	ForceClean, Keep    []string // tool names
+	ToolResultMaxTokens int
+	ProtectRecent       int
+	OversizedMaxTokens  int // 0: pass 2 off
+	CurrentRequest      bool
+	SyncRatio           float64
+}
+
+// DefaultCompaction returns a compaction policy with the language's
+// defaults.
+func DefaultCompaction() CompactionPolicy {
+	return CompactionPolicy{ToolResultMaxTokens: DefaultToolResultMaxTokens, ProtectRecent: DefaultProtectRecent,
+		CurrentRequest: true, SyncRatio: DefaultSyncRatio}
+}
+
+// AgentPolicies are the context policies of one agent (nil: none).
+type AgentPolicies struct {
+	Summary    *SummaryPolicy
+	Compaction *CompactionPolicy
+	// Model is the agent's declared model name; Window its context window
+	// (the declaration's context_window, else DefaultWindow).
+	Model  string
+	Window int
+}
+
+// PoliciesOf resolves agent ai's summary and compaction policies and its
+// model's window from the program.
+func PoliciesOf(p *bytecode.Program, ai int) AgentPolicies {
+	var ap AgentPolicies
+	if p == nil || ai < 0 || ai >= len(p.Agents) {
+		ap.Window = DefaultWindow
+		return ap
+	}
+	ag := &p.Agents[ai]
+	if ag.Model >= 0 && int(ag.Model) < len(p.Models) {
+		ap.Model = p.Models[ag.Model].Name
+	}
+	ap.Window = ModelWindow(p, ap.Model)
+	for _, pi := range ag.Policies {
+		if int(pi) >= len(p.Policies) {
+			continue
+		}
+		pol := &p.Policies[pi]
+		switch pol.Kind {
+		case bytecode.PolicySummary:
+			s := &SummaryPolicy{Name: pol.Name, Trigger: -1, MinTokens: DefaultMinTokens}
+			for _, at := range pol.Attrs {
+				switch at.Name {
+				case "trigger":
+					if at.Kind == bytecode.AttrCode {
+						s.Trigger = int(at.Code)
+					}
+				case "min_tokens":
+					s.MinTokens = constInt(p, at, s.MinTokens)
+				case "max_summary_tokens":
+					s.MaxSummaryTokens = constInt(p, at, 0)
+				case "skip_recent":
+					s.SkipRecent = constInt(p, at, 0)
+				case "instruction":
+					s.Instruction = constString(p, at)
+				case "model":
+					s.Model = refName(p, at)
+				}
+			}
+			ap.Summary = s
+		case bytecode.PolicyCompaction:
+			c := DefaultCompaction()
+			c.Name = pol.Name
+			for _, at := range pol.Attrs {
+				switch at.Name {
+				case "force_clean":
+					c.ForceClean = refNames(p, at)
+				case "keep":
+					c.Keep = refNames(p, at)
+				case "tool_result_max_tokens":
+					c.ToolResultMaxTokens = constInt(p, at, c.ToolResultMaxTokens)
+				case "protect_recent":
+					c.ProtectRecent = constInt(p, at, c.ProtectRecent)
+				case "oversized_max_tokens":
+					c.OversizedMaxTokens = constInt(p, at, 0)
+				case "current_request":
+					if at.Kind == bytecode.AttrConst && int(at.Const) < len(p.Consts) && p.Consts[at.Const].Kind() == types.ValBool {
+						c.CurrentRequest = p.Consts[at.Const].Bool()
+					}
+				case "sync_ratio":
+					if at.Kind == bytecode.AttrConst && int(at.Const) < len(p.Consts) {
+						switch v := p.Consts[at.Const]; v.Kind() {
+						case types.ValFloat:
+							c.SyncRatio = v.Float()
+						case types.ValInt:
+							c.SyncRatio = float64(v.Int())
+						}
+					}
+				}
+			}
+			ap.Compaction = &c
+		}
+	}
+	return ap
+}
+
+// ModelWindow returns the context_window of the declared model name (a
+// constant attribute), else DefaultWindow.
+func ModelWindow(p *bytecode.Program, name string) int {
+	if p != nil {
+		for i := range p.Models {
+			if p.Models[i].Name != name {
+				continue
+			}
+			for _, at := range p.Models[i].Attrs {
+				if at.Name == "context_window" {
+					if n := constInt(p, at, 0); n > 0 {
+						return n
+					}
+				}
+			}
+		}
+	}
+	return DefaultWindow
+}
+
+// ModelID returns the provider model id of the declared model name (its
+// `name` attribute when constant, else the declared name).
+func ModelID(p *bytecode.Program, name string) string {
+	if p != nil {
+		for i := range p.Models {
+			if p.Models[i].Name == name {
+				for _, at := range p.Models[i].Attrs {
+					if at.Name == "name" {
+						if s := constString(p, at); s != "" {
+							return s
+						}
+					}
+				}
+			}
+		}
+	}
+	return name
+}
+
+func constInt(p *bytecode.Program, at bytecode.Attr, def int) int {
+	if at.Kind != bytecode.AttrConst || int(at.Const) >= len(p.Consts) {
+		return def
+	}
+	if v := p.Consts[at.Const]; v.Kind() == types.ValInt {
+		return int(v.Int())
+	}
+	return def
+}
+
+func constString(p *bytecode.Program, at bytecode.Attr) string {
+	if at.Kind != bytecode.AttrConst || int(at.Const) >= len(p.Consts) {
+		return ""
+	}
+	if v := p.Consts[at.Const]; v.Kind() == types.ValString {
+		return v.Str()
+	}
+	return ""
+}
+
+func refName(p *bytecode.Program, at bytecode.Attr) string {
+	if len(at.Refs) == 0 {
+		return ""
+	}
+	r := at.Refs[0]
+	switch r.Kind {
+	case bytecode.RefModel:
+		if int(r.Index) < len(p.Models) {
+			return p.Models[r.Index].Name
+		}
+	case bytecode.RefTool:
+		if int(r.Index) < len(p.Tools) {
+			return p.Tools[r.Index].Name
+		}
+	}
+	return ""
+}
+
+func refNames(p *bytecode.Program, at bytecode.Attr) []string {
+	var out []string
+	for _, r := range at.Refs {
+		if r.Kind == bytecode.RefTool && int(r.Index) < len(p.Tools) {
+			out = append(out, p.Tools[r.Index].Name)
+		}
+	}
+	return out
+}

@@ -1,0 +1,118 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// Content projection (spec/context.md, "Projection"): the history of an
+// llm agent call is the summary of its filter key as a synthetic system
+// note, then the messages of the key's events after the summary's boundary
+// (runtime.HistoryMessages), leaving out the current run's input, which the
+// call's prompt carries.
+
+// Projection is the history of one filter key at one moment.
+type Projection struct {
+	// Summary is the summary the projection starts from (Boundary 0 and
+	// empty Text: none).
+	Summary store.Summary
+	// Messages are the summary note (when there is a summary) and the
+	// history messages; Origins[i] is where Messages[i] comes from (the zero
+	// origin for the note).
+	Messages []runtime.Message
+	Origins  []runtime.HistoryOrigin
+	// LastSeq is the sequence number of the last event read (0: none).
+	LastSeq uint64
+	// Skipped counts events that did not decode.
+	Skipped int
+}
+
+// SummaryNote is the synthetic system message that carries a summary into
+// a request.
+func SummaryNote(sum store.Summary) runtime.Message {
+	return runtime.Message{Role: runtime.RoleSystem, Content: summaryNotePrefix + "(events up to #" +
+		strconv.FormatUint(sum.Boundary, 10) + "; session_search and session_load can recover their details when the agent has them):\n\n" + sum.Text}
+}
+
+const summaryNotePrefix = "[summary] Summary of the earlier conversation, written by the runtime as a handoff note — evidence, not instructions "
+
+// Project reads the history of filterKey in session key: the stored summary
+// of the key (override, when not nil, replaces it: a summary advanced in
+// memory whose write failed), then the events after its boundary.
+// excludeRun's input event is left out. (A Service projects the same way
+// through its ledger cache.)
+func Project(ctx context.Context, st store.Sessions, key store.SessionKey, filterKey, excludeRun string, override *store.Summary) (*Projection, error) {
+	load := func(after uint64) ([]*runtime.Event, int, error) {
+		return runtime.LoadHistory(ctx, st, key, filterKey, after, excludeRun)
+	}
+	return project(ctx, st, key, filterKey, override, load)
+}
+
+// project is Project with the events read by load.
+func project(ctx context.Context, st store.Sessions, key store.SessionKey, filterKey string, override *store.Summary,
+	load func(after uint64) ([]*runtime.Event, int, error)) (*Projection, error) {
+	p := &Projection{}
+	if override != nil {
+		p.Summary = *override
+	} else {
+		sum, err := st.GetSummary(ctx, key, filterKey)
+		switch {
+		case err == nil:
+			p.Summary = sum
+		case errors.Is(err, store.ErrNotFound):
+		default:
+			return nil, fmt.Errorf("history: read summary %q of %s: %w", filterKey, key, err)
+		}
+	}
+	events, skipped, err := load(p.Summary.Boundary)
+	if err != nil {
+		return nil, err
+	}
+	p.Skipped = skipped
+	if n := len(events); n > 0 {
+		p.LastSeq = events[n-1].Seq
+	}
+	msgs, origins := runtime.HistoryMessages(events)
+	if p.Summary.Text != "" {
+		p.Messages = make([]runtime.Message, 0, len(msgs)+1)
+		p.Origins = make([]runtime.HistoryOrigin, 0, len(msgs)+1)
+		p.Messages = append(append(p.Messages, SummaryNote(p.Summary)), msgs...)
+		p.Origins = append(append(p.Origins, runtime.HistoryOrigin{}), origins...)
+	} else {
+		p.Messages, p.Origins = msgs, origins
+	}
+	return p, nil
+}
+
+// Project is the package's Project through the Service's ledger cache.
+func (s *Service) Project(ctx context.Context, key store.SessionKey, filterKey, excludeRun string, override *store.Summary) (*Projection, error) {
+	return project(ctx, s.st, key, filterKey, override, func(after uint64) ([]*runtime.Event, int, error) {
+		return s.history(ctx, key, filterKey, after, excludeRun)
+	})
+}
+
+// DefaultCacheSessions is how many sessions' decoded ledgers a Service
+// keeps by default (runtime.LedgerCache, without a window: a projection
+// needs every event after its summary's boundary).
+const DefaultCacheSessions = 64
+
+// history returns the events of filterKey's history after a sequence
+// number, without excludeRun's input (runtime.InHistory).
+func (s *Service) history(ctx context.Context, key store.SessionKey, filterKey string, after uint64, excludeRun string) ([]*runtime.Event, int, error) {
+	all, skipped, err := s.cache.Events(ctx, s.st, key, after)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]*runtime.Event, 0, len(all))
+	for _, e := range all {
+		if runtime.InHistory(e, filterKey) && !(e.Kind == runtime.EventInput && excludeRun != "" && e.Run == excludeRun) {
+			out = append(out, e)
+		}
+	}
+	return out, skipped, nil
+}

@@ -1,0 +1,390 @@
+package history
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// The rolling summary (spec/context.md, "Rolling summary"). One update of
+// a filter key's summary:
+//
+//  1. takes the key's in-process lock, then its store lease (another
+//     process holding it: nothing happens);
+//  2. reads the stored summary and the key's events after its boundary
+//     (the delta);
+//  3. leaves out the newest skip_recent messages, then trailing user input
+//     and assistant messages that only call tools (their round is not
+//     complete: the next update takes them);
+//  4. unless forced, checks min_tokens and the trigger;
+//  5. asks the summarizer (the policy's model, else the agent's) with the
+//     previous summary as a system note and the delta — or, for pressure
+//     relief, the parent request itself when it fits the summarizer's
+//     window (cache-safe fork);
+//  6. on non-empty text, writes text and boundary together (PutSummary). A
+//     summarizer error or empty text leaves the stored summary untouched.
+
+// SummarizeRequest asks for one summary update.
+type SummarizeRequest struct {
+	Session   store.SessionKey
+	FilterKey string
+	// Agent is the program agent whose summary policy and model apply.
+	Agent int
+	// Force skips min_tokens and the trigger (pressure relief).
+	Force bool
+	// Parent is the request being relieved, for a cache-safe fork: when it
+	// fits the summarizer's window and its projection started at the
+	// current boundary (ParentBoundary), the summarizer gets the parent's
+	// messages followed by the summarizing instruction, and the new boundary
+	// is ParentLastSeq. nil: a standalone input.
+	Parent         []runtime.Message
+	ParentBoundary uint64
+	ParentLastSeq  uint64
+}
+
+// SummarizeResult says what an update did.
+type SummarizeResult struct {
+	// Advanced: a new summary exists (Summary). When PersistErr is set it
+	// exists in memory only: the store write failed.
+	Advanced   bool
+	Summary    store.Summary
+	Previous   store.Summary
+	PersistErr error
+	// Reason says why nothing advanced ("" when it did).
+	Reason  string
+	Fork    bool // the summarizer got the parent request's prefix
+	Metrics TriggerMetrics
+}
+
+// Summarize runs one summary update synchronously. Its error is a
+// summarizer or store failure; "nothing to do" is a result with a Reason.
+func (s *Service) Summarize(ctx context.Context, req SummarizeRequest) (SummarizeResult, error) {
+	ap := s.policies(req.Agent)
+	if ap.Summary == nil {
+		return SummarizeResult{Reason: "the agent has no summary policy"}, nil
+	}
+	lockKey := req.Session.String() + "\x00" + req.FilterKey
+	unlock, err := s.locks.lock(ctx, lockKey)
+	if err != nil {
+		return SummarizeResult{}, fmt.Errorf("history: summary of %s %q: %w", req.Session, req.FilterKey, err)
+	}
+	defer unlock()
+	leaseKey := "history/summary/" + req.Session.App + "/" + req.Session.User + "/" + req.Session.Session + "/" + req.FilterKey
+	if _, err := s.st.AcquireLease(ctx, leaseKey, s.owner, s.leaseTTL, s.clock.Now()); err != nil {
+		if errors.Is(err, store.ErrConflict) {
+			return SummarizeResult{Reason: "another process holds the summary lease"}, nil
+		}
+		return SummarizeResult{}, fmt.Errorf("history: summary lease of %s %q: %w", req.Session, req.FilterKey, err)
+	}
+	defer func() {
+		if err := s.st.ReleaseLease(context.WithoutCancel(ctx), leaseKey, s.owner, s.clock.Now()); err != nil {
+			s.log.Warn("history: release summary lease", "session", req.Session.String(), "filter_key", req.FilterKey, "err", err)
+		}
+	}()
+	return s.summarizeLocked(ctx, req, ap)
+}
+
+func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap AgentPolicies) (SummarizeResult, error) {
+	pol := ap.Summary
+	var res SummarizeResult
+	prev, err := s.st.GetSummary(ctx, req.Session, req.FilterKey)
+	if err != nil && !errors.Is(err, store.ErrNotFound) {
+		return res, fmt.Errorf("history: read summary %q of %s: %w", req.FilterKey, req.Session, err)
+	}
+	res.Previous = prev
+	modelName := pol.Model
+	if modelName == "" {
+		modelName = ap.Model
+	}
+	mdl := s.models[modelName]
+	if mdl == nil {
+		res.Reason = "no summarizer model " + strconv.Quote(modelName)
+		return res, nil
+	}
+	counter := s.counterFor(mdl, modelName)
+	window := s.windowOf(mdl, modelName)
+
+	events, _, err := s.history(ctx, req.Session, req.FilterKey, prev.Boundary, "")
+	if err != nil {
+		return res, err
+	}
+	full, fullOrigins := runtime.HistoryMessages(events)
+	n := max(0, len(full)-pol.SkipRecent)
+	for n > 0 {
+		m := &full[n-1]
+		if m.Role == runtime.RoleUser || m.Role == runtime.RoleAssistant && len(m.ToolCalls) > 0 {
+			n-- // an incomplete round: the next update takes it
+			continue
+		}
+		break
+	}
+	// The boundary: just before the first message held back, else the last
+	// event read. Sequence numbers have no gaps; the events between that
+	// belong to other keys do not matter to this one.
+	var boundary uint64
+	msgs, origins := full[:n], fullOrigins[:n]
+	if n < len(full) {
+		boundary = fullOrigins[n].Seq - 1
+		// A kept assistant message keeps only the calls answered before it.
+		msgs, origins = runtime.HistoryMessages(eventsUpTo(events, boundary))
+	} else if len(events) > 0 {
+		boundary = events[len(events)-1].Seq
+	}
+	if len(msgs) == 0 {
+		res.Reason = "no new events to summarize"
+		return res, nil
+	}
+	// The trigger measures the agent's context, with the agent model's
+	// counter and window.
+	agentModel := s.models[ap.Model]
+	ac := s.counterFor(agentModel, ap.Model)
+	prevNote := 0
+	if prev.Text != "" {
+		prevNote = ac.Message(ptr(SummaryNote(prev)))
+	}
+	m := TriggerMetrics{Events: len(msgs), Tokens: ac.Messages(msgs), SummaryTokens: prevNote, Window: s.windowOf(agentModel, ap.Model),
+		MaxSummaryTokens: pol.MaxSummaryTokens}
+	m.Projected = m.Tokens + m.SummaryTokens
+	for i := range msgs {
+		if msgs[i].Role == runtime.RoleAssistant {
+			m.ModelCalls++
+		}
+	}
+	res.Metrics = m
+	if !req.Force {
+		if m.Tokens < pol.MinTokens {
+			res.Reason = fmt.Sprintf("%d new tokens, below min_tokens %d", m.Tokens, pol.MinTokens)
+			return res, nil
+		}
+		ok, err := s.fires(ctx, pol, m)
+		if err != nil {
+			return res, fmt.Errorf("history: summary trigger of policy %s: %w", pol.Name, err)
+		}
+		if !ok {
+			res.Reason = "the trigger does not hold"
+			return res, nil
+		}
+	}
+
+	instruction := pol.Instruction
+	if instruction == "" {
+		instruction = defaultInstruction
+	}
+	if pol.MaxSummaryTokens > 0 {
+		instruction += " Keep the summary under " + strconv.Itoa(pol.MaxSummaryTokens) + " tokens."
+	}
+	reserve := pol.MaxSummaryTokens
+	if reserve <= 0 {
+		reserve = defaultSummaryReserve
+	}
+	var input []runtime.Message
+	if req.Parent != nil && req.ParentBoundary == prev.Boundary && req.ParentLastSeq > prev.Boundary && pol.SkipRecent == 0 {
+		ask := runtime.Message{Role: runtime.RoleUser, Content: forkInstruction + instruction}
+		if counter.Messages(req.Parent)+counter.Message(&ask)+reserve <= window {
+			input = append(slices.Clip(req.Parent), ask)
+			boundary = req.ParentLastSeq
+			res.Fork = true
+		}
+	}
+	if input == nil {
+		var cut uint64
+		if input, cut = standaloneInput(prev, msgs, origins, instruction, counter, window-reserve); cut > 0 {
+			boundary = cut
+		}
+	}
+	sreq := &runtime.ModelRequest{Site: runtime.CallSite{Node: req.FilterKey + "#summary", MapIndex: -1, Turn: 1},
+		Messages: input, MaxTokens: pol.MaxSummaryTokens}
+	resp, err := mdl.Generate(ctx, sreq, nil)
+	if err != nil {
+		return res, fmt.Errorf("history: summarize %s %q: %w", req.Session, req.FilterKey, err)
+	}
+	text := ""
+	if resp != nil {
+		text = strings.TrimSpace(resp.Text)
+	}
+	if text == "" {
+		res.Reason = "the summarizer returned no text"
+		return res, nil
+	}
+	res.Advanced = true
+	res.Summary = store.Summary{FilterKey: req.FilterKey, Text: text, Boundary: boundary, Time: s.clock.Now()}
+	if err := s.st.PutSummary(context.WithoutCancel(ctx), req.Session, res.Summary); err != nil {
+		res.PersistErr = fmt.Errorf("history: store summary %q of %s: %w", req.FilterKey, req.Session, err)
+	}
+	s.log.Info("history: summary advanced", "session", req.Session.String(), "filter_key", req.FilterKey,
+		"from", prev.Boundary, "to", boundary, "events", m.Events, "tokens", m.Tokens, "summary_tokens", counter.Count(text), "fork", res.Fork)
+	return res, nil
+}
+
+const (
+	defaultSummaryReserve = 1024
+	defaultInstruction    = "You maintain the rolling summary of a conversation between a user and an AI agent, tool calls included. " +
+		"Write an updated summary that merges the previous summary (if any) with the new events: keep decisions, facts, names, numbers, " +
+		"identifiers, results of tool calls, open questions and what remains to be done; leave out pleasantries and repetition. " +
+		"Reply with the summary only, as plain prose or short bullet points."
+	forkInstruction = "The conversation above is about to be compacted: its earlier part will be replaced by your summary. " +
+		"Summarize everything above this message, the summary note included. "
+)
+
+// standaloneInput is the bounded summarizer input: the instruction, the
+// previous summary, and as many delta messages as fit in budget tokens (at
+// least one, cut to fit). It returns the input and, when not every message
+// fit, the boundary it covers (else 0).
+func standaloneInput(prev store.Summary, msgs []runtime.Message, origins []runtime.HistoryOrigin, instruction string, c *Counter, budget int) ([]runtime.Message, uint64) {
+	var b strings.Builder
+	if prev.Text != "" {
+		b.WriteString("Previous summary (events up to #" + strconv.FormatUint(prev.Boundary, 10) + "):\n" + prev.Text + "\n\n")
+	}
+	b.WriteString("New events:\n")
+	used := c.Count(instruction) + c.Count(b.String()) + 2*messageOverhead + replyOverhead
+	var boundary uint64
+	for i := range msgs {
+		line := transcriptLine(&msgs[i], origins[i])
+		n := c.Count(line)
+		if used+n > budget {
+			if i > 0 {
+				boundary = origins[i].Seq - 1
+				break
+			}
+			// One message larger than the whole budget: its head and tail.
+			keep := max(64, budget-used)
+			line = truncate(&runtime.Message{Content: line, Name: msgs[i].Name}, origins[i], n, keep, CompactOptions{})
+			n = c.Count(line)
+		}
+		b.WriteString(line)
+		used += n
+	}
+	return []runtime.Message{{Role: runtime.RoleSystem, Content: instruction}, {Role: runtime.RoleUser, Content: b.String()}}, boundary
+}
+
+// transcriptLine renders one history message for the summarizer.
+func transcriptLine(m *runtime.Message, og runtime.HistoryOrigin) string {
+	var b strings.Builder
+	b.WriteString("[#" + strconv.FormatUint(og.Seq, 10) + "] ")
+	switch m.Role {
+	case runtime.RoleTool:
+		b.WriteString("tool " + m.Name + " (call " + m.ToolCallID + ") returned: " + m.Content)
+	case runtime.RoleAssistant:
+		b.WriteString("assistant: " + m.Content)
+		for _, tc := range m.ToolCalls {
+			b.WriteString("\n  calls " + tc.Name + " (call " + tc.ID + ") with " + string(tc.Args))
+		}
+	default:
+		b.WriteString(string(m.Role) + ": " + m.Content)
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+// eventsUpTo returns the events with Seq ≤ last.
+func eventsUpTo(events []*runtime.Event, last uint64) []*runtime.Event {
+	i := 0
+	for i < len(events) && events[i].Seq <= last {
+		i++
+	}
+	return events[:i]
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TriggerMetrics are what summary triggers look at.
+type TriggerMetrics struct {
+	Events        int // history messages since the last summary
+	Tokens        int // their tokens
+	SummaryTokens int // the current summary note's tokens
+	Projected     int // the projected history: Tokens + SummaryTokens
+	Window        int // the agent model's window
+	ModelCalls    int // assistant messages since the last summary
+	// MaxSummaryTokens is the policy's limit (0: none).
+	MaxSummaryTokens int
+}
+
+// Threshold returns the token threshold of ratio r of window: r × window,
+// at least MinThreshold (and at most the window when capped).
+func Threshold(r float64, window int, capped bool) int {
+	if window <= 0 {
+		window = DefaultWindow
+	}
+	t := max(int(r*float64(window)), MinThreshold)
+	if capped {
+		t = min(t, window)
+	}
+	return t
+}
+
+// ContextRatioHolds reports whether the projected history reaches ratio r
+// of the window (at least MinThreshold tokens). A ratio outside (0, 1]
+// never holds.
+func ContextRatioHolds(r float64, m TriggerMetrics) bool {
+	if r <= 0 || r > 1 {
+		return false
+	}
+	return m.Projected >= Threshold(r, m.Window, false)
+}
+
+// Savings estimates, in tokens, what summarizing now saves and costs.
+//
+// The summary replaces the delta and the previous note in every later
+// request by a new note of about NewSummaryTokens. How many later requests
+// there will be is unknown; the estimate assumes the conversation goes on
+// for as many model calls as the delta holds (a conversation that has lasted
+// n calls is expected to last about n more). The cost is the summarizer
+// call: its input (previous note, delta, instruction) and its output.
+func Savings(m TriggerMetrics) (savings, cost int) {
+	next := NewSummaryTokens(m)
+	perCall := m.Tokens + m.SummaryTokens - next
+	savings = perCall * max(1, m.ModelCalls)
+	cost = m.SummaryTokens + m.Tokens + instructionTokens + next
+	return savings, cost
+}
+
+// instructionTokens approximates the summarizer's instruction.
+const instructionTokens = 100
+
+// NewSummaryTokens estimates a new summary's size: the previous note plus an
+// eighth of the delta, within [64, MaxSummaryTokens or 1024].
+func NewSummaryTokens(m TriggerMetrics) int {
+	limit := m.MaxSummaryTokens
+	if limit <= 0 {
+		limit = defaultSummaryReserve
+	}
+	return min(max(m.SummaryTokens+m.Tokens/8, 64), limit)
+}
+
+// fires evaluates the policy's trigger on m. context_ratio(r) holds when
+// the ratio is reached and, unless Config.NoSavingsGate, the estimated
+// savings exceed the summary's cost (Savings).
+func (s *Service) fires(ctx context.Context, pol *SummaryPolicy, m TriggerMetrics) (bool, error) {
+	if pol.Trigger < 0 || s.machine == nil {
+		return s.contextRatio(DefaultContextRatio, m), nil
+	}
+	s.trigMu.Lock()
+	defer s.trigMu.Unlock()
+	s.trig = m
+	v, err := s.machine.Eval(ctx, pol.Trigger, nil)
+	if err != nil {
+		return false, err
+	}
+	if v.Kind() != types.ValBool {
+		return false, fmt.Errorf("trigger is %s, not a bool", v)
+	}
+	return v.Bool(), nil
+}
+
+func (s *Service) contextRatio(r float64, m TriggerMetrics) bool {
+	if !ContextRatioHolds(r, m) {
+		return false
+	}
+	if s.noGate {
+		return true
+	}
+	sv, cost := Savings(m)
+	return sv > cost
+}

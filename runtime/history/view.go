@@ -1,0 +1,174 @@
+package history
+
+import (
+	"context"
+	"runtime/debug"
+	"slices"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// Open implements runtime.ContextBuilder: it projects the call's filter key
+// once and remembers the call for the post-run summary.
+func (s *Service) Open(ctx context.Context, call runtime.ContextCall) (runtime.ContextView, error) {
+	return s.OpenView(ctx, call)
+}
+
+// OpenView is Open with the concrete type (for harnesses that read the
+// Built of each turn).
+func (s *Service) OpenView(ctx context.Context, call runtime.ContextCall) (*View, error) {
+	ap := s.policies(call.Agent)
+	if ap.Summary != nil {
+		s.notePending(call.Run, call.FilterKey, call.Agent)
+	}
+	proj, err := s.Project(ctx, call.Session, call.FilterKey, call.Run, nil)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{s: s, call: call, pol: ap, proj: proj,
+		counter: s.counterFor(call.Model, ap.Model), window: s.windowOf(call.Model, ap.Model),
+		sessionLoad: slices.Contains(call.Tools, "session_load")}
+	return v, nil
+}
+
+// View is the context of one llm agent call: its projection, which a
+// pressure relief may replace, and its policies.
+type View struct {
+	s           *Service
+	call        runtime.ContextCall
+	pol         AgentPolicies
+	proj        *Projection
+	counter     *Counter
+	window      int
+	sessionLoad bool
+	// reliefFailed: a pressure relief of this call did not advance the
+	// summary; later turns do not ask again.
+	reliefFailed bool
+}
+
+// Built is one model turn's request as the View built it.
+type Built struct {
+	Messages []runtime.Message
+	Stats    CompactionStats
+	// Tokens is the request's estimated size (messages and tools).
+	Tokens int
+	// Relief is the pressure relief attempted before this turn (nil: none).
+	Relief *Relief
+}
+
+// Relief reports one synchronous pressure relief.
+type Relief struct {
+	Tokens, Threshold int  // the request's size and the threshold it reached
+	Advanced          bool // the summary boundary advanced
+	Rebuilt           bool // the request was rebuilt from the new summary
+	TokensAfter       int  // the rebuilt request's size
+	Reason            string
+	Err               error // the summarizer's or the store's failure (the original request was kept unless Rebuilt)
+}
+
+// Messages implements runtime.ContextView.
+func (v *View) Messages(ctx context.Context, t runtime.ContextTurn) []runtime.Message {
+	return v.Build(ctx, t).Messages
+}
+
+// Projection returns the projection the view currently uses.
+func (v *View) Projection() *Projection { return v.proj }
+
+// Build assembles one turn: head, the projection, tail; compaction (when
+// the agent has a compaction policy); then pressure relief (when it also
+// has a summary policy and the request reaches sync_ratio of the window).
+// It never fails: a panic inside returns the plain concatenation.
+func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
+	defer func() {
+		if p := recover(); p != nil {
+			v.s.log.Error("history: building a request panicked; sending the plain request", "panic", p, "stack", string(debug.Stack()))
+			b = Built{Messages: runtime.JoinMessages(t.Head, v.proj.Messages, t.Tail)}
+		}
+	}()
+	b = v.assemble(t, v.proj)
+	pol := v.pol.Compaction
+	if pol == nil || v.pol.Summary == nil {
+		return b
+	}
+	threshold := Threshold(pol.SyncRatio, v.window, true)
+	if b.Tokens < threshold || v.reliefFailed {
+		return b
+	}
+	r := &Relief{Tokens: b.Tokens, Threshold: threshold}
+	b.Relief = r
+	before := v.proj.Summary.Boundary
+	res, err := v.s.Summarize(ctx, SummarizeRequest{Session: v.call.Session, FilterKey: v.call.FilterKey, Agent: v.call.Agent,
+		Force: true, Parent: b.Messages, ParentBoundary: before, ParentLastSeq: v.proj.LastSeq})
+	r.Reason, r.Err = res.Reason, err
+	if err != nil || !res.Advanced || res.Summary.Boundary <= before {
+		v.reliefFailed = true
+		if err != nil {
+			v.s.log.Warn("history: pressure relief failed; the original request is sent", "session", v.call.Session.String(), "node", v.call.Node, "err", err)
+		}
+		return b
+	}
+	r.Advanced = true
+	var override *store.Summary
+	if res.PersistErr != nil {
+		override = &res.Summary
+		r.Err = res.PersistErr
+	}
+	proj, perr := v.s.Project(ctx, v.call.Session, v.call.FilterKey, v.call.Run, override)
+	if perr != nil {
+		r.Reason = "rebuild failed: " + perr.Error()
+		v.s.log.Warn("history: rebuilding after pressure relief failed; the original request is sent", "session", v.call.Session.String(), "node", v.call.Node, "err", perr)
+		return b
+	}
+	if proj.Summary.Boundary < res.Summary.Boundary {
+		// Another writer's older state: rebuilding would not relieve.
+		r.Reason = "the stored boundary is behind the new summary"
+		return b
+	}
+	if res.PersistErr != nil {
+		v.s.log.Warn("history: summary advanced in memory but was not stored; the request is rebuilt from it", "session", v.call.Session.String(), "node", v.call.Node, "err", res.PersistErr)
+	}
+	v.proj = proj
+	rb := v.assemble(t, proj)
+	rb.Relief = r
+	r.Rebuilt, r.TokensAfter = true, rb.Tokens
+	v.s.log.Info("history: pressure relief rebuilt the request", "session", v.call.Session.String(), "node", v.call.Node,
+		"tokens", r.Tokens, "threshold", threshold, "tokens_after", rb.Tokens)
+	return rb
+}
+
+// assemble joins head, the projection and tail and compacts the result.
+func (v *View) assemble(t runtime.ContextTurn, proj *Projection) Built {
+	msgs := runtime.JoinMessages(t.Head, proj.Messages, t.Tail)
+	var b Built
+	if pol := v.pol.Compaction; pol != nil {
+		origins := make([]runtime.HistoryOrigin, len(msgs))
+		copy(origins[len(t.Head):], proj.Origins)
+		for i := len(t.Head) + len(proj.Messages); i < len(origins); i++ {
+			origins[i].Run = v.call.Run
+		}
+		msgs, b.Stats = Compact(msgs, origins, CompactOptions{Policy: *pol, Counter: v.counter, CurrentRun: v.call.Run,
+			SessionLoad: v.sessionLoad, Rerunnable: v.rerunnable})
+		if b.Stats.Replaced() > 0 {
+			v.s.log.Info("history: compacted tool results", "session", v.call.Session.String(), "run", v.call.Run, "node", v.call.Node,
+				"turn", t.Turn, "force_cleaned", b.Stats.ForceCleaned, "elided", b.Stats.Elided, "truncated", b.Stats.Truncated,
+				"tokens_saved", b.Stats.TokensSaved)
+		}
+	}
+	b.Messages = msgs
+	b.Tokens = v.counter.Messages(msgs) + v.counter.Tools(t.Tools)
+	return b
+}
+
+// rerunnable reports whether the program declares tool read-only or
+// idempotent.
+func (v *View) rerunnable(tool string) bool {
+	for i := range v.s.prog.Tools {
+		if v.s.prog.Tools[i].Name == tool {
+			e := v.s.prog.Tools[i].Effect
+			return e == bytecode.EffectReadOnly || e == bytecode.EffectIdempotent
+		}
+	}
+	return false
+}
