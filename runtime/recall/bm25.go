@@ -1,0 +1,317 @@
+package recall
+
+import (
+	"context"
+	"math"
+	"slices"
+	"sort"
+)
+
+// Ranking (spec/recall.md, "Ranking"). One implementation serves the session
+// index (postings in Docs) and the memory service (postings built in memory
+// from the user's memories):
+//
+//  1. Okapi BM25 with k1 = 1.2 and b = 0.75 and the non-negative idf
+//     ln(1 + (N − df + 0.5)/(df + 0.5)), divided by Σ idf(t), the score of
+//     an ideal match (each query term once, at average length): x. A
+//     compound query is scored three ways — whole (weight 1), by clause
+//     (0.9), by each of the 4 rarest keywords alone (0.75 · its idf over the
+//     rarest's) — merged by document identity, each document keeping its
+//     best weighted x.
+//  2. The best candidates are re-ranked by proximity p: the largest share
+//     of the query's terms that occur together inside one window of the
+//     document's terms. The score is 1 − exp(−2 · x · (0.4 + 0.6 · p)), in
+//     [0, 1): an ideal match whose terms stand together scores 0.86.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+
+	maxClauses  = 4 // clauses of a compound query that are searched
+	maxKeywords = 4 // rarest terms searched alone
+
+	weightWhole   = 1.0
+	weightClause  = 0.9
+	weightKeyword = 0.75
+
+	maxPostings = 50000 // postings read per term
+
+	// Proximity re-ranking: candidates re-ranked (at least minCandidates,
+	// or candidatesPerHit per hit asked for), and the window's size.
+	minCandidates    = 30
+	candidatesPerHit = 6
+	proxFloor        = 0.4
+)
+
+// posting says that a term occurs tf times in a document of dl terms.
+type posting struct {
+	doc    string // identity of the document (merge key)
+	tf, dl int
+}
+
+// source is a corpus the ranker reads: its size and average length, and
+// the postings of a term (every document of the corpus; the filter keeps
+// those in scope).
+type source interface {
+	stats() (n int, avgdl float64)
+	postings(ctx context.Context, term string) ([]posting, error)
+}
+
+// scored is a ranked document.
+type scored struct {
+	doc   string
+	score float64 // in [0, 1]
+	raw   float64 // the whole query's BM25 score (tie-break)
+}
+
+// rank scores the documents of src that keep passes for q by BM25 and
+// returns the best limit of them (limit ≤ 0: all), best first. ident maps a
+// posting's document to the identity results merge by (nil: the document
+// itself); a merged document keeps its best score.
+func rank(ctx context.Context, src source, q query, keep func(doc string) bool, ident func(doc string) string, limit int) ([]scored, error) {
+	if len(q.terms) == 0 {
+		return nil, nil
+	}
+	n, avgdl := src.stats()
+	if n == 0 {
+		return nil, nil
+	}
+	if avgdl <= 0 {
+		avgdl = 1
+	}
+	inQuery := map[string]bool{}
+	for _, t := range q.terms {
+		inQuery[t] = true
+	}
+	post := map[string][]posting{}
+	idf := map[string]float64{}
+	for _, t := range q.terms {
+		ps, err := src.postings(ctx, t)
+		if err != nil {
+			return nil, err
+		}
+		df := float64(len(ps))
+		idf[t] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		if keep != nil {
+			kept := ps[:0:0]
+			for _, p := range ps {
+				if keep(p.doc) {
+					kept = append(kept, p)
+				}
+			}
+			ps = kept
+		}
+		post[t] = ps
+	}
+	score := func(terms []string) (map[string]float64, float64) {
+		out := map[string]float64{}
+		ideal := 0.0
+		for _, t := range terms {
+			w := idf[t]
+			ideal += w
+			for _, p := range post[t] {
+				tf := float64(p.tf)
+				out[p.doc] += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl))
+			}
+		}
+		return out, ideal
+	}
+	best := map[string]*scored{}
+	pass := func(terms []string, weight float64, whole bool) {
+		raw, ideal := score(terms)
+		if ideal <= 0 {
+			return
+		}
+		for doc, s := range raw {
+			if ident != nil {
+				doc = ident(doc)
+			}
+			v := s / ideal * weight
+			b := best[doc]
+			if b == nil {
+				b = &scored{doc: doc}
+				best[doc] = b
+			}
+			b.score = max(b.score, v)
+			if whole {
+				b.raw = max(b.raw, s)
+			}
+		}
+	}
+	pass(q.terms, weightWhole, true)
+	for _, c := range q.clauses {
+		var ct []string
+		for _, t := range c {
+			if inQuery[t] {
+				ct = append(ct, t)
+			}
+		}
+		if len(ct) > 0 {
+			pass(ct, weightClause, false)
+		}
+	}
+	if len(q.terms) >= 2 {
+		kw := slices.Clone(q.terms)
+		sort.SliceStable(kw, func(i, j int) bool { return idf[kw[i]] > idf[kw[j]] })
+		top := idf[kw[0]]
+		for _, t := range kw[:min(len(kw), maxKeywords)] {
+			if len(post[t]) > 0 && top > 0 {
+				// A keyword weighs by its rarity against the rarest: an
+				// identifier alone finds its event, a common word alone
+				// does not.
+				pass([]string{t}, weightKeyword*idf[t]/top, false)
+			}
+		}
+	}
+	out := make([]scored, 0, len(best))
+	for _, b := range best {
+		out = append(out, *b)
+	}
+	sortScored(out)
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+func sortScored(out []scored) {
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		if a.raw != b.raw {
+			return a.raw > b.raw
+		}
+		return a.doc > b.doc // later documents first
+	})
+}
+
+// candidates is how many BM25 candidates a search of k hits re-ranks.
+func candidates(k int) int { return max(minCandidates, candidatesPerHit*k) }
+
+// rerank scores each candidate 1 − exp(−2 · x · (proxFloor + (1 −
+// proxFloor) · proximity)), where x is its BM25 share and proximity the
+// largest share of the query's distinct terms inside one window of the
+// document's terms (termsOf); then keeps the best k (k ≤ 0: all) with a
+// score ≥ minScore, rounded to 4 places.
+func rerank(cands []scored, q query, termsOf func(doc string) ([]string, error), k int, minScore float64) ([]scored, error) {
+	out := cands[:0:0]
+	for _, c := range cands {
+		terms, err := termsOf(c.doc)
+		if err != nil {
+			return nil, err
+		}
+		f := proxFloor + (1-proxFloor)*proximity(terms, q.terms)
+		c.score = math.Round((1-math.Exp(-2*c.score*f))*1e4) / 1e4
+		if c.score > 0 && c.score >= minScore {
+			out = append(out, c)
+		}
+	}
+	sortScored(out)
+	if k > 0 && len(out) > k {
+		out = out[:k]
+	}
+	return out, nil
+}
+
+// proximity is the largest share of the distinct query terms that occur
+// inside one window of 2·|query| + 2 consecutive terms of doc (1 for a
+// one-term query the document contains).
+func proximity(doc, query []string) float64 {
+	if len(query) == 0 {
+		return 0
+	}
+	want := make(map[string]int, len(query))
+	for i, t := range query {
+		want[t] = i
+	}
+	win := 2*len(query) + 2
+	count := make([]int, len(query))
+	have, best := 0, 0
+	for i, t := range doc {
+		if j, ok := want[t]; ok {
+			if count[j] == 0 {
+				have++
+			}
+			count[j]++
+		}
+		if i >= win {
+			if j, ok := want[doc[i-win]]; ok {
+				if count[j]--; count[j] == 0 {
+					have--
+				}
+			}
+		}
+		best = max(best, have)
+	}
+	return float64(best) / float64(len(query))
+}
+
+// Doc is a text ranked by Rank.
+type Doc struct {
+	Key  string
+	Text string
+}
+
+// Ranked is a document's score in [0, 1].
+type Ranked struct {
+	Key   string
+	Score float64
+}
+
+// Rank ranks docs against query with the same tokenizer, query parser and
+// BM25 scoring as session_search: the best k (k ≤ 0: all) with score ≥
+// minScore, best first. Documents with equal keys are one document (the
+// last wins).
+func Rank(query string, docs []Doc, k int, minScore float64) []Ranked {
+	src := &memSource{post: map[string][]posting{}, lens: map[string]int{}}
+	terms := map[string][]string{}
+	for _, d := range docs {
+		ts := Terms(d.Text)
+		if _, dup := src.lens[d.Key]; dup {
+			src.remove(d.Key)
+		}
+		terms[d.Key] = ts
+		tf := map[string]int{}
+		for _, t := range ts {
+			tf[t]++
+		}
+		src.lens[d.Key] = len(ts)
+		src.total += len(ts)
+		for t, c := range tf {
+			src.post[t] = append(src.post[t], posting{doc: d.Key, tf: c, dl: len(ts)})
+		}
+	}
+	q := parseQuery(query)
+	cands, _ := rank(context.Background(), src, q, nil, nil, candidates(k))
+	res, _ := rerank(cands, q, func(doc string) ([]string, error) { return terms[doc], nil }, k, minScore)
+	out := make([]Ranked, len(res))
+	for i, r := range res {
+		out[i] = Ranked{Key: r.doc, Score: r.score}
+	}
+	return out
+}
+
+// memSource is a corpus held in memory (Rank).
+type memSource struct {
+	post  map[string][]posting
+	lens  map[string]int
+	total int
+}
+
+func (m *memSource) remove(key string) {
+	m.total -= m.lens[key]
+	delete(m.lens, key)
+	for t, ps := range m.post {
+		m.post[t] = slices.DeleteFunc(ps, func(p posting) bool { return p.doc == key })
+	}
+}
+
+func (m *memSource) stats() (int, float64) {
+	if len(m.lens) == 0 {
+		return 0, 0
+	}
+	return len(m.lens), float64(m.total) / float64(len(m.lens))
+}
+
+func (m *memSource) postings(_ context.Context, t string) ([]posting, error) { return m.post[t], nil }

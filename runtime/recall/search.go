@@ -1,0 +1,224 @@
+package recall
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// SearchRequest is one search of a user's history.
+type SearchRequest struct {
+	// Session is the current session; its app and user bound every scope.
+	Session  store.SessionKey
+	Query    string
+	Scope    string // one of the Scope constants
+	TopK     int    // ≤ 0: 5
+	MinScore float64
+}
+
+// Card is one search hit: where the event is and a short snippet, not the
+// event itself (session_load reads it).
+type Card struct {
+	Session      string  `json:"session_id"`
+	EventID      string  `json:"event_id"`
+	Seq          uint64  `json:"seq"`
+	Kind         string  `json:"kind"`
+	Role         string  `json:"role"`
+	Time         string  `json:"time,omitempty"`
+	Score        float64 `json:"score"`
+	Snippet      string  `json:"snippet"`
+	ToolCallID   string  `json:"tool_call_id,omitempty"`
+	ToolName     string  `json:"tool_name,omitempty"`
+	ContentBytes int     `json:"content_bytes"`
+}
+
+// SearchResult is what session_search returns.
+type SearchResult struct {
+	Query string `json:"query"`
+	Scope string `json:"scope"`
+	Hits  []Card `json:"hits"`
+	// Note explains an empty result that has a reason other than "nothing
+	// matched" (no summary hides anything yet).
+	Note string `json:"note,omitempty"`
+}
+
+// snippetLen is the longest snippet, in bytes.
+const snippetLen = 280
+
+// Search brings the scope's sessions up to date and ranks their events.
+// No hits is an empty result, not an error.
+func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
+	key := req.Session
+	res := &SearchResult{Query: req.Query, Scope: req.Scope, Hits: []Card{}}
+	if req.TopK <= 0 {
+		req.TopK = 5
+	}
+	q := parseQuery(req.Query)
+	if len(q.terms) == 0 {
+		res.Note = "the query has no searchable words"
+		return res, nil
+	}
+	var keep func(doc string) bool
+	switch req.Scope {
+	case ScopeCurrentHidden:
+		sum, err := x.st.GetSummary(ctx, key, "")
+		if errors.Is(err, store.ErrNotFound) || err == nil && sum.Boundary == 0 {
+			res.Note = "no summary hides any event of this session yet; search current_session instead"
+			return res, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("recall: read summary of %s: %w", key, err)
+		}
+		if _, err := x.catchUpTo(ctx, key, sum.Boundary); err != nil {
+			return nil, err
+		}
+		keep = func(doc string) bool {
+			s, seq, ok := parseDocRef(doc)
+			return ok && s == key.Session && seq <= sum.Boundary
+		}
+	case ScopeCurrentSess:
+		if _, err := x.CatchUp(ctx, key); err != nil {
+			return nil, err
+		}
+		keep = func(doc string) bool {
+			s, _, ok := parseDocRef(doc)
+			return ok && s == key.Session
+		}
+	case ScopeOtherSessions, ScopeAllSessions:
+		if err := x.catchUpUser(ctx, key.App, key.User); err != nil {
+			return nil, err
+		}
+		if _, err := x.CatchUp(ctx, key); err != nil { // a session without runs yet
+			return nil, err
+		}
+		other := req.Scope == ScopeOtherSessions
+		keep = func(doc string) bool {
+			s, _, ok := parseDocRef(doc)
+			return ok && (!other || s != key.Session)
+		}
+	default:
+		return nil, fmt.Errorf("recall: unknown scope %q", req.Scope)
+	}
+	src, err := x.corpus(ctx, key.App, key.User)
+	if err != nil {
+		return nil, err
+	}
+	cands, err := rank(ctx, src, q, keep, eventOf, candidates(req.TopK))
+	if err != nil {
+		return nil, err
+	}
+	events := map[string]*runtime.Event{}
+	ranked, err := rerank(cands, q, func(doc string) ([]string, error) {
+		sid, seq, _ := parseDocRef(doc)
+		e, err := x.readEvent(ctx, store.SessionKey{App: key.App, User: key.User, Session: sid}, seq)
+		if err != nil {
+			return nil, err
+		}
+		events[doc] = e
+		return Terms(indexText(e)), nil
+	}, req.TopK, req.MinScore)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range ranked {
+		sid, _, _ := parseDocRef(r.doc)
+		res.Hits = append(res.Hits, card(sid, events[r.doc], r.score, q.terms))
+	}
+	return res, nil
+}
+
+func card(sid string, e *runtime.Event, score float64, terms []string) Card {
+	role, _ := roleOf(e.Kind)
+	text := contentOf(e)
+	c := Card{Session: sid, EventID: e.ID, Seq: e.Seq, Kind: string(e.Kind), Role: role, Time: timeString(e.Time),
+		Score: score, Snippet: snippet(text, terms), ContentBytes: len(text)}
+	if e.ToolCall != nil {
+		c.ToolCallID, c.ToolName = e.ToolCall.ID, e.ToolCall.Name
+	}
+	return c
+}
+
+// snippet is at most snippetLen bytes of text around the first occurrence
+// of the most specific query term it contains (identifiers such as
+// "sn-4471-ax" first, then longer terms), with "…" where text was cut.
+func snippet(text string, terms []string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	if len(text) <= snippetLen {
+		return text
+	}
+	lower := strings.ToLower(text)
+	byPrec := slices.Clone(terms)
+	slices.SortStableFunc(byPrec, func(a, b string) int {
+		ca, cb := strings.ContainsAny(a, "-_.:/#"), strings.ContainsAny(b, "-_.:/#")
+		if ca != cb {
+			if ca {
+				return -1
+			}
+			return 1
+		}
+		return len(b) - len(a)
+	})
+	at := -1
+	for _, t := range byPrec {
+		if i := strings.Index(lower, t); i >= 0 {
+			at = i
+			break
+		}
+	}
+	start := 0
+	if at > snippetLen/3 && len(lower) == len(text) {
+		start = at - snippetLen/3
+	}
+	end := min(start+snippetLen, len(text))
+	if end == len(text) {
+		start = max(0, end-snippetLen)
+	}
+	for start > 0 && !utf8.RuneStart(text[start]) {
+		start++
+	}
+	for end < len(text) && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	out := text[start:end]
+	if start > 0 {
+		out = "…" + out
+	}
+	if end < len(text) {
+		out += "…"
+	}
+	return out
+}
+
+// contentOf is an event's content as session_load returns it: the input or
+// model text (and the model's tool calls), a tool's result JSON (a string
+// result as is) or error, an interrupt's prompts.
+func contentOf(e *runtime.Event) string {
+	switch e.Kind {
+	case runtime.EventToolResult:
+		if e.Error != nil {
+			return "error (" + e.Error.Kind + "): " + e.Error.Message
+		}
+		var s string
+		if len(e.Result) > 0 && e.Result[0] == '"' && json.Unmarshal(e.Result, &s) == nil {
+			return s
+		}
+		return string(e.Result)
+	case runtime.EventInterrupt:
+		var ps []string
+		for _, in := range e.Interrupts {
+			ps = append(ps, in.Prompt)
+		}
+		return strings.Join(ps, "\n")
+	}
+	return e.Text
+}
+
+// allowed reports whether scope is one of allowedScopes.
+func allowed(scope string, allowedScopes []string) bool { return slices.Contains(allowedScopes, scope) }
