@@ -204,6 +204,7 @@ var cycleSchema = &blockSchema{what: "cycle agent", attrs: []attrSpec{
 	refsA("agents", "run in order, repeatedly", DeclAgent).req(),
 	{name: "until", kind: vCond, where: InCycle, doc: "stop when this holds (names: input, output, iteration)"},
 	constA("max", tInt, "the most rounds").atLeast(1).req(),
+	refA("answer", "the member whose last answer is the cycle's (default: the last member)", DeclAgent),
 }}
 
 var a2aSchema = &blockSchema{what: "a2a", attrs: []attrSpec{

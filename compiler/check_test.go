@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -145,6 +146,13 @@ func runInvalid(t *testing.T, assert bool) map[diag.Code]example {
 			}
 			if len(files) == 0 {
 				files = []string{name}
+			}
+			// Diagnostics inside a skill's SKILL.md (P514) are expected by
+			// comments in that file.
+			for _, d := range ds {
+				if f := d.Subject.File; path.Base(f) == "SKILL.md" && !slices.Contains(files, f) {
+					files = append(files, f)
+				}
 			}
 			if assert {
 				exps := expectations(t, fsys, files)

@@ -52,6 +52,7 @@ const (
 	ClauseNotAllowed  diag.Code = "P511"
 	NoInputBinding    diag.Code = "P512"
 	InvalidExpect     diag.Code = "P513"
+	SkillFile         diag.Code = "P514"
 )
 
 func init() {
@@ -101,5 +102,6 @@ func init() {
 		diag.CodeInfo{Code: ClauseNotAllowed, Severity: diag.Error, Title: "clause not allowed", Doc: "A node clause does not apply to the node's kind (into on set or join, retry on a map outside its body, any clause on a join), or is repeated."},
 		diag.CodeInfo{Code: NoInputBinding, Severity: diag.Error, Title: "runnable has no input", Doc: "A test gives an input to a graph that has no `input` binding."},
 		diag.CodeInfo{Code: InvalidExpect, Severity: diag.Error, Title: "invalid expectation", Doc: "`expect A before B` needs visited(node) on both sides."},
+		diag.CodeInfo{Code: SkillFile, Severity: diag.Error, Title: "invalid SKILL.md", Doc: "A skill's SKILL.md does not start with a YAML front matter between `---` lines, the YAML does not parse, a key is unknown or repeated, a value has the wrong type, or name (lower-case letters, digits, - and _) or description is missing. The position is in SKILL.md; the related location is the skill declaration."},
 	)
 }

@@ -3,8 +3,10 @@ package compiler
 import (
 	"io/fs"
 	"path"
+	"slices"
 	"sort"
 
+	"github.com/agentc/agentc/compiler/skillmd"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/syntax"
@@ -131,7 +133,56 @@ func (c *checker) checkSkill(s *Skill) {
 	if c.cfg.FS != nil {
 		if _, err := fs.Stat(c.cfg.FS, c.cfg.fsPath(path.Join(dir, "SKILL.md"))); err != nil {
 			c.errorf(FileMissing, syn.From.Span(), "skill folder %s has no SKILL.md", dir)
+			return
 		}
+		c.checkSkillFile(s, syn.From.Span())
+	}
+}
+
+// checkSkillFile parses the skill's SKILL.md and reports each problem of
+// its front matter at its position in SKILL.md (P514), pointing back at the
+// declaration.
+func (c *checker) checkSkillFile(s *Skill, decl diag.Span) {
+	name := path.Join(s.Dir, "SKILL.md")
+	src, err := fs.ReadFile(c.cfg.FS, c.cfg.fsPath(name))
+	if err != nil {
+		c.errorf(FileMissing, decl, "skill folder %s: cannot read SKILL.md: %v", s.Dir, err)
+		return
+	}
+	f, probs := skillmd.Parse(name, src)
+	for _, p := range probs {
+		related(c.errorf(SkillFile, p.Span, "%s", p.Msg), "skill "+s.Name()+" declared here", decl)
+	}
+	if len(probs) == 0 {
+		s.Front = &f.Front
+	}
+}
+
+// grantSkillTools adds the builtin skill tools an llm agent's grants and
+// evolution policy imply (spec/language.md §7.6): skill_load for any skill
+// grant or an evolution policy (published skills), skill_run for an exec
+// grant.
+func (c *checker) grantSkillTools(a *Agent) {
+	exec := false
+	for _, g := range a.Skills {
+		exec = exec || g.Exec
+	}
+	add := func(name string) {
+		for _, t := range a.Tools {
+			if t.Name() == name {
+				return
+			}
+		}
+		if t := c.builtinTool(name); t != nil {
+			t.used = true
+			a.Tools = append(a.Tools, t)
+		}
+	}
+	if len(a.Skills) > 0 || a.Evolution != nil {
+		add("skill_load")
+	}
+	if exec {
+		add("skill_run")
 	}
 }
 
@@ -241,6 +292,7 @@ func (c *checker) checkAgent(a *Agent) {
 		a.Recall, _ = one("recall").(*Policy)
 		a.Memory, _ = one("memory").(*Policy)
 		a.Evolution, _ = one("evolution").(*Policy)
+		c.grantSkillTools(a)
 		if at := a.Attrs.Get("max_turns"); at != nil && at.HasConst {
 			a.MaxTurns = int(at.Const.Int())
 		}
@@ -274,6 +326,16 @@ func (c *checker) checkAgent(a *Agent) {
 		}
 		if at := a.Attrs.Get("max"); at != nil && at.HasConst {
 			a.Max = int(at.Const.Int())
+		}
+		a.Answer = len(a.Agents) - 1
+		if at := a.Attrs.Get("answer"); at != nil && len(at.Refs) == 1 {
+			if m, ok := at.Refs[0].(*Agent); ok {
+				if i := slices.Index(a.Agents, m); i >= 0 {
+					a.Answer = i
+				} else {
+					c.errorf(InvalidValue, at.Value.Span(), "answer must name a member of cycle %s; %s is not in its agents", a.name, m.name)
+				}
+			}
 		}
 	}
 	c.agentRecursion(a)
@@ -313,7 +375,7 @@ func (c *checker) agentRecursion(a *Agent) bool {
 		}
 		_ = syn
 		if len(a.Agents) > 0 && (a.Form == AgentChain || a.Form == AgentCycle) {
-			a.Output = a.Agents[len(a.Agents)-1].Output
+			a.Output = a.Agents[min(max(a.Answer, 0), len(a.Agents)-1)].Output
 		}
 	}
 	c.agentSt[a] = 2

@@ -3,6 +3,7 @@ package compiler
 import (
 	"time"
 
+	"github.com/agentc/agentc/compiler/skillmd"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/syntax"
@@ -251,6 +252,7 @@ type Skill struct {
 	Path  string // relative, slash-separated, relative to the declaring file's folder
 	Dir   string // the folder relative to the module root
 	Attrs *Attrs
+	Front *skillmd.Front // SKILL.md's front matter when it is valid, else nil
 }
 
 // State is a state declaration.
@@ -361,6 +363,10 @@ type Agent struct {
 	Agents []*Agent
 	Until  *syntax.Expr // cycle
 	Max    int          // cycle
+	// Answer is the index in Agents of the member whose answer is the
+	// composition's (chain and cycle: the last member unless a cycle's
+	// `answer` names another).
+	Answer int
 
 	// Effect is the strongest effect the agent can reach through its tools
 	// and sub-agents.

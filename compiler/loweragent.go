@@ -76,7 +76,7 @@ func (l *lowerer) planAgentGraph(a *Agent) agentGraph {
 	}
 	for i, m := range a.Agents {
 		ag.nodes = append(ag.nodes, m.Name())
-		if i == len(a.Agents)-1 && a.Form != AgentParallel {
+		if i == a.Answer && a.Form != AgentParallel {
 			ag.members = append(ag.members, agentOutput)
 			continue
 		}
@@ -102,7 +102,7 @@ var agentKinds = [...]bytecode.AgentKind{
 var agentStructural = map[string]bool{
 	"model": true, "instruction": true, "tools": true, "skills": true, "summary": true, "compaction": true,
 	"recall": true, "memory": true, "evolution": true, "max_turns": true, "output": true,
-	"agents": true, "until": true, "max": true,
+	"agents": true, "until": true, "max": true, "answer": true,
 }
 
 // agent lowers an agent's descriptor.
@@ -275,6 +275,7 @@ func (l *lowerer) agentGraph(a *Agent, ag *agentGraph) {
 		})}}
 		g.Nodes = append(g.Nodes, next)
 		first := len(g.Nodes)
+		lastAnswer := ag.members[len(a.Agents)-1]
 		for i, m := range a.Agents {
 			prompt := load(ag.members[max(i-1, 0)])
 			if i == 0 {
@@ -290,7 +291,7 @@ func (l *lowerer) agentGraph(a *Agent, ag *agentGraph) {
 					x.c.Emit(bytecode.LOAD, agentInput)
 					x.c.Emit(bytecode.RETURN, 0)
 					x.c.Bind(later)
-					load(agentOutput)(x)
+					load(lastAnswer)(x)
 				}
 			}
 			g.Nodes = append(g.Nodes, member(m, ag.members[i], prompt))
@@ -310,7 +311,7 @@ func (l *lowerer) agentGraph(a *Agent, ag *agentGraph) {
 			if a.Until != nil {
 				vars := map[string]varSlot{
 					"input":     {field: agentInput},
-					"output":    {field: agentOutput, text: ag.fields[agentOutput].typ.Kind() != types.KindString},
+					"output":    {field: lastAnswer, text: ag.fields[lastAnswer].typ.Kind() != types.KindString},
 					"iteration": {field: iter},
 				}
 				cond := l.chunk(name+".until", &exprScope{state: int32(ag.state), vars: vars}, a.Until, types.BoolType)

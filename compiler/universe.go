@@ -200,6 +200,7 @@ func DefaultUniverse() *Universe {
 		types.Field{Name: "skill", Type: str},
 		types.Field{Name: "docs", Type: opt(types.ListOf(str))},
 		types.Field{Name: "include_all_docs", Type: opt(b)},
+		types.Field{Name: "reload", Type: opt(b)},
 	), str, "Loads a granted skill's instructions into the next request.")
 	tool("skill_run", SideEffect, mustRec(
 		types.Field{Name: "skill", Type: str},
@@ -212,6 +213,38 @@ func DefaultUniverse() *Universe {
 		types.Field{Name: "stdout", Type: str},
 		types.Field{Name: "stderr", Type: str},
 	), "Runs a command of a skill granted with exec.")
+	// The run's workspace (spec/skills.md): a private directory per run.
+	tool("workspace_write", Idempotent, mustRec(
+		types.Field{Name: "path", Type: str},
+		types.Field{Name: "content", Type: str},
+	), str, "Writes a text file of the run's workspace (relative path; parent folders are created).")
+	tool("workspace_read", ReadOnly, mustRec(
+		types.Field{Name: "path", Type: str},
+		types.Field{Name: "limit", Type: opt(i)},
+	), str, "Reads a text file of the run's workspace (relative path, size capped).")
+	tool("workspace_list", ReadOnly, mustRec(
+		types.Field{Name: "path", Type: opt(str)},
+	), types.JSONType, "Lists a folder of the run's workspace (relative path, default the root).")
+	tool("workspace_exec", SideEffect, mustRec(
+		types.Field{Name: "command", Type: types.ListOf(str)},
+		types.Field{Name: "cwd", Type: opt(str)},
+		types.Field{Name: "stdin", Type: opt(str)},
+		types.Field{Name: "timeout", Type: opt(types.DurationType)},
+	), mustRec(
+		types.Field{Name: "exit_code", Type: i},
+		types.Field{Name: "stdout", Type: str},
+		types.Field{Name: "stderr", Type: str},
+		types.Field{Name: "timed_out", Type: b},
+	), "Runs a command (argv, no shell) in the run's workspace with a timeout and capped output.")
+	tool("workspace_save_artifact", SideEffect, mustRec(
+		types.Field{Name: "path", Type: str},
+		types.Field{Name: "name", Type: opt(str)},
+		types.Field{Name: "mime_type", Type: opt(str)},
+	), mustRec(
+		types.Field{Name: "name", Type: str},
+		types.Field{Name: "revision", Type: i},
+		types.Field{Name: "size", Type: i},
+	), "Saves a workspace file as the next revision of a session artifact.")
 
 	u.ErrorKinds = []string{"eval", "invalid_output", "model_error", "rate_limit", "timeout", "tool_error", "unavailable"}
 	return u

@@ -18,6 +18,7 @@ import (
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 )
 
@@ -238,8 +239,21 @@ func runTest(ctx context.Context, prog *bytecode.Program, t *bytecode.Test, proj
 	var finished []string // node names in the order they finished
 	visited := func(n string) bool { return slices.Contains(finished, n) }
 	st := memory.New()
-	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: sc.models, Tools: sc.tools,
-		Funcs: funcTable(prog, visited), Clock: &fakeClock{}, Entropy: &seqEntropy{}})
+	cfg := runtime.RunnerConfig{Store: st, Program: prog, Models: sc.models, Tools: sc.tools,
+		Funcs: funcTable(prog, visited), Clock: &fakeClock{}, Entropy: &seqEntropy{}}
+	// Skill and workspace tools run for real, in a workspace removed after
+	// the test; evolution stays off (a test publishes nothing).
+	wsDir, err := os.MkdirTemp("", "agentc-test-ws-")
+	if err != nil {
+		fail("%v", err)
+		return
+	}
+	defer os.RemoveAll(wsDir)
+	if err := bindSkills(&cfg, proj.root, wsDir, false); err != nil {
+		fail("%v", err)
+		return
+	}
+	r, err := runtime.NewRunner(cfg)
 	if err != nil {
 		fail("%v", err)
 		return
@@ -324,7 +338,7 @@ func runTest(ctx context.Context, prog *bytecode.Program, t *bytecode.Test, proj
 		}
 		fail("%s: the run %s", spanString(proj, prog, t.Span), msg)
 	}
-	state, err := finalState(prog, g, t, events)
+	state, err := finalState(ctx, st, prog, fin.Run)
 	if err != nil {
 		fail("final state: %v", err)
 		return
@@ -377,63 +391,24 @@ func spanString(proj *project, p *bytecode.Program, s bytecode.Span) string {
 	return fmt.Sprintf("%s:%d", file, s.StartLine)
 }
 
-// finalState rebuilds the run graph's state from the field defaults and the
-// state_delta events of the root graph. Hidden fields stay at their
-// defaults (events leave them out); the input field holds the test's input
-// (the input write is not a state_delta).
-func finalState(p *bytecode.Program, g *bytecode.Graph, t *bytecode.Test, events []*runtime.Event) ([]types.Value, error) {
-	fields := p.States[g.State].Fields
-	state := make([]types.Value, len(fields))
-	index := map[string]int{}
-	for i, f := range fields {
-		index[f.Name] = i
-		if f.HasDefault && int(f.Default) < len(p.Consts) {
-			state[i] = p.Consts[f.Default]
-		}
+// finalState is the run graph's state at the run's last committed step,
+// rebuilt from its checkpoint chain (the same state a resume would see).
+func finalState(ctx context.Context, st store.Store, p *bytecode.Program, runID string) ([]types.Value, error) {
+	run, err := st.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
 	}
-	if g.Input != bytecode.None && int(g.Input) < len(state) && t.Input >= 0 && int(t.Input) < len(p.Consts) {
-		state[g.Input] = p.Consts[t.Input]
+	last, err := st.LatestCheckpoint(ctx, runID)
+	if err != nil {
+		return nil, err
 	}
-	for _, e := range events {
-		if e.Kind != runtime.EventStateDelta || strings.Contains(e.Node, "/") {
-			continue
-		}
-		for _, c := range e.Changes {
-			i, ok := index[c.Field]
-			if !ok {
-				continue
-			}
-			t := p.Types[fields[i].Type]
-			switch c.Op {
-			case "set":
-				v, err := types.FromJSON(t, c.Value)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", c.Field, err)
-				}
-				state[i] = v
-			case "append":
-				base := t
-				if base.Kind() == types.KindOptional {
-					base = base.Elem()
-				}
-				v, err := types.FromJSON(base, c.Value)
-				if err != nil {
-					return nil, fmt.Errorf("%s: %w", c.Field, err)
-				}
-				var elems []types.Value
-				if old := state[i]; old.Kind() == types.ValList {
-					for k := 0; k < old.Len(); k++ {
-						elems = append(elems, old.Elem(k))
-					}
-				}
-				for k := 0; k < v.Len(); k++ {
-					elems = append(elems, v.Elem(k))
-				}
-				state[i] = types.MakeList(elems)
-			default:
-				return nil, fmt.Errorf("%s: state op %q not supported by agentc test", c.Field, c.Op)
-			}
-		}
+	at, err := runtime.StateAt(ctx, st, p, run, last.Step)
+	if err != nil {
+		return nil, err
+	}
+	state := make([]types.Value, len(at.Fields))
+	for i, f := range at.Fields {
+		state[i] = f.Value
 	}
 	return state, nil
 }

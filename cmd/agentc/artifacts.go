@@ -1,0 +1,121 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/store/pebble"
+)
+
+type artifactFlags struct {
+	app, user, session, data, out string
+	rev                           int
+	json                          bool
+}
+
+func newArtifactsCmd(a *app) *cobra.Command {
+	var f artifactFlags
+	cmd := &cobra.Command{
+		Use:   "artifacts list|get",
+		Short: "List and read the artifacts runs saved in the local store",
+		Long: `Artifacts reads the files runs saved with workspace_save_artifact, kept per
+session with revisions 1, 2, … in the store under --data (default
+$AGENTC_DATA, else ./.agentc). --app is the workflow's name.
+
+  agentc artifacts list --app APP [--user U] [--session S]   latest revision of each
+  agentc artifacts get NAME --app APP [--session S] [--rev N] [-o FILE]
+
+get writes the bytes to standard output (or -o FILE); with --json it prints
+the revision's metadata and its bytes (base64) instead.
+
+Exit status: 0, 1 when the store cannot be read or the artifact does not
+exist, 2 on usage errors.`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.app, "app", "", "the app (the workflow's name); required")
+	pf.StringVar(&f.user, "user", defaultUser, "the user")
+	pf.StringVar(&f.session, "session", "", "the session (list: every session of the user; get: "+defaultSession+")")
+	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	pf.BoolVar(&f.json, "json", false, "print JSON")
+
+	open := func() (*pebble.Store, *artifact.Service, error) {
+		if f.app == "" {
+			return nil, nil, usageErr(errors.New("--app is required (the workflow's name)"))
+		}
+		st, err := pebble.Open(dataDir(f.data), nil)
+		if err != nil {
+			return nil, nil, &exitError{code: exitFail, err: err}
+		}
+		return st, artifact.New(st, time.Now), nil
+	}
+	list := &cobra.Command{
+		Use:   "list --app APP [--user U] [--session S]",
+		Short: "List artifacts (the latest revision of each)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, svc, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			ms, err := svc.List(cmd.Context(), artifact.Filter{App: f.app, User: f.user, Session: f.session})
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			for _, m := range ms {
+				if f.json {
+					b, _ := json.Marshal(m)
+					fmt.Fprintf(a.stdout, "%s\n", b)
+					continue
+				}
+				fmt.Fprintf(a.stdout, "%s\t%s\trev %d\t%d bytes\t%s\t%s\n", m.Session, m.Name, m.Revision, m.Size, m.MimeType, m.Created.Format(time.RFC3339))
+			}
+			return nil
+		},
+	}
+	get := &cobra.Command{
+		Use:   "get NAME --app APP [--session S] [--rev N] [-o FILE]",
+		Short: "Print one revision of an artifact (default the latest)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, svc, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			sess := f.session
+			if sess == "" {
+				sess = defaultSession
+			}
+			art, err := svc.Get(cmd.Context(), artifact.Key{App: f.app, User: f.user, Session: sess, Name: args[0]}, f.rev)
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			if f.json {
+				b, _ := json.Marshal(art)
+				fmt.Fprintf(a.stdout, "%s\n", b)
+				return nil
+			}
+			if f.out != "" {
+				if err := os.WriteFile(f.out, art.Data, 0o644); err != nil {
+					return usageErr(err)
+				}
+				fmt.Fprintf(a.stderr, "agentc: wrote %s revision %s (%d bytes) to %s\n", art.Name, strconv.Itoa(art.Revision), len(art.Data), f.out)
+				return nil
+			}
+			_, err = a.stdout.Write(art.Data)
+			return err
+		},
+	}
+	get.Flags().IntVar(&f.rev, "rev", 0, "the revision (default the latest)")
+	get.Flags().StringVarP(&f.out, "output", "o", "", "write the bytes to this file")
+	cmd.AddCommand(list, get)
+	return cmd
+}

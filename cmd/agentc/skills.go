@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os/user"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/runtime/evolution"
+	"github.com/agentc/agentc/runtime/skill"
+	"github.com/agentc/agentc/runtime/store/pebble"
+)
+
+type skillsFlags struct {
+	data, by, reason string
+	json             bool
+}
+
+func newSkillsCmd(a *app) *cobra.Command {
+	var f skillsFlags
+	cmd := &cobra.Command{
+		Use:   "skills pending|show|approve|reject",
+		Short: "Review the skills evolution proposed",
+		Long: `Skills manages the candidate skills an evolution policy's reviewer drafted
+after runs (spec/skills.md), kept in the store under --data (default
+$AGENTC_DATA, else ./.agentc).
+
+  agentc skills pending            candidates waiting for a person or an evaluation
+  agentc skills show ID            one candidate: proposal, evidence, gates
+  agentc skills approve ID         publish it into the policy's publish folder
+  agentc skills reject ID [--reason TEXT]
+
+Approving re-checks the spec and safety gates, writes the skill folder
+(SKILL.md and scripts/run.sh) and archives the skill's previous revision;
+the next run that loads the skill sees it.
+
+Exit status: 0, 1 when the store cannot be read, the candidate does not
+exist or is not pending, 2 on usage errors.`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	pf.BoolVar(&f.json, "json", false, "print JSON")
+	pf.StringVar(&f.by, "by", "", "who decides (default the OS user)")
+
+	open := func() (*pebble.Store, *evolution.Service, error) {
+		st, err := pebble.Open(dataDir(f.data), nil)
+		if err != nil {
+			return nil, nil, &exitError{code: exitFail, err: err}
+		}
+		svc := evolution.New(evolution.Config{Store: st, Repo: skill.NewRepository(), Now: time.Now,
+			NewID: func() string { return "" }})
+		return st, svc, nil
+	}
+	who := func() string {
+		if f.by != "" {
+			return f.by
+		}
+		if u, err := user.Current(); err == nil && u.Username != "" {
+			return u.Username
+		}
+		return "cli"
+	}
+	print := func(c *evolution.Candidate, long bool) {
+		if f.json {
+			b, _ := json.Marshal(c)
+			fmt.Fprintf(a.stdout, "%s\n", b)
+			return
+		}
+		fmt.Fprintf(a.stdout, "%s\t%s\t%s\trev %d\t%s\n", c.ID, c.Status, c.Proposal.Name, c.Revision, c.Session.String())
+		if !long {
+			return
+		}
+		p := c.Proposal
+		fmt.Fprintf(a.stdout, "  description: %s\n  when to use: %s\n", p.Description, p.WhenToUse)
+		for i, s := range p.Steps {
+			fmt.Fprintf(a.stdout, "  step %d: %s\n", i+1, s)
+		}
+		if p.Script != "" {
+			fmt.Fprintf(a.stdout, "  script:\n    %s\n", strings.ReplaceAll(strings.TrimRight(p.Script, "\n"), "\n", "\n    "))
+		}
+		fmt.Fprintf(a.stdout, "  agent: %s  run: %s\n  evidence: %s\n", c.Agent, c.Run, strings.Join(c.Evidence, ", "))
+		for _, g := range c.Gates {
+			verdict := "passed"
+			if !g.Passed {
+				verdict = "held"
+			}
+			fmt.Fprintf(a.stdout, "  gate %s: %s %s\n", g.Gate, verdict, g.Detail)
+		}
+		fmt.Fprintf(a.stdout, "  folder: %s\n", c.Dir)
+		if c.Reason != "" {
+			fmt.Fprintf(a.stdout, "  reason: %s\n", c.Reason)
+		}
+	}
+	fail := func(err error) error { return &exitError{code: exitFail, err: err} }
+	pending := &cobra.Command{
+		Use:   "pending",
+		Short: "List candidates waiting for approval or evaluation",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, svc, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			cs, err := svc.Pending(cmd.Context())
+			if err != nil {
+				return fail(err)
+			}
+			for _, c := range cs {
+				print(c, false)
+			}
+			return nil
+		},
+	}
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one candidate",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, svc, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			c, err := svc.Get(cmd.Context(), args[0])
+			if err != nil {
+				return fail(err)
+			}
+			print(c, true)
+			return nil
+		},
+	}
+	approve := &cobra.Command{
+		Use:   "approve ID",
+		Short: "Publish a pending candidate",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, svc, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			c, err := svc.Approve(cmd.Context(), args[0], who())
+			if err != nil {
+				return fail(err)
+			}
+			if f.json {
+				print(c, false)
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "published %s revision %d to %s\n", c.Proposal.Name, c.Revision, c.Dir)
+			return nil
+		},
+	}
+	reject := &cobra.Command{
+		Use:   "reject ID [--reason TEXT]",
+		Short: "Reject a pending candidate",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			st, svc, err := open()
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			c, err := svc.Reject(cmd.Context(), args[0], who(), f.reason)
+			if err != nil {
+				return fail(err)
+			}
+			if f.json {
+				print(c, false)
+				return nil
+			}
+			fmt.Fprintf(a.stdout, "rejected %s (%s)\n", c.ID, c.Proposal.Name)
+			return nil
+		},
+	}
+	reject.Flags().StringVar(&f.reason, "reason", "", "why")
+	cmd.AddCommand(pending, show, approve, reject)
+	return cmd
+}

@@ -1,0 +1,304 @@
+// Package workspace gives each run a private working directory under the
+// data dir and runs commands in it through an Executor (spec/skills.md,
+// "Workspaces and the executor").
+//
+// Every path a caller names is relative to the workspace root. Confine
+// refuses absolute paths and ".." outright, and every file access goes
+// through an os.Root, which refuses symlinks that lead out of the
+// workspace at the time of the access. This is the one path-confinement
+// rule of the runtime's file tools; builtin tools that confine paths to a
+// root can use Confine and Open too.
+package workspace
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// ErrOutside is wrapped by every refusal of a path that leaves the workspace.
+var ErrOutside = errors.New("path leaves the workspace")
+
+// Confine checks a workspace-relative, slash-separated path and returns it
+// cleaned ("." for the root). Absolute paths, volume names, backslashes and
+// ".." parts are refused with ErrOutside.
+func Confine(rel string) (string, error) {
+	if rel == "" || rel == "." {
+		return ".", nil
+	}
+	if strings.HasPrefix(rel, "/") || strings.Contains(rel, `\`) || filepath.VolumeName(rel) != "" || filepath.IsAbs(rel) {
+		return "", fmt.Errorf("%q: absolute paths are refused: %w", rel, ErrOutside)
+	}
+	if strings.ContainsRune(rel, 0) {
+		return "", fmt.Errorf("%q: NUL in path: %w", rel, ErrOutside)
+	}
+	for _, part := range strings.Split(rel, "/") {
+		if part == ".." {
+			return "", fmt.Errorf("%q: \"..\" is refused: %w", rel, ErrOutside)
+		}
+	}
+	return path.Clean(rel), nil
+}
+
+// Workspace is one directory that commands and file tools are confined to.
+type Workspace struct {
+	Root string // absolute
+}
+
+// Open returns the workspace at dir, creating it.
+func Open(dir string) (*Workspace, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	if err := os.MkdirAll(abs, 0o700); err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", dir, err)
+	}
+	return &Workspace{Root: abs}, nil
+}
+
+// root opens the workspace as an os.Root; every access through it refuses
+// to leave the directory, symlinks included.
+func (w *Workspace) root() (*os.Root, error) {
+	r, err := os.OpenRoot(w.Root)
+	if err != nil {
+		return nil, fmt.Errorf("workspace %s: %w", w.Root, err)
+	}
+	return r, nil
+}
+
+// wrapRootErr marks os.Root's escape refusals with ErrOutside.
+func wrapRootErr(rel string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if strings.Contains(err.Error(), "escapes from parent") || strings.Contains(err.Error(), "path escapes") {
+		return fmt.Errorf("%q: %w", rel, ErrOutside)
+	}
+	return fmt.Errorf("%q: %w", rel, err)
+}
+
+// WriteFile writes data to rel, creating parent directories.
+func (w *Workspace) WriteFile(rel string, data []byte) error {
+	p, err := Confine(rel)
+	if err != nil {
+		return err
+	}
+	if p == "." {
+		return fmt.Errorf("%q: not a file name", rel)
+	}
+	r, err := w.root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if dir := path.Dir(p); dir != "." {
+		if err := r.MkdirAll(dir, 0o700); err != nil {
+			return wrapRootErr(rel, err)
+		}
+	}
+	// A symlink at the target is replaced, never followed.
+	if st, err := r.Lstat(p); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		if err := r.Remove(p); err != nil {
+			return wrapRootErr(rel, err)
+		}
+	}
+	return wrapRootErr(rel, r.WriteFile(p, data, 0o600))
+}
+
+// ReadFile reads at most max bytes of rel; truncated reports whether the
+// file is longer.
+func (w *Workspace) ReadFile(rel string, max int64) (data []byte, size int64, err error) {
+	p, err := Confine(rel)
+	if err != nil {
+		return nil, 0, err
+	}
+	r, err := w.root()
+	if err != nil {
+		return nil, 0, err
+	}
+	defer r.Close()
+	f, err := r.Open(p)
+	if err != nil {
+		return nil, 0, wrapRootErr(rel, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, 0, wrapRootErr(rel, err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("%q is not a regular file", rel)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, max))
+	if err != nil {
+		return nil, 0, wrapRootErr(rel, err)
+	}
+	return b, st.Size(), nil
+}
+
+// Entry is one directory entry of List.
+type Entry struct {
+	Name string `json:"name"`
+	Dir  bool   `json:"dir"`
+	Size int64  `json:"size"`
+}
+
+// MaxEntries caps List.
+const MaxEntries = 1000
+
+// List lists the directory rel, sorted by name (at most MaxEntries).
+func (w *Workspace) List(rel string) ([]Entry, error) {
+	p, err := Confine(rel)
+	if err != nil {
+		return nil, err
+	}
+	r, err := w.root()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	f, err := r.Open(p)
+	if err != nil {
+		return nil, wrapRootErr(rel, err)
+	}
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, wrapRootErr(rel, err)
+	}
+	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
+	out := []Entry{}
+	for _, e := range ents {
+		if len(out) == MaxEntries {
+			break
+		}
+		en := Entry{Name: e.Name(), Dir: e.IsDir()}
+		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
+			en.Size = info.Size()
+		}
+		out = append(out, en)
+	}
+	return out, nil
+}
+
+// Dir resolves rel to a directory inside the workspace and returns its
+// absolute path (for a command's working directory).
+func (w *Workspace) Dir(rel string) (string, error) {
+	p, err := Confine(rel)
+	if err != nil {
+		return "", err
+	}
+	r, err := w.root()
+	if err != nil {
+		return "", err
+	}
+	defer r.Close()
+	st, err := r.Stat(p)
+	if err != nil {
+		return "", wrapRootErr(rel, err)
+	}
+	if !st.IsDir() {
+		return "", fmt.Errorf("%q is not a directory", rel)
+	}
+	// Stat through the root refused symlinks out; the real path is inside.
+	real, err := filepath.EvalSymlinks(filepath.Join(w.Root, filepath.FromSlash(p)))
+	if err != nil {
+		return "", wrapRootErr(rel, err)
+	}
+	return real, nil
+}
+
+// CopyDir copies the regular files and directories under src (a directory
+// outside the workspace, such as a skill folder) to rel inside it,
+// replacing what is there. Symlinks in src are skipped. Modes keep their
+// executable bits. It copies at most maxBytes in all.
+func (w *Workspace) CopyDir(src, rel string, maxBytes int64) error {
+	p, err := Confine(rel)
+	if err != nil {
+		return err
+	}
+	r, err := w.root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if p != "." {
+		if err := r.RemoveAll(p); err != nil {
+			return wrapRootErr(rel, err)
+		}
+	}
+	var total int64
+	return filepath.WalkDir(src, func(sp string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		relSrc, err := filepath.Rel(src, sp)
+		if err != nil {
+			return err
+		}
+		dst := path.Join(p, filepath.ToSlash(relSrc))
+		switch {
+		case d.IsDir():
+			return wrapRootErr(rel, r.MkdirAll(dst, 0o700))
+		case !d.Type().IsRegular():
+			return nil // symlinks and devices are not copied
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		if total += info.Size(); total > maxBytes {
+			return fmt.Errorf("copy %s: more than %d bytes", src, maxBytes)
+		}
+		b, err := os.ReadFile(sp)
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o600)
+		if info.Mode()&0o100 != 0 {
+			mode = 0o700
+		}
+		return wrapRootErr(rel, r.WriteFile(dst, b, mode))
+	})
+}
+
+// Manager hands out one workspace per run under a base directory
+// (normally <data dir>/workspaces).
+type Manager struct {
+	Base string
+}
+
+var runIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
+
+// ForRun returns the workspace of run, creating it.
+func (m *Manager) ForRun(run string) (*Workspace, error) {
+	if !runIDRE.MatchString(run) || run == "." || run == ".." {
+		return nil, fmt.Errorf("workspace: bad run id %q", run)
+	}
+	if m == nil || m.Base == "" {
+		return nil, errors.New("workspace: no base directory configured")
+	}
+	return Open(filepath.Join(m.Base, run))
+}
+
+// MakeExecutable sets rel's mode to 0700 (a staged script).
+func (w *Workspace) MakeExecutable(rel string) error {
+	p, err := Confine(rel)
+	if err != nil {
+		return err
+	}
+	r, err := w.root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return wrapRootErr(rel, r.Chmod(p, 0o700))
+}
