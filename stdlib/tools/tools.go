@@ -56,6 +56,10 @@ type Config struct {
 	Timeout time.Duration
 	// MaxBytes caps response bodies and file sizes (default DefaultMaxBytes).
 	MaxBytes int64
+	// LookupEnv reads the environment for declared http and exec tools:
+	// env() header values when the tools are bound, and PATH for exec
+	// (os.LookupEnv in cmd/agentc). Nil: nothing is set.
+	LookupEnv func(name string) (string, bool)
 }
 
 func (c Config) timeout() time.Duration {

@@ -31,6 +31,12 @@ var notImplemented = map[string]string{
 	"memory_add":     "runtime memory service",
 	"skill_load":     "runtime skills",
 	"skill_run":      "runtime skills",
+
+	"workspace_exec":          "runtime/workspace",
+	"workspace_list":          "runtime/workspace",
+	"workspace_read":          "runtime/workspace",
+	"workspace_save_artifact": "runtime/workspace",
+	"workspace_write":         "runtime/workspace",
 }
 
 func schemaJSON(t *testing.T, s map[string]any) string {

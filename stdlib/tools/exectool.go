@@ -1,0 +1,306 @@
+package tools
+
+// `run = exec { command, dir, env, stdin, timeout }`
+// (spec/language.md §7.3, spec/tools.md "Declared http and exec tools").
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/vm"
+)
+
+const (
+	// stderrTail is how much of the end of standard error a failure quotes.
+	stderrTail = 2048
+	// drainWait bounds how long the pipes may stay open once the process
+	// group is gone (a descendant that left the group may hold them).
+	drainWait = time.Second
+	// defaultPath is the child's PATH when the environment has none.
+	defaultPath = "/usr/local/bin:/usr/bin:/bin"
+)
+
+type execTool struct {
+	*declared
+	opts map[string]bytecode.Attr // dir, env, stdin
+	own  time.Duration
+}
+
+func newExecTool(d *declared) (*execTool, error) {
+	x := &execTool{declared: d, opts: map[string]bytecode.Attr{}, own: DefaultExecTimeout}
+	if len(d.t.Impl.Argv) == 0 {
+		return nil, fmt.Errorf("tool %s: exec without a command", d.t.Name)
+	}
+	if d.t.Impl.Timeout > 0 {
+		x.own = d.t.Impl.Timeout
+	}
+	for _, a := range d.t.Impl.Options {
+		x.opts[a.Name] = a
+	}
+	return x, nil
+}
+
+func (x *execTool) Spec() runtime.ToolSpec { return x.spec() }
+func (x *execTool) Effect() runtime.Effect { return runtime.Effect(x.t.Effect) }
+
+// Call renders argv, folder, environment and standard input from the
+// validated input and runs the command (no shell) in a process group of its
+// own, killed as a whole on timeout, on an oversized output and when the
+// command exits (so forked children do not outlive the call).
+func (x *execTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {
+	limit := x.callTimeout(x.own)
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	input, err := x.input(req.Args)
+	if err != nil {
+		return nil, err
+	}
+	argv := make([]string, len(x.t.Impl.Argv))
+	for i, c := range x.t.Impl.Argv {
+		if argv[i], err = x.text(ctx, fmt.Sprintf("command[%d]", i), c, input); err != nil {
+			return nil, err
+		}
+	}
+	if argv[0] == "" {
+		return nil, x.errorf(vm.KindToolError, "command[0] is empty")
+	}
+	dir := "."
+	if a, ok := x.opts["dir"]; ok {
+		v, err := x.attrValue(ctx, a, nil, input)
+		if err != nil {
+			return nil, err
+		}
+		if v.Kind() != types.ValString {
+			return nil, x.errorf(vm.KindToolError, "dir: want a string, got %s", v.Kind())
+		}
+		dir = v.Str()
+	}
+	if path.IsAbs(dir) {
+		return nil, x.errorf(vm.KindToolError, "dir %q: absolute folders are refused", dir)
+	}
+	realDir, err := x.cfg.resolve("tool "+x.t.Name+": dir", path.Join(x.fileDir(), dir))
+	if err != nil {
+		return nil, err
+	}
+	env, err := x.environ(ctx, input)
+	if err != nil {
+		return nil, err
+	}
+	var stdin []byte
+	if a, ok := x.opts["stdin"]; ok {
+		v, err := x.attrValue(ctx, a, nil, input)
+		if err != nil {
+			return nil, err
+		}
+		if v.Kind() != types.ValString {
+			return nil, x.errorf(vm.KindToolError, "stdin: want a string, got %s", v.Kind())
+		}
+		stdin = []byte(v.Str())
+	}
+	out, err := x.run(ctx, argv, realDir, env, stdin, limit)
+	if err != nil {
+		return nil, err
+	}
+	return x.result("standard output", out)
+}
+
+// environ is the child's whole environment: PATH (from Config.LookupEnv,
+// else a default) and the declared env map, nothing else of this process.
+func (x *execTool) environ(ctx context.Context, input types.Value) ([]string, error) {
+	vars := map[string]string{"PATH": defaultPath}
+	if x.cfg.LookupEnv != nil {
+		if p, ok := x.cfg.LookupEnv("PATH"); ok && p != "" {
+			vars["PATH"] = p
+		}
+	}
+	if a, ok := x.opts["env"]; ok {
+		v, err := x.attrValue(ctx, a, nil, input)
+		if err != nil {
+			return nil, err
+		}
+		m, err := x.stringMap("env", v)
+		if err != nil {
+			return nil, err
+		}
+		for k, val := range m {
+			vars[k] = val
+		}
+	}
+	out := make([]string, 0, len(vars))
+	for k, v := range vars {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// run starts argv and collects its standard output (capped) and the tail
+// of its standard error. Every goroutine it starts has ended when it
+// returns, and so has every process of the command's group.
+func (x *execTool) run(ctx context.Context, argv []string, dir string, env []string, stdin []byte, limit time.Duration) ([]byte, error) {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if errors.Is(cmd.Err, exec.ErrNotFound) || errors.Is(cmd.Err, exec.ErrDot) {
+		return nil, x.errorf(vm.KindToolError, "command %q not found", argv[0])
+	}
+	cmd.Dir, cmd.Env = dir, env
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+
+	var files []*os.File // every pipe end this call opened
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	defer closeAll()
+	pipe := func() (*os.File, *os.File, error) {
+		r, w, err := os.Pipe()
+		if err == nil {
+			files = append(files, r, w)
+		}
+		return r, w, err
+	}
+	outR, outW, err := pipe()
+	if err != nil {
+		return nil, x.errorf(vm.KindUnavailable, "pipe: %v", err)
+	}
+	errR, errW, err := pipe()
+	if err != nil {
+		return nil, x.errorf(vm.KindUnavailable, "pipe: %v", err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	var inW *os.File
+	if len(stdin) > 0 {
+		inR, w, err := pipe()
+		if err != nil {
+			return nil, x.errorf(vm.KindUnavailable, "pipe: %v", err)
+		}
+		cmd.Stdin, inW = inR, w
+	}
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
+			return nil, x.errorf(vm.KindToolError, "command %q not found", argv[0])
+		}
+		return nil, x.errorf(vm.KindToolError, "start %q: %v", argv[0], err)
+	}
+	// The child holds its own ends now.
+	outW.Close()
+	errW.Close()
+	if f, ok := cmd.Stdin.(*os.File); ok {
+		f.Close()
+	}
+	pgid := cmd.Process.Pid
+	killGroup := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
+
+	max := x.cfg.maxBytes()
+	var (
+		wg       sync.WaitGroup
+		stdout   bytes.Buffer
+		tail     tailBuffer
+		overflow = make(chan struct{})
+		once     sync.Once
+	)
+	wg.Go(func() {
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := outR.Read(buf)
+			if n > 0 && int64(stdout.Len()) <= max {
+				stdout.Write(buf[:n])
+				if int64(stdout.Len()) > max {
+					once.Do(func() { close(overflow) })
+				}
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	wg.Go(func() { _, _ = io.Copy(&tail, errR) })
+	if inW != nil {
+		wg.Go(func() {
+			_, _ = inW.Write(stdin)
+			inW.Close()
+		})
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+
+	var werr error
+	timedOut, overflowed := false, false
+	select {
+	case werr = <-waited:
+	case <-ctx.Done():
+		killGroup()
+		werr, timedOut = <-waited, true
+	case <-overflow:
+		killGroup()
+		werr, overflowed = <-waited, true
+	}
+	killGroup() // descendants left in the group
+	drained := make(chan struct{})
+	go func() { wg.Wait(); close(drained) }()
+	select {
+	case <-drained:
+	case <-time.After(drainWait):
+		// A descendant outside the group still holds a pipe: closing our
+		// ends unblocks the readers and the writer.
+		closeAll()
+		<-drained
+	}
+
+	switch {
+	case timedOut && ctx.Err() == context.DeadlineExceeded:
+		return nil, x.errorf(vm.KindTimeout, "%s: no result within %s (process group killed)", argv[0], limit)
+	case timedOut:
+		return nil, x.errorf(vm.KindCanceled, "%s: canceled (process group killed)", argv[0])
+	case overflowed:
+		return nil, x.errorf(vm.KindToolError, "%s: standard output exceeds the %d-byte cap (process group killed)", argv[0], max)
+	}
+	if werr != nil {
+		msg := werr.Error()
+		var ee *exec.ExitError
+		if errors.As(werr, &ee) {
+			if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				msg = "killed by signal " + ws.Signal().String()
+			} else {
+				msg = fmt.Sprintf("exit status %d", ee.ExitCode())
+			}
+		}
+		if t := snippet(tail.bytes(), stderrTail); t != "" {
+			msg += ": " + t
+		}
+		return nil, x.errorf(vm.KindToolError, "%s: %s", argv[0], msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+// tailBuffer keeps the last stderrTail bytes written to it.
+type tailBuffer struct{ b []byte }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*stderrTail {
+		t.b = append(t.b[:0], t.b[len(t.b)-stderrTail:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) bytes() []byte {
+	if len(t.b) > stderrTail {
+		return t.b[len(t.b)-stderrTail:]
+	}
+	return t.b
+}

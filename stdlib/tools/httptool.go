@@ -1,0 +1,250 @@
+package tools
+
+// `run = http { url, method, headers, query, body, timeout }`
+// (spec/language.md §7.2, spec/tools.md "Declared http and exec tools").
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/vm"
+)
+
+type httpTool struct {
+	*declared
+	method  string
+	headers []bytecode.Attr // Impl.Headers: name → template or env reference
+	env     map[string]types.Value
+	opts    map[string]bytecode.Attr // query, body, timeout, and headers written as one expression
+	own     time.Duration            // the block's timeout (default DefaultHTTPTimeout)
+}
+
+func newHTTPTool(d *declared) (*httpTool, error) {
+	h := &httpTool{declared: d, method: strings.ToUpper(d.t.Impl.Method), headers: d.t.Impl.Headers,
+		opts: map[string]bytecode.Attr{}, own: DefaultHTTPTimeout}
+	if h.method == "" {
+		h.method = http.MethodGet
+	}
+	switch h.method {
+	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead:
+	default:
+		return nil, fmt.Errorf("tool %s: unsupported HTTP method %q", d.t.Name, h.method)
+	}
+	for _, a := range d.t.Impl.Options {
+		h.opts[a.Name] = a
+	}
+	if a, ok := h.opts["timeout"]; ok {
+		v, err := d.constAttr(a)
+		if err != nil {
+			return nil, err
+		}
+		if v.Duration() > 0 {
+			h.own = v.Duration()
+		}
+	}
+	env, err := d.resolveEnv(h.headers)
+	if err != nil {
+		return nil, err
+	}
+	h.env = env
+	return h, nil
+}
+
+func (h *httpTool) Spec() runtime.ToolSpec { return h.spec() }
+func (h *httpTool) Effect() runtime.Effect { return runtime.Effect(h.t.Effect) }
+
+// Call renders the request from the validated input, checks the URL's host
+// against the allowlist, and decodes a 2xx body as the output type.
+func (h *httpTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {
+	ctx, cancel := context.WithTimeout(ctx, h.callTimeout(h.own))
+	defer cancel()
+	input, err := h.input(req.Args)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.request(ctx, input, req.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := h.cfg.httpClient().Do(r)
+	if err != nil {
+		return nil, h.transportError(ctx, r, err)
+	}
+	defer resp.Body.Close()
+	max := h.cfg.maxBytes()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	if err != nil {
+		return nil, h.transportError(ctx, r, err)
+	}
+	if int64(len(body)) > max {
+		return nil, h.errorf(vm.KindToolError, "%s %s: response body exceeds the %d-byte cap", h.method, r.URL.Host, max)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		kind := vm.KindToolError
+		switch {
+		case resp.StatusCode == http.StatusTooManyRequests:
+			kind = vm.KindRateLimit
+		case resp.StatusCode >= 500:
+			kind = vm.KindUnavailable
+		}
+		msg := fmt.Sprintf("%s %s: HTTP %d", h.method, r.URL.Host, resp.StatusCode)
+		if s := snippet(body, 256); s != "" {
+			msg += ": " + s
+		}
+		return nil, h.errorf(kind, "%s", msg)
+	}
+	if h.method == http.MethodHead {
+		body = nil
+	}
+	return h.result("response", body)
+}
+
+// request renders URL, query, headers and body.
+func (h *httpTool) request(ctx context.Context, input types.Value, idem string) (*http.Request, error) {
+	raw, err := h.text(ctx, "url", h.t.Impl.URL, input)
+	if err != nil {
+		return nil, err
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, h.errorf(vm.KindToolError, "url %q is not an http(s) URL", redactURL(raw))
+	}
+	if !hostAllowed(h.cfg.AllowHosts, u.Hostname()) {
+		return nil, h.errorf(vm.KindToolError, "host %q is not allowed (AGENTC_ALLOW_HOSTS)", u.Hostname())
+	}
+	if a, ok := h.opts["query"]; ok {
+		v, err := h.attrValue(ctx, a, nil, input)
+		if err != nil {
+			return nil, err
+		}
+		params, err := h.stringMap("query", v)
+		if err != nil {
+			return nil, err
+		}
+		q := u.Query()
+		for k, val := range params {
+			q.Set(k, val)
+		}
+		u.RawQuery = q.Encode()
+	}
+	var body io.Reader
+	var hasBody bool
+	if a, ok := h.opts["body"]; ok {
+		v, err := h.attrValue(ctx, a, nil, input)
+		if err != nil {
+			return nil, err
+		}
+		b, err := types.ToJSON(v)
+		if err != nil {
+			return nil, h.errorf(vm.KindToolError, "body: %v", err)
+		}
+		body, hasBody = bytes.NewReader(b), true
+	} else if h.method != http.MethodGet && h.method != http.MethodHead {
+		b, err := types.ToJSON(input)
+		if err != nil {
+			return nil, h.errorf(vm.KindToolError, "body: %v", err)
+		}
+		body, hasBody = bytes.NewReader(b), true
+	}
+	r, err := http.NewRequestWithContext(ctx, h.method, u.String(), body)
+	if err != nil {
+		return nil, h.errorf(vm.KindToolError, "request: %v", err)
+	}
+	if hasBody {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	if idem != "" {
+		r.Header.Set("Idempotency-Key", idem)
+	}
+	if a, ok := h.opts["headers"]; ok { // headers written as one map expression
+		v, err := h.attrValue(ctx, a, nil, input)
+		if err != nil {
+			return nil, err
+		}
+		hs, err := h.stringMap("headers", v)
+		if err != nil {
+			return nil, err
+		}
+		for k, val := range hs {
+			r.Header.Set(k, val)
+		}
+	}
+	for _, a := range h.headers {
+		v, err := h.attrValue(ctx, a, h.env, input)
+		if err != nil {
+			return nil, err
+		}
+		switch v.Kind() {
+		case types.ValString:
+			r.Header.Set(a.Name, v.Str())
+		case types.ValSecret:
+			r.Header.Set(a.Name, v.SecretText())
+		case types.ValNull:
+		default:
+			return nil, h.errorf(vm.KindToolError, "header %s: want a string, got %s", a.Name, v.Kind())
+		}
+	}
+	return r, nil
+}
+
+// transportError classifies a failed exchange without repeating the URL,
+// which may carry credentials: a refused redirect is a tool_error, a
+// deadline a timeout, anything else unavailable.
+func (h *httpTool) transportError(ctx context.Context, r *http.Request, err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var na *notAllowed
+	if errors.As(err, &na) {
+		return h.errorf(vm.KindToolError, "redirect to host %q is not allowed (AGENTC_ALLOW_HOSTS)", na.host)
+	}
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
+		return h.errorf(vm.KindTimeout, "%s %s: no response within %s", h.method, r.URL.Host, h.callTimeout(h.own))
+	}
+	if errors.Is(err, context.Canceled) {
+		return h.errorf(vm.KindCanceled, "%s %s: canceled", h.method, r.URL.Host)
+	}
+	return h.errorf(vm.KindUnavailable, "%s %s: %v", h.method, r.URL.Host, err)
+}
+
+// redactURL drops the user info and query of a URL for an error message.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		if i := strings.IndexAny(raw, "?#"); i >= 0 {
+			raw = raw[:i]
+		}
+		return raw
+	}
+	u.User, u.RawQuery, u.Fragment = nil, "", ""
+	return u.String()
+}
+
+// snippet is the start of a body for an error message: valid UTF-8, one
+// line, at most n bytes.
+func snippet(b []byte, n int) string {
+	if len(b) > n {
+		b = b[:n]
+		for len(b) > 0 && !utf8.Valid(b) {
+			b = b[:len(b)-1]
+		}
+	}
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "\uFFFD")), " ")
+	return s
+}
+
+// toValidUTF8 is b as text, invalid sequences replaced.
+func toValidUTF8(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
