@@ -80,4 +80,13 @@ if [ -x editors/vscode/test/run.sh ]; then
   editors/vscode/test/run.sh
 fi
 
+if [ -x test/conformance/run.sh ]; then
+  step "conformance: official clients against agentc serve (npm ci from each lockfile)"
+  for lock in test/conformance/*/package-lock.json; do
+    [ -e "$lock" ] || continue
+    (cd "$(dirname "$lock")" && npm ci --no-audit --no-fund) || fail "npm ci in $(dirname "$lock")"
+  done
+  test/conformance/run.sh || fail "conformance suites"
+fi
+
 step "done"

@@ -3,7 +3,9 @@ package server
 import (
 	"fmt"
 	"io"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -14,44 +16,74 @@ import (
 // unconditionally.
 type Metrics struct {
 	mu       sync.Mutex
-	counters map[string]float64 // full series name with labels → value
-	help     map[string]string  // metric name → HELP/TYPE lines
+	counters map[series]float64
+	help     map[string]string // family name → HELP/TYPE lines
 }
+
+// series names one time series: a metric name and up to three label
+// pairs. Counting into an existing series allocates nothing.
+type series struct {
+	name   string
+	n      int
+	labels [3][2]string
+}
+
+func (s series) String() string {
+	var b strings.Builder
+	b.WriteString(s.name)
+	if s.n > 0 {
+		b.WriteByte('{')
+		for i := range s.n {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(s.labels[i][0])
+			b.WriteString(`="`)
+			labelEscaper.WriteString(&b, s.labels[i][1])
+			b.WriteByte('"')
+		}
+		b.WriteByte('}')
+	}
+	return b.String()
+}
+
+// labelEscaper escapes a label value for the text exposition format.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 // NewMetrics returns an empty registry.
 func NewMetrics() *Metrics {
-	return &Metrics{counters: map[string]float64{}, help: map[string]string{}}
+	return &Metrics{counters: map[series]float64{}, help: map[string]string{}}
 }
 
+// add adds v to the series name{labels} (at most three label pairs). A
+// summary's series are its family's name with _sum or _count; HELP and TYPE
+// are written once per family.
 func (m *Metrics) add(name, typ, help string, v float64, labels ...string) {
 	if m == nil {
 		return
 	}
-	var b strings.Builder
-	b.WriteString(name)
-	if len(labels) > 0 {
-		b.WriteByte('{')
-		for i := 0; i+1 < len(labels); i += 2 {
-			if i > 0 {
-				b.WriteByte(',')
-			}
-			fmt.Fprintf(&b, "%s=%q", labels[i], labels[i+1])
-		}
-		b.WriteByte('}')
+	k := series{name: name}
+	for i := 0; i+1 < len(labels) && k.n < len(k.labels); i += 2 {
+		k.labels[k.n] = [2]string{labels[i], labels[i+1]}
+		k.n++
 	}
 	m.mu.Lock()
-	m.counters[b.String()] += v
+	m.counters[k] += v
 	if _, ok := m.help[name]; !ok {
-		m.help[name] = fmt.Sprintf("# HELP %s %s\n# TYPE %s %s\n", name, help, name, typ)
+		family := name
+		if typ == "summary" {
+			family = strings.TrimSuffix(strings.TrimSuffix(name, "_sum"), "_count")
+		}
+		m.help[name] = fmt.Sprintf("%s\x00# HELP %s %s\n# TYPE %s %s\n", family, family, help, family, typ)
 	}
 	m.mu.Unlock()
 }
 
 // Request counts one HTTP request and its latency.
 func (m *Metrics) Request(proto string, status int, d time.Duration) {
-	m.add("agentc_http_requests_total", "counter", "HTTP requests by protocol and status.", 1, "protocol", proto, "code", fmt.Sprint(status))
-	m.add("agentc_http_request_seconds_sum", "counter", "Total HTTP request time in seconds.", d.Seconds(), "protocol", proto)
-	m.add("agentc_http_request_seconds_count", "counter", "HTTP requests timed.", 1, "protocol", proto)
+	m.add("agentc_http_requests_total", "counter", "HTTP requests by protocol and status.", 1, "protocol", proto, "code", strconv.Itoa(status))
+	m.add("agentc_http_request_seconds_sum", "summary", "HTTP request time in seconds (to the end of the response).", d.Seconds(), "protocol", proto)
+	m.add("agentc_http_request_seconds_count", "summary", "HTTP request time in seconds (to the end of the response).", 1, "protocol", proto)
 }
 
 // RunStarted counts a started run.
@@ -62,8 +94,8 @@ func (m *Metrics) RunStarted(proto string) {
 // RunFinished counts a finished run by status and its duration.
 func (m *Metrics) RunFinished(proto, status string, d time.Duration) {
 	m.add("agentc_runs_finished_total", "counter", "Runs finished by protocol and status.", 1, "protocol", proto, "status", status)
-	m.add("agentc_run_seconds_sum", "counter", "Total run time in seconds.", d.Seconds(), "protocol", proto)
-	m.add("agentc_run_seconds_count", "counter", "Runs timed.", 1, "protocol", proto)
+	m.add("agentc_run_seconds_sum", "summary", "Run time in seconds.", d.Seconds(), "protocol", proto)
+	m.add("agentc_run_seconds_count", "summary", "Run time in seconds.", 1, "protocol", proto)
 }
 
 // Rejected counts a run refused for overload.
@@ -82,28 +114,36 @@ func (m *Metrics) Error(proto, code string) {
 }
 
 // WriteTo writes every series in the Prometheus text exposition format,
-// sorted by name.
+// sorted by name, with HELP and TYPE once per metric family.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	if m == nil {
 		return 0, nil
 	}
-	m.mu.Lock()
-	series := make([]string, 0, len(m.counters))
-	for s := range m.counters {
-		series = append(series, s)
+	type line struct {
+		text, name string
+		v          float64
 	}
-	slices.Sort(series)
+	m.mu.Lock()
+	lines := make([]line, 0, len(m.counters))
+	for k, v := range m.counters {
+		lines = append(lines, line{k.String(), k.name, v})
+	}
+	help := maps.Clone(m.help)
+	m.mu.Unlock()
+	slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.text, b.text) })
 	var b strings.Builder
 	last := ""
-	for _, s := range series {
-		name, _, _ := strings.Cut(s, "{")
-		if name != last {
-			b.WriteString(m.help[name])
-			last = name
+	for _, l := range lines {
+		family, h, _ := strings.Cut(help[l.name], "\x00")
+		if family != last {
+			b.WriteString(h)
+			last = family
 		}
-		fmt.Fprintf(&b, "%s %g\n", s, m.counters[s])
+		b.WriteString(l.text)
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatFloat(l.v, 'g', -1, 64))
+		b.WriteByte('\n')
 	}
-	m.mu.Unlock()
 	n, err := io.WriteString(w, b.String())
 	return int64(n), err
 }

@@ -1,0 +1,563 @@
+// Command serve measures `agentc serve` under load: 64 concurrent clients on
+// loopback against the OpenAI-compatible endpoint (streaming and not) and
+// AG-UI, with a zero-latency scripted model and the Pebble store (every run
+// persisted: input event, run record, step commits, all synced). It prints a
+// table and one JSON document.
+//
+//	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE]
+//
+// The server runs in a child process (this binary re-executed), so that its
+// CPU time and allocations are its own: each row reports the child's CPU
+// time (user+system, getrusage) and heap allocations (runtime.MemStats)
+// per request. The baseline row drives the same Runner directly inside the
+// child with the same concurrency and no HTTP: the difference between a
+// protocol row and the baseline is the server's own overhead (HTTP, auth,
+// JSON, SSE, translation, metrics, logs).
+//
+// Stores live under $AGENTC_BENCH_DIR (default: a temporary directory in
+// the working directory, so that fsyncs hit the same disk as real runs).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing/fstest"
+	"text/tabwriter"
+	"time"
+
+	"github.com/agentc/agentc/compiler"
+	"github.com/agentc/agentc/lang/diag"
+	art "github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/agui"
+	"github.com/agentc/agentc/runtime/server/openai"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/vm"
+)
+
+const token = "bench-token"
+
+const source = `workflow bench "Answers at once"
+
+model m { provider = openai, name = "scripted" }
+
+agent answer llm "Answers" { model = m }
+`
+
+// The scripted reply: 8 deltas, a model_response, then run_finished.
+const fixture = `version: 1
+model: m
+default:
+  text: "The certificate chain is incomplete: install the intermediate certificate on the load balancer."
+  chunks: 8
+  usage: {prompt_tokens: 40, completion_tokens: 20}
+`
+
+// row is one measured scenario.
+type row struct {
+	Name        string  `json:"name"`
+	Requests    int     `json:"requests"`
+	Errors      int     `json:"errors"`
+	RPS         float64 `json:"requests_per_second"`
+	P50ms       float64 `json:"p50_ms"`
+	P99ms       float64 `json:"p99_ms"`
+	CPUus       float64 `json:"server_cpu_us_per_request"`
+	Allocs      float64 `json:"server_allocs_per_request"`
+	AllocKB     float64 `json:"server_alloc_kib_per_request"`
+	OverheadP50 float64 `json:"overhead_p50_ms,omitempty"`
+	OverheadP99 float64 `json:"overhead_p99_ms,omitempty"`
+	OverheadCPU float64 `json:"overhead_cpu_us_per_request,omitempty"`
+	Clients     int     `json:"clients"`
+}
+
+// stats is the child's resource use so far.
+type stats struct {
+	CPU     time.Duration `json:"cpu"`
+	Mallocs uint64        `json:"mallocs"`
+	Bytes   uint64        `json:"bytes"`
+}
+
+func main() {
+	child := flag.Bool("child", false, "run the server (internal)")
+	clients := flag.Int("clients", 64, "concurrent clients")
+	requests := flag.Int("requests", 3200, "measured requests per scenario")
+	warmup := flag.Int("warmup", 256, "unmeasured requests before each scenario")
+	only := flag.String("only", "", "comma-separated scenarios: openai, openai-stream, agui")
+	jsonOut := flag.String("json", "", "also write the JSON document to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile during the first scenario's HTTP load to this file")
+	flag.Parse()
+	if *child {
+		if err := serveChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if err := parent(*clients, *requests, *warmup, *only, *jsonOut, *cpuProfile); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// ---- the child: the server under test ----
+
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+func (wallClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+type entropy struct{ n atomic.Uint64 }
+
+func (e *entropy) Uint64() uint64 {
+	return e.n.Add(1)*0x9E3779B97F4A7C15 ^ uint64(time.Now().UnixNano())
+}
+
+func serveChild() error {
+	cfg := compiler.Config{FS: fstest.MapFS{"bench.agent": {Data: []byte(source)}}, Root: "."}
+	pkg, ds := compiler.Load(cfg, "bench.agent")
+	if n, _ := diag.CountErrors(ds); n > 0 {
+		return fmt.Errorf("load: %v", ds)
+	}
+	prog, _, ds := compiler.Compile(cfg, pkg)
+	if prog == nil {
+		return fmt.Errorf("compile: %v", ds)
+	}
+	fx, err := model.LoadFixture("bench.yaml", []byte(fixture))
+	if err != nil {
+		return err
+	}
+	dir := os.Getenv("AGENTC_BENCH_DIR")
+	if dir == "" {
+		if dir, err = os.MkdirTemp(".", ".bench-serve-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	}
+	st, err := pebble.Open(dir, nil)
+	if err != nil {
+		return err
+	}
+	r, err := art.NewRunner(art.RunnerConfig{Store: st, Program: prog, Clock: wallClock{}, Entropy: &entropy{},
+		Models: map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)}, Funcs: vm.Builtins()})
+	if err != nil {
+		return err
+	}
+	var ids atomic.Uint64
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil)) // the request log is written and discarded
+	b := &server.Backend{Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: wallClock{},
+		NewID:  func(p string) string { return p + strconv.FormatUint(ids.Add(1), 36) },
+		Logger: logger, Limits: server.Limits{MaxRuns: 256}, Metrics: server.NewMetrics()}
+	oa := openai.New(b, openai.Options{})
+	ag := agui.New(b, agui.Options{})
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Logger: logger, Tokens: map[string]string{token: "bench"},
+		Mounts: []server.Mount{oa.Mount(), {Pattern: "/agui", Protocol: "agui", Handler: ag}}})
+	if err != nil {
+		return err
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	sl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	ctl := http.NewServeMux()
+	ctl.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(readStats())
+	})
+	ctl.HandleFunc("GET /direct", func(w http.ResponseWriter, q *http.Request) {
+		n, _ := strconv.Atoi(q.URL.Query().Get("n"))
+		c, _ := strconv.Atoi(q.URL.Query().Get("c"))
+		_ = json.NewEncoder(w).Encode(direct(r, n, c))
+	})
+	var prof *os.File
+	ctl.HandleFunc("POST /profile/start", func(w http.ResponseWriter, q *http.Request) {
+		if prof != nil {
+			return
+		}
+		f, err := os.Create(q.URL.Query().Get("file"))
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		prof = f
+	})
+	ctl.HandleFunc("POST /profile/stop", func(w http.ResponseWriter, _ *http.Request) {
+		if prof != nil {
+			pprof.StopCPUProfile()
+			_ = prof.Close()
+			prof = nil
+		}
+	})
+	ctlSrv := &http.Server{Handler: ctl}
+	go func() { _ = ctlSrv.Serve(sl) }() // owned here: closed below
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(l) }() // owned here: Shutdown ends it
+	fmt.Printf("ADDR http://%s http://%s\n", l.Addr(), sl.Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// The parent closes our stdin when it is done.
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }() // ends with stdin
+	<-ctx.Done()
+	_ = ctlSrv.Close()
+	sctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = srv.Shutdown(sctx)
+	if serr := <-served; err == nil {
+		err = serr
+	}
+	return err
+}
+
+// plus adds the difference after-before to s.
+func (s stats) plus(before, after stats) stats {
+	return stats{CPU: s.CPU + after.CPU - before.CPU, Mallocs: s.Mallocs + after.Mallocs - before.Mallocs, Bytes: s.Bytes + after.Bytes - before.Bytes}
+}
+
+func readStats() stats {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc}
+}
+
+// directResult is the baseline measured inside the child.
+type directResult struct {
+	Lat    []time.Duration `json:"lat"`
+	Wall   time.Duration   `json:"wall"`
+	Before stats           `json:"before"`
+	After  stats           `json:"after"`
+	Errors int             `json:"errors"`
+}
+
+// direct runs n invocations through the Runner with c at a time.
+func direct(r *art.Runner, n, c int) directResult {
+	var res directResult
+	lat := make([]time.Duration, n)
+	var next, errs atomic.Int64
+	res.Before = readStats()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t0 := time.Now()
+				ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: "d" + strconv.FormatInt(t0.UnixNano(), 36) + strconv.Itoa(i), Input: "Why does the TLS handshake fail?"})
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				ok := false
+				for e := range ch {
+					ok = e.Kind == art.EventRunFinished && e.Status == art.StatusCompleted
+				}
+				if !ok {
+					errs.Add(1)
+				}
+				lat[i] = time.Since(t0)
+			}
+		})
+	}
+	wg.Wait()
+	res.Wall = time.Since(start)
+	res.After = readStats()
+	res.Lat = lat
+	res.Errors = int(errs.Load())
+	return res
+}
+
+// ---- the parent: the load generator ----
+
+type scenario struct {
+	name string
+	req  func(i int) (*http.Request, func(body []byte) bool)
+}
+
+func parent(clients, requests, warmup int, only, jsonOut, cpuProfile string) error {
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(exe, "-child")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return fmt.Errorf("child: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "ADDR" {
+		return fmt.Errorf("child said %q", line)
+	}
+	base, ctl := f[1], f[2]
+	fmt.Fprintf(os.Stderr, "server %s, control %s\n", base, ctl)
+	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, DisableCompression: true}
+	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	getStats := func() (stats, error) {
+		var s stats
+		resp, err := hc.Get(ctl + "/stats")
+		if err != nil {
+			return s, err
+		}
+		defer resp.Body.Close()
+		return s, json.NewDecoder(resp.Body).Decode(&s)
+	}
+	const question = "Why does the TLS handshake fail?"
+	post := func(path, body string) *http.Request {
+		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		return req
+	}
+	scenarios := []scenario{
+		{"openai", func(int) (*http.Request, func([]byte) bool) {
+			return post("/v1/chat/completions", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
+				func(b []byte) bool { return strings.Contains(string(b), `"finish_reason":"stop"`) }
+		}},
+		{"openai-stream", func(int) (*http.Request, func([]byte) bool) {
+			return post("/v1/chat/completions", `{"model":"bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+question+`"}]}`),
+				func(b []byte) bool { return strings.HasSuffix(string(b), "data: [DONE]\n\n") }
+		}},
+		{"agui", func(i int) (*http.Request, func([]byte) bool) {
+			id := "t" + strconv.Itoa(i) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+			return post("/agui", `{"threadId":"`+id+`","runId":"r`+id+`","messages":[{"id":"m1","role":"user","content":"`+question+`"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`),
+				func(b []byte) bool { return strings.Contains(string(b), `"RUN_FINISHED"`) }
+		}},
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(only, ",") {
+		if n = strings.TrimSpace(n); n != "" {
+			want[n] = true
+		}
+	}
+	var rows []row
+	// The store grows with every run, a bigger store costs the Runner more
+	// per run, and Pebble compacts in the background now and then; so each
+	// scenario is measured in rounds interleaved with rounds of its baseline
+	// on the same store, and the overhead columns compare the two.
+	const rounds = 4
+	baselineRound := func(n, c int) (directResult, error) {
+		resp, err := hc.Get(fmt.Sprintf("%s/direct?n=%d&c=%d", ctl, n, c))
+		if err != nil {
+			return directResult{}, err
+		}
+		defer resp.Body.Close()
+		var d directResult
+		return d, json.NewDecoder(resp.Body).Decode(&d)
+	}
+	if _, err := baselineRound(warmup, clients); err != nil { // warm-up
+		return err
+	}
+	offset := warmup
+	// measure runs sc with c clients, n requests in rounds interleaved with
+	// rounds of the baseline.
+	measure := func(sc scenario, n, c int, profile string) error {
+		per := max(1, n/rounds)
+		var (
+			bl, sl         []time.Duration
+			bw, sw         time.Duration
+			bs, ss         stats // summed deltas
+			berrs, serrors int
+		)
+		for range rounds {
+			d, err := baselineRound(per, c)
+			if err != nil {
+				return err
+			}
+			bl, bw, berrs = append(bl, d.Lat...), bw+d.Wall, berrs+d.Errors
+			bs = bs.plus(d.Before, d.After)
+			before, err := getStats()
+			if err != nil {
+				return err
+			}
+			if profile != "" {
+				abs, _ := filepath.Abs(profile)
+				if _, err := hc.Post(ctl+"/profile/start?file="+abs, "", nil); err != nil {
+					return err
+				}
+			}
+			lat, wall, errs := load(hc, sc, per, c, offset)
+			offset += per
+			if profile != "" {
+				if _, err := hc.Post(ctl+"/profile/stop", "", nil); err != nil {
+					return err
+				}
+				profile = "" // the first round only
+			}
+			after, err := getStats()
+			if err != nil {
+				return err
+			}
+			sl, sw, serrors = append(sl, lat...), sw+wall, serrors+errs
+			ss = ss.plus(before, after)
+		}
+		baseline := summarize("  baseline for "+sc.name, bl, bw, stats{}, bs, berrs)
+		r := summarize(sc.name, sl, sw, stats{}, ss, serrors)
+		baseline.Clients, r.Clients = c, c
+		r.OverheadP50 = r.P50ms - baseline.P50ms
+		r.OverheadP99 = r.P99ms - baseline.P99ms
+		r.OverheadCPU = r.CPUus - baseline.CPUus
+		rows = append(rows, baseline, r)
+		return nil
+	}
+	for _, sc := range scenarios {
+		if len(want) > 0 && !want[sc.name] {
+			continue
+		}
+		load(hc, sc, warmup, clients, 0)
+		prof := ""
+		if len(rows) == 0 {
+			prof = cpuProfile
+		}
+		if err := measure(sc, requests, clients, prof); err != nil {
+			return err
+		}
+	}
+	// One client at a time: no queueing, so the latency difference is the
+	// server's own time on a request's path.
+	for _, sc := range scenarios {
+		if len(want) > 0 && !want[sc.name] {
+			continue
+		}
+		if err := measure(sc, min(requests, 400), 1, ""); err != nil {
+			return err
+		}
+	}
+	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "scenario\tclients\treq/s\tp50 ms\tp99 ms\tCPU µs/req\tallocs/req\tKiB/req\tΔp50 ms\tΔp99 ms\tΔCPU µs/req\terrors\t\n")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.0f\t%.0f\t%.1f\t%s\t%s\t%s\t%d\t\n", r.Name, r.Clients, r.RPS, r.P50ms, r.P99ms, r.CPUus, r.Allocs, r.AllocKB,
+			delta(r.OverheadP50, r.Name), delta(r.OverheadP99, r.Name), delta(r.OverheadCPU, r.Name), r.Errors)
+	}
+	_ = tw.Flush()
+	doc := map[string]any{
+		"requests": requests, "cores": runtime.NumCPU(), "go": runtime.Version(),
+		"store": "pebble (synced)", "model": "scripted, zero latency, 8 deltas", "rows": rows,
+	}
+	b, _ := json.MarshalIndent(doc, "", "  ")
+	fmt.Printf("%s\n", b)
+	if jsonOut != "" {
+		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, r := range rows {
+		if r.Errors > 0 {
+			return fmt.Errorf("%s: %d failed requests", r.Name, r.Errors)
+		}
+	}
+	return nil
+}
+
+func delta(v float64, name string) string {
+	if strings.Contains(name, "baseline") {
+		return "-"
+	}
+	return strconv.FormatFloat(v, 'f', 3, 64)
+}
+
+// load sends n requests from c clients; it returns each latency, the wall
+// time and the number of failed requests.
+func load(hc *http.Client, sc scenario, n, c, offset int) ([]time.Duration, time.Duration, int) {
+	lat := make([]time.Duration, n)
+	var next, errs atomic.Int64
+	start := time.Now()
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				req, ok := sc.req(offset + i)
+				t0 := time.Now()
+				resp, err := hc.Do(req)
+				if err != nil {
+					errs.Add(1)
+					continue
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				lat[i] = time.Since(t0)
+				if err != nil || resp.StatusCode != 200 || !ok(body) {
+					if errs.Add(1) == 1 {
+						fmt.Fprintf(os.Stderr, "%s: status %d: %.300s\n", sc.name, resp.StatusCode, body)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return lat, time.Since(start), int(errs.Load())
+}
+
+// quantile is the p-quantile of sorted durations, in milliseconds.
+func quantile(s []time.Duration, p float64) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds()) / 1000
+}
+
+func summarize(name string, lat []time.Duration, wall time.Duration, before, after stats, errs int) row {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	q := func(p float64) float64 { return quantile(s, p) }
+	n := float64(len(lat))
+	return row{
+		Name: name, Requests: len(lat), Errors: errs,
+		RPS:   n / wall.Seconds(),
+		P50ms: q(0.50), P99ms: q(0.99),
+		CPUus:   float64((after.CPU - before.CPU).Microseconds()) / n,
+		Allocs:  float64(after.Mallocs-before.Mallocs) / n,
+		AllocKB: float64(after.Bytes-before.Bytes) / n / 1024,
+	}
+}

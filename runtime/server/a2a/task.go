@@ -1,0 +1,497 @@
+package a2a
+
+// Tasks: the record kept in the store's Docs, the list index, the live
+// tasks of this process (a run in flight) and the pump that turns a run's
+// events into task states and stream updates.
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// Document collections (spec/a2a.md, "Task records").
+const (
+	// CollTask holds one record per task: key DocPath(app, user, task id),
+	// value the JSON Task.
+	CollTask = "a2a.task"
+	// CollRecent indexes a user's tasks, most recently updated first: key
+	// DocPath(app, user, inverted status time, task id), value a recentEntry.
+	CollRecent = "a2a.recent"
+)
+
+// recordVersion is the version of the stored Task JSON.
+const recordVersion = 1
+
+// taskStatus is a task's current state, the agent message that goes with
+// it (input-required prompts, failures) and when it was set.
+type taskStatus struct {
+	State   state     `json:"state"`
+	Message *Message  `json:"message,omitempty"`
+	Time    time.Time `json:"time"`
+}
+
+// Task is the record of one A2A task: one run (spec/a2a.md).
+type Task struct {
+	V         int             `json:"v"`
+	ID        string          `json:"id"`
+	ContextID string          `json:"contextId"`
+	Run       string          `json:"run"`
+	Status    taskStatus      `json:"status"`
+	History   []Message       `json:"history,omitempty"`
+	Artifacts []Artifact      `json:"artifacts,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+	// Interrupts and Decisions are what an input-required task waits for;
+	// a follow-up message answers them.
+	Interrupts []runtime.InterruptInfo `json:"interrupts,omitempty"`
+	Decisions  []runtime.DecisionInfo  `json:"decisions,omitempty"`
+	Created    time.Time               `json:"created"`
+	Updated    time.Time               `json:"updated"`
+	// IndexKey is the task's current key in CollRecent.
+	IndexKey string `json:"indexKey,omitempty"`
+}
+
+// clone returns a copy whose slices a later append to t cannot change.
+func (t *Task) clone() *Task {
+	c := *t
+	c.History = slices.Clip(t.History)
+	c.Artifacts = slices.Clip(t.Artifacts)
+	return &c
+}
+
+// view returns the task as a response shows it: at most historyLength
+// messages (nil: all; 0: none), artifacts unless dropped.
+func (t *Task) view(historyLength *int32, artifacts bool) *Task {
+	c := t.clone()
+	if historyLength != nil {
+		if n := int(*historyLength); n < len(c.History) {
+			c.History = c.History[len(c.History)-n:]
+		}
+	}
+	if !artifacts {
+		c.Artifacts = nil
+	}
+	return c
+}
+
+// recentEntry is the value of a CollRecent key: enough to filter a list
+// without reading every record.
+type recentEntry struct {
+	Task    string    `json:"task"`
+	Context string    `json:"context"`
+	State   state     `json:"state"`
+	Time    time.Time `json:"time"`
+}
+
+func (h *Handler) taskKey(user, id string) string { return store.DocPath(h.b.App(), user, id) }
+
+func (h *Handler) recentPrefix(user string) string { return store.DocPath(h.b.App(), user) }
+
+// recentKey orders a user's tasks by status time, newest first.
+func (h *Handler) recentKey(user string, t *Task) string {
+	inv := uint64(math.MaxUint64)
+	if ns := t.Status.Time.UnixNano(); ns > 0 {
+		inv -= uint64(ns)
+	}
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(inv >> (56 - 8*i))
+	}
+	return store.DocPath(h.b.App(), user, hex.EncodeToString(b[:]), t.ID)
+}
+
+// save writes t and moves its index entry, in one batch. create makes the
+// record's put IfAbsent.
+func (h *Handler) save(ctx context.Context, user string, t *Task, create bool) error {
+	t.V = recordVersion
+	key := h.recentKey(user, t)
+	old := t.IndexKey
+	t.IndexKey = key
+	rec, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("a2a: encode task %s: %w", t.ID, err)
+	}
+	idx, err := json.Marshal(recentEntry{Task: t.ID, Context: t.ContextID, State: t.Status.State, Time: t.Status.Time})
+	if err != nil {
+		return fmt.Errorf("a2a: encode task index %s: %w", t.ID, err)
+	}
+	ops := []store.DocOp{
+		{Coll: CollTask, Key: h.taskKey(user, t.ID), Value: rec, IfAbsent: create},
+		{Coll: CollRecent, Key: key, Value: idx},
+	}
+	if old != "" && old != key {
+		ops = append(ops, store.DocOp{Coll: CollRecent, Key: old, Delete: true})
+	}
+	if err := h.b.Store.ApplyDocs(ctx, ops...); err != nil {
+		t.IndexKey = old
+		return fmt.Errorf("a2a: save task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// errTaskNotFound: no such task for this user (or app).
+var errTaskNotFound = errors.New("a2a: task not found")
+
+// readTask reads user's task record: the task index must map it to a run
+// of this user, and the record must exist under this app.
+func (h *Handler) readTask(ctx context.Context, user, id string) (*Task, error) {
+	if id == "" || user == "" {
+		return nil, errTaskNotFound
+	}
+	run, err := h.b.Store.LookupTask(ctx, user, id)
+	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
+		return nil, errTaskNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("a2a: look up task %s: %w", id, err)
+	}
+	b, err := h.b.Store.GetDoc(ctx, CollTask, h.taskKey(user, id))
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, errTaskNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("a2a: read task %s: %w", id, err)
+	}
+	t := &Task{}
+	if err := json.Unmarshal(b, t); err != nil {
+		return nil, fmt.Errorf("a2a: decode task %s: %w", id, err)
+	}
+	if t.V != recordVersion || t.Run != run {
+		return nil, fmt.Errorf("a2a: task %s: record version %d for run %s, index says run %s", id, t.V, t.Run, run)
+	}
+	return t, nil
+}
+
+// ---- live tasks --------------------------------------------------------
+
+// liveTask is a task this process is changing: a run in flight (the pump
+// owns it) or a short change of a stored record (a cancel, a recovery).
+// Only one exists per task id; a message for a task that has one is
+// refused.
+type liveTask struct {
+	user string
+	mu   sync.Mutex
+	t    *Task
+	subs []*subscriber
+	done chan struct{} // closed when the change is over and saved
+}
+
+// update is one stream event: the task itself (first), an artifact, or a
+// status (Final when the stream ends after it).
+type update struct {
+	Task     *Task
+	Artifact *Artifact
+	Status   *taskStatus
+	Final    bool
+}
+
+// subscriber is one stream's queue; the pump never blocks on it.
+type subscriber struct {
+	mu     sync.Mutex
+	q      []update
+	closed bool
+	wake   chan struct{}
+}
+
+func newSubscriber() *subscriber { return &subscriber{wake: make(chan struct{}, 1)} }
+
+func (s *subscriber) push(u update) {
+	s.mu.Lock()
+	s.q = append(s.q, u)
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *subscriber) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *subscriber) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the next update; ok is false when the stream is over or ctx
+// is done.
+func (s *subscriber) next(ctx context.Context) (u update, ok bool) {
+	for {
+		s.mu.Lock()
+		if len(s.q) > 0 {
+			u = s.q[0]
+			s.q = s.q[1:]
+			s.mu.Unlock()
+			return u, true
+		}
+		closed := s.closed
+		s.mu.Unlock()
+		if closed {
+			return update{}, false
+		}
+		select {
+		case <-s.wake:
+		case <-ctx.Done():
+			return update{}, false
+		}
+	}
+}
+
+// errBusy: the task already has a run in flight (or is being changed).
+var errBusy = errors.New("a2a: task is busy")
+
+// claim registers a live task for id; errBusy when there is one already.
+func (h *Handler) claim(user string, t *Task) (*liveTask, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil, server.ErrShuttingDown
+	}
+	if _, ok := h.live[t.ID]; ok {
+		return nil, errBusy
+	}
+	lt := &liveTask{user: user, t: t, done: make(chan struct{})}
+	h.live[t.ID] = lt
+	h.wg.Add(1) // Close waits for every live task; release is the Done
+	return lt, nil
+}
+
+// release ends lt: its streams end, it leaves the registry, and waiters
+// see done.
+func (h *Handler) release(lt *liveTask) {
+	lt.mu.Lock()
+	for _, s := range lt.subs {
+		s.close()
+	}
+	lt.subs = nil
+	id := lt.t.ID
+	lt.mu.Unlock()
+	h.mu.Lock()
+	if h.live[id] == lt {
+		delete(h.live, id)
+	}
+	h.mu.Unlock()
+	close(lt.done)
+	h.wg.Done()
+}
+
+// liveFor returns user's live task id, or nil.
+func (h *Handler) liveFor(user, id string) *liveTask {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if lt := h.live[id]; lt != nil && lt.user == user {
+		return lt
+	}
+	return nil
+}
+
+// snapshot returns a copy of lt's task.
+func (lt *liveTask) snapshot() *Task {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return lt.t.clone()
+}
+
+// subscribe returns a stream that starts with the task as it is now.
+func (lt *liveTask) subscribe() *subscriber {
+	s := newSubscriber()
+	lt.mu.Lock()
+	s.q = append(s.q, update{Task: lt.t.clone()})
+	lt.subs = append(lt.subs, s)
+	lt.mu.Unlock()
+	return s
+}
+
+// change applies f to lt's task under its lock, saves it, and sends the
+// updates f returns to every stream.
+func (h *Handler) change(lt *liveTask, f func(t *Task) []update) {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	ups := f(lt.t)
+	lt.t.Updated = h.now()
+	// A record that cannot be saved still reaches the streams; the error
+	// is logged, and GetTask after a restart recovers the state from the
+	// run (recover).
+	if err := h.save(context.WithoutCancel(h.base), lt.user, lt.t, false); err != nil {
+		h.log.Error("a2a: save task", "task", lt.t.ID, "err", err)
+	}
+	for _, s := range lt.subs {
+		for _, u := range ups {
+			s.push(u)
+		}
+	}
+}
+
+// ---- the pump ----------------------------------------------------------
+
+// pump reads a run's events until the channel closes, moving the task
+// through working to its end (terminal or input-required), then releases
+// it. It is the only writer of the task while the run is in flight.
+func (h *Handler) pump(lt *liveTask, run *server.Run) {
+	defer h.release(lt)
+	var runErr *runtime.ErrorInfo
+	var fin *runtime.Event
+	for e := range run.Events {
+		switch e.Kind {
+		case runtime.EventRunStarted:
+			h.change(lt, func(t *Task) []update {
+				st := taskStatus{State: stateWorking, Time: h.now()}
+				t.Status = st
+				return []update{{Status: &st}}
+			})
+		case runtime.EventRunError:
+			runErr = e.Error
+		case runtime.EventRunFinished:
+			fin = e
+		}
+	}
+	if fin == nil {
+		// The events stopped early: the handler is closing (the run was
+		// canceled and its last events dropped).
+		fin = &runtime.Event{Kind: runtime.EventRunFinished, Status: runtime.StatusCanceled}
+		if h.base.Err() == nil {
+			fin.Status = runtime.StatusFailed
+			runErr = &runtime.ErrorInfo{Kind: "internal", Message: "the run ended without reporting how"}
+		}
+	}
+	h.change(lt, func(t *Task) []update { return h.finish(t, fin, runErr) })
+}
+
+// finish applies a run's end to t and returns the stream updates: the
+// output artifacts, then the status (final). It is shared by the pump and
+// by recovery after a restart.
+func (h *Handler) finish(t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo) []update {
+	now := h.now()
+	st := taskStatus{Time: now}
+	var ups []update
+	agentMsg := func(parts ...Part) *Message {
+		m := &Message{MessageID: h.b.NewID("msg_"), ContextID: t.ContextID, TaskID: t.ID, Role: "agent", Parts: parts}
+		t.History = append(t.History, *m)
+		return m
+	}
+	switch fin.Status {
+	case runtime.StatusCompleted:
+		arts, err := h.opts.Artifacts(context.WithoutCancel(h.base), ArtifactRequest{
+			App: h.b.App(), Context: t.ContextID, Task: t.ID, Run: t.Run, Output: fin.Output})
+		if err != nil {
+			st.State = stateFailed
+			st.Message = agentMsg(TextPart("The run completed but its output could not be delivered: " + err.Error()))
+			break
+		}
+		st.State = stateCompleted
+		for i := range arts {
+			t.Artifacts = append(t.Artifacts, arts[i])
+			ups = append(ups, update{Artifact: &arts[i]})
+		}
+		t.Interrupts, t.Decisions = nil, nil
+	case runtime.StatusInterrupted:
+		st.State = stateInputRequired
+		if len(fin.Interrupts) == 0 && len(t.Interrupts) > 0 {
+			// A resume the VM refused: the run still waits on the same
+			// interrupts.
+			st.Message = agentMsg(TextPart("The answer was not accepted; the task still waits for: " + prompts(t.Interrupts)))
+			break
+		}
+		t.Interrupts, t.Decisions = fin.Interrupts, nil
+		data, _ := json.Marshal(map[string]any{"interrupts": fin.Interrupts})
+		st.Message = agentMsg(TextPart(prompts(fin.Interrupts)), DataPart(data))
+	case runtime.StatusNeedsDecision:
+		st.State = stateInputRequired
+		t.Interrupts, t.Decisions = nil, fin.Decisions
+		data, _ := json.Marshal(map[string]any{"decisions": fin.Decisions})
+		st.Message = agentMsg(TextPart("A side effect may or may not have happened. Answer with a data part "+
+			`{"<decision id>": {"action": "rerun" | "result" | "fail", "value": ...}}.`), DataPart(data))
+	case runtime.StatusCanceled:
+		st.State = stateCanceled
+	default:
+		st.State = stateFailed
+		msg := "the run failed"
+		if runErr != nil {
+			msg = fmt.Sprintf("%s: %s", runErr.Kind, runErr.Message)
+		}
+		st.Message = agentMsg(TextPart(msg))
+	}
+	t.Status = st
+	return append(ups, update{Status: &st, Final: true})
+}
+
+// prompts joins the prompts of interrupts, one per line.
+func prompts(its []runtime.InterruptInfo) string {
+	var ps []string
+	for _, it := range its {
+		ps = append(ps, it.Prompt)
+	}
+	return strings.Join(ps, "\n")
+}
+
+// recoverTask settles a stored task left submitted or working by a process
+// that ended: its run's status (and the run_finished in the ledger) says
+// how the run ended; a run still marked running was cut off mid-way and
+// the task fails. It returns the task as it is now.
+func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task, error) {
+	lt, err := h.claim(user, t)
+	if errors.Is(err, errBusy) {
+		if lt := h.liveFor(user, t.ID); lt != nil {
+			return lt.snapshot(), nil
+		}
+		return t, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer h.release(lt)
+	cur, err := h.readTask(ctx, user, t.ID)
+	if err != nil {
+		return nil, err
+	}
+	lt.mu.Lock()
+	lt.t = cur
+	lt.mu.Unlock()
+	if cur.Status.State != stateSubmitted && cur.Status.State != stateWorking {
+		return cur.clone(), nil
+	}
+	run, err := h.b.GetRun(ctx, user, cur.Run)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: recover task %s: %w", cur.ID, err)
+	}
+	fin := &runtime.Event{Kind: runtime.EventRunFinished, Status: runtime.RunStatus(run.Status)}
+	var runErr *runtime.ErrorInfo
+	if run.Status == store.RunRunning {
+		fin.Status = runtime.StatusFailed
+		runErr = &runtime.ErrorInfo{Kind: "internal", Message: "the server stopped while the task was working (run " + cur.Run + ")"}
+	} else {
+		sessions := h.b.Sessions
+		if sessions == nil {
+			sessions = session.New(h.b.Store)
+		}
+		evs, err := sessions.Events(ctx, run.Session, session.EventFilter{Run: cur.Run,
+			Kinds: []runtime.EventKind{runtime.EventRunFinished, runtime.EventRunError}})
+		if err != nil {
+			return nil, fmt.Errorf("a2a: recover task %s: %w", cur.ID, err)
+		}
+		for _, e := range evs {
+			if e.Kind == runtime.EventRunError {
+				runErr = e.Error
+			} else {
+				fin = e
+			}
+		}
+	}
+	h.change(lt, func(t *Task) []update { return h.finish(t, fin, runErr) })
+	return lt.snapshot(), nil
+}

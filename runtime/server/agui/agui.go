@@ -1,0 +1,344 @@
+// Package agui serves a runnable over AG-UI 1.0 (spec/agui.md): a POST of a
+// RunAgentInput starts or resumes a run of the thread's session and answers
+// with the run's events as AG-UI events over SSE.
+//
+// It translates and never executes: runs go through server.Backend (which
+// admits them and owns the Runner), the thread's state is read from the
+// session ledger, and the user is the request's authenticated user
+// (server.UserFrom), so a thread id only ever names a session of that user.
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// proto is the protocol label of metrics and Backend.Start.
+const proto = "agui"
+
+// Options configure the handler. The zero value is ready to use.
+type Options struct {
+	// Runnable is the graph or agent a new run starts; "" selects the serve
+	// block's run, else the program's only runnable (the Runner's rule).
+	Runnable string
+}
+
+// New returns the AG-UI handler over b. Mount it at the configured path
+// (default "/agui") and at that path + "/" (for the cancel endpoint,
+// path + "/cancel"), behind the server's authentication middleware.
+//
+// b must have a Runner, a Store, NewID and a Clock; New panics otherwise (a
+// wiring error, found at startup).
+func New(b *server.Backend, opts Options) http.Handler {
+	if b == nil || b.Runner == nil || b.Store == nil || b.NewID == nil || b.Clock == nil {
+		panic("agui.New: the Backend needs a Runner, a Store, NewID and a Clock")
+	}
+	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Store, log: b.Logger}
+	if h.sessions == nil {
+		h.sessions = session.New(b.Store)
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return h
+}
+
+type handler struct {
+	b        *server.Backend
+	opts     Options
+	sessions *session.Service
+	docs     store.Docs
+	log      *slog.Logger
+	reg      registry
+}
+
+// ServeHTTP answers a run (POST <path>) or a cancel (POST <path>/cancel).
+// Request counts and latency are the server's (server.Server wraps every
+// mount); the adapter counts its own error codes.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasSuffix(r.URL.Path, "/cancel") {
+		h.serveCancel(w, r)
+		return
+	}
+	h.serveRun(w, r)
+}
+
+// serveRun answers one RunAgentInput.
+func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.httpError(w, http.StatusMethodNotAllowed, "method_not_allowed", "POST a RunAgentInput")
+		return
+	}
+	user := server.UserFrom(r.Context())
+	if user == "" {
+		h.httpError(w, http.StatusUnauthorized, "unauthorized", "the request is not authenticated")
+		return
+	}
+	lim := h.b.Limits.WithDefaults()
+	in, err := parseInput(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes))
+	if err != nil {
+		status := http.StatusBadRequest
+		if ie := (*inputError)(nil); errors.As(err, &ie) && ie.status != 0 {
+			status = ie.status
+		}
+		h.httpError(w, status, "invalid_input", err.Error())
+		return
+	}
+	key := store.SessionKey{App: h.b.App(), User: user, Session: in.ThreadID}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	p, err := h.plan(ctx, key, in)
+	var pe *planError
+	if err != nil && !errors.As(err, &pe) {
+		h.log.Error("agui: read thread", "thread", in.ThreadID, "user", user, "err", err)
+		h.httpError(w, http.StatusInternalServerError, "internal", "the thread could not be read")
+		return
+	}
+
+	s := newStream(w, h.b.Clock, lim.WriteTimeout, cancel)
+	if pe != nil {
+		h.b.Metrics.Error(proto, pe.code)
+		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: pe.msg, Code: pe.code})
+		return
+	}
+	if p.cancelled {
+		ts := millis(h.b.Clock.Now())
+		s.send(Event{Type: RunStarted, Timestamp: ts, ThreadID: in.ThreadID, RunID: in.RunID},
+			Event{Type: RunFinished, Timestamp: ts, ThreadID: in.ThreadID, RunID: in.RunID, Outcome: &Outcome{Type: "cancelled"}})
+		return
+	}
+	p.inv.Runnable = h.opts.Runnable
+	run, err := h.b.Start(ctx, proto, p.inv)
+	if err != nil {
+		code, msg := startError(err)
+		if code == "internal" {
+			h.log.Error("agui: start run", "thread", in.ThreadID, "user", user, "err", err)
+		}
+		h.b.Metrics.Error(proto, code)
+		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
+		return
+	}
+	act := &active{runID: in.RunID, run: run.ID, cancel: cancel}
+	rk := regKey{user, in.ThreadID}
+	h.reg.add(rk, act)
+	defer h.reg.remove(rk, act)
+
+	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	ok := s.send(tr.start(h.b.Clock.Now(), p.state)...)
+	for ok && !tr.done {
+		var evs []Event
+		select {
+		case e, open := <-run.Events:
+			if open {
+				evs = tr.translate(e)
+			} else {
+				evs = tr.end(h.b.Clock.Now(), "internal", "the run's event stream ended before the run finished")
+			}
+		case <-ctx.Done(): // the client went away, or a write timed out
+			ok = false
+			continue
+		}
+		if tr.done {
+			// Settle the thread before the client can see the end: a
+			// client may send its next request as soon as it reads it.
+			h.settle(r.Context(), key, run.ID, tr)
+			h.reg.remove(rk, act)
+		}
+		ok = s.send(evs...)
+	}
+	if !ok {
+		h.lost(r.Context(), key, run)
+	}
+}
+
+// settle records a paused run's interrupts as they are asked (the ids sent
+// with the outcome), so that a later request can tell whether its client
+// received the pause (thread.go).
+func (h *handler) settle(ctx context.Context, key store.SessionKey, run string, tr *translator) {
+	if !tr.paused() {
+		return
+	}
+	if err := h.putRecord(context.WithoutCancel(ctx), key, threadRecord{Run: run, Asked: tr.asked}); err != nil {
+		h.log.Warn("agui: record a paused run", "run", run, "err", err)
+	}
+}
+
+// lost handles a run whose client is gone before it got RUN_FINISHED (the
+// request was aborted, or a write failed): the run is canceled, its events
+// are drained to its end, and if it had already stopped on interrupts the
+// client never saw, they are abandoned so that they do not block the
+// thread (the run stays resumable from the CLI). The thread is busy until
+// this is done.
+func (h *handler) lost(ctx context.Context, key store.SessionKey, run *server.Run) {
+	if err := h.b.Cancel(key.User, run.ID); err != nil && !errors.Is(err, server.ErrNotFound) {
+		h.log.Warn("agui: cancel run", "run", run.ID, "err", err)
+	}
+	for range run.Events {
+	}
+	ctx = context.WithoutCancel(ctx)
+	rec, err := h.b.GetRun(ctx, key.User, run.ID)
+	if err != nil {
+		h.log.Warn("agui: read a lost run", "run", run.ID, "err", err)
+		return
+	}
+	if rec.Status == store.RunInterrupted || rec.Status == store.RunStatus(runtime.StatusNeedsDecision) {
+		if err := h.abandon(ctx, key, run.ID); err != nil {
+			h.log.Warn("agui: abandon a lost run's interrupts", "run", run.ID, "err", err)
+		}
+	}
+}
+
+// startError maps a Backend.Start error to a RUN_ERROR code and message.
+func startError(err error) (code, msg string) {
+	switch {
+	case errors.Is(err, server.ErrOverloaded):
+		return "overloaded", "the server is running as many runs as it may; retry later"
+	case errors.Is(err, server.ErrShuttingDown):
+		return "shutting_down", "the server is shutting down"
+	case errors.Is(err, runtime.ErrSessionBusy):
+		return "thread_busy", "the thread has an active run: wait for it to finish or cancel it"
+	case errors.Is(err, runtime.ErrInvalidResume):
+		return "invalid_resume", err.Error()
+	case errors.Is(err, runtime.ErrNotResumable):
+		return "not_resumable", err.Error()
+	case errors.Is(err, runtime.ErrInvalidInvocation):
+		return "invalid_input", err.Error()
+	case errors.Is(err, runtime.ErrUnknownRunnable):
+		return "unknown_runnable", err.Error()
+	case errors.Is(err, context.Canceled):
+		return "cancelled", "the request was cancelled"
+	}
+	return "internal", "the run could not be started"
+}
+
+// cancelRequest is the body of POST <path>/cancel.
+type cancelRequest struct {
+	ThreadID string `json:"threadId"`
+	RunID    string `json:"runId"`
+}
+
+// serveCancel cancels the authenticated user's active run on a thread (and,
+// when runId is given, only if it is that request's run). The run's stream
+// then ends with RUN_FINISHED whose outcome is cancelled.
+func (h *handler) serveCancel(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", http.MethodPost)
+		h.httpError(w, http.StatusMethodNotAllowed, "method_not_allowed", `POST {"threadId", "runId"?}`)
+		return
+	}
+	user := server.UserFrom(r.Context())
+	if user == "" {
+		h.httpError(w, http.StatusUnauthorized, "unauthorized", "the request is not authenticated")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, 64<<10))
+	var req cancelRequest
+	if err == nil {
+		err = decodeStrict(body, &req)
+	}
+	if err == nil {
+		err = checkID("threadId", req.ThreadID)
+	}
+	if err != nil {
+		h.httpError(w, http.StatusBadRequest, "invalid_input", fmt.Sprintf(`the body must be {"threadId", "runId"?}: %v`, err))
+		return
+	}
+	a := h.reg.get(regKey{user, req.ThreadID})
+	if a == nil || req.RunID != "" && req.RunID != a.runID || h.b.Cancel(user, a.run) != nil {
+		h.httpError(w, http.StatusNotFound, "not_found", "no active run on this thread")
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_ = json.NewEncoder(w).Encode(map[string]string{"threadId": req.ThreadID, "runId": a.runID, "status": "cancelling"})
+}
+
+// httpError answers with a JSON error before any stream started:
+// {"error": {"code", "message"}}.
+func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string) {
+	h.b.Metrics.Error(proto, code)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]map[string]string{"error": {"code": code, "message": msg}})
+}
+
+// stream writes SSE frames: LF framing, one flush per send. A write that
+// takes longer than timeout fails (its deadline is moved into the past by a
+// watchdog on the injected clock) and cancels the request.
+type stream struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	clock   timers
+	timeout time.Duration
+	cancel  context.CancelFunc
+	buf     []byte
+	broken  bool
+}
+
+// timers is the part of the injected clock the stream uses.
+type timers interface {
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// pastDeadline is a write deadline that has always passed.
+var pastDeadline = time.Unix(1, 0)
+
+func newStream(w http.ResponseWriter, clock timers, timeout time.Duration, cancel context.CancelFunc) *stream {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s := &stream{w: w, rc: http.NewResponseController(w), clock: clock, timeout: timeout, cancel: cancel}
+	_ = s.rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's WriteTimeout
+	w.WriteHeader(http.StatusOK)
+	return s
+}
+
+// send writes events as one flush; false once the client cannot be written.
+func (s *stream) send(evs ...Event) bool {
+	if s.broken {
+		return false
+	}
+	if len(evs) == 0 {
+		return true
+	}
+	s.buf = s.buf[:0]
+	for i := range evs {
+		b, err := appendSSE(s.buf, &evs[i])
+		if err != nil {
+			continue // unreachable: events hold only valid JSON
+		}
+		s.buf = b
+	}
+	stop := s.clock.AfterFunc(s.timeout, func() {
+		_ = s.rc.SetWriteDeadline(pastDeadline)
+		s.cancel()
+	})
+	_, err := s.w.Write(s.buf)
+	if err == nil {
+		if err = s.rc.Flush(); errors.Is(err, http.ErrNotSupported) {
+			err = nil // a writer that does not buffer
+		}
+	}
+	stop()
+	if err != nil {
+		s.broken = true
+		s.cancel()
+		return false
+	}
+	return true
+}

@@ -1,0 +1,606 @@
+package agui
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+func TestTextRun(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	evs := h.run("ana", input("t1", "r1", userMsg("m1", "hi")))
+	want := []string{RunStarted, StateSnapshot, StepStarted, TextMessageStart, TextMessageContent, TextMessageContent,
+		TextMessageContent, TextMessageEnd, StepFinished, StateDelta, RunFinished}
+	if got := typesOf(evs); !slices.Equal(got, want) {
+		t.Fatalf("events\n got %v\nwant %v", got, want)
+	}
+	if got := text(evs); got != "Hello there, friend." {
+		t.Fatalf("text %q", got)
+	}
+	fin := last(evs)
+	if fin["outcome"].(map[string]any)["type"] != "success" || fin["result"] != "Hello there, friend." {
+		t.Fatalf("RUN_FINISHED %v", fin)
+	}
+	// A second turn on the same thread: the same session, fresh ids.
+	first := ofType(evs, TextMessageStart)[0]["messageId"]
+	evs2 := h.run("ana", input("t1", "r2", userMsg("m1", "hi"), map[string]any{"id": first, "role": "assistant", "content": "Hello there, friend."},
+		userMsg("m2", "again")))
+	if second := ofType(evs2, TextMessageStart)[0]["messageId"]; second == first {
+		t.Fatalf("message id %v reused", second)
+	}
+	runs, err := h.b.Sessions.Runs(context.Background(), store.SessionKey{App: "app", User: "ana", Session: "t1"})
+	if err != nil || len(runs) != 2 {
+		t.Fatalf("runs of the thread: %v %v", runs, err)
+	}
+}
+
+func TestToolCallRun(t *testing.T) {
+	h := newHarness(t, "scanner", server.Limits{})
+	evs := h.run("ana", input("t1", "r1", userMsg("m1", "check example.com")))
+	starts := ofType(evs, ToolCallStart)
+	if len(starts) != 1 || starts[0]["toolCallName"] != "lookup" {
+		t.Fatalf("TOOL_CALL_START %v", starts)
+	}
+	id := starts[0]["toolCallId"].(string)
+	if id == "call_1" {
+		t.Fatal("the model's call id leaked: AG-UI ids are fresh per run")
+	}
+	var args strings.Builder
+	for _, ev := range ofType(evs, ToolCallArgs) {
+		args.WriteString(ev["delta"].(string))
+	}
+	var a map[string]any
+	if err := json.Unmarshal([]byte(args.String()), &a); err != nil || a["host"] != "example.com" {
+		t.Fatalf("args %q: %v", args.String(), err)
+	}
+	res := ofType(evs, ToolCallResult)
+	if len(res) != 1 || res[0]["toolCallId"] != id || res[0]["role"] != "tool" || !strings.Contains(res[0]["content"].(string), `"ok":true`) {
+		t.Fatalf("TOOL_CALL_RESULT %v", res)
+	}
+	order := typesOf(evs)
+	if i, j := slices.Index(order, ToolCallEnd), slices.Index(order, ToolCallResult); i < 0 || i > j {
+		t.Fatalf("TOOL_CALL_END after the result: %v", order)
+	}
+	if got := text(evs); got != "example.com looks fine." {
+		t.Fatalf("text %q", got)
+	}
+	if last(evs)["type"] != RunFinished {
+		t.Fatalf("last %v", last(evs))
+	}
+}
+
+// applyPatch applies the JSON Patch operations this adapter emits (add and
+// replace of a member or an array end) to a state.
+func applyPatch(t *testing.T, state map[string]any, ops []any) {
+	t.Helper()
+	for _, o := range ops {
+		op := o.(map[string]any)
+		parts := strings.Split(strings.TrimPrefix(op["path"].(string), "/"), "/")
+		switch {
+		case len(parts) == 1 && (op["op"] == "add" || op["op"] == "replace"):
+			if _, ok := state[parts[0]]; op["op"] == "replace" && !ok {
+				t.Fatalf("replace of a missing member %s", parts[0])
+			}
+			state[parts[0]] = op["value"]
+		case len(parts) == 2 && parts[1] == "-" && op["op"] == "add":
+			state[parts[0]] = append(state[parts[0]].([]any), op["value"])
+		default:
+			t.Fatalf("unexpected op %v", op)
+		}
+	}
+}
+
+func TestGraphStepsStateInterruptResume(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	evs := h.run("ana", input("t1", "r1", userMsg("m1", "example.com")))
+	var steps []string
+	for _, ev := range ofType(evs, StepStarted) {
+		steps = append(steps, ev["stepName"].(string))
+	}
+	if !slices.Equal(steps, []string{"prep", "write", "approve"}) {
+		t.Fatalf("steps %v", steps)
+	}
+	state := map[string]any{}
+	for _, ev := range evs {
+		switch ev["type"] {
+		case StateSnapshot:
+			state = ev["snapshot"].(map[string]any)
+		case StateDelta:
+			applyPatch(t, state, ev["delta"].([]any))
+		}
+	}
+	if state["host"] != "example.com" || state["report"] != "The report on the host is ready." ||
+		!reflect.DeepEqual(state["notes"], []any{"prepared"}) {
+		t.Fatalf("state %v", state)
+	}
+	custom := ofType(evs, Custom)
+	if len(custom) != 1 || custom[0]["name"] != "agentc.interrupt" {
+		t.Fatalf("CUSTOM %v", custom)
+	}
+	fin := last(evs)
+	out := fin["outcome"].(map[string]any)
+	ints, _ := out["interrupts"].([]any)
+	if out["type"] != "interrupt" || len(ints) != 1 {
+		t.Fatalf("outcome %v", out)
+	}
+	it := ints[0].(map[string]any)
+	if it["reason"] != "input_required" || it["message"] != "Publish the report on example.com?" || it["responseSchema"] == nil {
+		t.Fatalf("interrupt %v", it)
+	}
+	id := it["id"].(string)
+
+	// A new message without a resume, from a client that got the pause
+	// (its history has the run's reply), is refused (AG-UI: pending
+	// interrupts block new input).
+	starts := ofType(evs, TextMessageStart)
+	if len(starts) != 2 {
+		t.Fatalf("text messages: the report and the question: %v", starts)
+	}
+	reply := map[string]any{"id": starts[0]["messageId"], "role": "assistant", "content": "The report on the host is ready."}
+	question := map[string]any{"id": starts[1]["messageId"], "role": "assistant", "content": "Publish the report on example.com?"}
+	refused := h.run("ana", input("t1", "r2", userMsg("m1", "example.com"), reply, question, userMsg("m2", "something else")))
+	if len(refused) != 1 || refused[0]["type"] != RunError || refused[0]["code"] != "interrupt_pending" {
+		t.Fatalf("refused %v", refused)
+	}
+	// A resume naming an unknown interrupt is refused.
+	bad := input("t1", "r3", userMsg("m1", "example.com"))
+	bad["resume"] = []any{map[string]any{"interruptId": "nope", "status": "resolved", "payload": map[string]any{"approved": true}}}
+	if evs := h.run("ana", bad); last(evs)["code"] != "unknown_interrupt" {
+		t.Fatalf("unknown interrupt %v", evs)
+	}
+
+	// The resume continues the same run.
+	in := input("t1", "r4", userMsg("m1", "example.com"))
+	in["resume"] = []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"approved": true}}}
+	evs = h.run("ana", in)
+	fin = last(evs)
+	if fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "success" || fin["result"] != "The report on the host is ready." {
+		t.Fatalf("after resume %v", evs)
+	}
+	for _, ev := range evs {
+		switch ev["type"] {
+		case StateSnapshot:
+			state = ev["snapshot"].(map[string]any)
+		case StateDelta:
+			applyPatch(t, state, ev["delta"].([]any))
+		}
+	}
+	if d, _ := state["decision"].(map[string]any); d["approved"] != true || state["host"] != "example.com" {
+		t.Fatalf("state after resume %v", state)
+	}
+	runs, err := h.b.Sessions.Runs(context.Background(), store.SessionKey{App: "app", User: "ana", Session: "t1"})
+	if err != nil || len(runs) != 1 || runs[0].Status != store.RunCompleted {
+		t.Fatalf("one run, completed: %+v %v", runs, err)
+	}
+	// Replaying the same resume is safe: nothing is open any more.
+	in["runId"] = "r5"
+	if evs := h.run("ana", in); last(evs)["code"] != "unknown_interrupt" {
+		t.Fatalf("replayed resume %v", evs)
+	}
+}
+
+func TestFrontendToolAnswersInterrupt(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	in := input("t1", "r1", userMsg("m1", "example.com"))
+	in["tools"] = []any{map[string]any{"name": "approve", "description": "Ask the user to approve", "parameters": map[string]any{"type": "object"}}}
+	evs := h.run("ana", in)
+	starts := ofType(evs, ToolCallStart)
+	if len(starts) != 1 || starts[0]["toolCallName"] != "approve" {
+		t.Fatalf("frontend tool call %v", starts)
+	}
+	callID := starts[0]["toolCallId"].(string)
+	it := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)
+	if it["reason"] != "tool_call" || it["toolCallId"] != callID {
+		t.Fatalf("interrupt %v", it)
+	}
+	// The client runs its tool and sends the result back, without resume
+	// entries: the same run continues.
+	next := input("t1", "r2", userMsg("m1", "example.com"),
+		map[string]any{"id": "a1", "role": "assistant", "toolCalls": []any{map[string]any{"id": callID, "type": "function",
+			"function": map[string]any{"name": "approve", "arguments": "{}"}}}},
+		map[string]any{"id": "tm1", "role": "tool", "toolCallId": callID, "content": `{"approved": true, "note": "ok"}`})
+	evs = h.run("ana", next)
+	if fin := last(evs); fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "success" {
+		t.Fatalf("after the tool result %v", evs)
+	}
+	runs, _ := h.b.Sessions.Runs(context.Background(), store.SessionKey{App: "app", User: "ana", Session: "t1"})
+	if len(runs) != 1 || runs[0].Status != store.RunCompleted {
+		t.Fatalf("runs %+v", runs)
+	}
+}
+
+func TestCancelledInterruptFreesThread(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	evs := h.run("ana", input("t1", "r1", userMsg("m1", "example.com")))
+	id := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)["id"]
+	in := input("t1", "r2", userMsg("m1", "example.com"), map[string]any{"id": "a1", "role": "assistant", "content": "done"})
+	in["resume"] = []any{map[string]any{"interruptId": id, "status": "cancelled"}}
+	evs = h.run("ana", in)
+	if fin := last(evs); fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "cancelled" {
+		t.Fatalf("cancel %v", evs)
+	}
+	// The thread takes new input again.
+	evs = h.run("ana", input("t1", "r3", userMsg("m2", "other.example")))
+	if last(evs)["outcome"].(map[string]any)["type"] != "interrupt" {
+		t.Fatalf("new run %v", last(evs))
+	}
+}
+
+// ledgerEnd returns the status of the thread's last run and the kind of its
+// last ledger event.
+func ledgerEnd(t *testing.T, h *harness, user, thread string) (store.RunStatus, *runtime.Event) {
+	t.Helper()
+	key := store.SessionKey{App: "app", User: user, Session: thread}
+	runs, err := h.b.Sessions.Runs(context.Background(), key)
+	if err != nil || len(runs) == 0 {
+		t.Fatalf("runs: %v %v", runs, err)
+	}
+	evs, err := h.b.Sessions.Events(context.Background(), key, session.EventFilter{})
+	if err != nil || len(evs) == 0 {
+		t.Fatalf("events: %v", err)
+	}
+	return runs[len(runs)-1].Status, evs[len(evs)-1]
+}
+
+// waitIdle waits until the Backend runs nothing.
+func waitIdle(t *testing.T, b *server.Backend) {
+	t.Helper()
+	for i := 0; b.Running() > 0; i++ {
+		if i > 1000 {
+			t.Fatalf("%d runs still running", b.Running())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestAbortMidStream(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := h.request(ctx, "ana", "", input("t1", "r1", userMsg("m1", "please hang")))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	var wg sync.WaitGroup
+	frames := readFrames(t, resp.Body, &wg)
+	for ev := range frames {
+		if ev["type"] == TextMessageContent {
+			break
+		}
+	}
+	<-h.started
+	cancel() // the client aborts
+	resp.Body.Close()
+	wg.Wait()
+	h.waitFree("ana", "t1")
+	waitIdle(t, h.b)
+	status, lastEv := ledgerEnd(t, h, "ana", "t1")
+	if status != store.RunCanceled || lastEv.Kind != runtime.EventRunFinished || lastEv.Status != runtime.StatusCanceled {
+		t.Fatalf("after abort: run %s, last event %s %s", status, lastEv.Kind, lastEv.Status)
+	}
+	// The session is consistent: the thread takes the next run.
+	evs := h.run("ana", input("t1", "r2", userMsg("m1", "please hang"), userMsg("m2", "hi")))
+	if text(evs) != "Hello there, friend." {
+		t.Fatalf("next run %v", evs)
+	}
+}
+
+func TestExplicitCancel(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	resp := h.request(context.Background(), "ana", "", input("t1", "r1", userMsg("m1", "please hang")))
+	defer resp.Body.Close()
+	var wg sync.WaitGroup
+	frames := readFrames(t, resp.Body, &wg)
+	<-h.started
+	// Another user cannot cancel it.
+	if r := h.request(context.Background(), "bob", "/agui/cancel", map[string]any{"threadId": "t1"}); r.StatusCode != http.StatusNotFound {
+		t.Fatalf("bob's cancel: %d", r.StatusCode)
+	}
+	if r := h.request(context.Background(), "ana", "/agui/cancel", map[string]any{"threadId": "t1", "runId": "r1"}); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel: %d", r.StatusCode)
+	}
+	var evs []map[string]any
+	for ev := range frames {
+		evs = append(evs, ev)
+	}
+	wg.Wait()
+	fin := last(evs)
+	if fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "cancelled" {
+		t.Fatalf("end %v", fin)
+	}
+	if ofType(evs, TextMessageEnd) == nil {
+		t.Fatal("the open text message was not closed")
+	}
+}
+
+func TestTenantIsolation(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	evs := h.run("ana", input("shared", "r1", userMsg("m1", "example.com")))
+	id := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any)["id"]
+	resume := func(user, run string) []map[string]any {
+		in := input("shared", run, userMsg("m1", "example.com"))
+		in["resume"] = []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"approved": true}}}
+		return h.run(user, in)
+	}
+	// Bob cannot answer Ana's interrupt on the same thread id.
+	if evs := resume("bob", "r2"); last(evs)["code"] != "unknown_interrupt" {
+		t.Fatalf("bob's resume %v", evs)
+	}
+	// Bob's message on that thread id runs in Bob's own session.
+	evs = h.run("bob", input("shared", "r3", userMsg("m1", "bob.example")))
+	if it := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any); it["message"] != "Publish the report on bob.example?" {
+		t.Fatalf("bob's run %v", it)
+	}
+	// Ana's run still waits, and her resume completes it.
+	if status, _ := ledgerEnd(t, h, "ana", "shared"); status != store.RunInterrupted {
+		t.Fatalf("ana's run %s", status)
+	}
+	if evs := resume("ana", "r4"); last(evs)["type"] != RunFinished {
+		t.Fatalf("ana's resume %v", evs)
+	}
+	if status, _ := ledgerEnd(t, h, "bob", "shared"); status != store.RunInterrupted {
+		t.Fatalf("bob's run %s", status)
+	}
+}
+
+func TestBusyThreadAndOverload(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{MaxRuns: 1})
+	resp := h.request(context.Background(), "ana", "", input("t1", "r1", userMsg("m1", "please hang")))
+	defer resp.Body.Close()
+	var wg sync.WaitGroup
+	frames := readFrames(t, resp.Body, &wg)
+	<-h.started
+	evs := h.run("ana", input("t2", "r2", userMsg("m1", "hi")))
+	if len(evs) != 1 || evs[0]["code"] != "overloaded" {
+		t.Fatalf("overloaded %v", evs)
+	}
+	if r := h.request(context.Background(), "ana", "/agui/cancel", map[string]any{"threadId": "t1"}); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel %d", r.StatusCode)
+	}
+	for range frames {
+	}
+	wg.Wait()
+	waitIdle(t, h.b)
+
+	h2 := newHarness(t, "chatter", server.Limits{})
+	resp2 := h2.request(context.Background(), "ana", "", input("t1", "r1", userMsg("m1", "please hang")))
+	defer resp2.Body.Close()
+	frames2 := readFrames(t, resp2.Body, &wg)
+	<-h2.started
+	evs = h2.run("ana", input("t1", "r2", userMsg("m1", "hi")))
+	if len(evs) != 1 || evs[0]["code"] != "thread_busy" {
+		t.Fatalf("busy %v", evs)
+	}
+	if r := h2.request(context.Background(), "ana", "/agui/cancel", map[string]any{"threadId": "t1"}); r.StatusCode != http.StatusAccepted {
+		t.Fatalf("cancel %d", r.StatusCode)
+	}
+	for range frames2 {
+	}
+	wg.Wait()
+}
+
+// garbage returns the i-th malformed request body.
+func garbage(rng *rand.Rand, i int) []byte {
+	valid := `{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"hi"}]}`
+	switch i % 12 {
+	case 0: // random bytes
+		b := make([]byte, rng.IntN(200))
+		for j := range b {
+			b[j] = byte(rng.IntN(256))
+		}
+		return b
+	case 1: // a truncated valid body
+		return []byte(valid[:rng.IntN(len(valid))])
+	case 2:
+		return []byte(`{"threadId":1,"runId":"r","messages":[]}`)
+	case 3:
+		return []byte(`{"runId":"r","messages":[]}`)
+	case 4:
+		return []byte(`{"threadId":"t","runId":"r"}`)
+	case 5:
+		return []byte(`{"threadId":"t","runId":"r","messages":{}}`)
+	case 6:
+		return []byte(`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"wizard","content":"x"}]}`)
+	case 7:
+		return []byte(`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":7}]}`)
+	case 8:
+		return []byte(`{"threadId":"t","runId":"r","messages":[],"resume":[{"interruptId":"x","status":"maybe"}]}`)
+	case 9:
+		return []byte(`[1,2,3]`)
+	case 10:
+		return []byte(`{"threadId":"","runId":"r","messages":[]}`)
+	default: // a valid body with junk after it
+		return []byte(valid + `{"x":1}`)
+	}
+}
+
+func TestGarbageThenGood(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range 1000 {
+		resp := h.request(context.Background(), "ana", "", garbage(rng, i))
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e struct {
+			Error struct{ Code, Message string }
+		}
+		if resp.StatusCode != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || e.Error.Code != "invalid_input" || e.Error.Message == "" {
+			t.Fatalf("garbage %d: %d %s", i, resp.StatusCode, body)
+		}
+	}
+	// A wrong method is refused the same way.
+	req, _ := http.NewRequest(http.MethodGet, h.srv.URL+"/agui", nil)
+	req.Header.Set("Authorization", "Bearer ana")
+	if resp, err := h.srv.Client().Do(req); err != nil || resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %v %v", resp, err)
+	}
+	evs := h.run("ana", input("t1", "good", userMsg("m1", "hi")))
+	if text(evs) != "Hello there, friend." || last(evs)["type"] != RunFinished {
+		t.Fatalf("good request after garbage: %v", evs)
+	}
+	if h.b.Running() != 0 {
+		t.Fatalf("%d runs left running", h.b.Running())
+	}
+}
+
+func TestBodyTooLarge(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{MaxBodyBytes: 128})
+	in := input("t1", "r1", userMsg("m1", strings.Repeat("x", 512)))
+	resp := h.request(context.Background(), "ana", "", in)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+}
+
+// failingWriter fails every write from the one that carries RUN_FINISHED
+// on: the client is gone just as the run pauses.
+type failingWriter struct {
+	header http.Header
+	failed bool
+	body   strings.Builder
+}
+
+func (w *failingWriter) Header() http.Header { return w.header }
+func (w *failingWriter) WriteHeader(int)     {}
+func (w *failingWriter) Write(b []byte) (int, error) {
+	if w.failed || strings.Contains(string(b), RunFinished) {
+		w.failed = true
+		return 0, io.ErrClosedPipe
+	}
+	return w.body.WriteString(string(b))
+}
+
+func TestUnseenInterruptDoesNotBlockThread(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	h.run("ana", input("t1", "r1", userMsg("m1", "example.com")))
+	// A client that aborted before the outcome arrived has none of the
+	// paused run's messages: its next message starts a new run.
+	evs := h.run("ana", input("t1", "r2", userMsg("m1", "example.com"), userMsg("m2", "other.example")))
+	if it := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any); it["message"] != "Publish the report on other.example?" {
+		t.Fatalf("next run %v", it)
+	}
+	runs, _ := h.b.Sessions.Runs(context.Background(), store.SessionKey{App: "app", User: "ana", Session: "t1"})
+	if len(runs) != 2 || runs[0].Status != store.RunInterrupted {
+		t.Fatalf("runs %+v", runs)
+	}
+}
+
+func TestUndeliveredInterruptDoesNotBlockThread(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	body, _ := json.Marshal(input("t1", "r1", userMsg("m1", "example.com")))
+	req := httptest.NewRequest(http.MethodPost, "/agui", strings.NewReader(string(body)))
+	req = req.WithContext(server.WithUser(req.Context(), "ana"))
+	w := &failingWriter{header: http.Header{}}
+	h.h.ServeHTTP(w, req)
+	if !w.failed || strings.Contains(w.body.String(), RunFinished) {
+		t.Fatalf("the interrupt outcome was delivered: %s", w.body.String())
+	}
+	if status, _ := ledgerEnd(t, h, "ana", "t1"); status != store.RunInterrupted {
+		t.Fatalf("run %s", status)
+	}
+	// The client never saw the interrupt: its next message starts a new
+	// run instead of being refused for a pending interrupt it cannot name.
+	evs := h.run("ana", input("t1", "r2", userMsg("m1", "example.com"), userMsg("m2", "other.example")))
+	if it := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)[0].(map[string]any); it["message"] != "Publish the report on other.example?" {
+		t.Fatalf("next run %v", it)
+	}
+}
+
+func TestTwoInterruptsAndInvalidResume(t *testing.T) {
+	h := newHarness(t, "dual", server.Limits{})
+	evs := h.run("ana", input("t1", "r1", userMsg("m1", "x")))
+	ints := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)
+	if len(ints) != 2 {
+		t.Fatalf("interrupts %v", ints)
+	}
+	id := func(i int) string { return ints[i].(map[string]any)["id"].(string) }
+	resume := func(run string, entries ...map[string]any) []map[string]any {
+		in := input("t1", run, userMsg("m1", "x"))
+		in["resume"] = entries
+		return h.run("ana", in)
+	}
+	ans := func(i int, v any) map[string]any {
+		return map[string]any{"interruptId": id(i), "status": "resolved", "payload": v}
+	}
+	if evs := resume("r2", ans(0, true)); last(evs)["code"] != "resume_incomplete" {
+		t.Fatalf("one of two answered: %v", evs)
+	}
+	if evs := resume("r3", ans(0, true), ans(1, "not a bool")); last(evs)["code"] != "invalid_resume" {
+		t.Fatalf("a value of the wrong type: %v", evs)
+	}
+	// Both answered: the run completes.
+	evs = resume("r4", ans(0, true), ans(1, false))
+	if fin := last(evs); fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "success" {
+		t.Fatalf("both answered: %v", evs)
+	}
+}
+
+func TestRequestErrors(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	serve := func(method, p, body, user string) (int, string) {
+		req := httptest.NewRequest(method, p, strings.NewReader(body))
+		if user != "" {
+			req = req.WithContext(server.WithUser(req.Context(), user))
+		}
+		w := httptest.NewRecorder()
+		h.h.ServeHTTP(w, req)
+		var e struct{ Error struct{ Code string } }
+		if err := json.Unmarshal(w.Body.Bytes(), &e); err != nil {
+			t.Fatalf("%s %s: body %q is not a JSON error", method, p, w.Body.String())
+		}
+		return w.Code, e.Error.Code
+	}
+	good, _ := json.Marshal(input("t1", "r1", userMsg("m1", "hi")))
+	for _, c := range []struct {
+		method, path, body, user string
+		status                   int
+		code                     string
+	}{
+		{"POST", "/agui", string(good), "", http.StatusUnauthorized, "unauthorized"},
+		{"PUT", "/agui", string(good), "ana", http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"POST", "/agui/cancel", `{"threadId":"t1"}`, "", http.StatusUnauthorized, "unauthorized"},
+		{"GET", "/agui/cancel", ``, "ana", http.StatusMethodNotAllowed, "method_not_allowed"},
+		{"POST", "/agui/cancel", `{"threadId":5}`, "ana", http.StatusBadRequest, "invalid_input"},
+		{"POST", "/agui/cancel", `{}`, "ana", http.StatusBadRequest, "invalid_input"},
+		{"POST", "/agui/cancel", `{"threadId":"t1"}`, "ana", http.StatusNotFound, "not_found"},
+	} {
+		if status, code := serve(c.method, c.path, c.body, c.user); status != c.status || code != c.code {
+			t.Errorf("%s %s %s (user %q): %d %s, want %d %s", c.method, c.path, c.body, c.user, status, code, c.status, c.code)
+		}
+	}
+	// Well-formed input that cannot run: one RUN_ERROR.
+	for _, c := range []struct {
+		in   map[string]any
+		code string
+	}{
+		{input("t1", "r1"), "no_input"},
+		{input("t1", "r1", userMsg("m1", "hi"), map[string]any{"id": "a1", "role": "assistant", "content": "hello"}), "no_input"},
+		{input("t1", "r1", map[string]any{"id": "m1", "role": "user", "content": []any{map[string]any{"type": "image", "source": map[string]any{"type": "url", "value": "http://x"}}}}), "no_input"},
+	} {
+		evs := h.run("ana", c.in)
+		if len(evs) != 1 || evs[0]["code"] != c.code {
+			t.Errorf("%v: %v, want RUN_ERROR %s", c.in["messages"], evs, c.code)
+		}
+	}
+	// Content parts: the text parts are the input.
+	in := input("t2", "r1", map[string]any{"id": "m1", "role": "user", "content": []any{
+		map[string]any{"type": "text", "text": "hi"}, map[string]any{"type": "image", "source": map[string]any{"type": "url", "value": "http://x"}}}})
+	if evs := h.run("ana", in); text(evs) != "Hello there, friend." {
+		t.Errorf("content parts: %v", evs)
+	}
+}

@@ -1,0 +1,388 @@
+package agui
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxIDLen bounds threadId and runId: the thread id becomes a session id.
+const maxIDLen = 256
+
+// runInput is the part of an AG-UI RunAgentInput this adapter reads. Unknown
+// members are accepted and ignored (the protocol's schema is open).
+type runInput struct {
+	ThreadID string
+	RunID    string
+	Messages []message
+	Tools    []tool
+	Resume   []resumeEntry
+}
+
+type message struct {
+	ID         string
+	Role       string
+	Text       string   // the text of a user or tool message's content
+	ToolCallID string   // tool messages
+	CallIDs    []string // an assistant message's tool call ids
+}
+
+type tool struct {
+	Name string
+}
+
+type resumeEntry struct {
+	InterruptID string
+	Status      string          // "resolved" or "cancelled"
+	Payload     json.RawMessage // nil when absent
+}
+
+// inputError is a malformed request: HTTP 400 before the stream starts.
+type inputError struct {
+	msg    string
+	status int // 0: 400
+}
+
+func (e *inputError) Error() string { return e.msg }
+
+func badInput(format string, args ...any) error {
+	return &inputError{msg: fmt.Sprintf(format, args...)}
+}
+
+// wireInput mirrors RunAgentInput with raw members, so that a missing member,
+// a null and a value of the wrong type can each be told apart.
+type wireInput struct {
+	ThreadID        json.RawMessage `json:"threadId"`
+	RunID           json.RawMessage `json:"runId"`
+	Messages        json.RawMessage `json:"messages"`
+	Tools           json.RawMessage `json:"tools"`
+	Context         json.RawMessage `json:"context"`
+	State           json.RawMessage `json:"state"`
+	ForwardedProps  json.RawMessage `json:"forwardedProps"`
+	ProtocolVersion json.RawMessage `json:"protocolVersion"`
+	ParentRunID     json.RawMessage `json:"parentRunId"`
+	Resume          json.RawMessage `json:"resume"`
+}
+
+// parseInput reads one RunAgentInput from r. Every error is an *inputError
+// naming the offending member (or the body's size or JSON error).
+func parseInput(r io.Reader) (*runInput, error) {
+	body, err := io.ReadAll(r)
+	if err != nil {
+		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
+			return nil, &inputError{msg: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), status: http.StatusRequestEntityTooLarge}
+		}
+		return nil, badInput("read request body: %v", err)
+	}
+	if !utf8.Valid(body) {
+		return nil, badInput("request body is not UTF-8")
+	}
+	var w wireInput
+	if err := decodeStrict(body, &w); err != nil {
+		return nil, badInput("request body is not a RunAgentInput JSON object: %v", err)
+	}
+	in := &runInput{}
+	if in.ThreadID, err = requiredString(w.ThreadID, "threadId"); err != nil {
+		return nil, err
+	}
+	if in.RunID, err = requiredString(w.RunID, "runId"); err != nil {
+		return nil, err
+	}
+	for _, id := range []struct{ name, v string }{{"threadId", in.ThreadID}, {"runId", in.RunID}} {
+		if err := checkID(id.name, id.v); err != nil {
+			return nil, err
+		}
+	}
+	if err := optionalString(w.ProtocolVersion, "protocolVersion"); err != nil {
+		return nil, err
+	}
+	if err := optionalString(w.ParentRunID, "parentRunId"); err != nil {
+		return nil, err
+	}
+	if len(w.Messages) == 0 {
+		return nil, badInput("messages: required")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(w.Messages, &raws); err != nil || raws == nil {
+		return nil, badInput("messages: must be an array")
+	}
+	for i, raw := range raws {
+		m, err := parseMessage(raw)
+		if err != nil {
+			return nil, badInput("messages[%d]: %v", i, err)
+		}
+		in.Messages = append(in.Messages, m)
+	}
+	if in.Tools, err = parseTools(w.Tools); err != nil {
+		return nil, err
+	}
+	if err := checkContext(w.Context); err != nil {
+		return nil, err
+	}
+	if in.Resume, err = parseResume(w.Resume); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// decodeStrict decodes one JSON object and refuses trailing data.
+func decodeStrict(b []byte, v any) error {
+	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' {
+		return errors.New("not a JSON object")
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return errors.New("data after the JSON object")
+	}
+	return nil
+}
+
+func requiredString(raw json.RawMessage, name string) (string, error) {
+	if len(raw) == 0 {
+		return "", badInput("%s: required", name)
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || isNull(raw) {
+		return "", badInput("%s: must be a string", name)
+	}
+	return s, nil
+}
+
+func optionalString(raw json.RawMessage, name string) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil || isNull(raw) {
+		return badInput("%s: must be a string", name)
+	}
+	return nil
+}
+
+// checkID: ids are non-empty, at most maxIDLen bytes, without control
+// characters (the thread id names a session in the store and in logs).
+func checkID(name, v string) error {
+	if v == "" {
+		return badInput("%s: must not be empty", name)
+	}
+	if len(v) > maxIDLen {
+		return badInput("%s: longer than %d bytes", name, maxIDLen)
+	}
+	for _, r := range v {
+		if r < 0x20 || r == 0x7f {
+			return badInput("%s: contains a control character", name)
+		}
+	}
+	return nil
+}
+
+type wireMessage struct {
+	ID         json.RawMessage `json:"id"`
+	Role       json.RawMessage `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID json.RawMessage `json:"toolCallId"`
+	ToolCalls  json.RawMessage `json:"toolCalls"`
+}
+
+func parseMessage(raw json.RawMessage) (message, error) {
+	var w wireMessage
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' {
+		return message{}, errors.New("must be an object")
+	}
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return message{}, err
+	}
+	var m message
+	var err error
+	if m.ID, err = requiredString(w.ID, "id"); err != nil {
+		return m, err
+	}
+	if m.Role, err = requiredString(w.Role, "role"); err != nil {
+		return m, err
+	}
+	switch m.Role {
+	case "user", "tool":
+		if len(w.Content) == 0 {
+			return m, badInput("content: required for a %s message", m.Role)
+		}
+		if m.Text, err = contentText(w.Content); err != nil {
+			return m, err
+		}
+		if m.Role == "tool" {
+			if m.ToolCallID, err = requiredString(w.ToolCallID, "toolCallId"); err != nil {
+				return m, err
+			}
+		}
+	case "developer", "system", "reasoning":
+		if _, err := requiredString(w.Content, "content"); err != nil {
+			return m, err
+		}
+	case "assistant":
+		if len(w.Content) > 0 && !isNull(w.Content) {
+			if err := optionalString(w.Content, "content"); err != nil {
+				return m, err
+			}
+		}
+		if len(w.ToolCalls) > 0 && !isNull(w.ToolCalls) {
+			var calls []struct {
+				ID       string `json:"id"`
+				Function struct {
+					Name      string `json:"name"`
+					Arguments string `json:"arguments"`
+				} `json:"function"`
+			}
+			if err := json.Unmarshal(w.ToolCalls, &calls); err != nil {
+				return m, badInput("toolCalls: %v", err)
+			}
+			for _, c := range calls {
+				m.CallIDs = append(m.CallIDs, c.ID)
+			}
+		}
+	case "activity":
+	default:
+		return m, badInput("role: unknown role %q", m.Role)
+	}
+	return m, nil
+}
+
+// contentText returns the text of a message content: a string, or the text
+// parts of a content-part array joined by newlines (other parts carry no
+// text and are skipped).
+func contentText(raw json.RawMessage) (string, error) {
+	var s string
+	if err := json.Unmarshal(raw, &s); err == nil && !isNull(raw) {
+		return s, nil
+	}
+	var parts []struct {
+		Type *string `json:"type"`
+		Text *string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil || parts == nil {
+		return "", badInput("content: must be a string or an array of content parts")
+	}
+	var texts []string
+	for i, p := range parts {
+		if p.Type == nil {
+			return "", badInput("content[%d].type: required", i)
+		}
+		if *p.Type == "text" {
+			if p.Text == nil {
+				return "", badInput("content[%d].text: required", i)
+			}
+			texts = append(texts, *p.Text)
+		}
+	}
+	return strings.Join(texts, "\n"), nil
+}
+
+func parseTools(raw json.RawMessage) ([]tool, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	var ws []struct {
+		Name *string `json:"name"`
+	}
+	if err := json.Unmarshal(raw, &ws); err != nil {
+		return nil, badInput("tools: must be an array of tools: %v", err)
+	}
+	out := make([]tool, 0, len(ws))
+	for i, w := range ws {
+		if w.Name == nil || *w.Name == "" {
+			return nil, badInput("tools[%d].name: required", i)
+		}
+		out = append(out, tool{Name: *w.Name})
+	}
+	return out, nil
+}
+
+func checkContext(raw json.RawMessage) error {
+	if len(raw) == 0 || isNull(raw) {
+		return nil
+	}
+	var cs []struct {
+		Description *string `json:"description"`
+		Value       *string `json:"value"`
+	}
+	if err := json.Unmarshal(raw, &cs); err != nil {
+		return badInput("context: must be an array of {description, value} strings: %v", err)
+	}
+	for i, c := range cs {
+		if c.Description == nil || c.Value == nil {
+			return badInput("context[%d]: description and value are required", i)
+		}
+	}
+	return nil
+}
+
+func parseResume(raw json.RawMessage) ([]resumeEntry, error) {
+	if len(raw) == 0 || isNull(raw) {
+		return nil, nil
+	}
+	var ws []struct {
+		InterruptID *string         `json:"interruptId"`
+		Status      *string         `json:"status"`
+		Payload     json.RawMessage `json:"payload"`
+	}
+	if err := json.Unmarshal(raw, &ws); err != nil {
+		return nil, badInput("resume: must be an array of {interruptId, status, payload?}: %v", err)
+	}
+	out := make([]resumeEntry, 0, len(ws))
+	seen := map[string]bool{}
+	for i, w := range ws {
+		switch {
+		case w.InterruptID == nil || *w.InterruptID == "":
+			return nil, badInput("resume[%d].interruptId: required", i)
+		case w.Status == nil || *w.Status != "resolved" && *w.Status != "cancelled":
+			return nil, badInput(`resume[%d].status: must be "resolved" or "cancelled"`, i)
+		case seen[*w.InterruptID]:
+			return nil, badInput("resume[%d]: interrupt %q answered twice", i, *w.InterruptID)
+		}
+		seen[*w.InterruptID] = true
+		e := resumeEntry{InterruptID: *w.InterruptID, Status: *w.Status}
+		if len(w.Payload) > 0 && !isNull(w.Payload) {
+			e.Payload = w.Payload
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// lastUserText returns the text of the last message when it is a user
+// message: the new input of a run. ok is false otherwise.
+func (in *runInput) lastUserText() (string, bool) {
+	if n := len(in.Messages); n > 0 && in.Messages[n-1].Role == "user" {
+		return in.Messages[n-1].Text, true
+	}
+	return "", false
+}
+
+// toolAnswers returns the text of the tool messages by tool call id (the
+// last one wins): frontend tool results. Only ids of pending interrupts are
+// ever looked up, and those are fresh per interrupt, so older results in the
+// history never answer a newer interrupt.
+func (in *runInput) toolAnswers() map[string]string {
+	out := map[string]string{}
+	for _, m := range in.Messages {
+		if m.Role == "tool" {
+			out[m.ToolCallID] = m.Text
+		}
+	}
+	return out
+}
+
+func (in *runInput) hasTool(name string) bool {
+	for _, t := range in.Tools {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}

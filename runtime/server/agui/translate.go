@@ -1,0 +1,468 @@
+package agui
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+)
+
+// translator turns the runtime events of one request into AG-UI events
+// (spec/agui.md has the table). It remembers what it emitted: every runtime
+// event is translated at most once (by its id), a tool call is started once
+// however many events describe it, every START it opened is closed before
+// RUN_FINISHED, and nothing follows RUN_FINISHED or RUN_ERROR. AG-UI ids of
+// messages and tool calls are minted fresh (newID) for every request.
+type translator struct {
+	threadID, runID string // the request's ids, echoed
+	newID           func(prefix string) string
+	frontend        func(name string) bool // a frontend tool of this request
+
+	seen     map[string]bool       // runtime event ids already translated
+	texts    map[textKey]string    // open text messages
+	lastText map[taskKey]string    // the last text message of a task's current turn
+	calls    map[callKey]*toolCall // tool calls started
+	steps    []string              // open steps, in opening order
+	state    map[string]json.RawMessage
+	dirty    bool // a STATE_DELTA was sent since the last STATE_SNAPSHOT
+
+	asked     []string       // ids of the messages and tool calls that ask the interrupts
+	interrupt *runtime.Event // the run's interrupt event, if any
+	runErr    *runtime.ErrorInfo
+	run       string // the runtime run id
+	done      bool   // RUN_FINISHED or RUN_ERROR emitted
+	outcome   string // RUN_FINISHED's outcome type, once emitted
+}
+
+// taskKey names one node task: a node path and a map item (-1: none).
+type taskKey struct {
+	node string
+	item int
+}
+
+type textKey struct {
+	taskKey
+	turn int
+}
+
+type callKey struct {
+	taskKey
+	id string // the runtime's call id
+}
+
+type toolCall struct {
+	id   string // the AG-UI toolCallId
+	open bool   // started, not yet ended
+}
+
+func newTranslator(threadID, runID string, newID func(string) string, frontend func(string) bool) *translator {
+	if frontend == nil {
+		frontend = func(string) bool { return false }
+	}
+	return &translator{threadID: threadID, runID: runID, newID: newID, frontend: frontend,
+		seen: map[string]bool{}, texts: map[textKey]string{}, lastText: map[taskKey]string{},
+		calls: map[callKey]*toolCall{}, state: map[string]json.RawMessage{}}
+}
+
+// paused reports whether the translation ended with an interrupt outcome;
+// asked then holds the ids that asked the interrupts.
+func (t *translator) paused() bool { return t.outcome == "interrupt" }
+
+func millis(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// start returns RUN_STARTED and, for a run of a graph, a STATE_SNAPSHOT of
+// the state known so far (empty for a new run, the fields the run changed
+// before for a resumed one).
+func (t *translator) start(at time.Time, state map[string]json.RawMessage) []Event {
+	ts := millis(at)
+	maps.Copy(t.state, state)
+	return []Event{
+		{Type: RunStarted, Timestamp: ts, ThreadID: t.threadID, RunID: t.runID},
+		t.snapshotEvent(ts),
+	}
+}
+
+func (t *translator) snapshotEvent(ts int64) Event {
+	t.dirty = false
+	b, err := json.Marshal(t.state) // keys sorted; values are valid JSON
+	if err != nil {
+		b = []byte("{}")
+	}
+	return Event{Type: StateSnapshot, Timestamp: ts, Snapshot: b}
+}
+
+func taskOf(e *runtime.Event) taskKey {
+	k := taskKey{node: e.Node, item: -1}
+	if e.MapIndex != nil {
+		k.item = *e.MapIndex
+	}
+	return k
+}
+
+func (k taskKey) stepName() string {
+	if k.item < 0 {
+		return k.node
+	}
+	return k.node + "[" + strconv.Itoa(k.item) + "]"
+}
+
+// translate returns the AG-UI events for one runtime event.
+func (t *translator) translate(e *runtime.Event) []Event {
+	if t.done || e.ID != "" && t.seen[e.ID] {
+		return nil
+	}
+	if e.ID != "" {
+		t.seen[e.ID] = true
+	}
+	ts := millis(e.Time)
+	task := taskOf(e)
+	var out []Event
+	switch e.Kind {
+	case runtime.EventRunStarted:
+		t.run = e.Run
+	case runtime.EventNodeStarted:
+		if e.Node == "" {
+			break
+		}
+		out = t.closeTask(out, task, ts) // a retry's leftovers
+		name := task.stepName()
+		if !slices.Contains(t.steps, name) {
+			t.steps = append(t.steps, name)
+			out = append(out, Event{Type: StepStarted, Timestamp: ts, StepName: name})
+		}
+	case runtime.EventNodeFinished, runtime.EventNodeFailed:
+		if e.Node == "" {
+			break
+		}
+		out = t.closeTask(out, task, ts)
+		out = t.closeStep(out, task.stepName(), ts)
+	case runtime.EventModelDelta:
+		if e.Text == "" {
+			break
+		}
+		k := textKey{task, e.Turn}
+		id, open := t.texts[k]
+		if !open {
+			id = t.newID("msg_")
+			t.texts[k] = id
+			out = append(out, Event{Type: TextMessageStart, Timestamp: ts, MessageID: id, Role: "assistant"})
+		}
+		out = append(out, Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: jsonString(e.Text)})
+	case runtime.EventModelResponse:
+		k := textKey{task, e.Turn}
+		delete(t.lastText, task)
+		if id, open := t.texts[k]; open {
+			delete(t.texts, k)
+			t.lastText[task] = id
+			out = append(out, Event{Type: TextMessageEnd, Timestamp: ts, MessageID: id})
+		} else if e.Text != "" {
+			id := t.newID("msg_")
+			t.lastText[task] = id
+			out = append(out,
+				Event{Type: TextMessageStart, Timestamp: ts, MessageID: id, Role: "assistant"},
+				Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: jsonString(e.Text)},
+				Event{Type: TextMessageEnd, Timestamp: ts, MessageID: id})
+		}
+		for i := range e.ToolCalls {
+			out = t.startCall(out, task, &e.ToolCalls[i], t.lastText[task], ts)
+		}
+	case runtime.EventToolCall:
+		if e.ToolCall != nil {
+			out = t.startCall(out, task, e.ToolCall, t.lastText[task], ts)
+		}
+	case runtime.EventToolResult:
+		if e.ToolCall == nil {
+			break
+		}
+		out = t.startCall(out, task, e.ToolCall, t.lastText[task], ts)
+		c := t.calls[callKey{task, e.ToolCall.ID}]
+		if c.open {
+			c.open = false
+			out = append(out, Event{Type: ToolCallEnd, Timestamp: ts, ToolCallID: c.id})
+		}
+		out = append(out, Event{Type: ToolCallResult, Timestamp: ts, MessageID: t.newID("msg_"),
+			ToolCallID: c.id, Content: resultContent(e), Role: "tool"})
+	case runtime.EventStateDelta:
+		if e.Node != "" { // a sub-graph's own state: not the run's shared state
+			break
+		}
+		if ops := applyChanges(t.state, e.Changes); len(ops) > 0 {
+			b, err := json.Marshal(ops)
+			if err == nil {
+				t.dirty = true
+				out = append(out, Event{Type: StateDelta, Timestamp: ts, Delta: b})
+			}
+		}
+	case runtime.EventInterrupt:
+		t.interrupt = e
+		out = append(out, t.interruptCustom(e, ts))
+	case runtime.EventRunError:
+		t.runErr = e.Error
+	case runtime.EventRunFinished:
+		if t.run == "" {
+			t.run = e.Run
+		}
+		out = t.closeAll(out, ts)
+		out = append(out, t.finished(e, ts)...)
+		t.done = true
+	}
+	return out
+}
+
+// startCall emits TOOL_CALL_START and TOOL_CALL_ARGS for a runtime tool call
+// the first time any event names it; the call stays open until its result.
+func (t *translator) startCall(out []Event, task taskKey, call *runtime.ToolCall, parent string, ts int64) []Event {
+	k := callKey{task, call.ID}
+	if _, ok := t.calls[k]; ok {
+		return out
+	}
+	c := &toolCall{id: t.newID("call_"), open: true}
+	t.calls[k] = c
+	out = append(out, Event{Type: ToolCallStart, Timestamp: ts, ToolCallID: c.id, ToolCallName: call.Name, ParentMessageID: parent})
+	args := string(call.Args)
+	if isNull(call.Args) {
+		args = "{}"
+	}
+	return append(out, Event{Type: ToolCallArgs, Timestamp: ts, ToolCallID: c.id, Delta: jsonString(args)})
+}
+
+// resultContent is a tool result as TOOL_CALL_RESULT content: the result's
+// JSON text, or "error (kind): message".
+func resultContent(e *runtime.Event) string {
+	if e.Error != nil {
+		return "error (" + e.Error.Kind + "): " + e.Error.Message
+	}
+	if isNull(e.Result) {
+		return "null"
+	}
+	return string(e.Result)
+}
+
+// closeTask ends the open text messages and tool calls of one task, in a
+// stable order.
+func (t *translator) closeTask(out []Event, task taskKey, ts int64) []Event {
+	var texts []textKey
+	for k := range t.texts {
+		if k.taskKey == task {
+			texts = append(texts, k)
+		}
+	}
+	slices.SortFunc(texts, func(a, b textKey) int { return a.turn - b.turn })
+	for _, k := range texts {
+		out = append(out, Event{Type: TextMessageEnd, Timestamp: ts, MessageID: t.texts[k]})
+		delete(t.texts, k)
+	}
+	var calls []*toolCall
+	for k, c := range t.calls {
+		if k.taskKey == task && c.open {
+			calls = append(calls, c)
+		}
+	}
+	slices.SortFunc(calls, func(a, b *toolCall) int { return strings.Compare(a.id, b.id) })
+	for _, c := range calls {
+		c.open = false
+		out = append(out, Event{Type: ToolCallEnd, Timestamp: ts, ToolCallID: c.id})
+	}
+	return out
+}
+
+func (t *translator) closeStep(out []Event, name string, ts int64) []Event {
+	if i := slices.Index(t.steps, name); i >= 0 {
+		t.steps = slices.Delete(t.steps, i, i+1)
+		out = append(out, Event{Type: StepFinished, Timestamp: ts, StepName: name})
+	}
+	return out
+}
+
+// closeAll ends everything still open: text messages, tool calls, then the
+// steps in reverse opening order.
+func (t *translator) closeAll(out []Event, ts int64) []Event {
+	tasks := map[taskKey]bool{}
+	for k := range t.texts {
+		tasks[k.taskKey] = true
+	}
+	for k, c := range t.calls {
+		if c.open {
+			tasks[k.taskKey] = true
+		}
+	}
+	keys := slices.SortedFunc(maps.Keys(tasks), func(a, b taskKey) int {
+		if c := strings.Compare(a.node, b.node); c != 0 {
+			return c
+		}
+		return a.item - b.item
+	})
+	for _, k := range keys {
+		out = t.closeTask(out, k, ts)
+	}
+	for len(t.steps) > 0 {
+		out = t.closeStep(out, t.steps[len(t.steps)-1], ts)
+	}
+	return out
+}
+
+// finished translates run_finished: RUN_FINISHED with an outcome, or
+// RUN_ERROR for a failed run.
+func (t *translator) finished(e *runtime.Event, ts int64) []Event {
+	fin := func(o *Outcome, result json.RawMessage) Event {
+		t.outcome = o.Type
+		return Event{Type: RunFinished, Timestamp: ts, ThreadID: t.threadID, RunID: t.runID, Outcome: o, Result: result}
+	}
+	switch {
+	case e.Status == runtime.StatusCanceled:
+		return []Event{fin(&Outcome{Type: "cancelled"}, nil)}
+	case t.runErr != nil || e.Status == runtime.StatusFailed:
+		return []Event{t.errorEvent(ts)}
+	case e.Status == runtime.StatusCompleted:
+		var result json.RawMessage
+		if !isNull(e.Output) {
+			result = e.Output
+		}
+		return []Event{fin(&Outcome{Type: "success"}, result)}
+	case e.Status == runtime.StatusInterrupted || e.Status == runtime.StatusNeedsDecision:
+		ints := t.interrupts(e)
+		if len(ints) == 0 {
+			return []Event{{Type: RunError, Timestamp: ts, Message: "the run stopped waiting on nothing it can be asked for", Code: "internal"}}
+		}
+		// Each interrupt is asked in the conversation, in the same flush
+		// as the outcome: as a call of the frontend tool named after its
+		// node when the request declared one, else as an assistant message
+		// with its prompt. A later request whose history has none of these
+		// ids shows that its client never got the outcome (thread.go).
+		var out []Event
+		for i, it := range ints {
+			if it.ToolCallID != "" { // i < len(e.Interrupts): decisions have no tool
+				args, _ := json.Marshal(map[string]any{"prompt": it.Message}) // strings always marshal
+				out = append(out,
+					Event{Type: ToolCallStart, Timestamp: ts, ToolCallID: it.ToolCallID, ToolCallName: e.Interrupts[i].Node},
+					Event{Type: ToolCallArgs, Timestamp: ts, ToolCallID: it.ToolCallID, Delta: jsonString(string(args))},
+					Event{Type: ToolCallEnd, Timestamp: ts, ToolCallID: it.ToolCallID})
+				t.asked = append(t.asked, it.ToolCallID)
+				continue
+			}
+			id := t.newID("msg_")
+			out = append(out,
+				Event{Type: TextMessageStart, Timestamp: ts, MessageID: id, Role: "assistant"},
+				Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: jsonString(it.Message)},
+				Event{Type: TextMessageEnd, Timestamp: ts, MessageID: id})
+			t.asked = append(t.asked, id)
+		}
+		// AG-UI: the state a resume needs precedes the interrupt outcome
+		// (the client already has it when nothing changed since the last
+		// snapshot).
+		if t.dirty {
+			out = append(out, t.snapshotEvent(ts))
+		}
+		out = append(out, fin(&Outcome{Type: "interrupt", Interrupts: ints}, nil))
+		return out
+	}
+	return []Event{{Type: RunError, Timestamp: ts, Message: fmt.Sprintf("the run ended with status %q", e.Status), Code: "internal"}}
+}
+
+func (t *translator) errorEvent(ts int64) Event {
+	ev := Event{Type: RunError, Timestamp: ts, Message: "the run failed", Code: "internal"}
+	if t.runErr != nil {
+		if t.runErr.Message != "" {
+			ev.Message = t.runErr.Message
+		}
+		if t.runErr.Kind != "" {
+			ev.Code = t.runErr.Kind
+		}
+	}
+	return ev
+}
+
+// interrupts lists what a paused run waits for, as AG-UI interrupts.
+func (t *translator) interrupts(e *runtime.Event) []Interrupt {
+	intEv := e.ID
+	var intList []runtime.InterruptInfo
+	if t.interrupt != nil {
+		intEv, intList = t.interrupt.ID, t.interrupt.Interrupts
+	}
+	var out []Interrupt
+	for _, in := range e.Interrupts {
+		i := slices.IndexFunc(intList, func(x runtime.InterruptInfo) bool { return x.ID == in.ID })
+		it := Interrupt{ID: interruptID(in.ID, intEv), Reason: "input_required", Message: in.Prompt, ResponseSchema: in.Schema,
+			Metadata: map[string]any{"agentc": map[string]any{"run": t.run, "interrupt": in.ID, "node": in.Node}}}
+		if i >= 0 && t.frontend(in.Node) {
+			it.Reason, it.ToolCallID = "tool_call", interruptCallID(intEv, i)
+		}
+		out = append(out, it)
+	}
+	for _, d := range e.Decisions {
+		out = append(out, Interrupt{ID: decisionID(d.ID, e.ID), Reason: "agentc:decision",
+			Message:        fmt.Sprintf("A side effect of node %s (attempt %d) may have happened: rerun it, give its result, or fail it.", d.Node, d.Attempt),
+			ResponseSchema: decisionSchema,
+			Metadata:       map[string]any{"agentc": map[string]any{"run": t.run, "decision": d.ID, "node": d.Node, "key": d.Key}}})
+	}
+	return out
+}
+
+// interruptCustom is the CUSTOM event that reports an interrupt event with
+// the runtime's own ids (the outcome of RUN_FINISHED is what clients answer).
+func (t *translator) interruptCustom(e *runtime.Event, ts int64) Event {
+	type item struct {
+		ID          string         `json:"id"`
+		InterruptID string         `json:"interruptId"`
+		Node        string         `json:"node"`
+		Prompt      string         `json:"prompt"`
+		Schema      map[string]any `json:"schema,omitempty"`
+	}
+	v := struct {
+		Run        string `json:"run"`
+		Interrupts []item `json:"interrupts"`
+	}{Run: t.run, Interrupts: []item{}}
+	for _, in := range e.Interrupts {
+		v.Interrupts = append(v.Interrupts, item{ID: in.ID, InterruptID: interruptID(in.ID, e.ID), Node: in.Node, Prompt: in.Prompt, Schema: in.Schema})
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte("{}")
+	}
+	return Event{Type: Custom, Timestamp: ts, Name: "agentc.interrupt", Value: b}
+}
+
+// end closes a stream whose run_finished never came (the runtime's channel
+// closed early): everything open is closed and RUN_ERROR ends the run.
+func (t *translator) end(at time.Time, code, msg string) []Event {
+	if t.done {
+		return nil
+	}
+	ts := millis(at)
+	out := t.closeAll(nil, ts)
+	t.done = true
+	return append(out, Event{Type: RunError, Timestamp: ts, Message: msg, Code: code})
+}
+
+// decisionSchema is the response schema of a side-effect decision.
+var decisionSchema = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"action": map[string]any{"type": "string", "enum": []any{"rerun", "result", "fail"}},
+		"value":  map[string]any{"description": "the side effect's result, for action \"result\""},
+	},
+	"required": []any{"action"},
+}
+
+// interruptID is the AG-UI id of runtime interrupt id (graph/node) raised
+// by the interrupt event ev: unique per pause, so a replayed answer never
+// answers a later pause of the same node.
+func interruptID(id, ev string) string { return id + "#" + ev }
+
+// decisionID is the AG-UI id of a side-effect decision of the run_finished
+// event ev.
+func decisionID(id, ev string) string { return "decision:" + id + "#" + ev }
+
+// interruptCallID is the toolCallId of the i-th interrupt of event ev when
+// it is offered as a frontend tool call.
+func interruptCallID(ev string, i int) string { return "call_" + ev + "_" + strconv.Itoa(i) }

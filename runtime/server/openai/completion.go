@@ -1,0 +1,340 @@
+package openai
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/vm"
+)
+
+// completion turns one run's events into a chat completion.
+//
+// The answer: a completed run's output (a string as it is, anything else as
+// JSON). While streaming, the text the answer nodes' models stream (the llm
+// or agent nodes writing the runnable's output field) is sent as it comes;
+// when none was streamed, the output is sent at the end in one delta. A run
+// that stops at an interrupt answers with the output field's current value
+// (the draft) followed by the interrupts' prompts; the next request in the
+// session answers them.
+type completion struct {
+	h            *Handler
+	id           string
+	created      int64
+	includeUsage bool
+
+	answer   *answerInfo
+	streamed bool   // answer text was streamed
+	draft    string // the output field's latest value
+	usage    runtime.Usage
+	fin      *runtime.Event
+	failure  *runtime.ErrorInfo
+}
+
+// observe records what an event tells about the answer; it returns the
+// text to stream, if any.
+func (c *completion) observe(e *runtime.Event) string {
+	switch e.Kind {
+	case runtime.EventRunStarted:
+		c.answer = c.h.answerFor(e.Runnable)
+	case runtime.EventModelDelta:
+		if c.answer != nil && c.answer.nodes[e.Node] && e.Text != "" {
+			c.streamed = true
+			return e.Text
+		}
+	case runtime.EventModelResponse:
+		if e.Usage != nil {
+			c.usage.PromptTokens += e.Usage.PromptTokens
+			c.usage.CompletionTokens += e.Usage.CompletionTokens
+		}
+	case runtime.EventStateDelta:
+		if c.answer != nil && c.answer.field != "" && e.Node == "" {
+			for _, ch := range e.Changes {
+				if ch.Field == c.answer.field && ch.Op == "set" {
+					c.draft = valueText(ch.Value)
+				}
+			}
+		}
+	case runtime.EventRunError:
+		c.failure = e.Error
+	case runtime.EventRunFinished:
+		c.fin = e
+	}
+	return ""
+}
+
+// valueText is a JSON value as answer text: a string as it is, anything
+// else as its JSON.
+func valueText(v json.RawMessage) string {
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	if t := strings.TrimSpace(string(v)); t != "null" {
+		return t
+	}
+	return ""
+}
+
+// prompts is the text of a run's pending interrupts.
+func prompts(in []runtime.InterruptInfo) string {
+	var b strings.Builder
+	for i, p := range in {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString(p.Prompt)
+	}
+	return b.String()
+}
+
+// collect reads the run to its end.
+func (c *completion) collect(run *server.Run) {
+	for e := range run.Events {
+		c.observe(e)
+	}
+}
+
+// content is the whole answer of a finished run (non-streaming).
+func (c *completion) content() string {
+	switch c.fin.Status {
+	case runtime.StatusCompleted:
+		return valueText(c.fin.Output)
+	case runtime.StatusInterrupted:
+		return joinParas(c.draft, prompts(c.fin.Interrupts))
+	}
+	return ""
+}
+
+func joinParas(a, b string) string {
+	a = strings.TrimRight(a, "\n")
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + "\n\n" + b
+}
+
+// runFailure is the error response of a run that did not end with an
+// answer; ok is false when it did.
+func (c *completion) runFailure(ctx context.Context) (status int, code, msg string, ok bool) {
+	if c.fin == nil {
+		if ctx.Err() != nil {
+			return 499, "canceled", "The request was canceled", true
+		}
+		// The Runner drops the events of runs it cancels at shutdown.
+		return http.StatusServiceUnavailable, "run_canceled", "The run was canceled by a server shutdown; retry later", true
+	}
+	switch c.fin.Status {
+	case runtime.StatusCompleted, runtime.StatusInterrupted:
+		return 0, "", "", false
+	case runtime.StatusCanceled:
+		return http.StatusServiceUnavailable, "run_canceled", "The run was canceled (time limit or server shutdown); run " + c.fin.Run + " can be resumed", true
+	case runtime.StatusNeedsDecision:
+		return http.StatusInternalServerError, "needs_decision", "Run " + c.fin.Run + " stopped: side effects may have happened and need a decision (agentc sessions)", true
+	}
+	msg = "The run failed"
+	if c.failure != nil {
+		msg += ": " + c.failure.Kind + ": " + c.failure.Message
+	} else if c.fin.Error != nil {
+		msg += ": " + c.fin.Error.Kind + ": " + c.fin.Error.Message
+	}
+	return http.StatusInternalServerError, "run_failed", msg, true
+}
+
+// respond writes the non-streaming response.
+func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
+	if status, code, msg, failed := c.runFailure(ctx); failed {
+		if ctx.Err() != nil {
+			return // the client is gone
+		}
+		if c.fin != nil {
+			w.Header().Set(StatusHeader, string(c.fin.Status))
+		}
+		typ := "server_error"
+		if status < 500 {
+			typ = "invalid_request_error"
+		}
+		c.h.fail(w, status, typ, "", code, msg)
+		return
+	}
+	b := make([]byte, 0, 512)
+	b = append(b, `{"id":`...)
+	b = appendString(b, c.id)
+	b = append(b, `,"object":"chat.completion","created":`...)
+	b = strconv.AppendInt(b, c.created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, c.h.model)
+	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
+	b = appendString(b, c.content())
+	b = append(b, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":`...)
+	b = c.appendUsage(b)
+	b = append(b, `,"system_fingerprint":`...)
+	b = appendString(b, c.h.fingerprint)
+	b = append(b, "}\n"...)
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set(StatusHeader, string(c.fin.Status))
+	_, _ = w.Write(b)
+}
+
+func (c *completion) appendUsage(b []byte) []byte {
+	b = append(b, `{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(c.usage.PromptTokens), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(c.usage.CompletionTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(c.usage.PromptTokens+c.usage.CompletionTokens), 10)
+	return append(b, '}')
+}
+
+// sse writes server-sent events: `data: …\n\n` frames, flushed whenever
+// no further frame is ready (so a burst of events costs one write to the
+// socket, and a lone frame goes out at once). Each batch of writes and its
+// flush are bounded by the slow-client write timeout.
+type sse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	clock   vm.Clock // nil: no write timeout
+	timeout time.Duration
+	buf     []byte
+	stop    func() bool // the armed write timer
+	err     error
+}
+
+// expired is a deadline already past: setting it unblocks a stuck write.
+var expired = time.Unix(1, 0)
+
+// frame writes one frame (not yet flushed).
+func (s *sse) frame(payload []byte) {
+	if s.err != nil {
+		return
+	}
+	if s.stop == nil && s.clock != nil {
+		s.stop = s.clock.AfterFunc(s.timeout, func() { _ = s.rc.SetWriteDeadline(expired) })
+	}
+	s.buf = append(append(append(s.buf[:0], "data: "...), payload...), "\n\n"...)
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.err = err
+	}
+}
+
+// flush sends what the frames wrote.
+func (s *sse) flush() {
+	if s.err == nil {
+		if err := s.rc.Flush(); err != nil {
+			s.err = err
+		}
+	}
+	if s.stop != nil {
+		if !s.stop() && s.err == nil {
+			// The timer fired: the deadline may have cut a write short.
+			s.err = context.DeadlineExceeded
+		}
+		s.stop = nil
+	}
+}
+
+// stream writes the streaming response: the role delta, the answer's
+// deltas, one finish chunk, the usage chunk when asked, [DONE]. A run that
+// fails after the stream started ends with an error frame and [DONE].
+func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, run *server.Run) {
+	hd := w.Header()
+	hd.Set("Content-Type", "text/event-stream")
+	hd.Set("Cache-Control", "no-cache")
+	hd.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	out := &sse{w: w, rc: http.NewResponseController(w), clock: c.h.b.Clock, timeout: c.h.b.Limits.WithDefaults().WriteTimeout, buf: make([]byte, 0, 512)}
+	prefix := c.chunkPrefix()
+	chunk := make([]byte, 0, 512)
+	send := func(delta []byte, finish string) {
+		chunk = append(chunk[:0], prefix...)
+		chunk = append(chunk, `"choices":[{"index":0,"delta":`...)
+		chunk = append(chunk, delta...)
+		chunk = append(chunk, `,"logprobs":null,"finish_reason":`...)
+		chunk = appendNullable(chunk, finish)
+		chunk = append(chunk, "}]"...)
+		if c.includeUsage {
+			chunk = append(chunk, `,"usage":null`...)
+		}
+		chunk = append(chunk, '}')
+		out.frame(chunk)
+	}
+	text := func(s string) {
+		if s != "" {
+			send(append(appendString(append(make([]byte, 0, len(s)+16), `{"content":`...), s), '}'), "")
+		}
+	}
+	send([]byte(`{"role":"assistant","content":""}`), "")
+	if len(run.Events) == 0 {
+		out.flush()
+	}
+	for e := range run.Events {
+		if out.err != nil {
+			cancel() // the client is gone or too slow: stop the run
+			continue
+		}
+		text(c.observe(e))
+		if len(run.Events) == 0 {
+			out.flush()
+		}
+	}
+	defer out.flush()
+	if out.err != nil || ctx.Err() != nil {
+		return
+	}
+	if status, code, msg, failed := c.runFailure(ctx); failed {
+		typ := "server_error"
+		if status < 500 {
+			typ = "invalid_request_error"
+		}
+		c.h.b.Metrics.Error(Protocol, code)
+		b := append([]byte(`{"error":{"message":`), appendString(nil, msg)...)
+		b = append(b, `,"type":`...)
+		b = appendString(b, typ)
+		b = append(b, `,"param":null,"code":`...)
+		b = appendString(b, code)
+		out.frame(append(b, "}}"...))
+		out.frame([]byte("[DONE]"))
+		return
+	}
+	switch c.fin.Status {
+	case runtime.StatusCompleted:
+		if !c.streamed {
+			text(valueText(c.fin.Output))
+		}
+	case runtime.StatusInterrupted:
+		if c.streamed {
+			text("\n\n" + prompts(c.fin.Interrupts))
+		} else {
+			text(joinParas(c.draft, prompts(c.fin.Interrupts)))
+		}
+	}
+	send([]byte(`{}`), "stop")
+	if c.includeUsage {
+		b := append([]byte(nil), prefix...)
+		b = append(b, `"choices":[],"usage":`...)
+		b = c.appendUsage(b)
+		out.frame(append(b, '}'))
+	}
+	out.frame([]byte("[DONE]"))
+}
+
+// chunkPrefix is the part every chunk of this completion shares.
+func (c *completion) chunkPrefix() []byte {
+	b := append([]byte(nil), `{"id":`...)
+	b = appendString(b, c.id)
+	b = append(b, `,"object":"chat.completion.chunk","created":`...)
+	b = strconv.AppendInt(b, c.created, 10)
+	b = append(b, `,"model":`...)
+	b = appendString(b, c.h.model)
+	b = append(b, `,"system_fingerprint":`...)
+	b = appendString(b, c.h.fingerprint)
+	return append(b, ',')
+}

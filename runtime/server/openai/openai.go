@@ -1,0 +1,606 @@
+// Package openai serves a workflow as an OpenAI-compatible chat model:
+// GET {path}/models, GET {path}/models/{id} and POST {path}/chat/completions,
+// non-streaming and streaming (spec/serve.md; the wire contract is
+// research/protocols.md §3).
+//
+// One request is one invocation of the served runnable. The last message is
+// the input. A request names its session with the X-Agentc-Session header,
+// else with the body's `user` field (session "user:<user>"); without either
+// it gets a fresh session, whose id the response's X-Agentc-Session header
+// reports so that the client can continue it. In a session that already has
+// runs the earlier messages are in the ledger and are not sent again; in a
+// new session with earlier messages, they are folded into the input as a
+// transcript when the runnable takes text. When the session's latest run is
+// waiting on an interrupt, the last message answers it (as JSON when it
+// parses, else as a string) and the run resumes.
+//
+// Client-provided tools are refused (400, param "tools") unless tool_choice
+// is "none": the workflow runs its own tools, and a tool call cannot be
+// handed to the client and resumed from a later request.
+package openai
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// Protocol is the adapter's name in logs and metrics.
+const Protocol = "openai"
+
+// SessionHeader names the session of a request (and, in the response, the
+// session the request ran in). RunHeader reports the run in the response.
+const (
+	SessionHeader = "X-Agentc-Session"
+	RunHeader     = "X-Agentc-Run"
+	StatusHeader  = "X-Agentc-Status"
+)
+
+// Options configure the adapter.
+type Options struct {
+	// Path is the mount prefix the routes live under (default "/v1").
+	Path string
+	// Model is the model id /models lists and requests must name (default:
+	// the app name).
+	Model string
+}
+
+// Handler serves the OpenAI-compatible routes for one Backend.
+type Handler struct {
+	b           *server.Backend
+	sessions    *session.Service
+	path        string
+	model       string
+	created     int64
+	fingerprint string
+	textInput   bool // the default runnable's input takes text (history can be folded into it)
+	seq         atomic.Uint64
+	mux         *http.ServeMux
+
+	mu      sync.Mutex
+	answers map[string]*answerInfo // runnable name → where its answer comes from
+}
+
+// answerInfo says which events carry a runnable's answer: the model deltas
+// of the nodes writing its output field, and that field's state changes.
+type answerInfo struct {
+	nodes map[string]bool
+	field string
+}
+
+// New returns the adapter over b. The handler serves the routes under
+// opts.Path; mount it at opts.Path+"/".
+func New(b *server.Backend, opts Options) *Handler {
+	if opts.Path == "" {
+		opts.Path = "/v1"
+	}
+	opts.Path = "/" + strings.Trim(opts.Path, "/")
+	if opts.Model == "" {
+		opts.Model = b.App()
+	}
+	h := &Handler{b: b, sessions: b.Sessions, path: opts.Path, model: opts.Model, answers: map[string]*answerInfo{}}
+	if h.sessions == nil {
+		h.sessions = session.New(b.Store)
+	}
+	if b.Clock != nil {
+		h.created = b.Clock.Now().Unix()
+	}
+	if b.Program != nil {
+		h.fingerprint = "fp_" + hex.EncodeToString(b.Program.Hash[:6])
+		if gi := defaultGraph(b.Program); gi >= 0 {
+			h.textInput = takesText(b.Program, gi)
+		}
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+opts.Path+"/models", h.listModels)
+	mux.HandleFunc("GET "+opts.Path+"/models/{id}", h.getModel)
+	mux.HandleFunc("POST "+opts.Path+"/chat/completions", h.chat)
+	mux.HandleFunc(opts.Path+"/", func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case opts.Path + "/models", opts.Path + "/chat/completions":
+			writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "", "method_not_allowed", r.Method+" is not allowed on "+r.URL.Path)
+		default:
+			writeError(w, http.StatusNotFound, "invalid_request_error", "", "not_found", "unknown endpoint "+r.Method+" "+r.URL.Path)
+		}
+	})
+	h.mux = mux
+	return h
+}
+
+// Path is the prefix the handler serves under.
+func (h *Handler) Path() string { return h.path }
+
+// Model is the model id the handler serves.
+func (h *Handler) Model() string { return h.model }
+
+// Mount is the adapter as the server mounts it.
+func (h *Handler) Mount() server.Mount {
+	return server.Mount{Pattern: h.path + "/", Protocol: Protocol, Handler: h, Error: WriteError}
+}
+
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
+
+// WriteError is the server.ErrorFunc of this protocol: the OpenAI error
+// object with the status's usual type.
+func WriteError(w http.ResponseWriter, _ *http.Request, status int, code, message string) {
+	typ := "invalid_request_error"
+	switch {
+	case status == http.StatusUnauthorized:
+		typ, code = "authentication_error", "invalid_api_key"
+	case status == http.StatusRequestEntityTooLarge:
+		code = "request_too_large"
+	case status >= 500:
+		typ = "server_error"
+	}
+	writeError(w, status, typ, "", code, message)
+}
+
+// writeError writes {"error":{"message","type","param","code"}}; empty
+// param and code are null.
+func writeError(w http.ResponseWriter, status int, typ, param, code, message string) {
+	var b []byte
+	b = append(b, `{"error":{"message":`...)
+	b = appendString(b, message)
+	b = append(b, `,"type":`...)
+	b = appendString(b, typ)
+	b = append(b, `,"param":`...)
+	b = appendNullable(b, param)
+	b = append(b, `,"code":`...)
+	b = appendNullable(b, code)
+	b = append(b, "}}\n"...)
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json")
+	if status >= 500 || status == http.StatusConflict {
+		// The official clients retry 409 and 5xx; a run that failed or a
+		// busy session is not fixed by retrying at once.
+		hd.Set("X-Should-Retry", "false")
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+func appendString(b []byte, s string) []byte {
+	q, _ := json.Marshal(s) // a string always encodes
+	return append(b, q...)
+}
+
+func appendNullable(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, "null"...)
+	}
+	return appendString(b, s)
+}
+
+func (h *Handler) listModels(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(h.modelJSON([]byte(`{"object":"list","data":[`), "]}\n"))
+}
+
+func (h *Handler) getModel(w http.ResponseWriter, r *http.Request) {
+	if id := r.PathValue("id"); id != h.model {
+		h.fail(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found", fmt.Sprintf("The model '%s' does not exist; this server serves '%s'", id, h.model))
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(h.modelJSON(nil, "\n"))
+}
+
+func (h *Handler) modelJSON(b []byte, tail string) []byte {
+	b = append(b, `{"id":`...)
+	b = appendString(b, h.model)
+	b = append(b, `,"object":"model","created":`...)
+	b = strconv.AppendInt(b, h.created, 10)
+	b = append(b, `,"owned_by":"agentc"}`...)
+	return append(b, tail...)
+}
+
+// fail writes an error response and counts it.
+func (h *Handler) fail(w http.ResponseWriter, status int, typ, param, code, message string) {
+	h.b.Metrics.Error(Protocol, code)
+	writeError(w, status, typ, param, code, message)
+}
+
+// chatRequest is the part of a chat completion request the adapter reads;
+// other parameters are accepted and ignored.
+type chatRequest struct {
+	Model         *string           `json:"model"`
+	Messages      []chatMessage     `json:"messages"`
+	Stream        bool              `json:"stream"`
+	StreamOptions *streamOptions    `json:"stream_options"`
+	N             *int              `json:"n"`
+	Tools         []json.RawMessage `json:"tools"`
+	ToolChoice    json.RawMessage   `json:"tool_choice"`
+	User          string            `json:"user"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+type chatMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+}
+
+// badRequest is a 400 with the parameter it is about.
+type badRequest struct{ param, code, msg string }
+
+func (e *badRequest) Error() string { return e.msg }
+
+func invalid(param, format string, args ...any) *badRequest {
+	return &badRequest{param: param, code: "invalid_value", msg: fmt.Sprintf(format, args...)}
+}
+
+// parse decodes and checks a request body.
+func parse(body []byte) (*chatRequest, *badRequest) {
+	var req chatRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return nil, &badRequest{param: te.Field, code: "invalid_type", msg: fmt.Sprintf("Invalid type for '%s': expected %s, got %s", te.Field, jsonTypeName(te.Type.Kind().String()), te.Value)}
+		}
+		return nil, &badRequest{code: "invalid_json", msg: "We could not parse the JSON body of your request: " + err.Error()}
+	}
+	switch {
+	case req.Model == nil || *req.Model == "":
+		return nil, &badRequest{param: "model", code: "missing_required_parameter", msg: "Missing required parameter: 'model'"}
+	case req.Messages == nil:
+		return nil, &badRequest{param: "messages", code: "missing_required_parameter", msg: "Missing required parameter: 'messages'"}
+	case len(req.Messages) == 0:
+		return nil, invalid("messages", "Invalid 'messages': empty array; expected at least one message")
+	case req.N != nil && *req.N != 1:
+		return nil, &badRequest{param: "n", code: "unsupported_value", msg: "Only n = 1 is supported"}
+	}
+	if len(req.Tools) > 0 && strings.TrimSpace(string(req.ToolChoice)) != `"none"` {
+		return nil, &badRequest{param: "tools", code: "unsupported_parameter",
+			msg: "Client-provided tools are not supported: the served workflow runs its own tools. Omit 'tools' or send tool_choice \"none\""}
+	}
+	for i, m := range req.Messages {
+		switch m.Role {
+		case "system", "developer", "user", "assistant", "tool", "function":
+		case "":
+			return nil, &badRequest{param: fmt.Sprintf("messages[%d].role", i), code: "missing_required_parameter", msg: fmt.Sprintf("Missing required parameter: 'messages[%d].role'", i)}
+		default:
+			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "Invalid value for 'messages[%d].role': %q; supported: system, developer, user, assistant, tool", i, m.Role)
+		}
+		if _, err := messageText(m.Content); err != nil {
+			return nil, invalid(fmt.Sprintf("messages[%d].content", i), "Invalid 'messages[%d].content': %v", i, err)
+		}
+	}
+	last := req.Messages[len(req.Messages)-1]
+	if last.Role != "user" {
+		p := fmt.Sprintf("messages[%d].role", len(req.Messages)-1)
+		if last.Role == "tool" || last.Role == "function" {
+			return nil, &badRequest{param: p, code: "unsupported_value", msg: "Tool results are not supported: the served workflow runs its own tools; the last message must be a user message"}
+		}
+		return nil, invalid(p, "The last message must be a user message (it is the input), not %q", last.Role)
+	}
+	return &req, nil
+}
+
+func jsonTypeName(goKind string) string {
+	switch goKind {
+	case "bool":
+		return "a boolean"
+	case "string":
+		return "a string"
+	case "slice", "array":
+		return "an array"
+	case "struct", "map", "ptr":
+		return "an object"
+	}
+	return "a number"
+}
+
+// messageText is a message's text: a string, or the concatenated text of
+// its parts. Null is empty; a non-text part is an error.
+func messageText(raw json.RawMessage) (string, error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return "", nil
+	}
+	if s[0] == '"' {
+		var out string
+		if err := json.Unmarshal(raw, &out); err != nil {
+			return "", err
+		}
+		return out, nil
+	}
+	if s[0] != '[' {
+		return "", errors.New("expected a string or an array of content parts")
+	}
+	var parts []contentPart
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("expected a string or an array of content parts")
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		if p.Type != "text" {
+			return "", fmt.Errorf("part %d has type %q; only text parts are supported", i, p.Type)
+		}
+		b.WriteString(p.Text)
+	}
+	return b.String(), nil
+}
+
+// validSession reports whether s can name a session.
+func validSession(s string) bool {
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *Handler) newID(prefix string) string {
+	if h.b.NewID != nil {
+		return h.b.NewID(prefix)
+	}
+	return prefix + strconv.FormatUint(h.seq.Add(1), 10)
+}
+
+func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			h.fail(w, http.StatusRequestEntityTooLarge, "invalid_request_error", "", "request_too_large", fmt.Sprintf("The request body is larger than %d bytes", mbe.Limit))
+			return
+		}
+		h.fail(w, http.StatusBadRequest, "invalid_request_error", "", "unreadable_body", "could not read the request body: "+err.Error())
+		return
+	}
+	req, bad := parse(body)
+	if bad != nil {
+		h.fail(w, http.StatusBadRequest, "invalid_request_error", bad.param, bad.code, bad.msg)
+		return
+	}
+	if *req.Model != h.model {
+		h.fail(w, http.StatusNotFound, "invalid_request_error", "model", "model_not_found",
+			fmt.Sprintf("The model '%s' does not exist; this server serves '%s'", *req.Model, h.model))
+		return
+	}
+	user := server.UserFrom(r.Context())
+	if user == "" {
+		h.fail(w, http.StatusUnauthorized, "authentication_error", "", "invalid_api_key", "the request is not authenticated")
+		return
+	}
+	id := h.newID("chatcmpl-")
+	sess, continued := r.Header.Get(SessionHeader), true
+	switch {
+	case sess != "":
+		if !validSession(sess) {
+			h.fail(w, http.StatusBadRequest, "invalid_request_error", "", "invalid_session", SessionHeader+" must be 1 to 200 printable characters")
+			return
+		}
+	case req.User != "":
+		sess = "user:" + req.User
+		if !validSession(sess) {
+			h.fail(w, http.StatusBadRequest, "invalid_request_error", "user", "invalid_value", "'user' must be 1 to 195 printable characters")
+			return
+		}
+	default:
+		sess, continued = id, false
+	}
+	inv, err := h.invocation(r.Context(), user, sess, continued, req)
+	if err != nil {
+		if bad, ok := err.(*badRequest); ok {
+			h.fail(w, http.StatusBadRequest, "invalid_request_error", bad.param, bad.code, bad.msg)
+			return
+		}
+		h.logger().Error("openai: read session", "session", sess, "err", err)
+		h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not read the session")
+		return
+	}
+	inv.ID = id
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	run, err := h.b.Start(ctx, Protocol, inv)
+	if err != nil {
+		h.startError(w, err)
+		return
+	}
+	hd := w.Header()
+	hd.Set(SessionHeader, sess)
+	hd.Set(RunHeader, run.ID)
+	hd.Set("X-Request-Id", id)
+	c := &completion{h: h, id: id, created: h.now()}
+	if req.Stream {
+		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		c.stream(ctx, cancel, w, run)
+		return
+	}
+	c.collect(run)
+	c.respond(r.Context(), w)
+}
+
+func (h *Handler) logger() *slog.Logger {
+	if h.b.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return h.b.Logger
+}
+
+func (h *Handler) now() int64 {
+	if h.b.Clock == nil {
+		return 0
+	}
+	return h.b.Clock.Now().Unix()
+}
+
+// invocation builds the run request: a resume when the session's latest
+// run waits on interrupts, else a new run whose input is the last message
+// (with the earlier ones folded in when the session has no history).
+func (h *Handler) invocation(ctx context.Context, user, sess string, continued bool, req *chatRequest) (runtime.Invocation, error) {
+	inv := runtime.Invocation{User: user, Session: sess}
+	last := req.Messages[len(req.Messages)-1]
+	text, _ := messageText(last.Content)
+	history := false
+	if continued {
+		key := store.SessionKey{App: h.b.App(), User: user, Session: sess}
+		runs, err := h.sessions.Runs(ctx, key)
+		if err != nil {
+			return inv, err
+		}
+		history = len(runs) > 0
+		if history && runs[len(runs)-1].Status == store.RunInterrupted {
+			latest := runs[len(runs)-1]
+			evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: latest.ID, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+			if err != nil {
+				return inv, err
+			}
+			if len(evs) > 0 && len(evs[len(evs)-1].Interrupts) > 0 {
+				value := json.RawMessage(text)
+				if !json.Valid(value) {
+					value = appendString(nil, text)
+				}
+				vals := map[string]json.RawMessage{}
+				for _, in := range evs[len(evs)-1].Interrupts {
+					vals[in.ID] = value
+				}
+				inv.Resume = &runtime.ResumeRequest{Run: latest.ID, Values: vals}
+				return inv, nil
+			}
+		}
+	}
+	if !history && len(req.Messages) > 1 && h.textInput {
+		var b strings.Builder
+		b.WriteString("Conversation so far:\n")
+		for _, m := range req.Messages[:len(req.Messages)-1] {
+			t, _ := messageText(m.Content)
+			b.WriteString(m.Role)
+			b.WriteString(": ")
+			b.WriteString(t)
+			b.WriteByte('\n')
+		}
+		b.WriteString("\nCurrent message:\n")
+		b.WriteString(text)
+		text = b.String()
+	}
+	if text == "" {
+		return inv, invalid(fmt.Sprintf("messages[%d].content", len(req.Messages)-1), "The last message has no text")
+	}
+	inv.Input = text
+	return inv, nil
+}
+
+// startError maps a Backend.Start error to a response.
+func (h *Handler) startError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, server.ErrOverloaded):
+		w.Header().Set("Retry-After", "1")
+		h.fail(w, http.StatusTooManyRequests, "rate_limit_error", "", "rate_limit_exceeded", "The server is running its maximum number of concurrent runs; retry later")
+	case errors.Is(err, server.ErrShuttingDown), errors.Is(err, runtime.ErrClosed):
+		h.fail(w, http.StatusServiceUnavailable, "server_error", "", "shutting_down", "The server is shutting down")
+	case errors.Is(err, runtime.ErrSessionBusy):
+		h.fail(w, http.StatusConflict, "invalid_request_error", "", "session_busy", "The session already has a run in progress; retry when it has finished")
+	case errors.Is(err, runtime.ErrInvalidResume):
+		h.fail(w, http.StatusBadRequest, "invalid_request_error", "messages", "invalid_resume",
+			"The session is waiting for an answer to an interrupt and the last message does not answer it: "+err.Error())
+	case errors.Is(err, runtime.ErrInvalidInvocation), errors.Is(err, runtime.ErrNotResumable):
+		h.fail(w, http.StatusBadRequest, "invalid_request_error", "messages", "invalid_input", err.Error())
+	case errors.Is(err, context.Canceled):
+		h.fail(w, 499, "invalid_request_error", "", "canceled", "The request was canceled")
+	default:
+		h.logger().Error("openai: start run", "err", err)
+		h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not start the run")
+	}
+}
+
+// answerFor returns where runnable's answer comes from (cached).
+func (h *Handler) answerFor(runnable string) *answerInfo {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if a, ok := h.answers[runnable]; ok {
+		return a
+	}
+	a := &answerInfo{nodes: map[string]bool{}}
+	if p := h.b.Program; p != nil {
+		gi := -1
+		for i := range p.Agents {
+			if p.Agents[i].Name == runnable {
+				gi = int(p.Agents[i].Graph)
+			}
+		}
+		for i := range p.Graphs {
+			if gi < 0 && p.Graphs[i].Name == runnable {
+				gi = i
+			}
+		}
+		if gi >= 0 && gi < len(p.Graphs) && p.Graphs[gi].Output != bytecode.None {
+			g := &p.Graphs[gi]
+			a.field = p.States[g.State].Fields[g.Output].Name
+			for _, n := range g.Nodes {
+				if n.Into == g.Output && (n.Kind == bytecode.NodeLLM || n.Kind == bytecode.NodeAgent) {
+					a.nodes[n.Name] = true
+				}
+			}
+		}
+	}
+	h.answers[runnable] = a
+	return a
+}
+
+// defaultGraph is the graph a request runs: the serve block's run, else
+// the only runnable; -1 when that is ambiguous.
+func defaultGraph(p *bytecode.Program) int {
+	if p.Serve != nil && p.Serve.Run.Kind != 0 {
+		return p.RunGraph(p.Serve.Run)
+	}
+	lowered := map[int32]bool{}
+	var gs []int
+	for i := range p.Agents {
+		if g := p.Agents[i].Graph; g >= 0 {
+			lowered[g] = true
+			gs = append(gs, int(g))
+		}
+	}
+	for i := range p.Graphs {
+		if !lowered[int32(i)] {
+			gs = append(gs, i)
+		}
+	}
+	if len(gs) == 1 {
+		return gs[0]
+	}
+	return -1
+}
+
+// takesText reports whether graph gi's input field is a string (or json):
+// text can be written to it as it is.
+func takesText(p *bytecode.Program, gi int) bool {
+	g := &p.Graphs[gi]
+	if g.Input == bytecode.None {
+		return false
+	}
+	t := p.Types[p.States[g.State].Fields[g.Input].Type]
+	if t.Kind() == types.KindOptional {
+		t = t.Elem()
+	}
+	return t.Kind() == types.KindString || t.Kind() == types.KindJSON
+}

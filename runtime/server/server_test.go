@@ -1,0 +1,347 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"testing/fstest"
+	"time"
+
+	"github.com/agentc/agentc/compiler"
+	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/store/memory"
+)
+
+type clock struct{ n atomic.Int64 }
+
+func (c *clock) Now() time.Time {
+	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
+}
+func (c *clock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
+
+type entropy struct{ n atomic.Uint64 }
+
+func (e *entropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
+
+type quietModel struct{}
+
+func (quietModel) Info() runtime.ModelInfo { return runtime.ModelInfo{Name: "m", Model: "test:quiet"} }
+func (quietModel) Generate(context.Context, *runtime.ModelRequest, func(string)) (*runtime.ModelResponse, error) {
+	return &runtime.ModelResponse{Text: "ok", FinishReason: "stop"}, nil
+}
+
+func backend(t *testing.T) *server.Backend {
+	t.Helper()
+	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
+	cfg := compiler.Config{FS: fstest.MapFS{"w.agent": {Data: []byte(src)}}, Root: "."}
+	pkg, ds := compiler.Load(cfg, "w.agent")
+	if n, _ := diag.CountErrors(ds); n > 0 {
+		t.Fatal(ds)
+	}
+	prog, _, ds := compiler.Compile(cfg, pkg)
+	if prog == nil {
+		t.Fatal(ds)
+	}
+	st := memory.New()
+	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": quietModel{}},
+		Clock: &clock{}, Entropy: &entropy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &server.Backend{Runner: r, Store: st, Program: prog, Clock: &clock{}, Metrics: server.NewMetrics(),
+		Limits: server.Limits{MaxBodyBytes: 64}}
+}
+
+// whoami answers with the authenticated user and the body it read.
+var whoami = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	b, err := io.ReadAll(r.Body)
+	if err != nil {
+		server.WriteError(w, r, http.StatusRequestEntityTooLarge, "body_too_large", err.Error())
+		return
+	}
+	_, _ = io.WriteString(w, server.UserFrom(r.Context())+":"+string(b))
+})
+
+func TestParseTokens(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    map[string]string
+		wantErr bool
+	}{
+		{"tok1=alice,tok2=bob", map[string]string{"tok1": "alice", "tok2": "bob"}, false},
+		{" tok1 = alice , tok2=bob\n", map[string]string{"tok1": "alice", "tok2": "bob"}, false},
+		{"", map[string]string{}, false},
+		{"tok1", nil, true},
+		{"=alice", nil, true},
+		{"tok1=", nil, true},
+		{"tok1=alice,tok1=bob", nil, true},
+	}
+	for _, tc := range tests {
+		got, err := server.ParseTokens(tc.in)
+		if (err != nil) != tc.wantErr {
+			t.Errorf("ParseTokens(%q) error %v", tc.in, err)
+			continue
+		}
+		if err == nil && !equal(got, tc.want) {
+			t.Errorf("ParseTokens(%q) = %v, want %v", tc.in, got, tc.want)
+		}
+		if err != nil && strings.Contains(err.Error(), "tok1=") {
+			t.Errorf("the error shows a whole token: %v", err)
+		}
+	}
+}
+
+func equal(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestNewRefuses(t *testing.T) {
+	b := backend(t)
+	tests := []struct {
+		name string
+		cfg  server.Config
+		ok   bool
+	}{
+		{"tokens", server.Config{Addr: "0.0.0.0:8080", Tokens: map[string]string{"t": "u"}}, true},
+		{"open on loopback", server.Config{Addr: "127.0.0.1:8080", Open: true}, true},
+		{"open on localhost", server.Config{Addr: "localhost:8080", Open: true}, true},
+		{"open on ::1", server.Config{Addr: "[::1]:8080", Open: true}, true},
+		{"open on all interfaces", server.Config{Addr: ":8080", Open: true}, false},
+		{"open on a public address", server.Config{Addr: "192.0.2.1:8080", Open: true}, false},
+		{"no tokens, not open", server.Config{Addr: "127.0.0.1:8080"}, false},
+		{"conflicting mounts", server.Config{Addr: "127.0.0.1:0", Tokens: map[string]string{"t": "u"},
+			Mounts: []server.Mount{{Pattern: "/x/", Handler: whoami}, {Pattern: "/x/", Handler: whoami}}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Backend = b
+			_, err := server.New(tc.cfg)
+			if (err == nil) != tc.ok {
+				t.Fatalf("New: %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+type serving struct {
+	url string
+	srv *server.Server
+}
+
+func serve(t *testing.T, cfg server.Config) serving {
+	t.Helper()
+	if cfg.Backend == nil {
+		cfg.Backend = backend(t)
+	}
+	cfg.Addr = "127.0.0.1:0"
+	srv, err := server.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	t.Cleanup(func() {
+		if err := srv.Shutdown(context.Background()); err != nil {
+			t.Errorf("shutdown: %v", err)
+		}
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	return serving{url: "http://" + l.Addr().String(), srv: srv}
+}
+
+func get(t *testing.T, method, url, token, body string, headers ...string) (int, string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b), resp.Header
+}
+
+func protoError(w http.ResponseWriter, r *http.Request, status int, code, msg string) {
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, "proto-error:"+code)
+}
+
+func TestAuthAndRouting(t *testing.T) {
+	s := serve(t, server.Config{
+		Tokens: map[string]string{"tok-a": "alice", "tok-b": "bob"},
+		Mounts: []server.Mount{
+			{Pattern: "/p/", Protocol: "p", Handler: whoami, Error: protoError},
+			{Pattern: "/card.json", Protocol: "card", Handler: whoami, Public: true},
+			{Pattern: "/panic", Protocol: "p", Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { panic("boom") }), Error: protoError},
+		},
+	})
+	tests := []struct {
+		name, method, path, auth, body string
+		status                         int
+		want                           string // body prefix
+	}{
+		{"alice", "POST", "/p/x", "Bearer tok-a", "hi", 200, "alice:hi"},
+		{"bob", "POST", "/p/x", "Bearer tok-b", "", 200, "bob:"},
+		{"scheme is case-insensitive", "POST", "/p/x", "bearer tok-a", "", 200, "alice:"},
+		{"no token", "POST", "/p/x", "", "", 401, "proto-error:unauthorized"},
+		{"wrong token", "POST", "/p/x", "Bearer tok-c", "", 401, "proto-error:unauthorized"},
+		{"basic auth", "POST", "/p/x", "Basic dG9rLWE6", "", 401, "proto-error:unauthorized"},
+		{"public mount", "GET", "/card.json", "", "", 200, ":"},
+		{"body over the limit", "POST", "/p/x", "Bearer tok-a", strings.Repeat("x", 65), 413, "proto-error:body_too_large"},
+		{"healthz is public", "GET", "/healthz", "", "", 200, `{"status":"ok","app":"w","running":0}`},
+		{"metrics need a token", "GET", "/metrics", "", "", 401, `{"error":{"code":"unauthorized"`},
+		{"metrics", "GET", "/metrics", "Bearer tok-a", "", 200, "# HELP"},
+		{"unknown path", "GET", "/nope", "", "", 404, `{"error":{"code":"not_found"`},
+		{"panic", "GET", "/panic", "Bearer tok-a", "", 500, "proto-error:internal"},
+		{"still serving after a panic", "POST", "/p/x", "Bearer tok-a", "again", 200, "alice:again"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, _ := get(t, tc.method, s.url+tc.path, tc.auth, tc.body)
+			if status != tc.status || !strings.HasPrefix(body, tc.want) {
+				t.Fatalf("%d %q, want %d %q", status, body, tc.status, tc.want)
+			}
+		})
+	}
+	_, body, _ := get(t, "GET", s.url+"/metrics", "Bearer tok-a", "")
+	for _, want := range []string{
+		`agentc_http_requests_total{protocol="p",code="200"} 4`,
+		`agentc_http_requests_total{protocol="p",code="401"} 3`,
+		`agentc_errors_total{protocol="p",code="unauthorized"} 3`,
+		"# TYPE agentc_http_request_seconds summary",
+		"agentc_runs_active 0",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q:\n%s", want, body)
+		}
+	}
+}
+
+func TestOpenMode(t *testing.T) {
+	s := serve(t, server.Config{Open: true, Mounts: []server.Mount{{Pattern: "/p/", Protocol: "p", Handler: whoami}}})
+	tests := []struct {
+		name   string
+		header []string
+		want   string
+	}{
+		{"anonymous", nil, "anonymous:"},
+		{"user header", []string{server.UserHeader, "carol"}, "carol:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, _ := get(t, "GET", s.url+"/p/", "", "", tc.header...)
+			if status != 200 || body != tc.want {
+				t.Fatalf("%d %q", status, body)
+			}
+		})
+	}
+}
+
+func TestShutdownDrains(t *testing.T) {
+	b := backend(t)
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Tokens: map[string]string{"t": "u"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(l) }()
+	url := "http://" + l.Addr().String()
+	if status, _, _ := get(t, "GET", url+"/healthz", "", ""); status != 200 {
+		t.Fatalf("healthz %d", status)
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Start(context.Background(), "p", runtime.Invocation{User: "u", Session: "s", Input: "x"}); err != server.ErrShuttingDown {
+		t.Fatalf("Start after Shutdown: %v", err)
+	}
+	if _, err := http.Get(url + "/healthz"); err == nil {
+		t.Fatal("still accepting connections")
+	}
+	if err := srv.Shutdown(context.Background()); err != nil {
+		t.Fatalf("second Shutdown: %v", err)
+	}
+}
+
+func TestMetricsFormat(t *testing.T) {
+	m := server.NewMetrics()
+	m.Request("openai", 200, 1500*time.Millisecond)
+	m.RunStarted("openai")
+	m.RunFinished("openai", "completed", time.Second)
+	m.Event("openai", "model_delta")
+	m.Error("openai", `we"ird`)
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	want := `# HELP agentc_errors_total Protocol error responses by protocol and code.
+# TYPE agentc_errors_total counter
+agentc_errors_total{protocol="openai",code="we\"ird"} 1
+# HELP agentc_events_total Runtime events streamed by protocol and kind.
+# TYPE agentc_events_total counter
+agentc_events_total{protocol="openai",kind="model_delta"} 1
+# HELP agentc_http_request_seconds HTTP request time in seconds (to the end of the response).
+# TYPE agentc_http_request_seconds summary
+agentc_http_request_seconds_count{protocol="openai"} 1
+agentc_http_request_seconds_sum{protocol="openai"} 1.5
+# HELP agentc_http_requests_total HTTP requests by protocol and status.
+# TYPE agentc_http_requests_total counter
+agentc_http_requests_total{protocol="openai",code="200"} 1
+# HELP agentc_run_seconds Run time in seconds.
+# TYPE agentc_run_seconds summary
+agentc_run_seconds_count{protocol="openai"} 1
+agentc_run_seconds_sum{protocol="openai"} 1
+# HELP agentc_runs_finished_total Runs finished by protocol and status.
+# TYPE agentc_runs_finished_total counter
+agentc_runs_finished_total{protocol="openai",status="completed"} 1
+# HELP agentc_runs_started_total Runs started by protocol.
+# TYPE agentc_runs_started_total counter
+agentc_runs_started_total{protocol="openai"} 1
+`
+	if b.String() != want {
+		t.Fatalf("got\n%s\nwant\n%s", b.String(), want)
+	}
+	var nilMetrics *server.Metrics
+	nilMetrics.Request("x", 200, 0) // a nil registry discards
+}
+
+func TestMetricsCountWithoutAllocating(t *testing.T) {
+	m := server.NewMetrics()
+	m.Event("openai", "model_delta")
+	if n := testing.AllocsPerRun(100, func() { m.Event("openai", "model_delta") }); n != 0 {
+		t.Fatalf("Event allocates %v times per call", n)
+	}
+}
