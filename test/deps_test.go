@@ -28,7 +28,8 @@ var allowed = map[string][]string{
 
 	"compiler/types":    {},
 	"compiler/bytecode": {"compiler/types", "lang/diag"},
-	"compiler":          {"compiler/bytecode", "lang/syntax"},
+	"compiler":          {"compiler/bytecode", "lang/syntax", "compiler/skillmd"},
+	"compiler/skillmd":  {"lang/diag"},
 
 	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
 
@@ -41,7 +42,13 @@ var allowed = map[string][]string{
 	"runtime/tool":            {"runtime"},
 	"runtime/agent":           {"runtime"},
 	"runtime/session":         {"runtime"},
-	"runtime/history":         {"runtime/session"},
+	"runtime/history":         {"runtime", "runtime/session"},
+	"runtime/artifact":        {"runtime/store"},
+	"runtime/workspace":       {"runtime", "runtime/artifact"},
+	"runtime/skill":           {"runtime/workspace"},
+	"runtime/evolution":       {"runtime/skill"},
+	"runtime/recall":          {"runtime", "runtime/session", "runtime/store"},
+	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
 
 	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},
@@ -52,15 +59,19 @@ var allowed = map[string][]string{
 	"stdlib/tools": {"stdlib", "runtime"},
 
 	"editors/lsp": {"lang/format", "compiler", "stdlib"},
+
+	// A fake OpenAI-compatible endpoint for tests (net/http only).
+	"internal/openaitest": {},
 }
 
 // external pins third-party imports to the one package that owns each.
 var external = map[string][]string{
 	"github.com/alecthomas/participle":  {"lang/syntax"},
 	"github.com/dominikbraun/graph":     {"compiler"},
-	"github.com/cockroachdb/pebble":     {"runtime/store/pebble"},
+	"github.com/cockroachdb/pebble":     {"runtime/store/pebble", "bench/vm"}, // bench/vm: the raw synced-batch baseline
 	"github.com/openai/openai-go":       {"runtime/model"},
 	"github.com/sashabaranov/go-openai": {"runtime/model"},
+	"github.com/tiktoken-go/tokenizer":  {"runtime/history"},
 }
 
 // unrestricted packages may import anything in the module.

@@ -67,6 +67,9 @@ func newRoot(a *app) *cobra.Command {
 		newSessionsCmd(a),
 		newCheckpointsCmd(a),
 		newReplayCmd(a),
+		newServeCmd(a),
+		newArtifactsCmd(a),
+		newSkillsCmd(a),
 	)
 	return root
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -113,6 +114,12 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	}
 	defer st.Close()
 	cfg.Store = st
+	if err := bindContext(&cfg); err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
+	if err := bindSkills(&cfg, proj.root, filepath.Join(dataDir(f.data), "workspaces"), true); err != nil {
+		return &exitError{code: exitFail, err: err}
+	}
 	r, err := runtime.NewRunner(cfg)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
@@ -127,7 +134,9 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		}
 		inv.User, inv.Session, inv.Input, inv.Resume = key.User, key.Session, "", req
 	}
-	ch, err := r.Run(ctx, inv)
+	// Ctrl-C cancels the run through the Runner rather than abandoning its
+	// event stream, so the run's last events (run_finished) still print.
+	ch, err := r.Run(context.WithoutCancel(ctx), inv)
 	if err != nil {
 		if errors.Is(err, runtime.ErrInvalidInvocation) || errors.Is(err, runtime.ErrUnknownRunnable) ||
 			errors.Is(err, runtime.ErrInvalidResume) || errors.Is(err, runtime.ErrNotResumable) {
@@ -135,6 +144,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		}
 		return &exitError{code: exitFail, err: err}
 	}
+	ch = cancelOnDone(ctx, r, ch)
 	fin := printEvents(a, ch, f.json, cfg.Clock.Now)
 	if fin == nil {
 		if ctx.Err() != nil {
@@ -169,6 +179,27 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		msg = fmt.Sprintf("failed: %s: %s", fin.Error.Kind, fin.Error.Message)
 	}
 	return &exitError{code: exitFail, err: fmt.Errorf("run %s %s", fin.Run, msg)}
+}
+
+// cancelOnDone forwards a run's events and cancels the run (by the id its
+// first event carries) when ctx is done. The forwarding goroutine ends when
+// the run's channel closes.
+func cancelOnDone(ctx context.Context, r *runtime.Runner, ch <-chan *runtime.Event) <-chan *runtime.Event {
+	out := make(chan *runtime.Event, cap(ch))
+	go func() {
+		defer close(out)
+		stop := func() bool { return false }
+		defer func() { stop() }()
+		for e := range ch {
+			if e.Run != "" && ctx != nil {
+				run := e.Run
+				stop = context.AfterFunc(ctx, func() { r.Cancel(run) })
+				ctx = nil // one registration: the first event names the run
+			}
+			out <- e
+		}
+	}()
+	return out
 }
 
 // runConfig picks the models, tools and functions of a CLI run.
@@ -224,6 +255,9 @@ func runConfig(a *app, prog *bytecode.Program, root string) (runtime.RunnerConfi
 	// Builtin tools the test did not replay run for real: file tools
 	// confined to the project root, http_get only to AGENTC_ALLOW_HOSTS.
 	tools.Bind(cfg.Tools, prog.Tools, tools.Config{Workspace: root, AllowHosts: allowHosts(), Clock: wallClock{}})
+	if err := bindDeclared(prog, cfg.Funcs, cfg.Tools, root); err != nil {
+		return cfg, &exitError{code: exitFail, err: err}
+	}
 	if miss := missingTools(prog, cfg.Tools); len(miss) > 0 {
 		// A call fails with a tool_error naming the tool; the run goes on
 		// as far as it can without it.

@@ -18,7 +18,16 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/evolution"
+	"github.com/agentc/agentc/runtime/history"
+	"github.com/agentc/agentc/runtime/memory"
 	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/recall"
+	"github.com/agentc/agentc/runtime/skill"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/workspace"
+	"github.com/agentc/agentc/stdlib/tools"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -264,6 +273,12 @@ func missingTools(p *bytecode.Program, tools map[string]runtime.Tool) []string {
 		if t.Impl.Kind == bytecode.ImplAgent || tools[t.Name] != nil || (t.Impl.Kind == bytecode.ImplBuiltin && tools[t.Impl.Builtin] != nil) {
 			continue
 		}
+		if t.Impl.Kind == bytecode.ImplBuiltin && contextTools[t.Impl.Builtin] {
+			continue // bound by bindContext once the store is open
+		}
+		if t.Impl.Kind == bytecode.ImplBuiltin && skillTools[t.Impl.Builtin] {
+			continue // bound by bindSkills once the store is open
+		}
 		out = append(out, t.Name+" ("+implName(t)+")")
 	}
 	slices.Sort(out)
@@ -276,8 +291,31 @@ func implName(t bytecode.Tool) string {
 		return "builtin." + t.Impl.Builtin
 	case bytecode.ImplHTTP:
 		return "http"
+	case bytecode.ImplExec:
+		return "exec"
 	}
 	return "run"
+}
+
+// bindDeclared binds the program's `run = http` and `run = exec` tools that
+// into lacks (a replay wins): http reaches only AGENTC_ALLOW_HOSTS, exec runs
+// confined to root with a scrubbed environment. An env() header that is not
+// set fails the load.
+func bindDeclared(p *bytecode.Program, funcs map[string]vm.Func, into map[string]runtime.Tool, root string) error {
+	need := false
+	for _, t := range p.Tools {
+		if (t.Impl.Kind == bytecode.ImplHTTP || t.Impl.Kind == bytecode.ImplExec) && into[t.Name] == nil {
+			need = true
+		}
+	}
+	if !need {
+		return nil
+	}
+	m, err := vm.New(p, funcs)
+	if err != nil {
+		return fmt.Errorf("load tools: %w", err)
+	}
+	return tools.BindDeclared(into, m, tools.Config{Workspace: root, AllowHosts: allowHosts(), LookupEnv: os.LookupEnv})
 }
 
 // unscriptedModel stands in for a model a test does not replay; calling it
@@ -312,4 +350,147 @@ func (s *scripted) toolNames() []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// contextTools are the builtin tools backed by the session and memory
+// services: they need the store, so bindContext binds them.
+var contextTools = map[string]bool{
+	recall.SearchToolName: true, recall.LoadToolName: true,
+	memory.SearchToolName: true, memory.AddToolName: true,
+}
+
+// bindContext binds session_search, session_load, memory_search and
+// memory_add over cfg.Store (replacing stubs; a replay wins), and adds
+// preload recall, memory preload and the auto-memory extractor when the
+// program's agents have recall or memory policies that ask for them. Call it
+// once cfg.Store, Models and Tools are set, before runtime.NewRunner.
+func bindContext(cfg *runtime.RunnerConfig) error {
+	p, st := cfg.Program, cfg.Store
+	if p == nil || st == nil || cfg.Clock == nil {
+		return fmt.Errorf("bind context services: no program, store or clock")
+	}
+	if cfg.Tools == nil {
+		cfg.Tools = map[string]runtime.Tool{}
+	}
+	idx := recall.NewIndex(st, cfg.Logger)
+	mem := memory.New(st, cfg.Clock)
+	impl := map[string]runtime.Tool{
+		recall.SearchToolName: recall.NewSearchTool(idx, p), recall.LoadToolName: recall.NewLoadTool(idx, p),
+		memory.SearchToolName: memory.NewSearchTool(mem), memory.AddToolName: memory.NewAddTool(mem, p),
+	}
+	for _, t := range p.Tools {
+		if t.Impl.Kind != bytecode.ImplBuiltin || impl[t.Impl.Builtin] == nil {
+			continue
+		}
+		if _, stub := cfg.Tools[t.Name].(*unimplementedTool); cfg.Tools[t.Name] == nil || stub {
+			cfg.Tools[t.Name] = impl[t.Impl.Builtin]
+		}
+	}
+	var recallPreload, memoryPreload bool
+	for i := range p.Agents {
+		if recall.AgentPolicy(p, i, bytecode.PolicyRecall) != nil && recall.PolicyOf(p, i).Preload > 0 {
+			recallPreload = true
+		}
+		pol, ok := memory.PolicyOf(p, i)
+		if !ok {
+			continue
+		}
+		memoryPreload = memoryPreload || pol.Preload != 0
+		if pol.Mode != memory.ModeAuto || cfg.Memory != nil {
+			continue
+		}
+		// One extractor per program: the first agent with auto memory
+		// names its model, instruction and max_memories.
+		m := cfg.Models[pol.Model]
+		if m == nil {
+			return fmt.Errorf("agent %s: memory extractor model %s has no implementation", p.Agents[i].Name, pol.Model)
+		}
+		x, err := memory.NewExtractor(memory.ExtractorConfig{Service: mem, Ledger: st, Docs: st, Model: m,
+			Instruction: pol.Instruction, MaxMemories: pol.MaxMemories, Logger: cfg.Logger})
+		if err != nil {
+			return err
+		}
+		cfg.Memory = x
+	}
+	if recallPreload {
+		cfg.Preloaders = append(cfg.Preloaders, recall.NewPreloader(idx))
+	}
+	if memoryPreload {
+		cfg.Preloaders = append(cfg.Preloaders, memory.NewPreloader(mem))
+	}
+	return bindHistory(cfg)
+}
+
+// skillTools are the builtin tools of skills and workspaces (spec/skills.md):
+// they need the store, so bindSkills binds them.
+var skillTools = map[string]bool{
+	"skill_load": true, "skill_run": true, "workspace_write": true, "workspace_read": true,
+	"workspace_list": true, "workspace_exec": true, "workspace_save_artifact": true,
+}
+
+// bindSkills binds skill_load, skill_run and the workspace tools over
+// cfg.Store (replacing stubs; a replay wins), with per-run workspaces under
+// workspaces, and sets the Evolution hook when an agent has an evolution
+// policy (evolve false leaves it off: agentc test publishes nothing). Paths
+// in the program are relative to root. Call it once cfg.Store, Models and
+// Tools are set, before runtime.NewRunner.
+func bindSkills(cfg *runtime.RunnerConfig, root, workspaces string, evolve bool) error {
+	p, st := cfg.Program, cfg.Store
+	if p == nil || st == nil {
+		return fmt.Errorf("bind skills: no program or store")
+	}
+	if cfg.Tools == nil {
+		cfg.Tools = map[string]runtime.Tool{}
+	}
+	repo := skill.NewRepository()
+	mgr := &workspace.Manager{Base: workspaces}
+	exec := &workspace.Local{}
+	impl := (&skill.Tools{Repo: repo, Catalog: skill.CatalogFromProgram(p, root), Docs: st, Workspaces: mgr, Exec: exec, Now: cfg.Clock.Now}).All()
+	for name, t := range (&workspace.Tools{Workspaces: mgr, Exec: exec, Artifacts: artifact.New(st, cfg.Clock.Now)}).All() {
+		impl[name] = t
+	}
+	for _, t := range p.Tools {
+		if t.Impl.Kind != bytecode.ImplBuiltin || impl[t.Impl.Builtin] == nil {
+			continue
+		}
+		if _, stub := cfg.Tools[t.Name].(*unimplementedTool); cfg.Tools[t.Name] == nil || stub {
+			cfg.Tools[t.Name] = impl[t.Impl.Builtin]
+		}
+	}
+	if pols := evolution.PoliciesFromProgram(p, cfg.Models, root); evolve && len(pols) > 0 && cfg.Evolution == nil {
+		cfg.Evolution = newEvolution(st, pols, repo, cfg.Clock.Now, cfg.Entropy)
+	}
+	return nil
+}
+
+// newEvolution is the evolution service over st; candidate ids are
+// "cand_" + time + entropy.
+func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.Repository, now func() time.Time, ent vm.Entropy) *evolution.Service {
+	return evolution.New(evolution.Config{Store: st, Policies: pols, Repo: repo, Now: now,
+		NewID: func() string {
+			return fmt.Sprintf("cand_%s%06x", now().UTC().Format("20060102T150405"), ent.Uint64()&0xffffff)
+		}})
+}
+
+// bindHistory sets the Runner's context builder (session projection,
+// compaction, pressure relief) and, when an agent has a summary policy, its
+// Summary hook: one runtime/history Service over cfg.Store (spec/context.md).
+// The lease owner names this process (host and pid). Call it once
+// cfg.Store, Models and Funcs are set; it keeps a Context or Summary already
+// set.
+func bindHistory(cfg *runtime.RunnerConfig) error {
+	if cfg.Context != nil {
+		return nil
+	}
+	host, _ := os.Hostname()
+	svc, err := history.New(history.Config{Store: cfg.Store, Program: cfg.Program, Models: cfg.Models, Funcs: cfg.Funcs,
+		Clock: cfg.Clock, Owner: fmt.Sprintf("agentc@%s:%d", host, os.Getpid()), Logger: cfg.Logger})
+	if err != nil {
+		return err
+	}
+	cfg.Context = svc
+	if cfg.Summary == nil && svc.HasSummaries() {
+		cfg.Summary = svc
+	}
+	return nil
 }
