@@ -206,7 +206,7 @@ func cancelOnDone(ctx context.Context, r *runtime.Runner, ch <-chan *runtime.Eve
 func runConfig(a *app, prog *bytecode.Program, root string) (runtime.RunnerConfig, error) {
 	cfg := runtime.RunnerConfig{Program: prog, Clock: wallClock{}, Entropy: cryptoEntropy{},
 		Funcs: funcTable(prog, nil), Tools: map[string]runtime.Tool{}}
-	gi := defaultRunGraph(prog)
+	gi := prog.DefaultGraph()
 	var test *bytecode.Test
 	for i := range prog.Tests {
 		if gi >= 0 && prog.RunGraph(prog.Tests[i].Run) == gi {

@@ -20,7 +20,6 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
@@ -142,9 +141,9 @@ func resolveServe(changed func(flag string) bool, f serveFlags, prog *bytecode.P
 		blockAttrs = prog.Serve.Attrs
 	}
 	s := serveSettings{
-		addr: pick("addr", f.addr, "AGENTC_ADDR", y.Serve.Addr, serveAttr(prog, blockAttrs, "addr"), "127.0.0.1:8080"),
+		addr: pick("addr", f.addr, "AGENTC_ADDR", y.Serve.Addr, attrString(prog, blockAttrs, "addr"), "127.0.0.1:8080"),
 		data: pick("data", f.data, "AGENTC_DATA", y.Serve.Data, "", ".agentc"),
-		app:  pick("app", f.app, "AGENTC_APP", y.Serve.App, serveAttr(prog, blockAttrs, "app"), ""),
+		app:  pick("app", f.app, "AGENTC_APP", y.Serve.App, attrString(prog, blockAttrs, "app"), ""),
 	}
 	// Tokens: the first source that gives any.
 	s.tokens = map[string]string{}
@@ -214,30 +213,6 @@ func resolveServe(changed func(flag string) bool, f serveFlags, prog *bytecode.P
 		return s, err
 	}
 	return s, nil
-}
-
-// serveAttr is a serve-block attribute's string value: a constant, or an
-// env() reference (the variable, else its default).
-func serveAttr(p *bytecode.Program, attrs []bytecode.Attr, name string) string {
-	for _, at := range attrs {
-		if at.Name != name {
-			continue
-		}
-		switch at.Kind {
-		case bytecode.AttrConst:
-			if int(at.Const) < len(p.Consts) && p.Consts[at.Const].Kind() == types.ValString {
-				return p.Consts[at.Const].Str()
-			}
-		case bytecode.AttrEnv:
-			if v, ok := os.LookupEnv(at.Env.Var); ok {
-				return v
-			}
-			if at.Env.HasDefault {
-				return at.Env.Default
-			}
-		}
-	}
-	return ""
 }
 
 // endpoint is one protocol the serve block asks for.
@@ -390,7 +365,7 @@ func serveMounts(b *server.Backend, prog *bytecode.Program) ([]server.Mount, []f
 	)
 	eps := endpoints(prog)
 	if ep, ok := eps[bytecode.ProtoOpenAI]; ok {
-		h := openai.New(b, openai.Options{Path: ep.path, Model: serveAttr(prog, ep.attrs, "model")})
+		h := openai.New(b, openai.Options{Path: ep.path, Model: attrString(prog, ep.attrs, "model")})
 		mounts = append(mounts, h.Mount())
 		names = append(names, "openai "+h.Path()+" (model "+h.Model()+")")
 	}

@@ -100,7 +100,7 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		})
 	}
 	eps := endpoints(prog)
-	if len(eps) != 1 || eps[bytecode.ProtoOpenAI].path != "/oai" || serveAttr(prog, eps[bytecode.ProtoOpenAI].attrs, "model") != "w-model" {
+	if len(eps) != 1 || eps[bytecode.ProtoOpenAI].path != "/oai" || attrString(prog, eps[bytecode.ProtoOpenAI].attrs, "model") != "w-model" {
 		t.Fatalf("endpoints %+v", eps)
 	}
 }

@@ -91,31 +91,6 @@ func refName(p *bytecode.Program, r bytecode.Ref) string {
 	return ""
 }
 
-// defaultRunGraph is the graph a run without a runnable selects: the serve
-// block's run, else the only runnable; -1 when that is ambiguous.
-func defaultRunGraph(p *bytecode.Program) int {
-	if p.Serve != nil && p.Serve.Run.Kind != 0 {
-		return p.RunGraph(p.Serve.Run)
-	}
-	lowered := map[int32]bool{}
-	var gs []int
-	for i := range p.Agents {
-		if g := p.Agents[i].Graph; g >= 0 {
-			lowered[g] = true
-			gs = append(gs, int(g))
-		}
-	}
-	for i := range p.Graphs {
-		if !lowered[int32(i)] {
-			gs = append(gs, i)
-		}
-	}
-	if len(gs) == 1 {
-		return gs[0]
-	}
-	return -1
-}
-
 // scripted holds the scripted models and tools of one test block.
 type scripted struct {
 	models map[string]runtime.Model
@@ -150,8 +125,8 @@ func loadFixtures(p *bytecode.Program, t *bytecode.Test, root string) (*scripted
 	return s, nil
 }
 
-// attrString returns a model attribute's string value: a constant, or an
-// env() reference read from the process environment.
+// attrString returns a string attribute's value: a constant, or an env()
+// reference read from the process environment, else its default.
 func attrString(p *bytecode.Program, attrs []bytecode.Attr, name string) string {
 	for _, at := range attrs {
 		if at.Name != name {
@@ -165,6 +140,9 @@ func attrString(p *bytecode.Program, attrs []bytecode.Attr, name string) string 
 		case bytecode.AttrEnv:
 			if v, ok := os.LookupEnv(at.Env.Var); ok {
 				return v
+			}
+			if at.Env.HasDefault {
+				return at.Env.Default
 			}
 		}
 	}

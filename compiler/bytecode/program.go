@@ -572,6 +572,32 @@ func (p *Program) RunGraph(r Ref) int {
 	return -1
 }
 
+// DefaultGraph is the graph a run that names no runnable runs: the serve
+// block's run, else the only runnable (a graph that is not an agent's
+// lowering, or an agent's graph); -1 when that is ambiguous or there is none.
+func (p *Program) DefaultGraph() int {
+	if p.Serve != nil && p.Serve.Run.Kind != 0 {
+		return p.RunGraph(p.Serve.Run)
+	}
+	lowered := map[int32]bool{}
+	var gs []int
+	for i := range p.Agents {
+		if g := p.Agents[i].Graph; g >= 0 {
+			lowered[g] = true
+			gs = append(gs, int(g))
+		}
+	}
+	for i := range p.Graphs {
+		if !lowered[int32(i)] {
+			gs = append(gs, i)
+		}
+	}
+	if len(gs) == 1 {
+		return gs[0]
+	}
+	return -1
+}
+
 // ResolveEnv resolves an env reference at load time: lookup(Var) (for
 // example os.LookupEnv), else the default, parsed as e's type. A secret type
 // gives a secret value; an optional type gives null when the variable is

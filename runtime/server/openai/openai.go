@@ -103,7 +103,7 @@ func New(b *server.Backend, opts Options) *Handler {
 	}
 	if b.Program != nil {
 		h.fingerprint = "fp_" + hex.EncodeToString(b.Program.Hash[:6])
-		if gi := defaultGraph(b.Program); gi >= 0 {
+		if gi := b.Program.DefaultGraph(); gi >= 0 {
 			h.textInput = takesText(b.Program, gi)
 		}
 	}
@@ -564,31 +564,6 @@ func (h *Handler) answerFor(runnable string) *answerInfo {
 	}
 	h.answers[runnable] = a
 	return a
-}
-
-// defaultGraph is the graph a request runs: the serve block's run, else
-// the only runnable; -1 when that is ambiguous.
-func defaultGraph(p *bytecode.Program) int {
-	if p.Serve != nil && p.Serve.Run.Kind != 0 {
-		return p.RunGraph(p.Serve.Run)
-	}
-	lowered := map[int32]bool{}
-	var gs []int
-	for i := range p.Agents {
-		if g := p.Agents[i].Graph; g >= 0 {
-			lowered[g] = true
-			gs = append(gs, int(g))
-		}
-	}
-	for i := range p.Graphs {
-		if !lowered[int32(i)] {
-			gs = append(gs, i)
-		}
-	}
-	if len(gs) == 1 {
-		return gs[0]
-	}
-	return -1
 }
 
 // takesText reports whether graph gi's input field is a string (or json):
