@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/history"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/runtime/store/pebble"
@@ -163,7 +164,7 @@ default:
   text: "You asked about France before."
 `)
 			models := map[string]runtime.Model{"fast": bot, "scribe": bot}
-			cfg := runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p), Clock: &testClock{}, Entropy: &testEntropy{}}
+			cfg := runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p), Clock: newClock(), Entropy: &runtimetest.Entropy{}}
 			pre := &recordingPreloader{msgs: []runtime.Message{{Role: runtime.RoleSystem, Content: "PRELOADED"}}}
 			cfg.Preloaders = []runtime.Preloader{pre, failingPreloader{}}
 			if withService {
@@ -583,7 +584,7 @@ func TestAfterRunThroughRunner(t *testing.T) {
 			models := map[string]runtime.Model{"fast": bot, "scribe": scribe}
 			s := newService(t, st, p, models, "p", func(c *history.Config) { c.NoCascade = !cascade })
 			r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
-				Clock: &testClock{}, Entropy: &testEntropy{}, Context: s, Summary: s})
+				Clock: newClock(), Entropy: &runtimetest.Entropy{}, Context: s, Summary: s})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -613,7 +614,7 @@ func TestSummaryReachesModel(t *testing.T) {
 	scribe := summarizer("THE USER ASKED ABOUT HOSTS", nil)
 	models := map[string]runtime.Model{"fast": bot, "scribe": scribe}
 	s := newService(t, st, p, models, "p", nil)
-	clock, ent := &testClock{}, &testEntropy{}
+	clock, ent := newClock(), &runtimetest.Entropy{}
 	newRunner := func() *runtime.Runner { // a Runner per run: Close drains the post-run hook
 		r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
 			Clock: clock, Entropy: ent, Context: s, Summary: s})
@@ -650,7 +651,7 @@ func TestContextBuilderFailure(t *testing.T) {
 	st := memory.New()
 	bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"ok\"\n")
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: map[string]runtime.Model{"fast": bot},
-		Tools: testTools(), Funcs: funcs(p), Clock: &testClock{}, Entropy: &testEntropy{},
+		Tools: testTools(), Funcs: funcs(p), Clock: newClock(), Entropy: &runtimetest.Entropy{},
 		Context: newService(t, brokenEvents{st}, p, nil, "p", nil), Preloaders: []runtime.Preloader{panickingPreloader{}}})
 	if err != nil {
 		t.Fatal(err)
@@ -772,7 +773,7 @@ func TestContextBuilderPanic(t *testing.T) {
 			p := compileProgram(t, progOpts{})
 			bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"ok\"\n")
 			r, err := runtime.NewRunner(runtime.RunnerConfig{Store: memory.New(), Program: p, Models: map[string]runtime.Model{"fast": bot},
-				Tools: testTools(), Funcs: funcs(p), Clock: &testClock{}, Entropy: &testEntropy{}, Context: panickyBuilder{openPanics}})
+				Tools: testTools(), Funcs: funcs(p), Clock: newClock(), Entropy: &runtimetest.Entropy{}, Context: panickyBuilder{openPanics}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -797,7 +798,7 @@ func TestPlainProjectionWindow(t *testing.T) {
 	}
 	bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"ok\"\n")
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: map[string]runtime.Model{"fast": bot},
-		Tools: testTools(), Funcs: funcs(p), Clock: &testClock{}, Entropy: &testEntropy{}})
+		Tools: testTools(), Funcs: funcs(p), Clock: newClock(), Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,29 +12,21 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/history"
 	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/vm"
 )
 
-// testClock advances one millisecond per reading.
-type testClock struct{ n atomic.Int64 }
-
-func (c *testClock) Now() time.Time {
-	return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
+// newClock is the tests' clock.
+func newClock() *runtimetest.Clock {
+	return &runtimetest.Clock{Start: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)}
 }
-func (c *testClock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
-
-type testEntropy struct{ n atomic.Uint64 }
-
-func (e *testEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 // programSrc is the test program; %SUMMARY% and %COMPACTION% are replaced
 // by the policies' bodies.
@@ -103,16 +95,7 @@ func compileProgram(t testing.TB, o progOpts) *bytecode.Program {
 		o.scribeWindow = "8192"
 	}
 	src := strings.NewReplacer("%SUMMARY%", o.summary, "%COMPACTION%", o.compaction, "%SCRIBE_WINDOW%", o.scribeWindow).Replace(programSrc)
-	cfg := compiler.Config{FS: fstest.MapFS{"hist.agent": {Data: []byte(src)}}, Root: "."}
-	pkg, ds := compiler.Load(cfg, "hist.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatalf("load: %v", ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
-	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		t.Fatalf("compile: %v", ds)
-	}
-	return prog
+	return runtimetest.Compile(t, fstest.MapFS{"hist.agent": {Data: []byte(src)}}, "hist.agent")
 }
 
 func agentIndex(t testing.TB, p *bytecode.Program, name string) int {
@@ -178,12 +161,12 @@ var key = store.SessionKey{App: "hist", User: "u1", Session: "s1"}
 type ledger struct {
 	t     testing.TB
 	st    store.Store
-	clock *testClock
+	clock *runtimetest.Clock
 	n     int
 }
 
 func newLedger(t testing.TB, st store.Store) *ledger {
-	l := &ledger{t: t, st: st, clock: &testClock{}}
+	l := &ledger{t: t, st: st, clock: newClock()}
 	if _, _, err := st.GetOrCreateSession(context.Background(), key, l.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
@@ -258,7 +241,7 @@ func ledgerBytes(t testing.TB, st store.Store) [][]byte {
 
 func newService(t testing.TB, st history.Store, p *bytecode.Program, models map[string]runtime.Model, owner string, mod func(*history.Config)) *history.Service {
 	t.Helper()
-	cfg := history.Config{Store: st, Program: p, Models: models, Clock: &testClock{}, Owner: owner}
+	cfg := history.Config{Store: st, Program: p, Models: models, Clock: newClock(), Owner: owner}
 	if mod != nil {
 		mod(&cfg)
 	}

@@ -11,11 +11,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/runtime/store/pebble"
@@ -355,16 +354,7 @@ func TestParseFacts(t *testing.T) {
 
 func compile(t *testing.T, src string) *bytecode.Program {
 	t.Helper()
-	cfg := compiler.Config{FS: fstest.MapFS{"w.agent": {Data: []byte(src)}}}
-	pkg, ds := compiler.Load(cfg, "w.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatalf("load: %v", ds)
-	}
-	p, _, ds := compiler.Compile(cfg, pkg)
-	if n, _ := diag.CountErrors(ds); n > 0 || p == nil {
-		t.Fatalf("compile: %v", ds)
-	}
-	return p
+	return runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
 }
 
 func programWithMemory(t *testing.T, attrs string) *bytecode.Program {

@@ -3,27 +3,14 @@ package memory
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
 )
-
-type runClock struct{ n atomic.Int64 }
-
-func (c *runClock) Now() time.Time {
-	return time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
-}
-func (c *runClock) AfterFunc(time.Duration, func()) func() bool {
-	return func() bool { return true }
-}
-
-type runEntropy struct{ n atomic.Uint64 }
-
-func (e *runEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 const runFixture = `version: 1
 model: fast
@@ -44,7 +31,7 @@ replies:
 func TestThroughTheRunner(t *testing.T) {
 	prog := programWithMemory(t, "mode = auto\n  max_memories = 10")
 	st := memstore.New()
-	clock := &runClock{}
+	clock := &runtimetest.Clock{Start: time.Date(2026, 11, 2, 9, 0, 0, 0, time.UTC)}
 	svc := New(st, clock)
 	m := scriptedModel(t, runFixture)
 	x, err := NewExtractor(ExtractorConfig{Service: svc, Ledger: st, Docs: st, Model: m})
@@ -54,7 +41,7 @@ func TestThroughTheRunner(t *testing.T) {
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, App: "support",
 		Models: map[string]runtime.Model{"fast": m, "small": m},
 		Tools:  map[string]runtime.Tool{SearchToolName: NewSearchTool(svc), AddToolName: NewAddTool(svc, prog)},
-		Memory: x, Clock: clock, Entropy: &runEntropy{}})
+		Memory: x, Clock: clock, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/runtime/runtimetest"
 )
 
 // programWithRecall compiles a program whose only agent, helper, has a
@@ -29,14 +28,5 @@ agent helper llm "helps" {
 
 func compile(t testing.TB, src string) *bytecode.Program {
 	t.Helper()
-	cfg := compiler.Config{FS: fstest.MapFS{"w.agent": {Data: []byte(src)}}}
-	pkg, ds := compiler.Load(cfg, "w.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatalf("load: %v", ds)
-	}
-	p, _, ds := compiler.Compile(cfg, pkg)
-	if n, _ := diag.CountErrors(ds); n > 0 || p == nil {
-		t.Fatalf("compile: %v", ds)
-	}
-	return p
+	return runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
 }

@@ -3,26 +3,14 @@ package recall
 import (
 	"context"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/memory"
 )
-
-type runClock struct{ n atomic.Int64 }
-
-func (c *runClock) Now() time.Time { return t0.Add(time.Duration(c.n.Add(1)) * time.Millisecond) }
-func (c *runClock) AfterFunc(time.Duration, func()) func() bool {
-	return func() bool { return true }
-}
-
-type runEntropy struct{ n atomic.Uint64 }
-
-func (e *runEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 const runFixture = `version: 1
 model: fast
@@ -56,7 +44,7 @@ func TestThroughTheRunner(t *testing.T) {
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, App: "support",
 		Models: map[string]runtime.Model{"fast": model.NewScripted(runtime.ModelInfo{Name: "fast"}, fx)},
 		Tools:  map[string]runtime.Tool{SearchToolName: NewSearchTool(x, prog), LoadToolName: NewLoadTool(x, prog)},
-		Clock:  &runClock{}, Entropy: &runEntropy{}})
+		Clock:  &runtimetest.Clock{Start: t0}, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,28 +6,15 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"testing/fstest"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/store/memory"
 )
-
-type clock struct{ n atomic.Int64 }
-
-func (c *clock) Now() time.Time {
-	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
-}
-func (c *clock) AfterFunc(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-
-type entropy struct{ n atomic.Uint64 }
-
-func (e *entropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 type quietModel struct{}
 
@@ -39,22 +26,14 @@ func (quietModel) Generate(context.Context, *runtime.ModelRequest, func(string))
 func backend(t *testing.T) *server.Backend {
 	t.Helper()
 	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
-	cfg := compiler.Config{FS: fstest.MapFS{"w.agent": {Data: []byte(src)}}, Root: "."}
-	pkg, ds := compiler.Load(cfg, "w.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatal(ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
-	if prog == nil {
-		t.Fatal(ds)
-	}
+	prog := runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
 	st := memory.New()
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": quietModel{}},
-		Clock: &clock{}, Entropy: &entropy{}})
+		Clock: &runtimetest.Clock{RealTimers: true}, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &server.Backend{Runner: r, Store: st, Program: prog, Clock: &clock{}, Metrics: server.NewMetrics(),
+	return &server.Backend{Runner: r, Store: st, Program: prog, Clock: &runtimetest.Clock{RealTimers: true}, Metrics: server.NewMetrics(),
 		Limits: server.Limits{MaxBodyBytes: 64}}
 }
 

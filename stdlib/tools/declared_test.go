@@ -16,10 +16,9 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/types"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -37,15 +36,7 @@ func declaredTools(t *testing.T, src string, cfg Config, env map[string]string) 
 
 func bindSource(t *testing.T, src string, cfg Config, env map[string]string) (map[string]runtime.Tool, error) {
 	t.Helper()
-	ccfg := compiler.Config{FS: fstest.MapFS{"tools/t.agent": {Data: []byte(src)}}, Root: "."}
-	pkg, ds := compiler.Load(ccfg, "tools/t.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatalf("load: %v", ds)
-	}
-	prog, _, ds := compiler.Compile(ccfg, pkg)
-	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		t.Fatalf("compile: %v", ds)
-	}
+	prog := runtimetest.Compile(t, fstest.MapFS{"tools/t.agent": {Data: []byte(src)}}, "tools/t.agent")
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	funcs := vm.Builtins()
 	funcs["env"] = func(args []types.Value) (types.Value, error) {

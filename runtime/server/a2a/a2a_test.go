@@ -20,11 +20,10 @@ import (
 	"testing/fstest"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/session"
@@ -97,28 +96,8 @@ default:
 
 func compileProgram(t testing.TB) *bytecode.Program {
 	t.Helper()
-	cfg := compiler.Config{FS: fstest.MapFS{"helpdesk.agent": {Data: []byte(source)}}, Root: "."}
-	pkg, ds := compiler.Load(cfg, "helpdesk.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatalf("load: %v", ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
-	if prog == nil {
-		t.Fatalf("compile: %v", ds)
-	}
-	return prog
+	return runtimetest.Compile(t, fstest.MapFS{"helpdesk.agent": {Data: []byte(source)}}, "helpdesk.agent")
 }
-
-type testClock struct{ n atomic.Int64 }
-
-func (c *testClock) Now() time.Time {
-	return time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
-}
-func (c *testClock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
-
-type testEntropy struct{ n atomic.Uint64 }
-
-func (e *testEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 // gateModel is the scripted model, except that a prompt containing "slow"
 // waits until the run is canceled (or the gate opens).
@@ -170,10 +149,10 @@ func newEnvWith(t *testing.T, st store.Store, edit func(*a2a.Options)) *env {
 		t.Fatal(err)
 	}
 	gate := &gateModel{Model: model.NewScripted(runtime.ModelInfo{Name: "fast"}, fx), started: make(chan struct{}, 1), open: make(chan struct{})}
-	clock := &testClock{}
-	clock.n.Store(idSeq.Add(1_000_000)) // later envs see later times
+	// Later envs see later times.
+	clock := &runtimetest.Clock{Start: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).Add(time.Duration(idSeq.Add(1_000_000)) * time.Millisecond)}
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"fast": gate},
-		Clock: clock, Entropy: &testEntropy{}})
+		Clock: clock, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,28 +17,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/types"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/vm"
 )
-
-// testClock advances a millisecond on every reading; its timers never fire.
-type testClock struct{ n atomic.Int64 }
-
-func (c *testClock) Now() time.Time {
-	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
-}
-func (c *testClock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
-
-type testEntropy struct{ n atomic.Uint64 }
-
-func (e *testEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 // counterIDs returns a NewID that numbers ids: prefix + "n" + a counter.
 func counterIDs() func(string) string {
@@ -92,15 +79,7 @@ func (h *harness) waitFree(user, thread string) {
 
 func newHarness(t *testing.T, runnable string, limits server.Limits) *harness {
 	t.Helper()
-	cfg := compiler.Config{FS: os.DirFS("testdata/app"), Root: "."}
-	pkg, ds := compiler.Load(cfg, "app.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatalf("testdata/app does not load: %v", ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
-	if prog == nil {
-		t.Fatalf("testdata/app does not compile: %v", ds)
-	}
+	prog := runtimetest.Compile(t, os.DirFS("testdata/app"), "app.agent")
 	read := func(name string) []byte {
 		b, err := os.ReadFile(path.Join("testdata/app", name))
 		if err != nil {
@@ -126,9 +105,9 @@ func newHarness(t *testing.T, runnable string, limits server.Limits) *harness {
 		}
 	}
 	st := memory.New()
-	clock := &testClock{}
+	clock := &runtimetest.Clock{}
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"fast": fast},
-		Tools: tools, Funcs: funcs, Clock: clock, Entropy: &testEntropy{}, App: "app"})
+		Tools: tools, Funcs: funcs, Clock: clock, Entropy: &runtimetest.Entropy{}, App: "app"})
 	if err != nil {
 		t.Fatal(err)
 	}

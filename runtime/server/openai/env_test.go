@@ -22,6 +22,7 @@ import (
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/server/agui"
@@ -30,22 +31,6 @@ import (
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/vm"
 )
-
-// testClock advances a millisecond per reading; its timers are real (the
-// slow-client write timeout uses them).
-type testClock struct{ n atomic.Int64 }
-
-func (c *testClock) Now() time.Time {
-	return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
-}
-
-func (c *testClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
-
-type testEntropy struct{ n atomic.Uint64 }
-
-func (e *testEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 const echoSource = `workflow echo "Echoes the user"
 
@@ -131,16 +116,7 @@ type envOpts struct {
 
 func compileSource(t *testing.T, fsys fstest.MapFS, root string) *bytecode.Program {
 	t.Helper()
-	cfg := compiler.Config{FS: fsys, Root: "."}
-	pkg, ds := compiler.Load(cfg, root)
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		t.Fatalf("load: %v", ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
-	if prog == nil {
-		t.Fatalf("compile: %v", ds)
-	}
-	return prog
+	return runtimetest.Compile(t, fsys, root)
 }
 
 func compileSupport(t *testing.T) (*bytecode.Program, map[string]runtime.Model, map[string]runtime.Tool) {
@@ -209,9 +185,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 		}
 	}
 	st := memory.New()
-	clock := &testClock{}
+	clock := &runtimetest.Clock{RealTimers: true}
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: models, Tools: tools, Funcs: funcs,
-		Clock: clock, Entropy: &testEntropy{}})
+		Clock: clock, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}
