@@ -423,7 +423,9 @@ func bindSkills(cfg *runtime.RunnerConfig, root, workspaces string, evolve bool)
 	repo := skill.NewRepository()
 	mgr := &workspace.Manager{Base: workspaces}
 	exec := &workspace.Local{}
-	impl := (&skill.Tools{Repo: repo, Catalog: skill.CatalogFromProgram(p, root), Docs: st, Workspaces: mgr, Exec: exec, Now: cfg.Clock.Now}).All()
+	skills := &skill.Tools{Repo: repo, Catalog: skill.CatalogFromProgram(p, root), Docs: st, Workspaces: mgr, Exec: exec, Now: cfg.Clock.Now}
+	impl := skills.All()
+	cfg.Preloaders = append(cfg.Preloaders, skills) // the skill overview before an agent's first turn
 	for name, t := range (&workspace.Tools{Workspaces: mgr, Exec: exec, Artifacts: artifact.New(st, cfg.Clock.Now)}).All() {
 		impl[name] = t
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
@@ -203,5 +204,24 @@ func TestPublishDirAndEvolvedSkills(t *testing.T) {
 	}
 	if _, err := call(t, tools.All()["skill_run"], "writer", `{"skill":"report","command":"scripts/x"}`); err == nil || !strings.Contains(err.Error(), "not granted") {
 		t.Errorf("evolved skills run: %v", err)
+	}
+}
+
+func TestPreloadOffersTheOverview(t *testing.T) {
+	tools, _ := newTools(t, fixture(t), true)
+	prog := &bytecode.Program{Agents: []bytecode.Agent{{Name: "writer"}, {Name: "other"}}}
+	msgs, err := tools.Preload(ctx, runtime.PreloadRequest{Session: sess, Program: prog, Agent: 0})
+	if err != nil || len(msgs) != 1 || msgs[0].Role != runtime.RoleSystem ||
+		msgs[0].Content != "Skills you can load:\n- report_skill: Writes a status report. (skill_load, skill_run)\n" {
+		t.Errorf("writer: %+v, %v", msgs, err)
+	}
+	for _, req := range []runtime.PreloadRequest{
+		{Session: sess, Program: prog, Agent: 1}, // no grants
+		{Session: sess, Program: prog, Agent: 7}, // out of range
+		{Session: sess, Agent: 0},                // no program
+	} {
+		if msgs, err := tools.Preload(ctx, req); err != nil || msgs != nil {
+			t.Errorf("agent %d: %+v, %v", req.Agent, msgs, err)
+		}
 	}
 }

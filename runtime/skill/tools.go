@@ -91,6 +91,20 @@ func (t *Tools) Overview(agent string, key store.SessionKey) string {
 	return "Skills you can load:\n" + b.String()
 }
 
+// Preload implements runtime.Preloader: the overview of the skills the
+// agent may load (spec §8, read grant), as one system message; nothing for an
+// agent without grants.
+func (t *Tools) Preload(_ context.Context, req runtime.PreloadRequest) ([]runtime.Message, error) {
+	if req.Program == nil || req.Agent < 0 || req.Agent >= len(req.Program.Agents) {
+		return nil, nil
+	}
+	text := t.Overview(req.Program.Agents[req.Agent].Name, req.Session)
+	if text == "" {
+		return nil, nil
+	}
+	return []runtime.Message{{Role: runtime.RoleSystem, Content: text}}, nil
+}
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 func (t *Tools) find(tool, agent, name string, key store.SessionKey) (available, error) {
