@@ -462,6 +462,13 @@ func (c *call) subscribe() {
 		c.finish(nil, invalidParams("id", "id is required"))
 		return
 	}
+	if lt := c.h.liveFor(c.user, p.ID); lt != nil {
+		if sub := lt.subscribe(); sub != nil {
+			c.stream(sub)
+			return
+		}
+		<-lt.done // released meanwhile: its task is saved once done closes
+	}
 	t, e := c.load(p.ID)
 	if e != nil {
 		c.finish(nil, e)
@@ -469,10 +476,6 @@ func (c *call) subscribe() {
 	}
 	if t.Status.State.terminal() {
 		c.finish(nil, unsupported(fmt.Sprintf("task %s is %s: there is nothing to subscribe to", t.ID, t.Status.State)))
-		return
-	}
-	if lt := c.h.liveFor(c.user, p.ID); lt != nil {
-		c.stream(lt.subscribe())
 		return
 	}
 	sub := newSubscriber()

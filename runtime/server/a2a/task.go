@@ -185,7 +185,10 @@ type liveTask struct {
 	mu   sync.Mutex
 	t    *Task
 	subs []*subscriber
-	done chan struct{} // closed when the change is over and saved
+	// released is set by release under mu: a stream that subscribes later
+	// (it found lt before release removed it) is refused.
+	released bool
+	done     chan struct{} // closed when the change is over and saved
 }
 
 // update is one stream event: the task itself (first), an artifact, or a
@@ -278,7 +281,7 @@ func (h *Handler) release(lt *liveTask) {
 	for _, s := range lt.subs {
 		s.close()
 	}
-	lt.subs = nil
+	lt.subs, lt.released = nil, true
 	id := lt.t.ID
 	lt.mu.Unlock()
 	h.mu.Lock()
@@ -307,13 +310,17 @@ func (lt *liveTask) snapshot() *Task {
 	return lt.t.clone()
 }
 
-// subscribe returns a stream that starts with the task as it is now.
+// subscribe returns a stream that starts with the task as it is now; nil
+// when lt was released (its change is over: read the stored task instead).
 func (lt *liveTask) subscribe() *subscriber {
 	s := newSubscriber()
 	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.released {
+		return nil
+	}
 	s.q = append(s.q, update{Task: lt.t.clone()})
 	lt.subs = append(lt.subs, s)
-	lt.mu.Unlock()
 	return s
 }
 
