@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/server/agui"
@@ -382,6 +384,7 @@ func serveMounts(b *server.Backend, prog *bytecode.Program) ([]server.Mount, []f
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("serve block a2a: %w", err)
 		}
+		opts.Artifacts = runArtifacts(artifact.New(b.Store, b.Clock.Now))
 		h := a2a.New(b, opts)
 		mounts = append(mounts,
 			server.Mount{Pattern: h.Path(), Protocol: a2a.Proto, Handler: h},
@@ -390,4 +393,43 @@ func serveMounts(b *server.Backend, prog *bytecode.Program) ([]server.Mount, []f
 		names = append(names, "a2a "+h.Path())
 	}
 	return mounts, closers, names, nil
+}
+
+// runArtifacts makes a completed A2A task's artifacts: the run's output
+// (a2a.OutputArtifacts), then every artifact revision the run saved in its
+// session through the artifact service, as a text part for text/* (and JSON)
+// content, else a file part with the bytes, named by the artifact's name.
+func runArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
+	return func(ctx context.Context, req a2a.ArtifactRequest) ([]a2a.Artifact, error) {
+		out, err := a2a.OutputArtifacts(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		metas, err := svc.List(ctx, artifact.Filter{App: req.App, User: req.User, Session: req.Context})
+		if err != nil {
+			return nil, fmt.Errorf("list artifacts of run %s: %w", req.Run, err)
+		}
+		for _, m := range metas {
+			revs, err := svc.Revisions(ctx, artifact.Key{App: m.App, User: m.User, Session: m.Session, Name: m.Name})
+			if err != nil {
+				return nil, fmt.Errorf("artifact %s: %w", m.Name, err)
+			}
+			for _, r := range revs {
+				if r.Run != req.Run {
+					continue
+				}
+				a, err := svc.Get(ctx, artifact.Key{App: r.App, User: r.User, Session: r.Session, Name: r.Name}, r.Revision)
+				if err != nil {
+					return nil, fmt.Errorf("artifact %s revision %d: %w", r.Name, r.Revision, err)
+				}
+				part := a2a.Part{Raw: a.Data, MediaType: r.MimeType, Filename: path.Base(r.Name)}
+				if strings.HasPrefix(r.MimeType, "text/") || r.MimeType == "application/json" {
+					part = a2a.TextPart(string(a.Data))
+				}
+				out = append(out, a2a.Artifact{ArtifactID: fmt.Sprintf("%s@%d", r.Name, r.Revision), Name: r.Name,
+					Description: fmt.Sprintf("%s, revision %d, saved by run %s", r.Name, r.Revision, r.Run), Parts: []a2a.Part{part}})
+			}
+		}
+		return out, nil
+	}
 }

@@ -8,7 +8,7 @@ import (
 
 // ArtifactRequest is what a completed task's artifacts are made from.
 type ArtifactRequest struct {
-	App, Context, Task, Run string
+	App, User, Context, Task, Run string
 	// Output is the run's output (run_finished.output): the runnable's
 	// output field, JSON; empty when the run produced none.
 	Output json.RawMessage

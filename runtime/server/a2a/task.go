@@ -376,13 +376,13 @@ func (h *Handler) pump(lt *liveTask, run *server.Run) {
 			runErr = &runtime.ErrorInfo{Kind: "internal", Message: "the run ended without reporting how"}
 		}
 	}
-	h.change(lt, func(t *Task) []update { return h.finish(t, fin, runErr) })
+	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr) })
 }
 
 // finish applies a run's end to t and returns the stream updates: the
 // output artifacts, then the status (final). It is shared by the pump and
 // by recovery after a restart.
-func (h *Handler) finish(t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo) []update {
+func (h *Handler) finish(user string, t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo) []update {
 	now := h.now()
 	st := taskStatus{Time: now}
 	var ups []update
@@ -394,7 +394,7 @@ func (h *Handler) finish(t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo)
 	switch fin.Status {
 	case runtime.StatusCompleted:
 		arts, err := h.opts.Artifacts(context.WithoutCancel(h.base), ArtifactRequest{
-			App: h.b.App(), Context: t.ContextID, Task: t.ID, Run: t.Run, Output: fin.Output})
+			App: h.b.App(), User: user, Context: t.ContextID, Task: t.ID, Run: t.Run, Output: fin.Output})
 		if err != nil {
 			st.State = stateFailed
 			st.Message = agentMsg(TextPart("The run completed but its output could not be delivered: " + err.Error()))
@@ -499,6 +499,6 @@ func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task,
 			}
 		}
 	}
-	h.change(lt, func(t *Task) []update { return h.finish(t, fin, runErr) })
+	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr) })
 	return lt.snapshot(), nil
 }
