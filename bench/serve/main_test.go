@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary play the benchmark's server child: parent
+// re-executes its own executable with -child.
+func TestMain(m *testing.M) {
+	if slices.Contains(os.Args[1:], "-child") {
+		if err := serveChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// TestHarnessRuns drives every scenario with a handful of requests against
+// a real server child, so that the harness cannot rot; it checks that the
+// report covers every scenario and that no request failed. Times are not
+// checked.
+func TestHarnessRuns(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AGENTC_BENCH_DIR", filepath.Join(dir, "store"))
+	out := filepath.Join(dir, "report.json")
+	if err := parent(4, 24, 4, "", out, ""); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Rows []row }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, r := range doc.Rows {
+		names[strings.TrimSpace(r.Name)] = true
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
+		}
+	}
+	for _, sc := range []string{"openai", "openai-stream", "agui"} {
+		if !names[sc] {
+			t.Errorf("no row for scenario %s (rows %v)", sc, names)
+		}
+	}
+}
