@@ -121,6 +121,10 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.inv.Runnable = h.opts.Runnable
+	state := p.state
+	if full, ok := h.runState(ctx, p.inv); ok {
+		state = full
+	}
 	run, err := h.b.Start(ctx, proto, p.inv)
 	if err != nil {
 		code, msg := startError(err)
@@ -137,7 +141,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	defer h.reg.remove(rk, act)
 
 	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
-	ok := s.send(tr.start(h.b.Clock.Now(), p.state)...)
+	ok := s.send(tr.start(h.b.Clock.Now(), state)...)
 	for ok && !tr.done {
 		var evs []Event
 		select {

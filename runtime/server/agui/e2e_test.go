@@ -114,6 +114,12 @@ func TestGraphStepsStateInterruptResume(t *testing.T) {
 	if !slices.Equal(steps, []string{"prep", "write", "approve"}) {
 		t.Fatalf("steps %v", steps)
 	}
+	// The first snapshot is the whole initial state: defaults and input
+	// (unassigned fields are absent: AG-UI sends no nulls).
+	if snaps := ofType(evs, StateSnapshot); len(snaps) == 0 || !reflect.DeepEqual(snaps[0]["snapshot"],
+		map[string]any{"question": "example.com", "host": "", "notes": []any{}, "report": ""}) {
+		t.Fatalf("initial snapshot %v", snaps)
+	}
 	state := map[string]any{}
 	for _, ev := range evs {
 		switch ev["type"] {
@@ -170,6 +176,12 @@ func TestGraphStepsStateInterruptResume(t *testing.T) {
 	fin = last(evs)
 	if fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "success" || fin["result"] != "The report on the host is ready." {
 		t.Fatalf("after resume %v", evs)
+	}
+	// A resumed run's first snapshot is its whole checkpointed state
+	// (read before the patches below change the decoded map).
+	if snaps := ofType(evs, StateSnapshot); len(snaps) == 0 || !reflect.DeepEqual(snaps[0]["snapshot"],
+		map[string]any{"question": "example.com", "host": "example.com", "notes": []any{"prepared"}, "report": "The report on the host is ready."}) {
+		t.Fatalf("resume snapshot %v", snaps)
 	}
 	for _, ev := range evs {
 		switch ev["type"] {
