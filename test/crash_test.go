@@ -361,6 +361,26 @@ func crashChild(dir string) error {
 	runID := ""
 	if b, err := os.ReadFile(idFile); err == nil {
 		runID = string(b)
+	} else {
+		// A kill can land after the run was created (and its first side
+		// effect happened) but before the id file was written: the store
+		// is the authority on which run exists, as for `agentc run
+		// --resume latest`. The session only ever holds this trial's run.
+		runs, _, err := st.ListRuns(context.Background(), store.RunFilter{App: crashApp, User: crashUser, Session: crashSession})
+		if err != nil {
+			return err
+		}
+		if len(runs) > 1 {
+			return fmt.Errorf("session holds %d runs, want at most 1", len(runs))
+		}
+		if len(runs) == 1 {
+			runID = runs[0].ID
+			if err := writeFileSync(idFile, []byte(runID)); err != nil {
+				return err
+			}
+		}
+	}
+	if runID != "" {
 		// A kill after the run completed but before the output file was
 		// written: the output is the completed run_finished's.
 		if run, err := st.GetRun(context.Background(), runID); err == nil && run.Status == store.RunCompleted {
