@@ -232,7 +232,8 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 	}
 	keys := slices.Sorted(maps.Keys(targets))
 	var errs []error
-	cascadeAgent := -1
+	cascadeAgent, cascadeKey := -1, ""
+	var cascadeFrom SummarizeResult
 	for _, k := range keys {
 		ai := targets[k]
 		if s.policies(ai).Summary == nil {
@@ -246,11 +247,19 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 		if res.PersistErr != nil {
 			errs = append(errs, res.PersistErr)
 		}
-		if res.Advanced && cascadeAgent < 0 && k != "" {
-			cascadeAgent = ai
+		if res.Advanced && res.PersistErr == nil && cascadeAgent < 0 && k != "" {
+			cascadeAgent, cascadeKey, cascadeFrom = ai, k, res
 		}
 	}
 	if s.cascade && cascadeAgent >= 0 {
+		// One llm agent's session: its summary is the session's; no
+		// second summarizer call.
+		if copied, err := s.cascadeByCopy(ctx, job.Session, cascadeKey, cascadeFrom); err != nil || copied {
+			if err != nil {
+				errs = append(errs, err)
+			}
+			return errorsAfterRun(job.Run, errs)
+		}
 		res, err := s.Summarize(ctx, SummarizeRequest{Session: job.Session, FilterKey: "", Agent: cascadeAgent})
 		if err != nil {
 			errs = append(errs, err)
@@ -258,8 +267,12 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 			errs = append(errs, res.PersistErr)
 		}
 	}
+	return errorsAfterRun(job.Run, errs)
+}
+
+func errorsAfterRun(run string, errs []error) error {
 	if len(errs) > 0 {
-		return fmt.Errorf("history: after run %s: %w", job.Run, errors.Join(errs...))
+		return fmt.Errorf("history: after run %s: %w", run, errors.Join(errs...))
 	}
 	return nil
 }

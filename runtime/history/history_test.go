@@ -604,6 +604,55 @@ func TestAfterRunThroughRunner(t *testing.T) {
 	}
 }
 
+// The cascade copies a branch summary to the session when the session's
+// history is the branch's (one llm agent): one summarizer call, not two.
+// When another agent's turns are in the session, the session summary is
+// made by its own call.
+func TestCascadeCopiesWhenTheSessionIsTheBranch(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		runs      []string // runnables, in order
+		wantCalls int64
+		copied    bool
+	}{
+		{"one agent", []string{"bot"}, 1, true},
+		{"another agent spoke first", []string{"plain", "bot"}, 2, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			p := compileProgram(t, progOpts{summary: "  min_tokens = 0\n  model = scribe\n  trigger = event_count(0)"})
+			st := memory.New()
+			bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"an answer\"\n")
+			scribe := summarizer("SUMMARY TEXT", nil)
+			models := map[string]runtime.Model{"fast": bot, "scribe": scribe}
+			s := newService(t, st, p, models, "p", nil)
+			clock, ent := newClock(), &runtimetest.Entropy{}
+			for _, runnable := range tc.runs {
+				r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
+					Clock: clock, Entropy: ent, Context: s, Summary: s})
+				if err != nil {
+					t.Fatal(err)
+				}
+				drain(t, r, runtime.Invocation{User: key.User, Session: key.Session, Runnable: runnable, Input: "hello " + runnable})
+				if err := r.Close(ctx); err != nil { // drains the post-run queue
+					t.Fatal(err)
+				}
+			}
+			if got := scribe.calls.Load(); got != tc.wantCalls {
+				t.Errorf("summarizer calls = %d, want %d", got, tc.wantCalls)
+			}
+			branch, ok1 := getSummary(t, st, "bot")
+			session, ok2 := getSummary(t, st, "")
+			if !ok1 || !ok2 || session.Text != "SUMMARY TEXT" {
+				t.Fatalf("summaries: bot %+v %v, session %+v %v", branch, ok1, session, ok2)
+			}
+			if tc.copied && (session.Boundary != branch.Boundary || session.Text != branch.Text) {
+				t.Errorf("the session summary %+v is not the bot's %+v", session, branch)
+			}
+		})
+	}
+}
+
 // End to end: a run's summary (written by the post-run hook) replaces the
 // run's events in the next run's request.
 func TestSummaryReachesModel(t *testing.T) {

@@ -70,25 +70,94 @@ func (s *Service) Summarize(ctx context.Context, req SummarizeRequest) (Summariz
 	if ap.Summary == nil {
 		return SummarizeResult{Reason: "the agent has no summary policy"}, nil
 	}
-	lockKey := req.Session.String() + "\x00" + req.FilterKey
-	unlock, err := s.locks.lock(ctx, lockKey)
+	var res SummarizeResult
+	err := s.withSummaryLease(ctx, req.Session, req.FilterKey, func() (err error) {
+		res, err = s.summarizeLocked(ctx, req, ap)
+		return err
+	})
+	if errors.Is(err, errLeaseHeld) {
+		return SummarizeResult{Reason: "another process holds the summary lease"}, nil
+	}
+	return res, err
+}
+
+// errLeaseHeld: another process holds the summary lease of a filter key.
+var errLeaseHeld = errors.New("history: summary lease held by another process")
+
+// withSummaryLease runs f holding the in-process lock and the store lease
+// of one session's filter key: the only writer of that key's boundary.
+func (s *Service) withSummaryLease(ctx context.Context, sess store.SessionKey, filterKey string, f func() error) error {
+	unlock, err := s.locks.lock(ctx, sess.String()+"\x00"+filterKey)
 	if err != nil {
-		return SummarizeResult{}, fmt.Errorf("history: summary of %s %q: %w", req.Session, req.FilterKey, err)
+		return fmt.Errorf("history: summary of %s %q: %w", sess, filterKey, err)
 	}
 	defer unlock()
-	leaseKey := "history/summary/" + req.Session.App + "/" + req.Session.User + "/" + req.Session.Session + "/" + req.FilterKey
+	leaseKey := "history/summary/" + sess.App + "/" + sess.User + "/" + sess.Session + "/" + filterKey
 	if _, err := s.st.AcquireLease(ctx, leaseKey, s.owner, s.leaseTTL, s.clock.Now()); err != nil {
 		if errors.Is(err, store.ErrConflict) {
-			return SummarizeResult{Reason: "another process holds the summary lease"}, nil
+			return errLeaseHeld
 		}
-		return SummarizeResult{}, fmt.Errorf("history: summary lease of %s %q: %w", req.Session, req.FilterKey, err)
+		return fmt.Errorf("history: summary lease of %s %q: %w", sess, filterKey, err)
 	}
 	defer func() {
 		if err := s.st.ReleaseLease(context.WithoutCancel(ctx), leaseKey, s.owner, s.clock.Now()); err != nil {
-			s.log.Warn("history: release summary lease", "session", req.Session.String(), "filter_key", req.FilterKey, "err", err)
+			s.log.Warn("history: release summary lease", "session", sess.String(), "filter_key", filterKey, "err", err)
 		}
 	}()
-	return s.summarizeLocked(ctx, req, ap)
+	return f()
+}
+
+// cascadeByCopy advances the full-session summary (key "") to a branch
+// summary that just advanced, without a summarizer call, when both would
+// have summarized the same thing: the full-session summary stood at the
+// branch's previous boundary and the session's history up to the new
+// boundary is, message for message, the branch's (a session whose only llm
+// agent is this one). It reports whether it copied.
+func (s *Service) cascadeByCopy(ctx context.Context, sess store.SessionKey, branch string, adv SummarizeResult) (bool, error) {
+	copied := false
+	err := s.withSummaryLease(ctx, sess, "", func() error {
+		prev, err := s.st.GetSummary(ctx, sess, "")
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("history: read summary \"\" of %s: %w", sess, err)
+		}
+		if prev.Boundary != adv.Previous.Boundary || prev.Text != adv.Previous.Text {
+			return nil
+		}
+		all, _, err := s.history(ctx, sess, "", prev.Boundary, "")
+		if err != nil {
+			return err
+		}
+		mine, _, err := s.history(ctx, sess, branch, prev.Boundary, "")
+		if err != nil {
+			return err
+		}
+		a, _ := runtime.HistoryMessages(eventsUpTo(all, adv.Summary.Boundary))
+		b, _ := runtime.HistoryMessages(eventsUpTo(mine, adv.Summary.Boundary))
+		if !sameMessages(a, b) {
+			return nil
+		}
+		sum := adv.Summary
+		sum.FilterKey = ""
+		if err := s.st.PutSummary(context.WithoutCancel(ctx), sess, sum); err != nil {
+			return fmt.Errorf("history: copy summary %q to the session of %s: %w", branch, sess, err)
+		}
+		copied = true
+		return nil
+	})
+	if errors.Is(err, errLeaseHeld) {
+		return true, nil // the holder advances it
+	}
+	return copied, err
+}
+
+// sameMessages reports whether a and b are the same messages.
+func sameMessages(a, b []runtime.Message) bool {
+	return slices.EqualFunc(a, b, func(x, y runtime.Message) bool {
+		return x.Role == y.Role && x.Content == y.Content && x.Name == y.Name && x.ToolCallID == y.ToolCallID &&
+			slices.EqualFunc(x.ToolCalls, y.ToolCalls, func(c, d runtime.ToolCall) bool {
+				return c.ID == d.ID && c.Name == d.Name && string(c.Args) == string(d.Args)
+			})
+	})
 }
 
 func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap AgentPolicies) (SummarizeResult, error) {
