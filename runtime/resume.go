@@ -33,7 +33,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 	a.setGraph(gi)
 	latest, err := r.st.LatestCheckpoint(ctx, run.ID)
 	if errors.Is(err, store.ErrNotFound) {
-		return fmt.Errorf("%w: run %s has no checkpoint", ErrNotResumable, run.ID)
+		return r.restartUncheckpointed(ctx, a, run, gi, req)
 	}
 	if err != nil {
 		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
@@ -119,6 +119,37 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 	}
 	a.resume = in
 	return nil
+}
+
+// restartUncheckpointed prepares a run that stopped before its first
+// checkpoint (the VM commits one before any node runs, so nothing of the
+// run happened) to start over under the same id, from the input persisted
+// in the ledger.
+func (r *Runner) restartUncheckpointed(ctx context.Context, a *activeRun, run *store.Run, gi int, req *ResumeRequest) error {
+	if run.ParentRun != "" {
+		return fmt.Errorf("%w: forked run %s has no checkpoint", ErrNotResumable, run.ID)
+	}
+	if len(req.Values) > 0 || len(req.Decisions) > 0 {
+		return fmt.Errorf("%w: run %s stopped before its first step: it has no interrupt or decision to answer", ErrInvalidResume, run.ID)
+	}
+	entries, err := r.st.ListEvents(ctx, run.Session, 0, 0)
+	if err != nil {
+		return fmt.Errorf("runtime: restart %s: %w", run.ID, err)
+	}
+	for _, en := range entries {
+		e, err := DecodeEvent(en.Data)
+		if err != nil {
+			return fmt.Errorf("runtime: restart %s: event %d: %w", run.ID, en.Seq, err)
+		}
+		if e.Kind != EventInput || e.Run != run.ID || e.Resume != nil {
+			continue
+		}
+		if a.input, err = r.inputValue(gi, e.Text); err != nil {
+			return fmt.Errorf("runtime: restart %s: %w", run.ID, err)
+		}
+		return nil
+	}
+	return fmt.Errorf("%w: run %s has no checkpoint and no input in the ledger", ErrNotResumable, run.ID)
 }
 
 type waitingInterrupt struct {

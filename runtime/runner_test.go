@@ -776,3 +776,48 @@ func TestCloseCancelsRuns(t *testing.T) {
 		t.Fatalf("run after close: %+v %v", run, err)
 	}
 }
+
+// A run that stopped between its creation and the VM's first checkpoint (a
+// crash) did nothing yet: resuming it starts it over under the same id from
+// the input in the ledger.
+func TestResumeBeforeFirstCheckpoint(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, open func(testing.TB) store.Store) {
+		st := open(t)
+		f := newFixture(t, st, buildProgram(t, progOpts{}), nil, nil, nil)
+		ctx := context.Background()
+		key := store.SessionKey{App: f.r.App(), User: "u1", Session: "s1"}
+		now := f.r.clock.Now()
+		if _, _, err := st.GetOrCreateSession(ctx, key, now); err != nil {
+			t.Fatal(err)
+		}
+		in, err := EncodeEvent(&Event{ID: "evt_in", Kind: EventInput, Time: now, App: key.App, User: key.User, Session: key.Session,
+			Run: "run_crashed", Author: "user", Text: "example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.AppendEvents(ctx, key, [][]byte{in}, now); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateRun(ctx, store.Run{ID: "run_crashed", Session: key, Runnable: f.r.prog.Graphs[f.r.prog.DefaultGraph()].Name,
+			ProgramHash: f.r.progHash, Status: store.RunRunning, Created: now, Updated: now}); err != nil {
+			t.Fatal(err)
+		}
+		// Answers make no sense for a run that never reached a step.
+		_, err = f.r.Run(ctx, Invocation{User: "u1", Session: "s1", Resume: &ResumeRequest{Run: "run_crashed",
+			Values: map[string]json.RawMessage{"approve": json.RawMessage(`true`)}}})
+		if !errors.Is(err, ErrInvalidResume) {
+			t.Fatalf("resume with values: %v", err)
+		}
+		evs := f.collect(ctx, Invocation{User: "u1", Session: "s1", Resume: &ResumeRequest{Run: "run_crashed"}})
+		fin := last(evs)
+		if fin.Kind != EventRunFinished || fin.Run != "run_crashed" || fin.Status != StatusInterrupted {
+			t.Fatalf("restarted run ended %s %s (run %s); events %v", fin.Kind, fin.Status, fin.Run, kinds(evs))
+		}
+		if sd := find(f.ledger("u1", "s1"), EventStateDelta); sd == nil || sd.Changes[0].Field != "host" || string(sd.Changes[0].Value) != `"example.com"` {
+			t.Errorf("the restarted run did not start from the ledger's input: %+v", sd)
+		}
+		if got := f.runStatus("run_crashed"); got != store.RunInterrupted {
+			t.Errorf("run status %s", got)
+		}
+	})
+}
