@@ -1,14 +1,28 @@
-// Command context measures session recall on generated long multi-session
-// conversations: exact facts (serial numbers, dates, asset tags inside 12 KB
-// tool results) are planted in one user's sessions, a summary hides the
-// older part of the current session, and each fact is asked for with
+// Command context measures context governance on generated conversations,
+// in two experiments.
+//
+// Recall: exact facts (serial numbers, dates, asset tags inside 12 KB tool
+// results) are planted in one user's sessions, a summary hides the older
+// part of the current session, and each fact is asked for with
 // session_search (current_hidden for facts behind the summary,
 // other_sessions for facts in earlier sessions) and read back with
-// session_load. It prints a table and one JSON document.
+// session_load.
 //
-//	go run ./bench/context [-quick] [-sessions 12] [-turns 80] [-facts 60] [-seed 1] [-store pebble|memory] [-json FILE] [-v] [-cpuprofile FILE]
+// Savings (savings.go): conversations of 1 to 64 runs, and long ones of
+// about 100K tokens, are driven through a runtime.Runner with a
+// runtime/history Service and scripted models under each context
+// configuration (full history, summary, summary+compaction, an every-2-turns
+// trigger, summary+recall, and probes), counting the prompt tokens of every
+// model call and the summarizer's tokens.
 //
-// Figures:
+// It prints the tables and one JSON document.
+//
+//	go run ./bench/context [-quick] [-only recall|savings] [-seed 1] [-json FILE] [-cpuprofile FILE]
+//	    recall:  [-sessions 12] [-turns 80] [-facts 60] [-store pebble|memory] [-v]
+//	    savings: [-lengths 1,2,4,8,16,32,64] [-convs 12] [-long 3] [-long-tokens 100000]
+//	             [-window 128000] [-savings-store memory|pebble] [-workers N]
+//
+// Recall figures:
 //
 //	recall@1, recall@5  share of planted facts whose event is the first /
 //	                    among the first five cards
@@ -22,7 +36,12 @@
 //	                    counted by runtime/history for gpt-4o-mini, and the
 //	                    tokens one search plus one load add
 //
-// The corpus is adversarial on purpose: every chat message names a host,
+// Savings figures, per conversation length and configuration (savings.go
+// documents them): prompt tokens, summary calls and tokens, savings against
+// full history with the summaries' tokens as cost, the share of
+// conversations with negative savings, and the last run's savings.
+//
+// The recall corpus is adversarial on purpose: every chat message names a host,
 // a fifth of the user's messages ask "did anyone note the replacement disk
 // serial number or the maintenance window for HOST?" (the facts' words and
 // often the same host, without the value), and facts of the same kind for
@@ -43,6 +62,7 @@ import (
 	"os"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -68,18 +88,23 @@ type config struct {
 
 // Report is the JSON document.
 type Report struct {
-	Config config `json:"config"`
-	Corpus struct {
-		Events       int     `json:"events"`
-		ToolResults  int     `json:"tool_results"`
-		LedgerBytes  int     `json:"ledger_bytes"`
-		IndexSeconds float64 `json:"index_seconds"`
-	} `json:"corpus"`
-	Rows   []Row   `json:"rows"`
+	Config *config `json:"config,omitempty"`
+	Corpus *corpus `json:"corpus,omitempty"`
+	Rows   []Row   `json:"rows,omitempty"`
 	Tokens *Tokens `json:"tokens,omitempty"`
+	// Savings is the savings experiment (savings.go).
+	Savings *SavingsReport `json:"savings,omitempty"`
 	// SearchP50Ms and LoadP50Ms are warm latencies (index up to date).
-	SearchP50Ms float64 `json:"search_p50_ms"`
-	LoadP50Ms   float64 `json:"load_p50_ms"`
+	SearchP50Ms float64 `json:"search_p50_ms,omitempty"`
+	LoadP50Ms   float64 `json:"load_p50_ms,omitempty"`
+}
+
+// corpus describes the recall experiment's generated corpus.
+type corpus struct {
+	Events       int     `json:"events"`
+	ToolResults  int     `json:"tool_results"`
+	LedgerBytes  int     `json:"ledger_bytes"`
+	IndexSeconds float64 `json:"index_seconds"`
 }
 
 // Row is one group of facts.
@@ -105,23 +130,63 @@ type Tokens struct {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("context", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	quick := fs.Bool("quick", false, "a small corpus (under 30 s)")
+	quick := fs.Bool("quick", false, "small corpora (under 30 s)")
+	only := fs.String("only", "", "run one experiment: recall or savings (default: both)")
 	cfg := config{}
-	fs.IntVar(&cfg.Sessions, "sessions", 12, "sessions of the user (the last is the current one)")
-	fs.IntVar(&cfg.Turns, "turns", 80, "turns per session")
-	fs.IntVar(&cfg.Facts, "facts", 60, "planted facts")
+	fs.IntVar(&cfg.Sessions, "sessions", 12, "recall: sessions of the user (the last is the current one)")
+	fs.IntVar(&cfg.Turns, "turns", 80, "recall: turns per session")
+	fs.IntVar(&cfg.Facts, "facts", 60, "recall: planted facts")
 	fs.Uint64Var(&cfg.Seed, "seed", 1, "generator seed")
-	fs.StringVar(&cfg.Store, "store", "pebble", "pebble or memory")
+	fs.StringVar(&cfg.Store, "store", "pebble", "recall: pebble or memory")
+	sc := savingsConfig{Model: "gpt-4o-mini"}
+	lengths := fs.String("lengths", "1,2,4,8,16,32,64", "savings: runs per conversation, one row each")
+	fs.IntVar(&sc.Conversations, "convs", 12, "savings: conversations per length")
+	fs.IntVar(&sc.Long, "long", 3, "savings: long conversations (the long row; 0: none)")
+	fs.IntVar(&sc.LongTokens, "long-tokens", 100_000, "savings: full-history tokens a long conversation reaches")
+	fs.IntVar(&sc.Window, "window", 128_000, "savings: the agent model's context_window")
+	fs.StringVar(&sc.Store, "savings-store", "memory", "savings: memory or pebble (one store per conversation and configuration)")
+	fs.IntVar(&sc.Workers, "workers", defaultWorkers(), "savings: conversations run at once")
 	jsonOut := fs.String("json", "", "also write the JSON report to FILE")
-	fs.BoolVar(&verbose, "v", false, "print the cards of every fact not found first")
+	fs.BoolVar(&verbose, "v", false, "recall: print the cards of every fact not found first")
 	cpuprofile := fs.String("cpuprofile", "", "write a CPU profile to FILE")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *quick {
 		cfg.Sessions, cfg.Turns, cfg.Facts = 4, 40, 24
+		if !set["lengths"] {
+			*lengths = "1,2,4,8,16,32"
+		}
+		if !set["convs"] {
+			sc.Conversations = 3
+		}
+		if !set["long"] {
+			sc.Long = 1
+		}
 	}
 	cfg.ToolBytes = 12 << 10
+	sc.Seed = cfg.Seed
+	var err error
+	if sc.Lengths, err = parseLengths(*lengths); err != nil {
+		fmt.Fprintln(stderr, "context: -lengths:", err)
+		return 2
+	}
+	switch {
+	case *only != "" && *only != "recall" && *only != "savings":
+		fmt.Fprintf(stderr, "context: -only %q: want recall or savings\n", *only)
+		return 2
+	case cfg.Store != "pebble" && cfg.Store != "memory", sc.Store != "pebble" && sc.Store != "memory":
+		fmt.Fprintln(stderr, "context: -store and -savings-store take pebble or memory")
+		return 2
+	case cfg.Sessions < 1 || cfg.Turns < 2 || cfg.Facts < 0:
+		fmt.Fprintln(stderr, "context: -sessions must be at least 1, -turns at least 2, -facts not negative")
+		return 2
+	case sc.Conversations < 1 || sc.Long < 0 || sc.LongTokens < 1000 || sc.Window < 1000 || sc.Workers < 1:
+		fmt.Fprintln(stderr, "context: -convs and -workers must be at least 1, -long not negative, -long-tokens and -window at least 1000")
+		return 2
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -135,12 +200,21 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	rep, err := bench(cfg)
-	if err != nil {
-		fmt.Fprintln(stderr, "context:", err)
-		return 1
+	rep := &Report{}
+	if *only != "savings" {
+		if rep, err = bench(cfg); err != nil {
+			fmt.Fprintln(stderr, "context: recall:", err)
+			return 1
+		}
+		printTable(stdout, rep)
 	}
-	printTable(stdout, rep)
+	if *only != "recall" {
+		if rep.Savings, err = savings(context.Background(), sc); err != nil {
+			fmt.Fprintln(stderr, "context: savings:", err)
+			return 1
+		}
+		printSavings(stdout, rep.Savings)
+	}
 	b, _ := json.MarshalIndent(rep, "", "  ")
 	fmt.Fprintln(stdout, string(b))
 	if *jsonOut != "" {
@@ -150,6 +224,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// parseLengths parses a comma-separated list of positive run counts.
+func parseLengths(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || n > 10_000 {
+			return nil, fmt.Errorf("%q is not a run count in 1..10000", f)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 func openStore(kind string) (store.Store, func(), error) {
@@ -311,7 +398,7 @@ func bench(cfg config) (*Report, error) {
 		return nil, err
 	}
 	defer done()
-	rep := &Report{Config: cfg}
+	rep := &Report{Config: &cfg, Corpus: &corpus{}}
 	facts, err := write(ctx, st, cfg, rep)
 	if err != nil {
 		return nil, err
