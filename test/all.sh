@@ -5,12 +5,13 @@
 # examples, and the conformance suites. .ci/run calls exactly this script.
 #
 #   test/all.sh            everything
-#   FUZZTIME=30s test/all.sh   longer fuzz budget per target (default 8s)
+#   FUZZTIME=30s test/all.sh   longer fuzz budget per target (default 5s)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-fuzztime=${FUZZTIME:-8s}
-step() { printf '\n== %s\n' "$*"; }
+fuzztime=${FUZZTIME:-5s}
+started=$SECONDS
+step() { printf '\n== %s (at %ds)\n' "$*" $((SECONDS - started)); }
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
 
 step "go modules"

@@ -58,9 +58,10 @@ func BenchmarkChainStep(b *testing.B) {
 }
 
 // fanMachine: blocks of start -> 8 nodes -> join all -> ... -> end. With
-// tools, the 8 nodes are host calls of a no-op host (run on goroutines);
-// without, they are set nodes (run inline).
-func fanMachine(tb testing.TB, blocks int, tools bool) *Machine {
+// tools, the 8 nodes are host calls of a no-op host (run on goroutines),
+// with into, each appending its result to hits (as bench/vm's fanout
+// does); without tools, they are set nodes (run inline).
+func fanMachine(tb testing.TB, blocks int, tools, into bool) *Machine {
 	b := newGraph(tb, fld("hits", listStr, ptr(vl()), bytecode.ReduceAppend))
 	prev := "start"
 	for k := 0; k < blocks; k++ {
@@ -68,7 +69,11 @@ func fanMachine(tb testing.TB, blocks int, tools bool) *Machine {
 		for i := 0; i < 8; i++ {
 			n := fmt.Sprintf("b%dn%d", k, i)
 			if tools {
-				b.call(n, "noop", "", "q", b.constChunk(vs("x")))
+				hits := ""
+				if into {
+					hits = "hits"
+				}
+				b.call(n, "noop", hits, "q", b.constChunk(vs("x")))
 			} else {
 				b.set(n, "hits", b.constChunk(vs("x")))
 			}
@@ -90,13 +95,10 @@ func fanMachine(tb testing.TB, blocks int, tools bool) *Machine {
 // step, per block of a 10-block graph.
 func BenchmarkFanOutJoin(b *testing.B) {
 	const blocks = 10
-	noop := HostFunc(func(ctx context.Context, req CallRequest) (types.Value, error) { return types.Value{}, nil })
-	for _, tools := range []bool{false, true} {
-		m := fanMachine(b, blocks, tools)
-		name := "set"
-		if tools {
-			name = "tool"
-		}
+	x := vs("x")
+	noop := HostFunc(func(ctx context.Context, req CallRequest) (types.Value, error) { return x, nil })
+	for _, name := range []string{"set", "tool", "tool+into"} {
+		m := fanMachine(b, blocks, name != "set", name == "tool+into")
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {

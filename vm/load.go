@@ -38,6 +38,7 @@ type Machine struct {
 
 // graphInfo holds what the scheduler needs about one graph, computed once.
 type graphInfo struct {
+	scratch    sync.Pool // *runScratch: working memory of finished runs
 	index      int
 	g          *bytecode.Graph
 	schemaHash [32]byte

@@ -54,7 +54,7 @@ func (r *run) call(ctx context.Context, t *task, nd *bytecode.Node, args []Named
 			r.journalCall(t, s, 1, e.Value, nil, false)
 			res := r.result(t, nd, e.Value, nil)
 			if res.err == nil {
-				t.out = outcome{kind: outOK, writes: r.intoWrites(nd, res.w)}
+				t.out = outcome{kind: outOK, writes: intoWrites(t, nd, res.w)}
 				return
 			}
 		}
@@ -66,7 +66,7 @@ func (r *run) call(ctx context.Context, t *task, nd *bytecode.Node, args []Named
 			return
 		}
 		if res.err == nil {
-			t.out = outcome{kind: outOK, writes: r.intoWrites(nd, res.w)}
+			t.out = outcome{kind: outOK, writes: intoWrites(t, nd, res.w)}
 			if useCache {
 				e := CacheEntry{Value: raw}
 				if nd.CacheTTL > 0 {
@@ -87,11 +87,14 @@ func (r *run) call(ctx context.Context, t *task, nd *bytecode.Node, args []Named
 	}
 }
 
-func (r *run) intoWrites(nd *bytecode.Node, w write) []write {
+// intoWrites is the writes of a call task: none, or w in the task's own
+// slot (valid until the next step's plan).
+func intoWrites(t *task, nd *bytecode.Node, w write) []write {
 	if nd.Into == bytecode.None {
 		return nil
 	}
-	return []write{w}
+	t.into[0] = w
+	return t.into[:]
 }
 
 // retries reports whether policy p retries an error of kind k.

@@ -298,7 +298,7 @@ func (r *run) fieldWrite(f int, v types.Value, convert bool) (write, error) {
 	et := r.g.elemTypes[f]
 	if et == nil {
 		if convert {
-			c, err := types.Convert(v, r.g.fieldTypes[f])
+			c, err := convertTo(v, r.g.fieldTypes[f])
 			if err != nil {
 				return write{}, err
 			}
@@ -318,7 +318,7 @@ func (r *run) fieldWrite(f int, v types.Value, convert bool) (write, error) {
 		}
 	}
 	if convert || listLike(et) {
-		c, err := types.Convert(v, et)
+		c, err := convertTo(v, et)
 		if err != nil {
 			return write{}, err
 		}
@@ -326,6 +326,50 @@ func (r *run) fieldWrite(f int, v types.Value, convert bool) (write, error) {
 	}
 	w.one = true
 	return w, nil
+}
+
+// convertTo is types.Convert, without its call when v already conforms to
+// t as a scalar (conforms): Convert returns such a value unchanged, so the
+// result is the same, and the common case of a host returning exactly the
+// declared type allocates nothing.
+func convertTo(v types.Value, t *types.Type) (types.Value, error) {
+	if conforms(v, t) {
+		return v, nil
+	}
+	return types.Convert(v, t)
+}
+
+// conforms reports whether types.Convert(v, t) certainly returns v
+// unchanged and no error: v is null and t optional, or v has exactly the
+// value kind of scalar type t (an optional's element). Enums, secrets and
+// composite types are left to Convert.
+func conforms(v types.Value, t *types.Type) bool {
+	if t == nil {
+		return false
+	}
+	k := v.Kind()
+	if t.Kind() == types.KindOptional {
+		if k == types.ValNull {
+			return true
+		}
+		t = t.Elem()
+		if t == nil {
+			return false
+		}
+	}
+	switch t.Kind() {
+	case types.KindString:
+		return k == types.ValString
+	case types.KindBool:
+		return k == types.ValBool
+	case types.KindInt:
+		return k == types.ValInt
+	case types.KindFloat:
+		return k == types.ValFloat
+	case types.KindDuration:
+		return k == types.ValDuration
+	}
+	return false
 }
 
 // listLike reports whether a value of type t may itself be a list.

@@ -187,7 +187,7 @@ func (m *Machine) newRun(gi int, o *Options, replay bool) (*run, error) {
 	}
 	r.ckpt = o.Checkpointer
 	r.journaling = r.ckpt != nil
-	r.evals = []*evaluator{newEvaluator(m, o.EvalBudget)}
+	r.takeScratch(o.EvalBudget)
 	nf := len(g.fields)
 	r.dirty = make([]int32, nf)
 	for i := range r.dirty {

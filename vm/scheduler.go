@@ -19,8 +19,9 @@ import (
 //     per element of its list, evaluated on the snapshot); tasks finished
 //     before a crash are restored from their pending writes instead;
 //  2. execute: pure tasks (set, join, interrupt) run inline; host tasks
-//     (llm, tool, agent, graph, map items) run on a bounded pool of worker
-//     goroutines owned by the step, all against the same immutable snapshot;
+//     (llm, tool, agent, graph, map items) run on the scheduler goroutine and
+//     a bounded pool of helper goroutines owned by the run (workerPool), all
+//     against the same immutable snapshot;
 //  3. merge: in program order (nodes in declaration order, map items in
 //     index order) — never completion order — each node's writes go through
 //     the field reducers; a failure goes to the node's catch route or fails
@@ -70,6 +71,7 @@ type run struct {
 	plans      []nodePlan
 	tasks      []task
 	hostIdx    []int
+	args       []NamedValue // the step's host call arguments (argArena)
 	next       []int32
 	activated  []bool
 	evals      []*evaluator
@@ -80,7 +82,7 @@ type run struct {
 	undoBits   []bool
 	abufs      []appendBuf
 	pool       workerPool
-	job        stepJob
+	scratch    *runScratch // where plans … evals[0] came from (putScratch)
 	hostCtx    context.Context
 	hostCancel context.CancelFunc
 	newWait    []waitingInterrupt
@@ -120,8 +122,10 @@ type task struct {
 	local    types.Value
 	id       string
 	restored bool
+	args     int32 // a host task's arguments start at r.args[args]
 	out      outcome
 	journal  []JournalEntry // host results, draws and clock reads of this task, in order
+	into     [1]write       // the backing of out.writes for a call's result
 }
 
 type outcomeKind uint8
@@ -167,6 +171,7 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		if r.hostCancel != nil {
 			r.hostCancel()
 		}
+		r.putScratch()
 	}()
 	for {
 		if len(r.waiting) > 0 && r.replay != nil && len(r.answers) == 0 {
@@ -189,6 +194,61 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 			return res, err
 		}
 	}
+}
+
+// runScratch is the working memory of a run's steps that nothing outside
+// the run sees: task and plan tables, the step's delta and write arena,
+// the undo log and the scheduler's evaluator. A run takes one from its
+// graph's pool when it starts and puts it back, cleared of every value,
+// when its loop returns (no helper, host call or Result refers to it then;
+// durable state, which a Result's Snapshot may share, is never pooled).
+type runScratch struct {
+	plans    []nodePlan
+	tasks    []task
+	hostIdx  []int
+	ops      []deltaOp
+	wbuf     []write
+	undo     []undoEntry
+	undoBits []bool
+	ev       *evaluator
+}
+
+// takeScratch gives r the working memory of a finished run of its graph,
+// or new memory.
+func (r *run) takeScratch(budget int) {
+	sc, _ := r.g.scratch.Get().(*runScratch)
+	if sc == nil {
+		sc = &runScratch{ev: newEvaluator(r.m, budget)}
+	}
+	if budget <= 0 {
+		budget = DefaultEvalBudget
+	}
+	sc.ev.budget = budget
+	r.plans, r.tasks, r.hostIdx, r.ops, r.wbuf, r.undo, r.undoBits = sc.plans, sc.tasks, sc.hostIdx, sc.ops, sc.wbuf, sc.undo, sc.undoBits
+	r.evals = []*evaluator{sc.ev}
+	r.scratch = sc
+}
+
+// putScratch clears r's working memory of every value and pointer it
+// holds and returns it to the graph's pool.
+func (r *run) putScratch() {
+	clear(r.plans)
+	clear(r.tasks) // slots past len are zero already (plan)
+	ops := r.ops[:cap(r.ops)]
+	for i := range ops {
+		e := ops[i].elems
+		clear(e[:cap(e)])
+		ops[i] = deltaOp{elems: e[:0]}
+	}
+	clear(r.wbuf[:cap(r.wbuf)])
+	ev := r.evals[0]
+	clear(ev.stack[:cap(ev.stack)])
+	ev.done = nil
+	*r.scratch = runScratch{plans: r.plans[:0], tasks: r.tasks[:0], hostIdx: r.hostIdx[:0], ops: ops[:0],
+		wbuf: r.wbuf[:0], undo: r.undo[:0], undoBits: r.undoBits[:0], ev: ev}
+	r.g.scratch.Put(r.scratch)
+	r.scratch = nil
+	r.plans, r.tasks, r.hostIdx, r.ops, r.wbuf, r.undo, r.undoBits, r.evals = nil, nil, nil, nil, nil, nil, nil, nil
 }
 
 // finish builds the Result of a stopped run and emits the final event.
@@ -320,9 +380,11 @@ func (r *run) superstep(ctx context.Context) (*Result, error) {
 
 // plan turns the frontier into tasks.
 func (r *run) plan(ctx context.Context, s uint64) {
-	r.plans = r.plans[:0]
+	// Every slot of r.tasks up to its capacity is zero after this (addTask
+	// relies on it): the slots past the previous step's are still unused.
 	clear(r.tasks) // drop the previous step's values and journals
-	r.tasks = r.tasks[:0]
+	r.tasks = slices.Grow(r.tasks[:0], len(r.frontier))
+	r.plans = slices.Grow(r.plans[:0], len(r.frontier))
 	clear(r.wbuf)
 	r.wbuf = r.wbuf[:0]
 	for _, ni := range r.frontier {
@@ -330,7 +392,7 @@ func (r *run) plan(ctx context.Context, s uint64) {
 		pl := nodePlan{node: ni, first: len(r.tasks)}
 		pi := int32(len(r.plans))
 		if nd.Kind != bytecode.NodeMap {
-			r.addTask(task{node: ni, plan: pi, item: -1, id: r.paths[ni]})
+			r.addTask(ni, pi, -1, types.Value{}, r.paths[ni])
 			pl.n = 1
 			r.plans = append(r.plans, pl)
 			continue
@@ -355,20 +417,28 @@ func (r *run) plan(ctx context.Context, s uint64) {
 			}
 			base := r.paths[ni] + "/"
 			for i := 0; i < n; i++ {
-				r.addTask(task{node: ni, plan: pi, item: i, local: list.Elem(i), id: base + strconv.Itoa(i)})
+				r.addTask(ni, pi, i, list.Elem(i), base+strconv.Itoa(i))
 			}
 		}
 		r.plans = append(r.plans, pl)
 	}
 }
 
-func (r *run) addTask(t task) {
+// addTask appends a task to r.tasks, filling a cleared slot in place
+// (plan clears r.tasks first) rather than copying a whole task.
+func (r *run) addTask(node, plan int32, item int, local types.Value, id string) {
+	if n := len(r.tasks); n < cap(r.tasks) {
+		r.tasks = r.tasks[:n+1]
+	} else {
+		r.tasks = append(r.tasks, task{})
+	}
+	t := &r.tasks[len(r.tasks)-1]
+	t.node, t.plan, t.item, t.local, t.id = node, plan, item, local, id
 	if r.restored != nil {
-		if rt, ok := r.restored[t.id]; ok {
+		if rt, ok := r.restored[id]; ok {
 			t.restored, t.out, t.journal = true, rt.out, rt.journal
 		}
 	}
-	r.tasks = append(r.tasks, t)
 }
 
 func (r *run) releasePlans() {
@@ -395,6 +465,7 @@ func (r *run) execute(ctx context.Context, cancel context.CancelFunc, s uint64) 
 	}
 	n := len(r.hostIdx)
 	r.parallel = n > 1
+	r.argArena()
 	if n == 1 {
 		r.runHost(ctx, cancel, r.evals[0], &r.tasks[r.hostIdx[0]], s)
 		return
@@ -403,75 +474,154 @@ func (r *run) execute(ctx context.Context, cancel context.CancelFunc, s uint64) 
 		return
 	}
 	// The scheduler goroutine takes part; the run's pool supplies the
-	// other workers.
-	job := &r.job
-	job.ctx, job.cancel, job.s, job.n = ctx, cancel, s, n
-	job.next.Store(0)
+	// other workers, woken one at a time (workerPool).
 	helpers := min(r.o.Workers, n) - 1
-	r.pool.grow(r, helpers)
-	job.wg.Add(helpers)
-	for range helpers {
-		r.pool.jobs <- job
+	r.pool.init(r)
+	job := &stepJob{ctx: ctx, cancel: cancel, s: s, n: int64(n), helpers: int64(helpers)}
+	job.pending.Store(int64(n))
+	r.pool.cur.Store(job)
+	if !r.drain(job, r.evals[0]) {
+		<-r.pool.finished
 	}
-	r.drain(job, r.evals[0])
-	job.wg.Wait()
-	job.ctx, job.cancel = nil, nil
+}
+
+// argArena gives every host task of the step its place in r.args, one
+// array per step for all the step's arguments. The array is new each step
+// and never reused: a host may keep the Args of its CallRequest.
+func (r *run) argArena() {
+	total := 0
+	for _, i := range r.hostIdx {
+		t := &r.tasks[i]
+		t.args = int32(total)
+		total += len(r.g.g.Nodes[t.node].Call.Args)
+	}
+	r.args = nil
+	if total > 0 {
+		r.args = make([]NamedValue, total)
+	}
 }
 
 // stepJob is one step's host tasks, shared by the workers draining them.
+// A job is never reused: a helper that wakes late finds every task of its
+// job claimed and touches nothing else.
 type stepJob struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	s      uint64
-	n      int
-	next   atomic.Int64
-	wg     sync.WaitGroup
+	ctx     context.Context
+	cancel  context.CancelFunc
+	s       uint64
+	n       int64 // host tasks: r.hostIdx[:n]
+	helpers int64 // helpers the step may wake
+	next    atomic.Int64
+	woken   atomic.Int64
+	pending atomic.Int64 // tasks not finished
 }
 
-// drain runs host tasks of job until none is left.
-func (r *run) drain(job *stepJob, ev *evaluator) {
+// drain runs host tasks of job until none is left unclaimed. It reports
+// whether the caller finished the job's last task. After a worker's
+// first claim, while tasks are left unclaimed, it wakes one more helper
+// before running its task, so that a step of blocking calls spreads over
+// the workers while a step of quick ones wakes few.
+func (r *run) drain(job *stepJob, ev *evaluator) (last bool) {
+	woke := false
 	for {
-		i := int(job.next.Add(1)) - 1
+		i := job.next.Add(1) - 1
 		if i >= job.n {
-			return
+			return last
+		}
+		if !woke && i+1 < job.n {
+			woke = true
+			r.pool.wake(job)
 		}
 		r.runHost(job.ctx, job.cancel, ev, &r.tasks[r.hostIdx[i]], job.s)
+		if job.pending.Add(-1) == 0 {
+			last = true
+		}
 	}
 }
 
-// workerPool is a run's worker goroutines. The run owns them: they start
-// when a step first needs them and stop when the run returns (stop).
+// workerPool is a run's helper goroutines. The run owns them: they start
+// when a step first needs them, at most Options.Workers-1, and stop when
+// the run returns (stop).
+//
+// A step publishes its job in cur; the scheduler goroutine and each helper
+// wake at most one more helper (drain), up to the job's helpers, starting
+// one when none is idle. The scheduler waits for the job's tasks, not for
+// the helpers: the helper that finishes the last task signals finished.
+// Invariants: a wake token only ever leads a helper to cur's job, every
+// task is claimed exactly once (job.next), and finished receives exactly
+// one signal per job that the scheduler did not finish itself.
 type workerPool struct {
-	jobs    chan *stepJob
-	started int
-	done    sync.WaitGroup
+	tokens   chan struct{} // wake tokens; a token may outlive its step
+	finished chan struct{}
+	cur      atomic.Pointer[stepJob]
+	idle     atomic.Int32 // helpers waiting for a token
+	mu       sync.Mutex   // guards started
+	started  int
+	max      int
+	done     sync.WaitGroup
+	r        *run
 }
 
-// grow makes sure n workers run.
-func (p *workerPool) grow(r *run, n int) {
-	if p.started >= n {
+// init prepares the pool before a step's first wake.
+func (p *workerPool) init(r *run) {
+	if p.tokens == nil {
+		p.r, p.max = r, r.o.Workers-1
+		p.tokens = make(chan struct{}, r.o.Workers)
+		p.finished = make(chan struct{}, 1)
+	}
+}
+
+// wake wakes one helper for job unless it has woken all it may, starting
+// a helper when none is idle. A full token buffer already holds enough
+// wake-ups.
+func (p *workerPool) wake(job *stepJob) {
+	if job.woken.Add(1) > job.helpers {
 		return
 	}
-	if p.jobs == nil {
-		p.jobs = make(chan *stepJob, r.o.Workers)
+	if p.idle.Load() == 0 {
+		p.mu.Lock()
+		if p.started < p.max {
+			p.started++
+			p.done.Go(p.helper)
+		}
+		p.mu.Unlock()
 	}
-	for ; p.started < n; p.started++ {
-		ev := newEvaluator(r.m, r.o.EvalBudget)
-		p.done.Go(func() {
-			for job := range p.jobs {
-				r.drain(job, ev)
-				job.wg.Done()
-			}
-		})
+	select {
+	case p.tokens <- struct{}{}:
+	default:
 	}
 }
 
-// stop ends the workers and waits for them.
+// helper is a helper goroutine: on each token it drains cur's job.
+func (p *workerPool) helper() {
+	var ev *evaluator
+	for {
+		p.idle.Add(1)
+		_, ok := <-p.tokens
+		p.idle.Add(-1)
+		if !ok {
+			return
+		}
+		job := p.cur.Load()
+		if job.next.Load() >= job.n {
+			continue
+		}
+		if ev == nil {
+			ev = newEvaluator(p.r.m, p.r.o.EvalBudget)
+		}
+		if p.r.drain(job, ev) {
+			p.finished <- struct{}{}
+		}
+	}
+}
+
+// stop ends the helpers and waits for them. No step runs, so no helper
+// is being started.
 func (p *workerPool) stop() {
-	if p.jobs != nil {
-		close(p.jobs)
+	if p.tokens != nil {
+		close(p.tokens)
 		p.done.Wait()
-		p.jobs, p.started = nil, 0
+		p.tokens, p.finished, p.started = nil, nil, 0
+		p.cur.Store(nil)
 	}
 }
 
@@ -562,7 +712,8 @@ func (r *run) runHost(ctx context.Context, cancelStep context.CancelFunc, ev *ev
 	if t.item >= 0 {
 		locals = []types.Value{t.local}
 	}
-	args := make([]NamedValue, len(nd.Call.Args))
+	k := int(t.args)
+	args := r.args[k : k+len(nd.Call.Args) : k+len(nd.Call.Args)]
 	for i, a := range nd.Call.Args {
 		v, err := ev.eval(a.Code, r.state, locals)
 		if err != nil {

@@ -615,3 +615,53 @@ func TestCancel(t *testing.T) {
 		t.Errorf("%d records, want only the initial one", n)
 	}
 }
+
+// TestWorkersRunTogether: a step's blocking host calls all run at once up
+// to Options.Workers (the workers wake one another), and no more; a run of
+// many quick steps, where helpers wake late, merges every result.
+func TestWorkersRunTogether(t *testing.T) {
+	for _, tc := range []struct{ items, workers, peak int }{{8, 8, 8}, {6, 3, 3}, {5, 1, 1}} {
+		t.Run(fmt.Sprintf("items=%d workers=%d", tc.items, tc.workers), func(t *testing.T) {
+			xs := make([]types.Value, tc.items)
+			for i := range xs {
+				xs[i] = vi(int64(i))
+			}
+			b := newGraph(t, fld("xs", listInt, ptr(vl(xs...)), 0), fld("out", listInt, ptr(vl()), bytecode.ReduceAppend))
+			b.mapNode("m", "f", "out", b.loadChunk("xs"), 0)
+			b.chain("m")
+			m := b.machine()
+			var cur, peak atomic.Int32
+			var closed atomic.Bool
+			all := make(chan struct{})
+			host := &toolHost{m: m, fs: map[string]func(context.Context, CallRequest) (types.Value, error){
+				"f": func(ctx context.Context, req CallRequest) (types.Value, error) {
+					n := cur.Add(1)
+					defer cur.Add(-1)
+					for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+					}
+					if int(n) == tc.peak && closed.CompareAndSwap(false, true) {
+						close(all)
+					}
+					select {
+					case <-all:
+					case <-time.After(10 * time.Second):
+						return types.Value{}, errors.New("the other calls never started")
+					}
+					return arg(req, "x"), nil
+				}}}
+			res := mustRun(t, m, Options{Host: host, Workers: tc.workers})
+			if got, want := fieldOf(t, m, res, "out").String(), vl(xs...).String(); got != want {
+				t.Errorf("out %s, want %s", got, want)
+			}
+			if p := int(peak.Load()); p != tc.peak {
+				t.Errorf("%d calls ran at once, want %d", p, tc.peak)
+			}
+		})
+	}
+	m := fanMachine(t, 50, true, true)
+	x := vs("x")
+	res, err := m.Run(bg, 0, Options{Host: HostFunc(func(context.Context, CallRequest) (types.Value, error) { return x, nil }), Workers: 8})
+	if err != nil || res.Step != 100 || fieldOf(t, m, res, "hits").Len() != 400 {
+		t.Fatalf("fan-out run: step %d, err %v", res.Step, err)
+	}
+}
