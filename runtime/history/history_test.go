@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/history"
@@ -601,6 +602,47 @@ func TestAfterRunThroughRunner(t *testing.T) {
 				t.Fatalf("session summary exists = %v, want %v", ok, cascade)
 			}
 		})
+	}
+}
+
+// A summarizer call that outlives the summary lease, during which another
+// process took the lease, does not write: the boundary is the new holder's.
+func TestSummaryNotWrittenAfterLosingTheLease(t *testing.T) {
+	ctx := context.Background()
+	p := compileProgram(t, progOpts{summary: "  min_tokens = 0\n  model = scribe\n  trigger = event_count(0)"})
+	bot := agentIndex(t, p, "bot")
+	st := memory.New()
+	l := newLedger(t, st)
+	l.turn("run_1", "bot", "q1", nil, "a1")
+	clock := newClock()
+	const ttl = time.Second
+	leaseKey := "history/summary/" + key.App + "/" + key.User + "/" + key.Session + "/bot"
+	scribe := &funcModel{name: "scribe", fn: func(ctx context.Context, req *runtime.ModelRequest) (*runtime.ModelResponse, error) {
+		// The call outlasts the lease (the clock jumps past it) and
+		// another process takes it meanwhile.
+		later := clock.Now().Add(2 * ttl)
+		if _, err := st.AcquireLease(ctx, leaseKey, "other-process", ttl, later); err != nil {
+			return nil, err
+		}
+		clock.Start = clock.Start.Add(3 * ttl)
+		return &runtime.ModelResponse{Text: "too late"}, nil
+	}}
+	s := newService(t, st, p, map[string]runtime.Model{"scribe": scribe}, "p1", func(c *history.Config) { c.Clock, c.LeaseTTL = clock, ttl })
+	res, err := s.Summarize(ctx, history.SummarizeRequest{Session: key, FilterKey: "bot", Agent: bot})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Advanced || !strings.Contains(res.Reason, "lease was lost") {
+		t.Fatalf("result = %+v", res)
+	}
+	if sum, ok := getSummary(t, st, "bot"); ok {
+		t.Fatalf("a summary was written after the lease was lost: %+v", sum)
+	}
+	// With the lease kept, the same call writes.
+	s2 := newService(t, st, p, map[string]runtime.Model{"scribe": summarizer("in time", nil)}, "p1", func(c *history.Config) { c.Clock, c.LeaseTTL = clock, ttl })
+	clock.Start = clock.Start.Add(10 * ttl) // the other process's lease has expired
+	if res, err := s2.Summarize(ctx, history.SummarizeRequest{Session: key, FilterKey: "bot", Agent: bot}); err != nil || !res.Advanced {
+		t.Fatalf("with the lease: %+v, %v", res, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
@@ -71,8 +72,8 @@ func (s *Service) Summarize(ctx context.Context, req SummarizeRequest) (Summariz
 		return SummarizeResult{Reason: "the agent has no summary policy"}, nil
 	}
 	var res SummarizeResult
-	err := s.withSummaryLease(ctx, req.Session, req.FilterKey, func() (err error) {
-		res, err = s.summarizeLocked(ctx, req, ap)
+	err := s.withSummaryLease(ctx, req.Session, req.FilterKey, func(g *leaseGuard) (err error) {
+		res, err = s.summarizeLocked(ctx, req, ap, g)
 		return err
 	})
 	if errors.Is(err, errLeaseHeld) {
@@ -85,8 +86,10 @@ func (s *Service) Summarize(ctx context.Context, req SummarizeRequest) (Summariz
 var errLeaseHeld = errors.New("history: summary lease held by another process")
 
 // withSummaryLease runs f holding the in-process lock and the store lease
-// of one session's filter key: the only writer of that key's boundary.
-func (s *Service) withSummaryLease(ctx context.Context, sess store.SessionKey, filterKey string, f func() error) error {
+// of one session's filter key: the only writer of that key's boundary. The
+// lease is renewed every third of its TTL while f runs (a long summarizer
+// call does not lose it), and f confirms it before writing (g.confirm).
+func (s *Service) withSummaryLease(ctx context.Context, sess store.SessionKey, filterKey string, f func(g *leaseGuard) error) error {
 	unlock, err := s.locks.lock(ctx, sess.String()+"\x00"+filterKey)
 	if err != nil {
 		return fmt.Errorf("history: summary of %s %q: %w", sess, filterKey, err)
@@ -99,12 +102,59 @@ func (s *Service) withSummaryLease(ctx context.Context, sess store.SessionKey, f
 		}
 		return fmt.Errorf("history: summary lease of %s %q: %w", sess, filterKey, err)
 	}
+	g := &leaseGuard{s: s, key: leaseKey}
+	g.schedule()
 	defer func() {
-		if err := s.st.ReleaseLease(context.WithoutCancel(ctx), leaseKey, s.owner, s.clock.Now()); err != nil {
+		g.close()
+		if err := s.st.ReleaseLease(context.WithoutCancel(ctx), leaseKey, s.owner, s.clock.Now()); err != nil && !errors.Is(err, store.ErrConflict) {
 			s.log.Warn("history: release summary lease", "session", sess.String(), "filter_key", filterKey, "err", err)
 		}
 	}()
-	return f()
+	return f(g)
+}
+
+// leaseGuard keeps one summary lease alive: a timer of the Service's clock
+// renews it every third of its TTL until close. Timer callbacks and close
+// are serialized by mu; after close no renewal runs or is scheduled.
+type leaseGuard struct {
+	s    *Service
+	key  string
+	mu   sync.Mutex
+	stop func() bool
+	done bool
+}
+
+func (g *leaseGuard) schedule() { g.stop = g.s.clock.AfterFunc(g.s.leaseTTL/3, g.renew) }
+
+func (g *leaseGuard) renew() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.done {
+		return
+	}
+	if _, err := g.s.st.RenewLease(context.Background(), g.key, g.s.owner, g.s.leaseTTL, g.s.clock.Now()); err != nil {
+		g.s.log.Warn("history: renew summary lease", "lease", g.key, "err", err)
+		return // lost or failing: confirm refuses the write
+	}
+	g.schedule()
+}
+
+func (g *leaseGuard) close() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.done = true
+	if g.stop != nil {
+		g.stop()
+	}
+}
+
+// confirm renews the lease now; an error means it is no longer ours (it
+// expired and another owner took it), so the caller must not write.
+func (g *leaseGuard) confirm(ctx context.Context) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	_, err := g.s.st.RenewLease(context.WithoutCancel(ctx), g.key, g.s.owner, g.s.leaseTTL, g.s.clock.Now())
+	return err
 }
 
 // cascadeByCopy advances the full-session summary (key "") to a branch
@@ -115,7 +165,7 @@ func (s *Service) withSummaryLease(ctx context.Context, sess store.SessionKey, f
 // agent is this one). It reports whether it copied.
 func (s *Service) cascadeByCopy(ctx context.Context, sess store.SessionKey, branch string, adv SummarizeResult) (bool, error) {
 	copied := false
-	err := s.withSummaryLease(ctx, sess, "", func() error {
+	err := s.withSummaryLease(ctx, sess, "", func(g *leaseGuard) error {
 		prev, err := s.st.GetSummary(ctx, sess, "")
 		if err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("history: read summary \"\" of %s: %w", sess, err)
@@ -138,6 +188,10 @@ func (s *Service) cascadeByCopy(ctx context.Context, sess store.SessionKey, bran
 		}
 		sum := adv.Summary
 		sum.FilterKey = ""
+		if err := g.confirm(ctx); err != nil {
+			s.log.Warn("history: lost the session summary lease; not copying", "session", sess.String(), "err", err)
+			return nil
+		}
 		if err := s.st.PutSummary(context.WithoutCancel(ctx), sess, sum); err != nil {
 			return fmt.Errorf("history: copy summary %q to the session of %s: %w", branch, sess, err)
 		}
@@ -160,7 +214,7 @@ func sameMessages(a, b []runtime.Message) bool {
 	})
 }
 
-func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap AgentPolicies) (SummarizeResult, error) {
+func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap AgentPolicies, g *leaseGuard) (SummarizeResult, error) {
 	pol := ap.Summary
 	var res SummarizeResult
 	prev, err := s.st.GetSummary(ctx, req.Session, req.FilterKey)
@@ -280,6 +334,10 @@ func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap 
 	}
 	if text == "" {
 		res.Reason = "the summarizer returned no text"
+		return res, nil
+	}
+	if err := g.confirm(ctx); err != nil {
+		res.Reason = "the summary lease was lost during the summarizer call: " + err.Error()
 		return res, nil
 	}
 	res.Advanced = true
