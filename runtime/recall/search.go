@@ -149,7 +149,9 @@ func card(sid string, e *runtime.Event, score float64, terms []string) Card {
 // of the most specific query term it contains (identifiers such as
 // "sn-4471-ax" first, then longer terms), with "…" where text was cut.
 func snippet(text string, terms []string) string {
-	text = strings.Join(strings.Fields(text), " ")
+	// Invalid UTF-8 (a ledger holds what tools returned) becomes U+FFFD, so
+	// that rune boundaries exist for the cuts below.
+	text = strings.Join(strings.Fields(strings.ToValidUTF8(text, "\uFFFD")), " ")
 	if len(text) <= snippetLen {
 		return text
 	}
@@ -180,10 +182,10 @@ func snippet(text string, terms []string) string {
 	if end == len(text) {
 		start = max(0, end-snippetLen)
 	}
-	for start > 0 && !utf8.RuneStart(text[start]) {
+	for start > 0 && start < end && !utf8.RuneStart(text[start]) {
 		start++
 	}
-	for end < len(text) && !utf8.RuneStart(text[end]) {
+	for end < len(text) && end > start && !utf8.RuneStart(text[end]) {
 		end--
 	}
 	out := text[start:end]
