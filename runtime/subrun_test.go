@@ -91,29 +91,38 @@ func buildMapProgram(t testing.TB, viaGraph bool) *bytecode.Program {
 	return p
 }
 
-// orderedModel answers with the prompt in upper case; "a" finishes after
-// "b", which finishes after "c": completion order is the reverse of item
-// order.
-func orderedModel() *fakeModel {
+// orderedModel answers with the prompt in upper case; "a" answers only
+// after the response to "b" was streamed, and "b" after the one to "c"
+// (seen reports that, from the test's reader): completion order is the
+// reverse of item order, whatever the scheduling.
+func orderedModel() (m *fakeModel, seen func(text string)) {
 	var mu sync.Mutex
-	done := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	streamed := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{}), "c": make(chan struct{})}
+	closed := map[chan struct{}]bool{}
 	after := map[string]string{"a": "b", "b": "c"}
-	m := &fakeModel{name: "fast", rec: true}
+	m = &fakeModel{name: "fast", rec: true}
 	m.reply = func(ctx context.Context, req *ModelRequest, onDelta func(string)) (*ModelResponse, error) {
 		q := req.Messages[len(req.Messages)-1].Content
 		if prev, ok := after[q]; ok {
+			mu.Lock()
+			wait := streamed[prev]
+			mu.Unlock()
 			select {
-			case <-done[prev]:
+			case <-wait:
 			case <-time.After(10 * time.Second):
 			}
 		}
-		resp, err := textReply(strings.ToUpper(q), 1)(ctx, req, onDelta)
-		mu.Lock()
-		close(done[q])
-		mu.Unlock()
-		return resp, err
+		return textReply(strings.ToUpper(q), 1)(ctx, req, onDelta)
 	}
-	return m
+	seen = func(text string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c, ok := streamed[strings.ToLower(text)]; ok && !closed[c] {
+			close(c)
+			closed[c] = true
+		}
+	}
+	return m, seen
 }
 
 func TestMapItemsAndSubGraphs(t *testing.T) {
@@ -126,9 +135,19 @@ func TestMapItemsAndSubGraphs(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			for _, b := range backends {
 				t.Run(b.name, func(t *testing.T) {
-					model := orderedModel()
+					model, seen := orderedModel()
 					f := newFixture(t, b.open(t), buildMapProgram(t, viaGraph), model, nil, func(c *RunnerConfig) { c.Tools = nil })
-					evs := f.collect(context.Background(), Invocation{User: "u", Session: "s"})
+					ch, err := f.r.Run(context.Background(), Invocation{User: "u", Session: "s"})
+					if err != nil {
+						t.Fatal(err)
+					}
+					var evs []*Event
+					for e := range ch {
+						evs = append(evs, e)
+						if e.Kind == EventModelResponse {
+							seen(e.Text)
+						}
+					}
 					fin := last(evs)
 					if fin.Status != StatusCompleted || string(fin.Output) != `["A","B","C"]` {
 						t.Fatalf("ended %s %s; %v", fin.Status, fin.Output, kinds(evs))
