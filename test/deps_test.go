@@ -45,7 +45,8 @@ var allowed = map[string][]string{
 	"runtime/runtimetest":     {"compiler"},
 	"runtime/history":         {"runtime", "runtime/session"},
 	"runtime/artifact":        {"runtime/store"},
-	"runtime/workspace":       {"runtime", "runtime/artifact"},
+	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail"},
+	"runtime/workspace/jail":  {},
 	"runtime/skill":           {"runtime/workspace"},
 	"runtime/evolution":       {"runtime/skill"},
 	"runtime/recall":          {"runtime", "runtime/session", "runtime/store"},
@@ -57,7 +58,7 @@ var allowed = map[string][]string{
 	"runtime/server/openai": {"runtime/server"},
 
 	"stdlib":       {"compiler/types", "vm"},
-	"stdlib/tools": {"stdlib", "runtime"},
+	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},
 
 	"editors/lsp": {"lang/format", "compiler", "stdlib"},
 
@@ -67,12 +68,13 @@ var allowed = map[string][]string{
 
 // external pins third-party imports to the one package that owns each.
 var external = map[string][]string{
-	"github.com/alecthomas/participle":  {"lang/syntax"},
-	"github.com/dominikbraun/graph":     {"compiler"},
-	"github.com/cockroachdb/pebble":     {"runtime/store/pebble", "bench/vm"}, // bench/vm: the raw synced-batch baseline
-	"github.com/openai/openai-go":       {"runtime/model"},
-	"github.com/sashabaranov/go-openai": {"runtime/model"},
-	"github.com/tiktoken-go/tokenizer":  {"runtime/history"},
+	"github.com/alecthomas/participle":    {"lang/syntax"},
+	"github.com/dominikbraun/graph":       {"compiler"},
+	"github.com/cockroachdb/pebble":       {"runtime/store/pebble", "bench/vm"}, // bench/vm: the raw synced-batch baseline
+	"github.com/openai/openai-go":         {"runtime/model"},
+	"github.com/sashabaranov/go-openai":   {"runtime/model"},
+	"github.com/tiktoken-go/tokenizer":    {"runtime/history"},
+	"github.com/landlock-lsm/go-landlock": {"runtime/workspace/jail"},
 }
 
 // unrestricted packages may import anything in the module.

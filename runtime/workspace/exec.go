@@ -5,12 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/agentc/agentc/runtime/workspace/jail"
 )
 
 // Command is one process to run in a workspace: an argv (no shell), a
@@ -60,29 +64,46 @@ const (
 // Local runs commands as child processes of this one. Each command gets its
 // own process group; on timeout or cancellation, and again when the command
 // exits, the whole group is killed with SIGKILL, so forked children do not
-// outlive it (a child that calls setsid leaves the group and is not
-// covered). The environment is scrubbed to PATH, HOME and TMPDIR (both the
-// workspace), LANG and the command's own variables. On Linux, when
-// unprivileged user namespaces are available, the command runs in a new
-// user and network namespace with only a loopback device that is down: no
-// network. Elsewhere the network is not isolated. The file system is not
-// isolated: the command runs as this user and may read whatever the user
-// can; only the tools' own paths are confined to the workspace.
+// outlive it. The environment is scrubbed to PATH, HOME and TMPDIR (both the
+// workspace), LANG and the command's own variables.
+//
+// Where the kernel allows (Confinement), the command is confined by package
+// jail: Landlock limits it to its workspace (read-write) and the read-only
+// system folders, so other runs' workspaces, the data directory and
+// /proc/<pid>/environ of this process are out of reach; new user, PID,
+// IPC, UTS and network namespaces give it no network and a process tree
+// that dies with it (setsid does not escape); and when this process is
+// root, it runs as an unprivileged uid that owns its workspace. Where
+// Landlock is missing, commands run unconfined (as this user, reading what
+// the user can) and Isolation().Filesystem is false: the caller decides
+// whether that is acceptable (agentc serve refuses it for several users).
+// Without confinement, on Linux with unprivileged user namespaces, the
+// command still gets a network namespace.
 type Local struct {
 	Timeout  time.Duration // default per command (DefaultTimeout)
 	MaxBytes int           // cap of stdout and of stderr each (DefaultMaxBytes)
 	// NoNetworkIsolation turns the network namespace off even where it
 	// works.
 	NoNetworkIsolation bool
+	// NoConfinement runs commands without package jail even where it
+	// works (the file system is then not isolated).
+	NoConfinement bool
 
 	once  sync.Once
 	netNS bool
 }
 
+// Confinement reports what package jail can confine on this machine (the
+// same for workspace commands and declared exec tools); agentc serve
+// calls it at start.
+func Confinement() jail.Report { return jail.Probe() }
+
 // Isolation reports what l isolates on this machine.
 func (l *Local) Isolation() Isolation {
-	return Isolation{ProcessTree: groupKill, Environment: true, Network: l.network()}
+	return Isolation{ProcessTree: groupKill, Environment: true, Network: l.network(), Filesystem: l.confined()}
 }
+
+func (l *Local) confined() bool { return !l.NoConfinement && jail.Probe().Confined() }
 
 func (l *Local) network() bool {
 	if l.NoNetworkIsolation {
@@ -95,7 +116,7 @@ func (l *Local) network() bool {
 var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // reservedEnv cannot be set by a command.
-var reservedEnv = map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true}
+var reservedEnv = map[string]bool{"PATH": true, "HOME": true, "TMPDIR": true, "LD_PRELOAD": true, "LD_LIBRARY_PATH": true, "AGENTC_JAIL_V1": true}
 
 // Run runs cmd in ws and waits for it and its process group.
 func (l *Local) Run(ctx context.Context, ws *Workspace, cmd Command) (*Result, error) {
@@ -142,6 +163,11 @@ func (l *Local) Run(ctx context.Context, ws *Workspace, cmd Command) (*Result, e
 	stdout, stderr := &capped{max: max}, &capped{max: max}
 	c.Stdout, c.Stderr = stdout, stderr
 	c.SysProcAttr = sysProcAttr(l.network())
+	if l.confined() {
+		if err := l.confine(c, ws); err != nil {
+			return nil, fmt.Errorf("exec: %s: %w", cmd.Argv[0], err)
+		}
+	}
 	if err := c.Start(); err != nil {
 		return nil, fmt.Errorf("exec: start %s: %w", cmd.Argv[0], err)
 	}
@@ -178,6 +204,38 @@ func (l *Local) Run(ctx context.Context, ws *Workspace, cmd Command) (*Result, e
 		return nil, fmt.Errorf("exec: %s: %w", cmd.Argv[0], waitErr)
 	}
 	return res, nil
+}
+
+// confine rewrites c to run under package jail, confined to ws. As root,
+// when every folder above the workspace can be crossed by other users, the
+// command runs as the workspace's unprivileged uid, which is given the
+// workspace first.
+func (l *Local) confine(c *exec.Cmd, ws *Workspace) error {
+	spec := jail.Spec{RW: []string{ws.Root}, Network: l.NoNetworkIsolation}
+	if jail.Probe().UnprivilegedUID && crossable(filepath.Dir(ws.Root)) {
+		spec.UID = jail.SandboxUID(ws.Root)
+		if err := ws.chownAll(spec.UID); err != nil {
+			return fmt.Errorf("workspace owner: %w", err)
+		}
+	}
+	c.SysProcAttr = sysProcAttr(false) // the process group only: jail adds the namespaces
+	return jail.Wrap(c, spec)
+}
+
+// crossable reports whether dir and every folder above it may be searched
+// by any user (the x bit for others).
+func crossable(dir string) bool {
+	for {
+		st, err := os.Stat(dir)
+		if err != nil || st.Mode().Perm()&0o001 == 0 {
+			return false
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return true
+		}
+		dir = parent
+	}
 }
 
 // lookPath resolves argv[0]: a name without a slash through the scrubbed

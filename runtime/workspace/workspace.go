@@ -1,5 +1,6 @@
-// Package workspace gives each run a private working directory under the
-// data dir and runs commands in it through an Executor (spec/skills.md,
+// Package workspace gives each run a private working directory outside the
+// data dir (DefaultBase) and runs commands in it through an Executor,
+// confined to it where the kernel allows (package jail; spec/skills.md,
 // "Workspaces and the executor").
 //
 // Every path a caller names is relative to the workspace root. Confine
@@ -21,6 +22,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/agentc/agentc/runtime/workspace/jail"
 )
 
 // ErrOutside is wrapped by every refusal of a path that leaves the workspace.
@@ -136,6 +139,11 @@ func (w *Workspace) ReadFile(rel string, max int64) (data []byte, size int64, er
 	}
 	if !st.Mode().IsRegular() {
 		return nil, 0, fmt.Errorf("%q is not a regular file", rel)
+	}
+	if n := jail.Links(st); n > 1 {
+		// A hard link names a file that may live anywhere on the device
+		// (the store's, another run's): refused, whatever its content.
+		return nil, 0, fmt.Errorf("%q has %d hard links: refused: %w", rel, n, ErrOutside)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, max))
 	if err != nil {
@@ -270,23 +278,96 @@ func (w *Workspace) CopyDir(src, rel string, maxBytes int64) error {
 	})
 }
 
-// Manager hands out one workspace per run under a base directory
-// (normally <data dir>/workspaces).
+// Manager hands out one workspace per run under a base directory, which
+// must not be inside the data directory (DefaultBase when empty).
 type Manager struct {
 	Base string
 }
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
 
+// DefaultBase is where workspaces live unless configured:
+// <os.TempDir()>/agentc-ws-<uid>, outside every data directory.
+func DefaultBase() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("agentc-ws-%d", os.Getuid()))
+}
+
+// base creates the base directory: owned by this user, not a symlink, mode
+// 0711 (commands running as an unprivileged uid can reach their own
+// workspace but not list the others).
+func (m *Manager) base() (string, error) {
+	b := DefaultBase()
+	if m != nil && m.Base != "" {
+		b = m.Base
+	}
+	b, err := filepath.Abs(b)
+	if err != nil {
+		return "", fmt.Errorf("workspace base %s: %w", b, err)
+	}
+	if err := os.MkdirAll(b, 0o711); err != nil {
+		return "", fmt.Errorf("workspace base %s: %w", b, err)
+	}
+	st, err := os.Lstat(b)
+	if err != nil {
+		return "", fmt.Errorf("workspace base %s: %w", b, err)
+	}
+	if !st.IsDir() || !ownedByMe(st) {
+		return "", fmt.Errorf("workspace base %s: not a directory owned by this user (uid %d)", b, os.Getuid())
+	}
+	if st.Mode().Perm() != 0o711 {
+		if err := os.Chmod(b, 0o711); err != nil {
+			return "", fmt.Errorf("workspace base %s: %w", b, err)
+		}
+	}
+	return b, nil
+}
+
 // ForRun returns the workspace of run, creating it.
 func (m *Manager) ForRun(run string) (*Workspace, error) {
 	if !runIDRE.MatchString(run) || run == "." || run == ".." {
 		return nil, fmt.Errorf("workspace: bad run id %q", run)
 	}
-	if m == nil || m.Base == "" {
-		return nil, errors.New("workspace: no base directory configured")
+	b, err := m.base()
+	if err != nil {
+		return nil, err
 	}
-	return Open(filepath.Join(m.Base, run))
+	return Open(filepath.Join(b, run))
+}
+
+// Remove deletes the workspace of run (when the run has ended: what must
+// last is saved as artifacts).
+func (m *Manager) Remove(run string) error {
+	if !runIDRE.MatchString(run) || run == "." || run == ".." {
+		return fmt.Errorf("workspace: bad run id %q", run)
+	}
+	b, err := m.base()
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(filepath.Join(b, run)); err != nil {
+		return fmt.Errorf("workspace: remove %s: %w", run, err)
+	}
+	return nil
+}
+
+// chownAll gives the workspace and everything in it to uid (the
+// unprivileged uid its commands run as), through the root: symlinks are
+// changed themselves, never followed.
+func (w *Workspace) chownAll(uid int) error {
+	r, err := w.root()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if err := r.Lchown(p, uid, uid); err != nil {
+			return wrapRootErr(p, err)
+		}
+		return nil
+	})
 }
 
 // MakeExecutable sets rel's mode to 0700 (a staged script).

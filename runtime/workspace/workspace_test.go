@@ -109,7 +109,9 @@ func TestTimeoutKillsTheWholeTree(t *testing.T) {
 	if err := ws.WriteFile("hang.sh", []byte(script)); err != nil {
 		t.Fatal(err)
 	}
-	ex := &Local{}
+	// Unconfined, so that $! is a pid of this PID namespace: the process
+	// group kill is under test (isolation_test.go has the confined case).
+	ex := &Local{NoConfinement: true}
 	start := time.Now()
 	res, err := ex.Run(ctx, ws, Command{Argv: []string{"sh", "hang.sh"}, Timeout: 300 * time.Millisecond})
 	if err != nil {
@@ -141,7 +143,7 @@ func TestTimeoutKillsTheWholeTree(t *testing.T) {
 
 func TestExitKillsBackgroundChildren(t *testing.T) {
 	ws := newWS(t)
-	res, err := (&Local{}).Run(ctx, ws, Command{Argv: []string{"sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid"}, Timeout: 5 * time.Second})
+	res, err := (&Local{NoConfinement: true}).Run(ctx, ws, Command{Argv: []string{"sh", "-c", "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid"}, Timeout: 5 * time.Second})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("%+v %v", res, err)
 	}
@@ -190,7 +192,9 @@ func TestEnvironmentIsScrubbed(t *testing.T) {
 }
 
 func TestNetworkIsolationWhenAvailable(t *testing.T) {
-	ex := &Local{}
+	// Unconfined: Landlock would refuse /proc (isolation_test.go checks
+	// the confined command's network).
+	ex := &Local{NoConfinement: true}
 	ws := newWS(t)
 	res, err := ex.Run(ctx, ws, Command{Argv: []string{"cat", "/proc/net/dev"}})
 	if err != nil {

@@ -412,9 +412,13 @@ func TestExecTool(t *testing.T) {
 		}
 	})
 	t.Run("a forked child does not outlive the call", func(t *testing.T) {
+		// Unconfined: the pid file is outside the project, and this checks
+		// the process-group kill (confined commands also get a PID
+		// namespace: exectool_test.go).
+		unconfined := declaredTools(t, execSrc, Config{Workspace: ws, MaxBytes: 1 << 16, UnconfinedExec: true}, env)
 		pidfile := filepath.Join(t.TempDir(), "pid")
 		start := time.Now()
-		out, err := callTool(t, tools["forker"], `{"pidfile": "`+pidfile+`"}`)
+		out, err := callTool(t, unconfined["forker"], `{"pidfile": "`+pidfile+`"}`)
 		if err != nil || string(out) != `"started\n"` {
 			t.Fatalf("out = %s, %v", out, err)
 		}

@@ -10,10 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path"
+	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -21,6 +24,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -158,6 +162,18 @@ func (x *execTool) run(ctx context.Context, argv []string, dir string, env []str
 	}
 	cmd.Dir, cmd.Env = dir, env
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if strings.ContainsRune(argv[0], '/') {
+		p := argv[0]
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, p)
+		}
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			return nil, x.errorf(vm.KindToolError, "command %q not found", argv[0])
+		}
+	}
+	if err := x.confine(cmd); err != nil {
+		return nil, err
+	}
 
 	var files []*os.File // every pipe end this call opened
 	closeAll := func() {
@@ -285,6 +301,32 @@ func (x *execTool) run(ctx context.Context, argv []string, dir string, env []str
 		return nil, x.errorf(vm.KindToolError, "%s: %s", argv[0], msg)
 	}
 	return stdout.Bytes(), nil
+}
+
+// confine rewrites cmd to run under package jail unless the
+// configuration opts out: the project (Workspace) and the system folders
+// read-only, the data directory hidden, nothing of this process's /proc,
+// signals and abstract sockets only within the command's own processes,
+// new user, PID, IPC and UTS namespaces. The network is kept (exec tools
+// may call out) and so is the uid. Where the kernel cannot confine, the
+// command runs unconfined; agentc serve refuses that for several users
+// unless the operator opts in (workspace.Confinement).
+func (x *execTool) confine(cmd *exec.Cmd) error {
+	if x.cfg.UnconfinedExec || !jail.Probe().Confined() {
+		return nil
+	}
+	hide := append([]string{filepath.Join(x.cfg.Workspace, ".agentc")}, x.cfg.ExecHide...)
+	if x.cfg.LookupEnv != nil {
+		if d, ok := x.cfg.LookupEnv("AGENTC_DATA"); ok && d != "" {
+			if abs, err := filepath.Abs(d); err == nil {
+				hide = append(hide, abs)
+			}
+		}
+	}
+	if err := jail.Wrap(cmd, jail.Spec{RO: []string{x.cfg.Workspace}, Hide: hide, Network: true}); err != nil {
+		return x.errorf(vm.KindUnavailable, "confine %s: %v", x.t.Name, err)
+	}
+	return nil
 }
 
 // tailBuffer keeps the last stderrTail bytes written to it.

@@ -12,12 +12,14 @@ import (
 	"strings"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/vm"
 )
 
 // resolve maps a workspace-relative path to a real path inside the
 // workspace, refusing absolute paths, ".." escapes and symlinks that lead
-// outside (after filepath.EvalSymlinks of both ends).
+// outside (after filepath.EvalSymlinks of both ends). It names a folder
+// for exec's working directory; file contents are read through openIn.
 func (c Config) resolve(tool, rel string) (string, error) {
 	if c.Workspace == "" {
 		return "", runtime.Errorf(vm.KindToolError, "%s: no workspace configured", tool)
@@ -52,6 +54,41 @@ func (c Config) resolve(tool, rel string) (string, error) {
 	return real, nil
 }
 
+// openIn opens the workspace-relative rel through an os.Root on the
+// workspace: absolute paths and ".." escapes are refused first, and the
+// root refuses, at the moment of each access, every symlink that leads
+// out (so a link swapped while the call runs cannot redirect it).
+func (c Config) openIn(tool, rel string) (*os.File, error) {
+	if c.Workspace == "" {
+		return nil, runtime.Errorf(vm.KindToolError, "%s: no workspace configured", tool)
+	}
+	if rel == "" {
+		rel = "."
+	}
+	if filepath.IsAbs(rel) || strings.HasPrefix(rel, "/") || strings.HasPrefix(rel, `\`) || filepath.VolumeName(rel) != "" {
+		return nil, runtime.Errorf(vm.KindToolError, "%s: %q: absolute paths are refused", tool, rel)
+	}
+	clean := filepath.Clean(filepath.FromSlash(rel))
+	if !filepath.IsLocal(clean) && clean != "." {
+		return nil, runtime.Errorf(vm.KindToolError, "%s: %q leaves the workspace", tool, rel)
+	}
+	root, err := os.OpenRoot(c.Workspace)
+	if err != nil {
+		return nil, runtime.Errorf(vm.KindUnavailable, "%s: workspace: %v", tool, err)
+	}
+	defer root.Close()
+	f, err := root.Open(clean)
+	switch {
+	case err == nil:
+		return f, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, runtime.Errorf(vm.KindToolError, "%s: %q does not exist", tool, rel)
+	case strings.Contains(err.Error(), "escapes from parent") || strings.Contains(err.Error(), "path escapes"):
+		return nil, runtime.Errorf(vm.KindToolError, "%s: %q leaves the workspace", tool, rel)
+	}
+	return nil, runtime.Errorf(vm.KindToolError, "%s: %q: %v", tool, rel, err)
+}
+
 func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
 	var in struct {
 		Path string `json:"path"`
@@ -59,13 +96,9 @@ func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) 
 	if err := decode("read_file", args, &in); err != nil {
 		return nil, err
 	}
-	p, err := cfg.resolve("read_file", in.Path)
+	f, err := cfg.openIn("read_file", in.Path)
 	if err != nil {
 		return nil, err
-	}
-	f, err := os.Open(p)
-	if err != nil {
-		return nil, runtime.Errorf(vm.KindToolError, "read_file: %q: %v", in.Path, err)
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -74,6 +107,10 @@ func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) 
 	}
 	if !st.Mode().IsRegular() {
 		return nil, runtime.Errorf(vm.KindToolError, "read_file: %q is not a regular file", in.Path)
+	}
+	if n := jail.Links(st); n > 1 {
+		// Another name of the same file may be anywhere on the device.
+		return nil, runtime.Errorf(vm.KindToolError, "read_file: %q has %d hard links: refused", in.Path, n)
 	}
 	max := cfg.maxBytes()
 	if st.Size() > max {
@@ -109,11 +146,12 @@ func listDir(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
 	if in.Path != nil && *in.Path != "" {
 		rel = *in.Path
 	}
-	p, err := cfg.resolve("list_dir", rel)
+	d, err := cfg.openIn("list_dir", rel)
 	if err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(p)
+	defer d.Close()
+	ents, err := d.ReadDir(-1)
 	if err != nil {
 		return nil, runtime.Errorf(vm.KindToolError, "list_dir: %q: %v", rel, err)
 	}

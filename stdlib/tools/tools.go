@@ -60,6 +60,14 @@ type Config struct {
 	// env() header values when the tools are bound, and PATH for exec
 	// (os.LookupEnv in cmd/agentc). Nil: nothing is set.
 	LookupEnv func(name string) (string, bool)
+	// UnconfinedExec runs declared exec tools without package jail. By
+	// default they are confined where the kernel allows (read-only to
+	// Workspace and the system folders, nothing of this process's /proc).
+	UnconfinedExec bool
+	// ExecHide are paths inside Workspace that confined exec tools cannot
+	// read (the data directory); Workspace/.agentc and $AGENTC_DATA (via
+	// LookupEnv) are always hidden.
+	ExecHide []string
 }
 
 func (c Config) timeout() time.Duration {
