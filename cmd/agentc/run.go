@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -117,7 +116,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err := bindContext(&cfg); err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
-	if err := bindSkills(&cfg, proj.root, filepath.Join(dataDir(f.data), "workspaces"), true); err != nil {
+	if err := bindSkills(&cfg, proj.root, "", true); err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
 	r, err := runtime.NewRunner(cfg)

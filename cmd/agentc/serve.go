@@ -29,6 +29,7 @@ import (
 	"github.com/agentc/agentc/runtime/server/openai"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/runtime/workspace"
 )
 
 type serveFlags struct {
@@ -273,6 +274,9 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if !set.open && len(set.tokens) == 0 {
 		return usageErr(errors.New("no bearer tokens: give --token TOKEN=USER (or AGENTC_TOKENS=TOKEN=USER,…), or --open to serve on loopback without authentication"))
 	}
+	if err := checkExecConfinement(prog, workspace.Confinement(), set.tokens, set.open, set.data, a.stderr); err != nil {
+		return usageErr(err)
+	}
 	var logger *slog.Logger
 	switch f.logFormat {
 	case "json":
@@ -301,7 +305,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		_ = st.Close()
 		return &exitError{code: exitFail, err: err}
 	}
-	if err := bindSkills(&cfg, proj.root, filepath.Join(set.data, "workspaces"), true); err != nil {
+	if err := bindSkills(&cfg, proj.root, "", true); err != nil {
 		_ = st.Close()
 		return &exitError{code: exitFail, err: err}
 	}

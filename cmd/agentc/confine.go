@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/workspace/jail"
+)
+
+// unconfinedExecEnv is the operator's opt-in to serving tools that run
+// commands to several users on a machine that cannot confine them.
+const unconfinedExecEnv = "AGENTC_UNCONFINED_EXEC"
+
+// execTools lists the program's tools that run commands: declared exec
+// tools, workspace_exec and skill_run.
+func execTools(p *bytecode.Program) []string {
+	var out []string
+	for _, t := range p.Tools {
+		if t.Impl.Kind == bytecode.ImplExec || (t.Impl.Kind == bytecode.ImplBuiltin && (t.Impl.Builtin == "workspace_exec" || t.Impl.Builtin == "skill_run")) {
+			out = append(out, t.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkExecConfinement says at start how commands are confined and refuses
+// to serve command-running tools to more than one user (several token
+// users, or --open, where any X-Agentc-User is a user) when the kernel
+// cannot confine them, unless AGENTC_UNCONFINED_EXEC=1 (spec/serve.md,
+// "Executed code"); r is workspace.Confinement(). It points exec tools' data-directory hiding at data.
+func checkExecConfinement(p *bytecode.Program, r jail.Report, tokens map[string]string, open bool, data string, stderr io.Writer) error {
+	names := execTools(p)
+	if len(names) == 0 {
+		return nil
+	}
+	if abs, err := filepath.Abs(data); err == nil {
+		_ = os.Setenv("AGENTC_DATA", abs) // declared exec tools hide $AGENTC_DATA (tools.Config.ExecHide)
+	}
+	users := map[string]bool{}
+	for _, u := range tokens {
+		users[u] = true
+	}
+	if r.Confined() {
+		fmt.Fprintf(stderr, "agentc: tools that run commands (%v) are confined: %s\n", names, r)
+		return nil
+	}
+	if !open && len(users) <= 1 {
+		fmt.Fprintf(stderr, "agentc: warning: tools that run commands (%v) are NOT confined (%s); one user only\n", names, r)
+		return nil
+	}
+	if os.Getenv(unconfinedExecEnv) == "1" {
+		fmt.Fprintf(stderr, "agentc: warning: tools that run commands (%v) are NOT confined (%s) and are served to several users because %s=1: each user's commands can read the others' workspaces, the data directory and this server's environment\n", names, r, unconfinedExecEnv)
+		return nil
+	}
+	return fmt.Errorf("tools that run commands (%v) cannot be confined on this machine (%s): served to several users, each could read the others' workspaces, the data directory and this server's secrets; serve one user, run on a kernel with Landlock (and user namespaces), or set %s=1 to accept the risk", names, r, unconfinedExecEnv)
+}
