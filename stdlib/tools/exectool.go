@@ -304,8 +304,9 @@ func (x *execTool) run(ctx context.Context, argv []string, dir string, env []str
 }
 
 // confine rewrites cmd to run under package jail unless the
-// configuration opts out: the project (Workspace) and the system folders
-// read-only, the data directory hidden, nothing of this process's /proc,
+// configuration opts out: the project (Workspace) read-write (tools such
+// as `git apply` write to it), the system folders read-only, the data
+// directory hidden, nothing else of the file system, nothing of /proc,
 // signals and abstract sockets only within the command's own processes,
 // new user, PID, IPC and UTS namespaces. The network is kept (exec tools
 // may call out) and so is the uid. Where the kernel cannot confine, the
@@ -323,7 +324,7 @@ func (x *execTool) confine(cmd *exec.Cmd) error {
 			}
 		}
 	}
-	if err := jail.Wrap(cmd, jail.Spec{RO: []string{x.cfg.Workspace}, Hide: hide, Network: true}); err != nil {
+	if err := jail.Wrap(cmd, jail.Spec{RW: []string{x.cfg.Workspace}, Hide: hide, Network: true}); err != nil {
 		return x.errorf(vm.KindUnavailable, "confine %s: %v", x.t.Name, err)
 	}
 	return nil

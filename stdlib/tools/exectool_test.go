@@ -81,12 +81,20 @@ func TestExecToolTenancy(t *testing.T) {
 		}
 		wantKind(t, err, vm.KindToolError, "exit status")
 	}
-	// The project is read-only to the tool.
-	if _, err := callTool(t, tools["touch"], `{"path": "new.txt"}`); err == nil {
-		t.Error("a confined exec tool wrote into the project")
+	// The tool writes in the project (git apply does), nowhere else.
+	if _, err := callTool(t, tools["touch"], `{"path": "new.txt"}`); err != nil {
+		t.Errorf("touch in the project: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(project, "tools", "new.txt")); err == nil {
-		t.Error("new.txt exists")
+	if _, err := os.Stat(filepath.Join(project, "tools", "new.txt")); err != nil {
+		t.Error(err)
+	}
+	for _, p := range []string{filepath.Join(outside, "new.txt"), "../.agentc/new.sst", filepath.Join(project, "state", "data", "new")} {
+		if _, err := callTool(t, tools["touch"], fmt.Sprintf(`{"path": %q}`, p)); err == nil {
+			t.Errorf("touch %s: no error", p)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(outside, "new.txt")); err == nil {
+		t.Error("a confined exec tool wrote outside the project")
 	}
 	// Opting out runs the old way.
 	cfg.UnconfinedExec = true

@@ -31,8 +31,8 @@ type Spec struct {
 	// RO are folders (or files) it may read and execute, besides the
 	// system folders (SystemRO).
 	RO []string
-	// Hide are paths inside RO folders that stay unreachable (a data
-	// directory inside a project, say): RO folders containing them are
+	// Hide are paths inside RW or RO folders that stay unreachable (a
+	// data directory inside a project, say): folders containing them are
 	// granted entry by entry around them.
 	Hide []string
 	// Network keeps the network: no network namespace and no Landlock

@@ -178,37 +178,25 @@ func build(cmd *exec.Cmd, s Spec) (payload, error) {
 			hide = append(hide, real)
 		}
 	}
-	for _, ro := range s.RO {
-		real, err := filepath.EvalSymlinks(ro)
-		if err != nil {
-			return payload{}, fmt.Errorf("jail: %s: %w", ro, err)
-		}
-		if err := grantAround(&p, real, hide, 0); err != nil {
-			return payload{}, err
-		}
-	}
-	for _, rw := range s.RW {
-		real, err := filepath.EvalSymlinks(rw)
-		if err != nil {
-			return payload{}, fmt.Errorf("jail: %s: %w", rw, err)
-		}
-		st, err := os.Stat(real)
-		if err != nil {
-			return payload{}, fmt.Errorf("jail: %w", err)
-		}
-		if st.IsDir() {
-			p.RWDirs = append(p.RWDirs, real)
-		} else {
-			p.RWFiles = append(p.RWFiles, real)
+	for i, list := range [][]string{s.RO, s.RW} {
+		for _, path := range list {
+			real, err := filepath.EvalSymlinks(path)
+			if err != nil {
+				return payload{}, fmt.Errorf("jail: %s: %w", path, err)
+			}
+			if err := grantAround(&p, real, hide, i == 1, 0); err != nil {
+				return payload{}, err
+			}
 		}
 	}
 	return p, nil
 }
 
-// grantAround grants dir read-only, or, when a hidden path is inside it,
-// each of its entries except the hidden ones (recursively towards them).
-// Symlinks among the entries are not granted.
-func grantAround(p *payload, dir string, hide []string, depth int) error {
+// grantAround grants dir (read-only, or read-write with rw), or, when a
+// hidden path is inside it, each of its entries except the hidden ones
+// (recursively towards them). Symlinks among those entries are not
+// granted.
+func grantAround(p *payload, dir string, hide []string, rw bool, depth int) error {
 	if slices.Contains(hide, dir) {
 		return nil
 	}
@@ -222,11 +210,17 @@ func grantAround(p *payload, dir string, hide []string, depth int) error {
 	if err != nil {
 		return fmt.Errorf("jail: %w", err)
 	}
-	if !st.IsDir() {
+	switch {
+	case !st.IsDir() && rw:
+		p.RWFiles = append(p.RWFiles, dir)
+		return nil
+	case !st.IsDir():
 		p.ROFiles = append(p.ROFiles, dir)
 		return nil
-	}
-	if !inside {
+	case !inside && rw:
+		p.RWDirs = append(p.RWDirs, dir)
+		return nil
+	case !inside:
 		p.RODirs = append(p.RODirs, dir)
 		return nil
 	}
@@ -244,7 +238,7 @@ func grantAround(p *payload, dir string, hide []string, depth int) error {
 		if e.Type()&fs.ModeSymlink != 0 {
 			continue
 		}
-		if err := grantAround(p, filepath.Join(dir, e.Name()), hide, depth+1); err != nil {
+		if err := grantAround(p, filepath.Join(dir, e.Name()), hide, rw, depth+1); err != nil {
 			return err
 		}
 	}
