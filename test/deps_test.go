@@ -71,7 +71,7 @@ var external = map[string][]string{
 	"github.com/alecthomas/participle":    {"lang/syntax"},
 	"github.com/dominikbraun/graph":       {"compiler"},
 	"github.com/cockroachdb/pebble":       {"runtime/store/pebble", "bench/vm"}, // bench/vm: the raw synced-batch baseline
-	"github.com/openai/openai-go":         {"runtime/model"},
+	"github.com/openai/openai-go":         {},                                   // tests only: an independent client of runtime/server/openai
 	"github.com/sashabaranov/go-openai":   {"runtime/model"},
 	"github.com/tiktoken-go/tokenizer":    {"runtime/history"},
 	"github.com/landlock-lsm/go-landlock": {"runtime/workspace/jail"},

@@ -205,6 +205,63 @@ func (p *rdParser) soft(start int) bool {
 	return true
 }
 
+// The grammar's repetitions, with participle's semantics: an iteration
+// that fails is backtracked by soft, or is fatal; a group that matches
+// maxRepeat times fails the declaration (repeated). Each returns ok false on
+// a fatal failure and the slice out extended by what matched (nil when out
+// was nil and nothing matched). x parses one item and returns nil on
+// failure, leaving the cursor where participle's would be.
+
+// many parses X* .
+func many[T any](p *rdParser, out []*T, x func() *T) ([]*T, bool) {
+	count := 0
+	for {
+		item := p.i
+		v := x()
+		if v == nil {
+			return out, p.soft(item)
+		}
+		out = append(out, v)
+		if !p.repeated(&count) {
+			return nil, false
+		}
+	}
+}
+
+// sepTail parses ( sep X )* , the tail of X ( sep X )* .
+func sepTail[T any](p *rdParser, out []*T, sep string, x func() *T) ([]*T, bool) {
+	count := 0
+	for {
+		item := p.i
+		if !p.lit(sep) {
+			return out, true
+		}
+		v := x()
+		if v == nil {
+			return out, p.soft(item)
+		}
+		out = append(out, v)
+		if !p.repeated(&count) {
+			return nil, false
+		}
+	}
+}
+
+// commaList parses ( X ( "," X )* ","? )? .
+func commaList[T any](p *rdParser, x func() *T) ([]*T, bool) {
+	opt := p.i
+	first := x()
+	if first == nil {
+		return nil, p.soft(opt)
+	}
+	out, ok := sepTail(p, append(make([]*T, 0, 2), first), ",", x)
+	if !ok {
+		return nil, false
+	}
+	p.lit(",")
+	return out, true
+}
+
 func (p *rdParser) at(i int) *lexer.Token {
 	if i < len(p.toks) {
 		return &p.toks[i]
@@ -440,20 +497,8 @@ func (p *rdParser) tool() *Tool {
 	if !p.lit("{") {
 		return nil
 	}
-	count := 0
-	for {
-		item := p.i
-		it := p.toolItem()
-		if it == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		n.Items = append(n.Items, it)
-		if !p.repeated(&count) {
-			return nil
-		}
+	if n.Items, ok = many(p, n.Items, p.toolItem); !ok {
+		return nil
 	}
 	if !p.lit("}") {
 		return nil
@@ -588,20 +633,7 @@ func (p *rdParser) state() *State {
 }
 
 // fields parses Field* ; ok is false on a fatal failure.
-func (p *rdParser) fields() (out []*Field, ok bool) {
-	count := 0
-	for {
-		item := p.i
-		f := p.field()
-		if f == nil {
-			return out, p.soft(item)
-		}
-		out = append(out, f)
-		if !p.repeated(&count) {
-			return nil, false
-		}
-	}
-}
+func (p *rdParser) fields() ([]*Field, bool) { return many(p, nil, p.field) }
 
 // Agent = "agent" Ident Ident String? Block .
 func (p *rdParser) agent() *Agent {
@@ -655,20 +687,8 @@ func (p *rdParser) graph() *Graph {
 	if !p.lit("{") {
 		return nil
 	}
-	count := 0
-	for {
-		item := p.i
-		it := p.graphItem()
-		if it == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		n.Items = append(n.Items, it)
-		if !p.repeated(&count) {
-			return nil
-		}
+	if n.Items, ok = many(p, n.Items, p.graphItem); !ok {
+		return nil
 	}
 	if !p.lit("}") {
 		return nil
@@ -739,20 +759,7 @@ func (p *rdParser) nodeDecl() *NodeDecl {
 }
 
 // clauses parses Clause* ; ok is false on a fatal failure.
-func (p *rdParser) clauses() (out []*Clause, ok bool) {
-	count := 0
-	for {
-		item := p.i
-		c := p.clause()
-		if c == nil {
-			return out, p.soft(item)
-		}
-		out = append(out, c)
-		if !p.repeated(&count) {
-			return nil, false
-		}
-	}
-}
+func (p *rdParser) clauses() ([]*Clause, bool) { return many(p, nil, p.clause) }
 
 // NodeBody = CallNode | SetNode | MapNode | InterruptNode | JoinNode .
 // The members start with distinct keywords.
@@ -962,24 +969,9 @@ func (p *rdParser) retry() *Retry {
 		if p.lit("[") {
 			var on []*Ident
 			if id := p.ident(); id != nil {
-				on = append(on, id)
-				count := 0
-				for {
-					item := p.i
-					if !p.lit(",") {
-						break
-					}
-					id := p.ident()
-					if id == nil {
-						if !p.soft(item) {
-							return nil
-						}
-						break
-					}
-					on = append(on, id)
-					if !p.repeated(&count) {
-						return nil
-					}
+				var tailOK bool
+				if on, tailOK = sepTail(p, append(on, id), ",", p.ident); !tailOK {
+					return nil
 				}
 			}
 			if p.lit("]") {
@@ -1083,20 +1075,9 @@ func (p *rdParser) test() *Test {
 	}
 	n := p.alloc.test()
 	n.Name = name
-	count := 0
-	for {
-		item := p.i
-		it := p.testItem()
-		if it == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		n.Items = append(n.Items, it)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Items, ok = many(p, n.Items, p.testItem); !ok {
+		return nil
 	}
 	if !p.lit("}") {
 		return nil
@@ -1201,20 +1182,9 @@ func (p *rdParser) block() *Block {
 		return nil
 	}
 	n := p.alloc.block()
-	count := 0
-	for {
-		item := p.i
-		a := p.attr()
-		if a == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		n.Attrs = append(n.Attrs, a)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Attrs, ok = many(p, n.Attrs, p.attr); !ok {
+		return nil
 	}
 	if !p.lit("}") {
 		return nil
@@ -1293,24 +1263,9 @@ func (p *rdParser) typ1() *Type {
 	if t := p.tok().Type; t == tokStrOpen || t == tokTextOpen {
 		if s := p.str(); s != nil {
 			n := p.alloc.typ()
-			n.Enum = append(make([]*String, 0, 2), s)
-			count := 0
-			for {
-				item := p.i
-				if !p.lit("|") {
-					break
-				}
-				s := p.str()
-				if s == nil {
-					if !p.soft(item) {
-						return nil
-					}
-					break
-				}
-				n.Enum = append(n.Enum, s)
-				if !p.repeated(&count) {
-					return nil
-				}
+			var ok bool
+			if n.Enum, ok = sepTail(p, append(make([]*String, 0, 2), s), "|", p.str); !ok {
+				return nil
 			}
 			p.span(&n.At, start)
 			return n
@@ -1454,20 +1409,9 @@ func (p *rdParser) str() *String {
 	p.i++
 	n := p.alloc.str()
 	n.Open = t.Value
-	count := 0
-	for {
-		item := p.i
-		sp := p.strPart()
-		if sp == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		n.Parts = append(n.Parts, sp)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Parts, ok = many(p, n.Parts, p.strPart); !ok {
+		return nil
 	}
 	t = p.tok()
 	if t.Type != tokStrClose && t.Type != tokTextClose {
@@ -1539,23 +1483,9 @@ func (p *rdParser) orExpr() *OrExpr {
 	}
 	n := p.alloc.orExpr()
 	n.Head = head
-	count := 0
-	for {
-		item := p.i
-		if !p.lit("or") {
-			break
-		}
-		x := p.andExpr()
-		if x == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		n.Tail = append(n.Tail, x)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Tail, ok = sepTail(p, n.Tail, "or", p.andExpr); !ok {
+		return nil
 	}
 	p.span(&n.At, start)
 	return n
@@ -1570,23 +1500,9 @@ func (p *rdParser) andExpr() *AndExpr {
 	}
 	n := p.alloc.andExpr()
 	n.Head = head
-	count := 0
-	for {
-		item := p.i
-		if !p.lit("and") {
-			break
-		}
-		x := p.notExpr()
-		if x == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		n.Tail = append(n.Tail, x)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Tail, ok = sepTail(p, n.Tail, "and", p.notExpr); !ok {
+		return nil
 	}
 	p.span(&n.At, start)
 	return n
@@ -1665,32 +1581,30 @@ func (p *rdParser) addExpr() *AddExpr {
 	}
 	n := p.alloc.addExpr()
 	n.Head = head
-	count := 0
-	for {
-		item := p.i
-		op := p.tok().Value
-		if op != "+" && op != "-" {
-			p.want("an operator")
-			break
-		}
-		p.i++
-		x := p.mulExpr()
-		if x == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		o := p.alloc.addOp()
-		o.Op, o.Operand = op, x
-		p.span(&o.At, item)
-		n.Tail = append(n.Tail, o)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Tail, ok = many(p, n.Tail, p.addOp); !ok {
+		return nil
 	}
 	p.span(&n.At, start)
 	return n
+}
+
+func (p *rdParser) addOp() *AddOp {
+	start := p.i
+	op := p.tok().Value
+	if op != "+" && op != "-" {
+		p.want("an operator")
+		return nil
+	}
+	p.i++
+	x := p.mulExpr()
+	if x == nil {
+		return nil
+	}
+	o := p.alloc.addOp()
+	o.Op, o.Operand = op, x
+	p.span(&o.At, start)
+	return o
 }
 
 // MulExpr = Unary MulOp* ; MulOp = ( "*" | "/" | "%" ) Unary .
@@ -1702,31 +1616,29 @@ func (p *rdParser) mulExpr() *MulExpr {
 	}
 	n := p.alloc.mulExpr()
 	n.Head = head
-	count := 0
-	for {
-		item := p.i
-		op := p.tok().Value
-		if op != "*" && op != "/" && op != "%" {
-			break
-		}
-		p.i++
-		x := p.unary()
-		if x == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		o := p.alloc.mulOp()
-		o.Op, o.Operand = op, x
-		p.span(&o.At, item)
-		n.Tail = append(n.Tail, o)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Tail, ok = many(p, n.Tail, p.mulOp); !ok {
+		return nil
 	}
 	p.span(&n.At, start)
 	return n
+}
+
+func (p *rdParser) mulOp() *MulOp {
+	start := p.i
+	op := p.tok().Value
+	if op != "*" && op != "/" && op != "%" {
+		return nil
+	}
+	p.i++
+	x := p.unary()
+	if x == nil {
+		return nil
+	}
+	o := p.alloc.mulOp()
+	o.Op, o.Operand = op, x
+	p.span(&o.At, start)
+	return o
 }
 
 // Unary = "-" Unary | Postfix .
@@ -1767,41 +1679,39 @@ func (p *rdParser) postfix() *Postfix {
 	}
 	n := p.alloc.postfix()
 	n.Primary = prim
-	count := 0
-	for {
-		item := p.i
-		var s *Selector
-		switch p.tok().Value {
-		case ".":
-			p.i++
-			if id := p.ident(); id != nil {
-				s = p.alloc.selector()
-				s.Field = id
-			}
-		case "[":
-			p.i++
-			if x := p.expr(); x != nil && p.lit("]") {
-				s = p.alloc.selector()
-				s.Index = x
-			}
-		default:
-			p.want(`"."`)
-			p.want(`"["`)
-		}
-		if s == nil {
-			if !p.soft(item) {
-				return nil
-			}
-			break
-		}
-		p.span(&s.At, item)
-		n.Sel = append(n.Sel, s)
-		if !p.repeated(&count) {
-			return nil
-		}
+	var ok bool
+	if n.Sel, ok = many(p, n.Sel, p.selector); !ok {
+		return nil
 	}
 	p.span(&n.At, start)
 	return n
+}
+
+func (p *rdParser) selector() *Selector {
+	start := p.i
+	var s *Selector
+	switch p.tok().Value {
+	case ".":
+		p.i++
+		if id := p.ident(); id != nil {
+			s = p.alloc.selector()
+			s.Field = id
+		}
+	case "[":
+		p.i++
+		if x := p.expr(); x != nil && p.lit("]") {
+			s = p.alloc.selector()
+			s.Index = x
+		}
+	default:
+		p.want(`"."`)
+		p.want(`"["`)
+	}
+	if s == nil {
+		return nil
+	}
+	p.span(&s.At, start)
+	return s
 }
 
 // Primary = Call | Literal | Name | Paren | ListLit | RecordLit | String .
@@ -1904,34 +1814,7 @@ func (p *rdParser) call() *Call {
 
 // exprList parses ( Expr ( "," Expr )* ","? )? ; ok is false on a fatal
 // failure.
-func (p *rdParser) exprList() (out []*Expr, ok bool) {
-	opt := p.i
-	e := p.expr()
-	if e == nil {
-		return nil, p.soft(opt)
-	}
-	out = append(make([]*Expr, 0, 2), e)
-	count := 0
-	for {
-		item := p.i
-		if !p.lit(",") {
-			break
-		}
-		e := p.expr()
-		if e == nil {
-			if !p.soft(item) {
-				return nil, false
-			}
-			break
-		}
-		out = append(out, e)
-		if !p.repeated(&count) {
-			return nil, false
-		}
-	}
-	p.lit(",")
-	return out, true
-}
+func (p *rdParser) exprList() ([]*Expr, bool) { return commaList(p, p.expr) }
 
 // Paren = "(" Expr ")" .
 func (p *rdParser) paren() *Paren {
@@ -1952,32 +1835,8 @@ func (p *rdParser) listLit() *ListLit {
 	start := p.i
 	p.i++
 	n := p.alloc.listLit()
-	opt := p.i
-	if e := p.listElem(); e != nil {
-		n.Elems = append(n.Elems, e)
-		count := 0
-		for {
-			item := p.i
-			if !p.lit(",") {
-				break
-			}
-			e := p.listElem()
-			if e == nil {
-				if !p.soft(item) {
-					return nil
-				}
-				break
-			}
-			n.Elems = append(n.Elems, e)
-			if !p.repeated(&count) {
-				return nil
-			}
-		}
-		p.lit(",")
-	} else if !p.soft(opt) {
-		return nil
-	}
-	if !p.lit("]") {
+	var ok bool
+	if n.Elems, ok = commaList(p, p.listElem); !ok || !p.lit("]") {
 		return nil
 	}
 	p.span(&n.At, start)
@@ -2007,32 +1866,8 @@ func (p *rdParser) recordLit() *RecordLit {
 	start := p.i
 	p.i++
 	n := p.alloc.recordLit()
-	opt := p.i
-	if e := p.recordEntry(); e != nil {
-		n.Entries = append(n.Entries, e)
-		count := 0
-		for {
-			item := p.i
-			if !p.lit(",") {
-				break
-			}
-			e := p.recordEntry()
-			if e == nil {
-				if !p.soft(item) {
-					return nil
-				}
-				break
-			}
-			n.Entries = append(n.Entries, e)
-			if !p.repeated(&count) {
-				return nil
-			}
-		}
-		p.lit(",")
-	} else if !p.soft(opt) {
-		return nil
-	}
-	if !p.lit("}") {
+	var ok bool
+	if n.Entries, ok = commaList(p, p.recordEntry); !ok || !p.lit("}") {
 		return nil
 	}
 	p.span(&n.At, start)

@@ -1,16 +1,17 @@
 package model
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/shared"
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/vm"
@@ -67,15 +68,16 @@ type OpenAIConfig struct {
 	Now func() time.Time
 }
 
-// openAIModel is a runtime.Model speaking the chat-completions protocol.
+// openAIModel is a runtime.Model speaking the chat-completions protocol
+// through go-openai's client.
 type openAIModel struct {
-	cfg    OpenAIConfig
-	client openai.ChatCompletionService
+	cfg  OpenAIConfig
+	conf openai.ClientConfig // its HTTPClient is set per attempt (see exchange)
 }
 
 // NewOpenAI returns a model calling an OpenAI-compatible chat-completions
-// endpoint with streaming. The client library's own retries are disabled
-// and its environment defaults (OPENAI_*) are not read: cfg is the whole
+// endpoint with streaming. The client library reads no environment
+// variables and makes no retries of its own: cfg is the whole
 // configuration.
 func NewOpenAI(cfg OpenAIConfig) (runtime.Model, error) {
 	if cfg.Model == "" {
@@ -102,15 +104,9 @@ func NewOpenAI(cfg OpenAIConfig) (runtime.Model, error) {
 	if cfg.Sleep == nil {
 		cfg.Sleep = sleep
 	}
-	// NewChatCompletionService, unlike openai.NewClient, reads no
-	// environment variables.
-	client := openai.NewChatCompletionService(
-		option.WithBaseURL(cfg.BaseURL),
-		option.WithAPIKey(cfg.APIKey),
-		option.WithHTTPClient(cfg.HTTPClient),
-		option.WithMaxRetries(0),
-	)
-	return &openAIModel{cfg: cfg, client: client}, nil
+	cc := openai.DefaultConfig(cfg.APIKey)
+	cc.BaseURL = cfg.BaseURL
+	return &openAIModel{cfg: cfg, conf: cc}, nil
 }
 
 func (m *openAIModel) Info() runtime.ModelInfo {
@@ -128,7 +124,7 @@ func (m *openAIModel) Generate(ctx context.Context, req *runtime.ModelRequest, o
 	if req == nil {
 		return nil, runtime.Errorf(vm.KindModelError, "%s: nil request", m.what())
 	}
-	params, err := m.params(req)
+	params, body, err := m.params(req)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +132,7 @@ func (m *openAIModel) Generate(ctx context.Context, req *runtime.ModelRequest, o
 		if ctx.Err() != nil {
 			return nil, ctxError(ctx, m.what())
 		}
-		resp, f := m.attempt(ctx, params, req.Messages, onDelta)
+		resp, f := m.attempt(ctx, params, body, req.Messages, onDelta)
 		if f == nil {
 			return resp, nil
 		}
@@ -156,103 +152,145 @@ func (m *openAIModel) Generate(ctx context.Context, req *runtime.ModelRequest, o
 // what names the model in messages.
 func (m *openAIModel) what() string { return "openai model " + m.cfg.Model }
 
-// params builds the request body.
-func (m *openAIModel) params(req *runtime.ModelRequest) (openai.ChatCompletionNewParams, error) {
-	p := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(m.cfg.Model),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
+// chatRequest is the body sent: go-openai's request with two fields
+// replaced, because the library drops them when they are zero: a
+// temperature of 0 (a float32 with omitempty, go-openai issue 678; a float32
+// would also turn 0.7 into 0.699999988) and an empty message content, which
+// the API requires for system, user and tool messages. The outer fields
+// shadow the embedded ones in encoding/json.
+type chatRequest struct {
+	openai.ChatCompletionRequest
+	Messages    []chatMessage `json:"messages"`
+	Temperature *float64      `json:"temperature,omitempty"`
+}
+
+// chatMessage is one request message; Content is nil only for an assistant
+// message that carries tool calls and no text.
+type chatMessage struct {
+	Role       string            `json:"role"`
+	Content    *string           `json:"content,omitempty"`
+	Name       string            `json:"name,omitempty"`
+	ToolCalls  []openai.ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string            `json:"tool_call_id,omitempty"`
+}
+
+// jsonSchema is a response schema as the library's json.Marshaler.
+type jsonSchema map[string]any
+
+func (s jsonSchema) MarshalJSON() ([]byte, error) { return json.Marshal(map[string]any(s)) }
+
+// emptyParameters is the schema of a tool declared without one: the API's
+// meaning of an omitted `parameters`, which the library cannot omit.
+var emptyParameters = map[string]any{"type": "object", "properties": map[string]any{}}
+
+// params builds the library's request and the body actually sent (see
+// chatRequest). The library's request carries no temperature and no
+// messages: its client-side checks of model families would otherwise refuse
+// sampling settings some OpenAI-compatible servers accept under those names.
+func (m *openAIModel) params(req *runtime.ModelRequest) (openai.ChatCompletionRequest, []byte, error) {
+	p := openai.ChatCompletionRequest{
+		Model:         m.cfg.Model,
+		Stream:        true,
+		StreamOptions: &openai.StreamOptions{IncludeUsage: true},
 	}
+	body := chatRequest{}
 	for i, msg := range req.Messages {
 		mp, err := messageParam(msg)
 		if err != nil {
-			return p, runtime.Errorf(vm.KindModelError, "%s: message %d: %v", m.what(), i, err)
+			return p, nil, runtime.Errorf(vm.KindModelError, "%s: message %d: %v", m.what(), i, err)
 		}
-		p.Messages = append(p.Messages, mp)
+		body.Messages = append(body.Messages, mp)
 	}
 	for _, t := range req.Tools {
-		fn := shared.FunctionDefinitionParam{Name: t.Name, Parameters: shared.FunctionParameters(t.InputSchema)}
-		if t.Description != "" {
-			fn.Description = openai.String(t.Description)
+		fn := &openai.FunctionDefinition{Name: t.Name, Description: t.Description, Parameters: t.InputSchema}
+		if t.InputSchema == nil {
+			fn.Parameters = emptyParameters
 		}
-		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fn))
+		p.Tools = append(p.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: fn})
 	}
 	if req.ResponseSchema != nil {
-		p.ResponseFormat = openai.ChatCompletionNewParamsResponseFormatUnion{
-			OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
-				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{
-					Name:   "output",
-					Strict: openai.Bool(true),
-					Schema: req.ResponseSchema,
-				},
+		p.ResponseFormat = &openai.ChatCompletionResponseFormat{
+			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
+			JSONSchema: &openai.ChatCompletionResponseFormatJSONSchema{
+				Name:   "output",
+				Strict: true,
+				Schema: jsonSchema(req.ResponseSchema),
 			},
 		}
 	}
 	switch {
 	case req.Temperature != nil:
-		p.Temperature = openai.Float(*req.Temperature)
+		body.Temperature = req.Temperature
 	case m.cfg.Temperature != nil:
-		p.Temperature = openai.Float(*m.cfg.Temperature)
+		body.Temperature = m.cfg.Temperature
 	}
 	switch {
 	case req.MaxTokens > 0:
-		p.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+		p.MaxCompletionTokens = req.MaxTokens
 	case m.cfg.MaxTokens > 0:
-		p.MaxCompletionTokens = openai.Int(int64(m.cfg.MaxTokens))
+		p.MaxCompletionTokens = m.cfg.MaxTokens
 	}
-	return p, nil
+	body.ChatCompletionRequest = p
+	data, err := json.Marshal(body)
+	if err != nil {
+		return p, nil, runtime.Errorf(vm.KindModelError, "%s: request: %v", m.what(), redact(err.Error(), m.cfg.APIKey))
+	}
+	return p, data, nil
 }
 
 // messageParam converts one message to the wire form.
-func messageParam(msg runtime.Message) (openai.ChatCompletionMessageParamUnion, error) {
+func messageParam(msg runtime.Message) (chatMessage, error) {
+	content := msg.Content
 	switch msg.Role {
 	case runtime.RoleSystem:
-		return openai.SystemMessage(msg.Content), nil
+		return chatMessage{Role: openai.ChatMessageRoleSystem, Content: &content}, nil
 	case runtime.RoleUser:
-		u := openai.ChatCompletionUserMessageParam{Content: openai.ChatCompletionUserMessageParamContentUnion{OfString: openai.String(msg.Content)}}
-		if msg.Name != "" {
-			u.Name = openai.String(msg.Name)
-		}
-		return openai.ChatCompletionMessageParamUnion{OfUser: &u}, nil
+		return chatMessage{Role: openai.ChatMessageRoleUser, Content: &content, Name: msg.Name}, nil
 	case runtime.RoleAssistant:
-		a := openai.ChatCompletionAssistantMessageParam{}
+		a := chatMessage{Role: openai.ChatMessageRoleAssistant, Name: msg.Name}
 		if msg.Content != "" || len(msg.ToolCalls) == 0 {
-			a.Content.OfString = openai.String(msg.Content)
-		}
-		if msg.Name != "" {
-			a.Name = openai.String(msg.Name)
+			a.Content = &content
 		}
 		for _, c := range msg.ToolCalls {
 			args := string(c.Args)
 			if args == "" {
 				args = "{}"
 			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{
-					ID:       c.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: c.Name, Arguments: args},
-				},
+			a.ToolCalls = append(a.ToolCalls, openai.ToolCall{
+				ID:       c.ID,
+				Type:     openai.ToolTypeFunction,
+				Function: openai.FunctionCall{Name: c.Name, Arguments: args},
 			})
 		}
-		return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}, nil
+		return a, nil
 	case runtime.RoleTool:
-		return openai.ToolMessage(msg.Content, msg.ToolCallID), nil
+		return chatMessage{Role: openai.ChatMessageRoleTool, Content: &content, ToolCallID: msg.ToolCallID}, nil
 	}
-	return openai.ChatCompletionMessageParamUnion{}, fmt.Errorf("unknown role %q", msg.Role)
+	return chatMessage{}, fmt.Errorf("unknown role %q", msg.Role)
 }
 
 // attempt makes one streaming request.
-func (m *openAIModel) attempt(ctx context.Context, params openai.ChatCompletionNewParams, msgs []runtime.Message, onDelta func(string)) (*runtime.ModelResponse, *failure) {
-	var httpResp *http.Response
-	stream := m.client.NewStreaming(ctx, params, option.WithResponseInto(&httpResp))
+func (m *openAIModel) attempt(ctx context.Context, params openai.ChatCompletionRequest, body []byte, msgs []runtime.Message, onDelta func(string)) (*runtime.ModelResponse, *failure) {
+	ex := &exchange{client: m.cfg.HTTPClient, body: body}
+	cc := m.conf
+	cc.HTTPClient = ex
+	stream, err := openai.NewClientWithConfig(cc).CreateChatCompletionStream(ctx, params)
+	if err != nil {
+		return nil, m.classify(err, ex)
+	}
 	defer stream.Close()
 	acc := newStreamAcc(m.cfg.Model)
-	for stream.Next() {
-		acc.add(stream.Current(), onDelta)
-	}
-	if err := stream.Err(); err != nil {
-		f := m.classify(err, httpResp)
-		f.streamed = acc.streamed
-		return nil, f
+	for {
+		c, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			f := m.classify(err, ex)
+			f.streamed = acc.streamed
+			return nil, f
+		}
+		acc.add(c, onDelta)
 	}
 	resp, f := acc.finish(msgs)
 	if f != nil {
@@ -260,3 +298,45 @@ func (m *openAIModel) attempt(ctx context.Context, params openai.ChatCompletionN
 	}
 	return resp, f
 }
+
+// exchange is the client's HTTPDoer for one attempt: it sends body in place
+// of the library's own encoding of the request (see chatRequest) and keeps
+// what the library does not pass on: whether the request was sent, the
+// response's status and headers (Retry-After), and the start of an error
+// response's body.
+type exchange struct {
+	client  *http.Client
+	body    []byte
+	sent    bool
+	resp    *http.Response
+	errBody []byte
+}
+
+// maxErrorBody bounds how much of an error response is read.
+const maxErrorBody = 64 << 10
+
+func (ex *exchange) Do(req *http.Request) (*http.Response, error) {
+	if ex.body != nil {
+		body := ex.body
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.ContentLength = int64(len(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+	}
+	ex.sent = true
+	resp, err := ex.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	ex.resp = resp
+	if failedStatus(resp.StatusCode) {
+		// The library reads an error body to its end but does not close it.
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		resp.Body.Close()
+		ex.errBody = data
+		resp.Body = io.NopCloser(bytes.NewReader(data))
+	}
+	return resp, nil
+}
+
+// failedStatus is the library's test for an error response.
+func failedStatus(code int) bool { return code < http.StatusOK || code >= http.StatusBadRequest }

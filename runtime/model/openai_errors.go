@@ -5,14 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/packages/ssestream"
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentc/agentc/vm"
 )
@@ -30,35 +28,34 @@ type failure struct {
 // classify maps an attempt's error: HTTP 429 → rate_limit; 5xx, a failed or
 // cut connection → unavailable; 408 → timeout; other 4xx → model_error with
 // the provider's message; an error event in the stream by its type; a chunk
-// that is not JSON → model_error. httpResp is the response, when one came.
-func (m *openAIModel) classify(err error, httpResp *http.Response) *failure {
-	var aerr *openai.Error
+// that is not JSON, or of the wrong shape → model_error; a request the
+// client library refused to send → model_error.
+func (m *openAIModel) classify(err error, ex *exchange) *failure {
+	var aerr *openai.APIError
+	if ex.resp != nil && failedStatus(ex.resp.StatusCode) {
+		msg := ""
+		if errors.As(err, &aerr) {
+			msg = aerr.Message
+		}
+		if msg == "" {
+			msg = snippet(ex.errBody)
+		}
+		return m.statusFailure(ex.resp.StatusCode, msg, ex.resp.Header)
+	}
 	if errors.As(err, &aerr) {
-		msg := aerr.Message
-		if msg == "" && aerr.Response != nil {
-			msg = bodySnippet(aerr.Response)
-		}
-		h := http.Header(nil)
-		if aerr.Response != nil {
-			h = aerr.Response.Header
-		}
-		return m.statusFailure(aerr.StatusCode, msg, h)
-	}
-	if httpResp != nil && httpResp.StatusCode >= 400 {
-		// An error the client could not decode.
-		return m.statusFailure(httpResp.StatusCode, bodySnippet(httpResp), httpResp.Header)
-	}
-	var serr *ssestream.StreamError
-	if errors.As(err, &serr) {
-		return m.streamErrorFailure(serr.Event.Data)
+		// A `data: {"error": {...}}` event in a stream that began with 200.
+		return m.streamErrorFailure(aerr)
 	}
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &syn) || errors.As(err, &typ) {
 		return &failure{kind: vm.KindModelError, msg: "malformed stream chunk: " + redact(err.Error(), m.cfg.APIKey)}
 	}
+	if !ex.sent {
+		return &failure{kind: vm.KindModelError, msg: "request not sent: " + redact(err.Error(), m.cfg.APIKey)}
+	}
 	what := "connection failed: "
-	if httpResp != nil {
+	if ex.resp != nil {
 		what = "stream interrupted: "
 	}
 	return &failure{kind: vm.KindUnavailable, msg: what + redact(err.Error(), m.cfg.APIKey)}
@@ -84,29 +81,22 @@ func (m *openAIModel) statusFailure(status int, providerMsg string, h http.Heade
 	return f
 }
 
-// streamErrorFailure classifies a `data: {"error": {...}}` event.
-func (m *openAIModel) streamErrorFailure(data []byte) *failure {
-	var ev struct {
-		Error struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-			Code    any    `json:"code"`
-		} `json:"error"`
-	}
-	_ = json.Unmarshal(data, &ev)
-	code := fmt.Sprint(ev.Error.Code)
+// streamErrorFailure classifies an error event: rate_limit by its type or
+// code, unavailable for a server error or none given, else model_error.
+func (m *openAIModel) streamErrorFailure(e *openai.APIError) *failure {
+	code := fmt.Sprint(e.Code)
 	kind := vm.KindModelError
 	switch {
-	case strings.Contains(ev.Error.Type, "rate_limit") || strings.Contains(code, "rate_limit"):
+	case strings.Contains(e.Type, "rate_limit") || strings.Contains(code, "rate_limit"):
 		kind = vm.KindRateLimit
-	case ev.Error.Type == "" || ev.Error.Type == "server_error" || strings.Contains(ev.Error.Type, "overloaded"):
+	case e.Type == "" || e.Type == "server_error" || strings.Contains(e.Type, "overloaded"):
 		kind = vm.KindUnavailable
 	}
-	msg := ev.Error.Message
+	msg := strings.TrimSpace(e.Message)
 	if msg == "" {
-		msg = string(data)
+		msg = fmt.Sprintf("no message (type %q, code %s)", e.Type, code)
 	}
-	return &failure{kind: kind, msg: "error in stream: " + redact(clip(strings.TrimSpace(msg), 1000), m.cfg.APIKey)}
+	return &failure{kind: kind, msg: "error in stream: " + redact(clip(msg, 1000), m.cfg.APIKey)}
 }
 
 // retryAfter reads retry-after-ms (milliseconds) or Retry-After (seconds,
@@ -202,13 +192,8 @@ func redact(s, key string) string {
 	return strings.ReplaceAll(s, key, "[redacted]")
 }
 
-// bodySnippet returns the start of an error response's body (which the
-// client library has already read and put back), for an error without the
-// {"error": {...}} envelope.
-func bodySnippet(resp *http.Response) string {
-	if resp.Body == nil {
-		return ""
-	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-	return strings.TrimSpace(strings.ToValidUTF8(string(b), "\uFFFD"))
+// snippet returns the start of an error response's body, for an error
+// without the {"error": {...}} envelope.
+func snippet(body []byte) string {
+	return strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD"))
 }

@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
+	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/vm"
@@ -20,7 +20,7 @@ type streamAcc struct {
 	model        string // as reported by the provider; the configured id until then
 	text         strings.Builder
 	refusal      strings.Builder
-	calls        map[int64]*callAcc
+	calls        map[int]*callAcc
 	finishReason string
 	usage        runtime.Usage
 	hasUsage     bool
@@ -33,16 +33,16 @@ type callAcc struct {
 }
 
 func newStreamAcc(model string) *streamAcc {
-	return &streamAcc{model: model, calls: map[int64]*callAcc{}}
+	return &streamAcc{model: model, calls: map[int]*callAcc{}}
 }
 
 // add folds one chunk in. Only choice 0 is read: requests never ask for n > 1.
-func (a *streamAcc) add(c openai.ChatCompletionChunk, onDelta func(string)) {
+func (a *streamAcc) add(c openai.ChatCompletionStreamResponse, onDelta func(string)) {
 	if c.Model != "" {
 		a.model = c.Model
 	}
-	if c.JSON.Usage.Valid() {
-		a.usage = runtime.Usage{PromptTokens: int(c.Usage.PromptTokens), CompletionTokens: int(c.Usage.CompletionTokens)}
+	if c.Usage != nil {
+		a.usage = runtime.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
 		a.hasUsage = true
 	}
 	for _, ch := range c.Choices {
@@ -59,10 +59,14 @@ func (a *streamAcc) add(c openai.ChatCompletionChunk, onDelta func(string)) {
 		}
 		a.refusal.WriteString(d.Refusal)
 		for _, tc := range d.ToolCalls {
-			ca := a.calls[tc.Index]
+			i := 0 // a delta without an index is the first call's
+			if tc.Index != nil {
+				i = *tc.Index
+			}
+			ca := a.calls[i]
 			if ca == nil {
 				ca = &callAcc{}
-				a.calls[tc.Index] = ca
+				a.calls[i] = ca
 			}
 			if ca.id == "" {
 				ca.id = tc.ID
@@ -73,7 +77,7 @@ func (a *streamAcc) add(c openai.ChatCompletionChunk, onDelta func(string)) {
 			ca.args.WriteString(tc.Function.Arguments)
 		}
 		if ch.FinishReason != "" {
-			a.finishReason = ch.FinishReason
+			a.finishReason = string(ch.FinishReason)
 		}
 	}
 }
@@ -89,7 +93,7 @@ func (a *streamAcc) finish(msgs []runtime.Message) (*runtime.ModelResponse, *fai
 		return nil, &failure{kind: vm.KindModelError, msg: "model refused: " + r}
 	}
 	resp := &runtime.ModelResponse{Text: a.text.String(), FinishReason: a.finishReason, Model: a.model}
-	idx := make([]int64, 0, len(a.calls))
+	idx := make([]int, 0, len(a.calls))
 	for i := range a.calls {
 		idx = append(idx, i)
 	}

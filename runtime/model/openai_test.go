@@ -574,3 +574,48 @@ func TestSleep(t *testing.T) {
 		t.Errorf("zero sleep on a canceled context: %v", err)
 	}
 }
+
+// Fields the client library would omit when zero are sent: a temperature
+// of 0 from the configuration, an empty message content; a tool without a
+// schema gets the empty parameter list.
+func TestOpenAIZeroValuesSent(t *testing.T) {
+	s := newChatServer(t, sse(chunk(`{"content":"ok"}`, "stop"), "[DONE]"))
+	zero := 0.0
+	m, _ := newTestModel(t, s, func(c *OpenAIConfig) { c.Temperature = &zero })
+	req := &runtime.ModelRequest{
+		Messages: []runtime.Message{{Role: runtime.RoleSystem}, {Role: runtime.RoleUser}, {Role: runtime.RoleAssistant}, {Role: runtime.RoleTool, ToolCallID: "c"}},
+		Tools:    []runtime.ToolSpec{{Name: "ping"}},
+	}
+	if _, err := m.Generate(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	body := s.bodies[0]
+	if v, ok := body["temperature"]; !ok || v != 0.0 {
+		t.Errorf("temperature = %v (present %v)", v, ok)
+	}
+	wantMsgs := []any{
+		map[string]any{"role": "system", "content": ""},
+		map[string]any{"role": "user", "content": ""},
+		map[string]any{"role": "assistant", "content": ""},
+		map[string]any{"role": "tool", "content": "", "tool_call_id": "c"},
+	}
+	if !reflect.DeepEqual(body["messages"], wantMsgs) {
+		t.Errorf("messages = %#v", body["messages"])
+	}
+	wantTools := []any{map[string]any{"type": "function", "function": map[string]any{"name": "ping",
+		"parameters": map[string]any{"type": "object", "properties": map[string]any{}}}}}
+	if !reflect.DeepEqual(body["tools"], wantTools) {
+		t.Errorf("tools = %#v", body["tools"])
+	}
+}
+
+// A request the client library refuses is a model_error and is not sent.
+func TestOpenAIRequestNotSent(t *testing.T) {
+	s := newChatServer(t, sse(chunk(`{"content":"ok"}`, "stop"), "[DONE]"))
+	m, _ := newTestModel(t, s, func(c *OpenAIConfig) { c.Model = "text-davinci-003"; c.MaxRetries = 2 })
+	_, err := m.Generate(context.Background(), simpleRequest(), nil)
+	wantKind(t, err, vm.KindModelError, "request not sent")
+	if s.requests() != 0 {
+		t.Errorf("%d requests", s.requests())
+	}
+}
