@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	"runtime/tool":            {"runtime"},
 	"runtime/agent":           {"runtime"},
 	"runtime/session":         {"runtime"},
-	"runtime/runtimetest":     {"compiler"},
+	"runtime/runtimetest":     {"compiler", "stdlib"},
 	"runtime/history":         {"runtime", "runtime/session"},
 	"runtime/artifact":        {"runtime/store"},
 	"runtime/workspace":       {"runtime", "runtime/artifact", "stdlib"},
