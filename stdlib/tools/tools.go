@@ -1,7 +1,6 @@
 // Package tools holds the implementations of the builtin tools a program
-// names with `run = builtin.NAME`: the stdlib table's Impl tools (http_get,
-// read_file, list_dir, json_query, now, tls_chain); their names, types,
-// effects and docs are the table's. Every outside dependency (clock, dialer,
+// names with `run = builtin.NAME`: the stdlib table's Impl tools, whose
+// names, types, effects and docs are the table's. Every outside dependency (clock, dialer,
 // HTTP client, workspace, host allowlist) comes in through Config; nothing
 // here reads the wall clock or uses a global client.
 package tools
