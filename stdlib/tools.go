@@ -82,6 +82,8 @@ func tools() []*Tool {
 		// `run = builtin.NAME` (spec/tools.md), all read_only.
 		impl("http_get", rec(field("url", str)), rec(field("status", i), field("body", str), field("content_type", str)),
 			"GETs a URL whose host is on the allowlist; returns status, body (text, capped) and content type."),
+		impl("http_fetch", rec(field("url", str)), str,
+			"Fetches a page whose host is on the allowlist and returns its body as text (capped); a status other than 2xx is an error."),
 		impl("read_file", rec(field("path", str)), str,
 			"Reads a text file of the workspace (relative path, size capped)."),
 		impl("list_dir", rec(opt("path", str)), types.ListOf(rec(field("name", str), field("dir", b), field("size", i))),

@@ -102,6 +102,7 @@ type callFunc func(cfg Config, ctx context.Context, args json.RawMessage) (any, 
 // (a test checks that the two name the same tools).
 var impls = map[string]callFunc{
 	"http_get":   httpGet,
+	"http_fetch": httpFetch,
 	"read_file":  readFile,
 	"list_dir":   listDir,
 	"json_query": jsonQuery,
