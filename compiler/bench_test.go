@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/stdlib"
 )
 
 // genGraph writes a graph of `stages` stages. Each stage has 10 nodes: a
@@ -72,7 +73,7 @@ func genWorkflow(stages, lines int) string {
 }
 
 func loadGenerated(tb testing.TB, src string) (Config, *Package) {
-	cfg := Config{FS: fstest.MapFS{"gen.agent": {Data: []byte(src)}}}
+	cfg := Config{FS: fstest.MapFS{"gen.agent": {Data: []byte(src)}}, Universe: stdlib.Universe()}
 	pkg, ds := Load(cfg, "gen.agent")
 	if len(ds) > 0 {
 		tb.Fatalf("generated source does not parse: %v", ds[0])

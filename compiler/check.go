@@ -44,7 +44,7 @@ type checker struct {
 func newChecker(cfg Config, pkg *Package) *checker {
 	uni := cfg.Universe
 	if uni == nil {
-		uni = DefaultUniverse()
+		uni = &Universe{}
 	}
 	c := &checker{
 		cfg: cfg, uni: uni, pkg: pkg,

@@ -17,15 +17,16 @@ import (
 
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/syntax"
+	"github.com/agentc/agentc/stdlib"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files (spec/diagnostics.md)")
 
-// testUniverse is the default universe plus a few builtin implementations,
-// so `run = builtin.NAME` is checked.
+// testUniverse is the stdlib universe plus the test-only builtin
+// implementation echo.
 func testUniverse() *Universe {
-	u := DefaultUniverse()
-	u.Impls = map[string]bool{"tls_chain": true, "echo": true}
+	u := stdlib.Universe()
+	u.Impls["echo"] = true
 	return u
 }
 
@@ -318,7 +319,7 @@ func standalone(code diag.Code, src string) bool {
 	if len(pds) > 0 {
 		return false
 	}
-	cfg := Config{FS: fstest.MapFS{"block.agent": {Data: []byte(src)}}}
+	cfg := Config{FS: fstest.MapFS{"block.agent": {Data: []byte(src)}}, Universe: stdlib.Universe()}
 	pkg, ds := Load(cfg, "block.agent")
 	_, cds := Check(cfg, pkg)
 	return hasCode(append(ds, cds...), code)

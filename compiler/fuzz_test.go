@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"github.com/agentc/agentc/stdlib"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,7 +25,7 @@ func FuzzCheck(f *testing.F) {
 			"main.agent":      {Data: src},
 			"lib/other.agent": {Data: []byte("type T { x: int }\nmodel m { provider = openai, name = \"x\" }\n")},
 		}
-		cfg := Config{FS: fsys}
+		cfg := Config{FS: fsys, Universe: stdlib.Universe()}
 		pkg, _ := Load(cfg, "main.agent")
 		info, _ := Check(cfg, pkg)
 		if info == nil {

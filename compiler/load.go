@@ -20,8 +20,8 @@ type Config struct {
 	// skill folders and fixtures may not leave it; file names in spans are
 	// relative to it.
 	Root string
-	// Universe is the compiler's view of the stdlib; nil means
-	// DefaultUniverse().
+	// Universe is the compiler's view of the stdlib (stdlib.Universe());
+	// nil is the empty universe: no functions, builtin tools or error kinds.
 	Universe *Universe
 }
 

@@ -8,6 +8,7 @@ import (
 	"testing/fstest"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/stdlib"
 )
 
 // FuzzCompile compiles arbitrary text: Compile must never panic, a program
@@ -37,7 +38,7 @@ func FuzzCompile(f *testing.F) {
 			"skills/house-style/SKILL.md":      {Data: []byte("# style\n")},
 			"skills/cert-diagnostics/SKILL.md": {Data: []byte("# diagnostics\n")},
 		}
-		cfg := Config{FS: fsys}
+		cfg := Config{FS: fsys, Universe: stdlib.Universe()}
 		pkg, _ := Load(cfg, "main.agent")
 		prog, _, ds := Compile(cfg, pkg)
 		for _, d := range ds {

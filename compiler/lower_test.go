@@ -13,6 +13,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/syntax"
+	"github.com/agentc/agentc/stdlib"
 )
 
 // Lowering tests: every example that is a program root compiles, verifies,
@@ -60,7 +61,7 @@ func exampleRoots(t testing.TB) []string {
 // compileFiles loads and compiles roots from fsys, failing on any error.
 func compileFiles(t testing.TB, fsys fs.FS, roots ...string) (*bytecode.Program, *Info, []byte) {
 	t.Helper()
-	cfg := Config{FS: fsys}
+	cfg := Config{FS: fsys, Universe: stdlib.Universe()}
 	pkg, ds := Load(cfg, roots...)
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		t.Fatalf("%v: load: %v", roots, ds)
@@ -196,7 +197,7 @@ func TestPicturesAgree(t *testing.T) {
 // compileSource compiles one in-memory file.
 func compileSource(t testing.TB, src string) (*bytecode.Program, []diag.Diagnostic) {
 	t.Helper()
-	cfg := Config{FS: fstest.MapFS{"main.agent": {Data: []byte(src)}}}
+	cfg := Config{FS: fstest.MapFS{"main.agent": {Data: []byte(src)}}, Universe: stdlib.Universe()}
 	pkg, ds := Load(cfg, "main.agent")
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		return nil, ds

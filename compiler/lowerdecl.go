@@ -68,13 +68,12 @@ func attrList(a *Attrs) []*Attr {
 
 // ---- tools ----
 
-var effects = [...]bytecode.Effect{ReadOnly: bytecode.EffectReadOnly, Idempotent: bytecode.EffectIdempotent, SideEffect: bytecode.EffectSideEffect}
-
+// effectOf is e, read_only when unset.
 func effectOf(e Effect) bytecode.Effect {
-	if int(e) < len(effects) && e > 0 {
-		return effects[e]
+	if e == 0 {
+		return bytecode.EffectReadOnly
 	}
-	return bytecode.EffectReadOnly
+	return e
 }
 
 func (l *lowerer) tool(t *Tool) {

@@ -915,7 +915,7 @@ func (c *checker) call(call *syntax.Call, sc *scope) *types.Type {
 		return nil
 	}
 	if f.Typer != nil {
-		t, err := f.Typer(args)
+		t, err := f.Typer(typeRules{}, args)
 		if err != nil {
 			c.errorf(InvalidOperation, call.Span(), "%v", err)
 			return nil

@@ -25,6 +25,7 @@ import (
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -41,7 +42,7 @@ func (e *e2eEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 func compileExample(t *testing.T, dir, file string) *bytecode.Program {
 	t.Helper()
-	cfg := compiler.Config{FS: os.DirFS("../examples"), Root: "."}
+	cfg := compiler.Config{FS: os.DirFS("../examples"), Root: ".", Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, path.Join(dir, file))
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		t.Fatalf("the example does not load: %v", ds)

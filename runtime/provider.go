@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/vm"
 )
@@ -129,14 +130,16 @@ type Tool interface {
 	Call(ctx context.Context, req ToolRequest) (json.RawMessage, error)
 }
 
-// Effect classifies what re-running a tool can do.
-type Effect uint8
+// Effect classifies what re-running a tool can do: the program's own
+// effect type (bytecode.Effect), so a declared tool's effect needs no
+// conversion.
+type Effect = bytecode.Effect
 
 // Effects, weakest first.
 const (
-	ReadOnly   Effect = iota + 1 // reads only
-	Idempotent                   // repeating has no further effect
-	SideEffect                   // may change the world each time (the default)
+	ReadOnly   = bytecode.EffectReadOnly   // reads only
+	Idempotent = bytecode.EffectIdempotent // repeating has no further effect
+	SideEffect = bytecode.EffectSideEffect // may change the world each time (the default)
 )
 
 // Errorf returns a *vm.Error of the given kind; providers use it so that

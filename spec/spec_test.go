@@ -28,6 +28,7 @@ import (
 	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/syntax"
+	"github.com/agentc/agentc/stdlib"
 )
 
 var update = flag.Bool("update", false, "rewrite grammar.ebnf from syntax.Grammar()")
@@ -248,7 +249,7 @@ func checkBlock(t *testing.T, src string) []diag.Diagnostic {
 
 // check loads and checks one root file of the module rooted at root in fsys.
 func check(fsys fs.FS, root, file string) []diag.Diagnostic {
-	cfg := compiler.Config{FS: fsys, Root: root}
+	cfg := compiler.Config{FS: fsys, Root: root, Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, path.Join(root, file))
 	_, cds := compiler.Check(cfg, pkg)
 	return append(ds, cds...)

@@ -46,6 +46,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/stdlib"
 )
 
 const (
@@ -167,7 +168,7 @@ func source(segs []wfSeg) (string, []string) {
 }
 
 func compileSource(src string) (*bytecode.Program, error) {
-	cfg := compiler.Config{FS: fstest.MapFS{"wf.agent": {Data: []byte(src)}}, Root: "."}
+	cfg := compiler.Config{FS: fstest.MapFS{"wf.agent": {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, "wf.agent")
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		return nil, fmt.Errorf("load: %v", ds)

@@ -28,12 +28,13 @@ var allowed = map[string][]string{
 
 	"compiler/types":    {},
 	"compiler/bytecode": {"compiler/types", "lang/diag"},
-	"compiler":          {"compiler/bytecode", "lang/syntax", "compiler/skillmd"},
+	"compiler/builtin":  {"compiler/bytecode", "compiler/types"},
+	"compiler":          {"compiler/bytecode", "compiler/builtin", "lang/syntax", "compiler/skillmd"},
 	"compiler/skillmd":  {"lang/diag"},
 
 	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
 
-	"runtime":                 {"vm", "compiler", "runtime/store"},
+	"runtime":                 {"vm", "runtime/store"},
 	"runtime/store":           {},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},
@@ -42,14 +43,14 @@ var allowed = map[string][]string{
 	"runtime/tool":            {"runtime"},
 	"runtime/agent":           {"runtime"},
 	"runtime/session":         {"runtime"},
-	"runtime/runtimetest":     {"compiler"},
+	"runtime/runtimetest":     {"compiler", "stdlib"},
 	"runtime/history":         {"runtime", "runtime/session"},
 	"runtime/artifact":        {"runtime/store"},
-	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail"},
+	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail", "stdlib"},
 	"runtime/workspace/jail":  {},
-	"runtime/skill":           {"runtime/workspace"},
+	"runtime/skill":           {"runtime/workspace", "compiler/skillmd"},
 	"runtime/evolution":       {"runtime/skill"},
-	"runtime/recall":          {"runtime", "runtime/session", "runtime/store"},
+	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
 	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
 
 	"runtime/server":        {"runtime", "runtime/session"},
@@ -57,7 +58,7 @@ var allowed = map[string][]string{
 	"runtime/server/a2a":    {"runtime/server"},
 	"runtime/server/openai": {"runtime/server"},
 
-	"stdlib":       {"compiler/types", "vm"},
+	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
 	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},
 
 	"editors/lsp": {"lang/format", "compiler", "stdlib"},
@@ -180,6 +181,41 @@ func TestRuleTableIsLayered(t *testing.T) {
 		closure(pkg, seen)
 		if seen[pkg] {
 			t.Errorf("allowed table has a cycle through %s", pkg)
+		}
+	}
+}
+
+// TestRuntimeNeverImportsTheFrontEnd: no non-test package under runtime/
+// (but the test helper runtime/runtimetest) imports a lang/... package or a
+// compiler package other than compiler/bytecode, compiler/types and
+// compiler/skillmd (and the table shapes of compiler/builtin), nor may the
+// allowed table let it reach one (lang/diag comes with the VM): the parser
+// and the checker are not linked into the runtime.
+func TestRuntimeNeverImportsTheFrontEnd(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	okCompiler := map[string]bool{"compiler/bytecode": true, "compiler/types": true, "compiler/skillmd": true, "compiler/builtin": true}
+	forbidden := func(rel string) bool {
+		return strings.HasPrefix(rel, "lang/") ||
+			(rel == "compiler" || strings.HasPrefix(rel, "compiler/")) && !okCompiler[rel]
+	}
+	for pkg, imps := range imports(t, root) {
+		if pkg != "runtime" && !strings.HasPrefix(pkg, "runtime/") || pkg == "runtime/runtimetest" {
+			continue
+		}
+		for _, imp := range imps {
+			if rel, ok := strings.CutPrefix(imp, module+"/"); ok && forbidden(rel) {
+				t.Errorf("%s imports %s: the runtime must not link the front end", pkg, rel)
+			}
+		}
+		seen := map[string]bool{}
+		closure(pkg, seen)
+		for dep := range seen {
+			if forbidden(dep) && dep != "lang/diag" { // lang/diag: the VM's positions
+				t.Errorf("the allowed table lets %s reach %s", pkg, dep)
+			}
 		}
 	}
 }

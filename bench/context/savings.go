@@ -69,6 +69,7 @@ import (
 	"github.com/agentc/agentc/runtime/recall"
 	"github.com/agentc/agentc/runtime/store"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -306,7 +307,7 @@ agent assistant llm {
 
 // compileSource compiles one file's source.
 func compileSource(name, src string) (*bytecode.Program, error) {
-	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: "."}
+	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, name)
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		return nil, fmt.Errorf("load %s: %v", name, ds)

@@ -53,6 +53,7 @@ import (
 	"github.com/agentc/agentc/runtime/server/openai"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -136,7 +137,7 @@ func (e *entropy) Uint64() uint64 {
 }
 
 func serveChild() error {
-	cfg := compiler.Config{FS: fstest.MapFS{"bench.agent": {Data: []byte(source)}}, Root: "."}
+	cfg := compiler.Config{FS: fstest.MapFS{"bench.agent": {Data: []byte(source)}}, Root: ".", Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, "bench.agent")
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		return fmt.Errorf("load: %v", ds)

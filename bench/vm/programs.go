@@ -10,13 +10,11 @@ import (
 	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
-	"github.com/agentc/agentc/stdlib/tools"
+	"github.com/agentc/agentc/stdlib"
 )
 
 func compileSource(name, src string) (*bytecode.Program, error) {
-	u := compiler.DefaultUniverse()
-	u.Impls = tools.Impls()
-	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: u}
+	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, name)
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		return nil, fmt.Errorf("load %s: %v", name, ds)

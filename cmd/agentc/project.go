@@ -10,6 +10,7 @@ import (
 	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/stdlib"
 )
 
 // project is where .agent files are read from: a root directory (the
@@ -44,8 +45,10 @@ func openProject() (*project, error) {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// config is the compiler's configuration: the project's files and the
+// stdlib table's universe (so `run = builtin.NAME` is checked).
 func (p *project) config() compiler.Config {
-	return compiler.Config{FS: os.DirFS(p.root), Root: "."}
+	return compiler.Config{FS: os.DirFS(p.root), Root: ".", Universe: stdlib.Universe()}
 }
 
 // name converts a user path into a root-relative, slash-separated name.

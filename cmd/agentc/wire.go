@@ -27,6 +27,7 @@ import (
 	"github.com/agentc/agentc/runtime/skill"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/workspace"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/stdlib/tools"
 	"github.com/agentc/agentc/vm"
 )
@@ -175,11 +176,11 @@ func openAIModels(p *bytecode.Program, key string, ent vm.Entropy) (map[string]r
 	return out, nil
 }
 
-// funcTable is vm.Builtins() plus env() over the process environment and
+// funcTable is stdlib.Funcs() plus env() over the process environment and
 // visited() over visitedFn (nil: always false); any other function the
 // program names without an implementation is a stub returning null.
 func funcTable(p *bytecode.Program, visitedFn func(node string) bool) map[string]vm.Func {
-	funcs := vm.Builtins()
+	funcs := stdlib.Funcs()
 	funcs["env"] = func(args []types.Value) (types.Value, error) {
 		if len(args) == 0 || args[0].Kind() != types.ValString {
 			return types.Value{}, fmt.Errorf("env: want a variable name")

@@ -13,13 +13,14 @@ import (
 	"github.com/agentc/agentc/runtime/recall"
 	"github.com/agentc/agentc/runtime/store"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/stdlib"
 )
 
 // TestBindContext binds the recall and memory services for examples/chat:
 // its recall and memory tools replace the stubs, its recall (preload 3) and
 // memory (preload 8, auto) policies add two preloaders and the extractor.
 func TestBindContext(t *testing.T) {
-	cfg := compiler.Config{FS: os.DirFS("../../examples")}
+	cfg := compiler.Config{FS: os.DirFS("../../examples"), Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, "chat/chat.agent")
 	for _, d := range ds {
 		if d.Severity.String() == "error" {

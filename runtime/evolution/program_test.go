@@ -9,6 +9,7 @@ import (
 	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/skill"
+	"github.com/agentc/agentc/stdlib"
 )
 
 const programSrc = `model fast { provider = openai, name = "a" }
@@ -34,7 +35,7 @@ func TestFromProgram(t *testing.T) {
 		"app/main.agent":             {Data: []byte(programSrc)},
 		"app/skills/report/SKILL.md": {Data: []byte("---\nname: report\ndescription: d\n---\nbody\n")},
 	}
-	cfg := compiler.Config{FS: fsys}
+	cfg := compiler.Config{FS: fsys, Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, "app/main.agent")
 	prog, _, cds := compiler.Compile(cfg, pkg)
 	if prog == nil || len(ds)+len(cds) > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/recall"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -35,6 +36,12 @@ func decodeArgs(name string, raw json.RawMessage, v any) error {
 	return nil
 }
 
+// spec is a memory tool's spec from the stdlib table.
+func spec(name string) runtime.ToolSpec {
+	d := stdlib.LookupTool(name)
+	return runtime.ToolSpec{Name: d.Name, Description: d.Doc, InputSchema: d.InputSchema()}
+}
+
 func userOf(name string, req runtime.ToolRequest) (User, error) {
 	if req.Session.App == "" || req.Session.User == "" {
 		return User{}, toolErr("%s needs a user (the call carries no session)", name)
@@ -49,17 +56,10 @@ type SearchTool struct{ s *Service }
 func NewSearchTool(s *Service) *SearchTool { return &SearchTool{s: s} }
 
 // Spec implements runtime.Tool.
-func (t *SearchTool) Spec() runtime.ToolSpec {
-	return runtime.ToolSpec{Name: SearchToolName, Description: "Searches the user's memories (stable facts about the user).",
-		InputSchema: map[string]any{"type": "object", "required": []string{"query"}, "additionalProperties": false,
-			"properties": map[string]any{
-				"query": map[string]any{"type": "string"},
-				"limit": map[string]any{"type": "integer", "minimum": 1, "maximum": maxSearchLimit},
-			}}}
-}
+func (t *SearchTool) Spec() runtime.ToolSpec { return spec(SearchToolName) }
 
 // Effect implements runtime.Tool.
-func (t *SearchTool) Effect() runtime.Effect { return runtime.ReadOnly }
+func (t *SearchTool) Effect() runtime.Effect { return stdlib.LookupTool(SearchToolName).Effect }
 
 // Call implements runtime.Tool.
 func (t *SearchTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {
@@ -107,17 +107,10 @@ type AddTool struct {
 func NewAddTool(s *Service, prog *bytecode.Program) *AddTool { return &AddTool{s: s, prog: prog} }
 
 // Spec implements runtime.Tool.
-func (t *AddTool) Spec() runtime.ToolSpec {
-	return runtime.ToolSpec{Name: AddToolName, Description: "Stores a stable fact about the user; storing the same fact again changes nothing.",
-		InputSchema: map[string]any{"type": "object", "required": []string{"memory"}, "additionalProperties": false,
-			"properties": map[string]any{
-				"memory": map[string]any{"type": "string"},
-				"topics": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
-			}}}
-}
+func (t *AddTool) Spec() runtime.ToolSpec { return spec(AddToolName) }
 
 // Effect implements runtime.Tool.
-func (t *AddTool) Effect() runtime.Effect { return runtime.Idempotent }
+func (t *AddTool) Effect() runtime.Effect { return stdlib.LookupTool(AddToolName).Effect }
 
 // Call implements runtime.Tool.
 func (t *AddTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {

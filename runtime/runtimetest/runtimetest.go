@@ -13,6 +13,7 @@ import (
 	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/stdlib"
 )
 
 // DefaultStart is the first reading of a Clock whose Start is zero, less
@@ -57,7 +58,7 @@ func (e *Entropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 // and fails t on any error diagnostic.
 func Compile(t testing.TB, fsys fs.FS, file string) *bytecode.Program {
 	t.Helper()
-	cfg := compiler.Config{FS: fsys, Root: "."}
+	cfg := compiler.Config{FS: fsys, Root: ".", Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, file)
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		t.Fatalf("%s does not load: %v", file, ds)

@@ -34,9 +34,15 @@ type Tools struct {
 	Now        func() time.Time
 }
 
+// Tool names.
+const (
+	LoadToolName = "skill_load"
+	RunToolName  = "skill_run"
+)
+
 // All returns skill_load and skill_run by name, for a RunnerConfig's tools.
 func (t *Tools) All() map[string]runtime.Tool {
-	return map[string]runtime.Tool{"skill_load": &loadTool{t}, "skill_run": &runTool{t}}
+	return map[string]runtime.Tool{LoadToolName: &loadTool{t}, RunToolName: &runTool{t}}
 }
 
 // available is one skill an agent may use.
@@ -128,8 +134,8 @@ func (t *Tools) find(tool, agent, name string, key store.SessionKey) (available,
 
 type loadTool struct{ t *Tools }
 
-func (l *loadTool) Spec() runtime.ToolSpec { s, _ := workspace.UniverseSpec("skill_load"); return s }
-func (l *loadTool) Effect() runtime.Effect { return runtime.Idempotent }
+func (l *loadTool) Spec() runtime.ToolSpec { s, _ := workspace.BuiltinSpec(LoadToolName); return s }
+func (l *loadTool) Effect() runtime.Effect { _, e := workspace.BuiltinSpec(LoadToolName); return e }
 
 // loadRecord is what one session has received of one skill.
 type loadRecord struct {
@@ -229,8 +235,8 @@ func (l *loadTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 
 type runTool struct{ t *Tools }
 
-func (r *runTool) Spec() runtime.ToolSpec { s, _ := workspace.UniverseSpec("skill_run"); return s }
-func (r *runTool) Effect() runtime.Effect { return runtime.SideEffect }
+func (r *runTool) Spec() runtime.ToolSpec { s, _ := workspace.BuiltinSpec(RunToolName); return s }
+func (r *runTool) Effect() runtime.Effect { _, e := workspace.BuiltinSpec(RunToolName); return e }
 
 // RunOutput is skill_run's output record.
 type RunOutput struct {

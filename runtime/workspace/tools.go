@@ -8,15 +8,14 @@ import (
 	"path"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
-	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
-// ToolNames are the workspace tools, as the compiler's universe names them.
-var ToolNames = []string{"workspace_exec", "workspace_list", "workspace_read", "workspace_save_artifact", "workspace_write"}
+// ToolNames are the workspace tools: the stdlib table's tools bound here.
+var ToolNames = stdlib.ToolNames(stdlib.BindWorkspace)
 
 // MaxReadBytes caps workspace_read and workspace_save_artifact reads.
 const MaxReadBytes = 1 << 20
@@ -42,17 +41,18 @@ type wsTool struct {
 	t    *Tools
 }
 
-// UniverseSpec returns the spec and effect of a universe builtin tool.
-func UniverseSpec(name string) (runtime.ToolSpec, runtime.Effect) {
-	bt := compiler.DefaultUniverse().Tool(name)
-	if bt == nil {
+// BuiltinSpec returns the spec and effect of a builtin tool of the stdlib
+// table (an unknown name: a bare spec and side_effect).
+func BuiltinSpec(name string) (runtime.ToolSpec, runtime.Effect) {
+	d := stdlib.LookupTool(name)
+	if d == nil {
 		return runtime.ToolSpec{Name: name}, runtime.SideEffect
 	}
-	return runtime.ToolSpec{Name: name, Description: bt.Doc, InputSchema: types.JSONSchema(bt.Input)}, runtime.Effect(bt.Effect)
+	return runtime.ToolSpec{Name: name, Description: d.Doc, InputSchema: d.InputSchema()}, d.Effect
 }
 
-func (w *wsTool) Spec() runtime.ToolSpec { s, _ := UniverseSpec(w.name); return s }
-func (w *wsTool) Effect() runtime.Effect { _, e := UniverseSpec(w.name); return e }
+func (w *wsTool) Spec() runtime.ToolSpec { s, _ := BuiltinSpec(w.name); return s }
+func (w *wsTool) Effect() runtime.Effect { _, e := BuiltinSpec(w.name); return e }
 
 // toolErr is a tool_error: the model sees it and may correct the call.
 func toolErr(tool string, err error) error {

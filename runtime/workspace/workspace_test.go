@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -217,7 +217,7 @@ func TestNetworkIsolationWhenAvailable(t *testing.T) {
 }
 
 func TestToolsMatchTheUniverse(t *testing.T) {
-	u := compiler.DefaultUniverse()
+	u := stdlib.Universe()
 	for name, tl := range (&Tools{}).All() {
 		bt := u.Tool(name)
 		if bt == nil {

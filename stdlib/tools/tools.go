@@ -1,6 +1,6 @@
 // Package tools holds the implementations of the builtin tools a program
-// names with `run = builtin.NAME`: http_get, read_file, list_dir,
-// json_query, now and tls_chain. Every outside dependency (clock, dialer,
+// names with `run = builtin.NAME`: the stdlib table's Impl tools, whose
+// names, types, effects and docs are the table's. Every outside dependency (clock, dialer,
 // HTTP client, workspace, host allowlist) comes in through Config; nothing
 // here reads the wall clock or uses a global client.
 package tools
@@ -12,12 +12,12 @@ import (
 	"net"
 	"net/http"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -92,66 +92,41 @@ func (c Config) dial() DialFunc {
 	return d.DialContext
 }
 
-// Builtin describes one builtin tool: its name (as in `builtin.NAME`), doc,
-// effect, and input/output types (the compiler's view of it).
+// Builtin is one `run = builtin.NAME` tool: its entry in the stdlib table
+// (name, doc, effect, input and output types: the compiler's view of it)
+// and its implementation here.
 type Builtin struct {
 	Name   string
 	Doc    string
 	Effect runtime.Effect
 	Input  *types.Type // a record
 	Output *types.Type
-	call   func(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
+	call   callFunc
 }
 
-// Table returns the builtin tool descriptions, sorted by name. The table is
-// fresh on every call.
+type callFunc func(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
+
+// impls are the implementations of the stdlib table's Impl tools, by name
+// (a test checks that the two name the same tools).
+var impls = map[string]callFunc{
+	"http_get":   httpGet,
+	"http_fetch": httpFetch,
+	"read_file":  readFile,
+	"list_dir":   listDir,
+	"json_query": jsonQuery,
+	"now":        now,
+	"tls_chain":  tlsChain,
+}
+
+// Table returns the builtin tools, sorted by name: the stdlib table's Impl
+// tools that have an implementation here. The slice is fresh on every call.
 func Table() []Builtin {
-	str, i, b := types.StringType, types.IntType, types.BoolType
-	out := []Builtin{
-		{Name: "http_get", Effect: runtime.ReadOnly,
-			Doc:   "GETs a URL whose host is on the allowlist; returns status, body (text, capped) and content type.",
-			Input: rec(types.Field{Name: "url", Type: str}),
-			Output: rec(
-				types.Field{Name: "status", Type: i},
-				types.Field{Name: "body", Type: str},
-				types.Field{Name: "content_type", Type: str},
-			), call: httpGet},
-		{Name: "read_file", Effect: runtime.ReadOnly,
-			Doc:    "Reads a text file of the workspace (relative path, size capped).",
-			Input:  rec(types.Field{Name: "path", Type: str}),
-			Output: str, call: readFile},
-		{Name: "list_dir", Effect: runtime.ReadOnly,
-			Doc:   "Lists a directory of the workspace (relative path, default the workspace root), sorted by name.",
-			Input: rec(types.Field{Name: "path", Type: types.OptionalOf(str)}),
-			Output: types.ListOf(rec(
-				types.Field{Name: "name", Type: str},
-				types.Field{Name: "dir", Type: b},
-				types.Field{Name: "size", Type: i},
-			)), call: listDir},
-		{Name: "json_query", Effect: runtime.ReadOnly,
-			Doc: "Selects a path such as \"a.b[0].c\" or \"$.items[0].name\" from a JSON value (json() semantics; null when absent).",
-			Input: rec(
-				types.Field{Name: "value", Type: types.JSONType},
-				types.Field{Name: "path", Type: str},
-			),
-			Output: types.JSONType, call: jsonQuery},
-		{Name: "now", Effect: runtime.ReadOnly,
-			Doc:    "The current time, RFC 3339 (UTC).",
-			Input:  rec(),
-			Output: str, call: now},
-		{Name: "tls_chain", Effect: runtime.ReadOnly,
-			Doc: "Reads the TLS certificate chain of host:port: the subjects, leaf first, and the leaf's expiry (RFC 3339). " +
-				"The handshake skips verification (InsecureSkipVerify) only so that expired or untrusted chains can be read; nothing is sent over the connection.",
-			Input: rec(
-				types.Field{Name: "host", Type: str},
-				types.Field{Name: "port", Type: i, HasDefault: true, Default: types.MakeInt(443)},
-			),
-			Output: rec(
-				types.Field{Name: "chain", Type: types.ListOf(str)},
-				types.Field{Name: "expires", Type: str},
-			), call: tlsChain},
+	var out []Builtin
+	for _, t := range stdlib.Tools() {
+		if call := impls[t.Name]; t.Kind == stdlib.Impl && call != nil {
+			out = append(out, Builtin{Name: t.Name, Doc: t.Doc, Effect: t.Effect, Input: t.Input, Output: t.Output, call: call})
+		}
 	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out
 }
 
@@ -163,23 +138,6 @@ func Builtins(cfg Config) map[string]runtime.Tool {
 		m[b.Name] = &tool{b: b, cfg: cfg}
 	}
 	return m
-}
-
-// Impls names the builtin implementations, for compiler.Universe.Impls.
-func Impls() map[string]bool {
-	m := map[string]bool{}
-	for _, b := range Table() {
-		m[b.Name] = true
-	}
-	return m
-}
-
-func rec(fields ...types.Field) *types.Type {
-	t, err := types.NewRecord("", fields)
-	if err != nil {
-		panic(err) // static table only
-	}
-	return t
 }
 
 type tool struct {

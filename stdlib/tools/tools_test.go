@@ -19,25 +19,9 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
-
-// notImplemented are the universe's builtin tools this package leaves to
-// the runtime services (sessions, memory, skills).
-var notImplemented = map[string]string{
-	"session_search": "runtime/session",
-	"session_load":   "runtime/session",
-	"memory_search":  "runtime memory service",
-	"memory_add":     "runtime memory service",
-	"skill_load":     "runtime skills",
-	"skill_run":      "runtime skills",
-
-	"workspace_exec":          "runtime/workspace",
-	"workspace_list":          "runtime/workspace",
-	"workspace_read":          "runtime/workspace",
-	"workspace_save_artifact": "runtime/workspace",
-	"workspace_write":         "runtime/workspace",
-}
 
 func schemaJSON(t *testing.T, s map[string]any) string {
 	t.Helper()
@@ -48,39 +32,48 @@ func schemaJSON(t *testing.T, s map[string]any) string {
 	return string(b)
 }
 
+// TestUniverseShapes checks that the tools here are exactly the stdlib
+// table's Impl tools, with the table's JSON Schemas and effect, and that
+// the universe checks their names.
 func TestUniverseShapes(t *testing.T) {
-	u := compiler.DefaultUniverse()
+	u := stdlib.Universe()
 	table := map[string]Builtin{}
 	for _, b := range Table() {
 		table[b.Name] = b
 	}
 	tools := Builtins(Config{})
-	for _, name := range u.ToolNames() {
-		ut := u.Tool(name)
-		b, ok := table[name]
-		if !ok {
-			if notImplemented[name] == "" {
-				t.Errorf("universe tool %s is neither implemented nor listed in notImplemented", name)
+	for _, st := range stdlib.Tools() {
+		b, ok := table[st.Name]
+		if st.Kind != stdlib.Impl {
+			if ok || u.Impls[st.Name] {
+				t.Errorf("service tool %s is implemented here or named in Impls", st.Name)
 			}
 			continue
 		}
-		if got, want := schemaJSON(t, tools[name].Spec().InputSchema), schemaJSON(t, types.JSONSchema(ut.Input)); got != want {
-			t.Errorf("%s input schema = %s, universe %s", name, got, want)
+		if !ok {
+			t.Errorf("stdlib Impl tool %s has no implementation here", st.Name)
+			continue
 		}
-		if got, want := schemaJSON(t, types.JSONSchema(b.Output)), schemaJSON(t, types.JSONSchema(ut.Output)); got != want {
-			t.Errorf("%s output schema = %s, universe %s", name, got, want)
+		if !u.Impls[st.Name] {
+			t.Errorf("%s is not in the universe's Impls", st.Name)
 		}
-		if int(b.Effect) != int(ut.Effect) {
-			t.Errorf("%s effect = %d, universe %d", name, b.Effect, ut.Effect)
+		if got, want := schemaJSON(t, tools[st.Name].Spec().InputSchema), schemaJSON(t, types.JSONSchema(st.Input)); got != want {
+			t.Errorf("%s input schema = %s, table %s", st.Name, got, want)
+		}
+		if got, want := schemaJSON(t, types.JSONSchema(b.Output)), schemaJSON(t, types.JSONSchema(st.Output)); got != want {
+			t.Errorf("%s output schema = %s, table %s", st.Name, got, want)
+		}
+		if b.Effect != st.Effect {
+			t.Errorf("%s effect = %d, table %d", st.Name, b.Effect, st.Effect)
 		}
 	}
-	for name := range notImplemented {
-		if u.Tool(name) == nil {
-			t.Errorf("notImplemented lists %s, which the universe lacks", name)
+	for name := range impls {
+		if st := stdlib.LookupTool(name); st == nil || st.Kind != stdlib.Impl {
+			t.Errorf("%s is implemented here but is no Impl tool of the stdlib table", name)
 		}
-		if _, ok := table[name]; ok {
-			t.Errorf("%s is both implemented and listed in notImplemented", name)
-		}
+	}
+	if len(tools) != len(impls) {
+		t.Errorf("Builtins has %d tools, impls %d", len(tools), len(impls))
 	}
 	for name, tl := range tools {
 		if tl.Spec().Name != name || tl.Spec().Description == "" || tl.Effect() != runtime.ReadOnly {
@@ -89,12 +82,10 @@ func TestUniverseShapes(t *testing.T) {
 	}
 }
 
-// TestSupportExample compiles examples/support with Impls() and checks that
+// TestSupportExample compiles examples/support with the stdlib universe and checks that
 // cert_scan (run = builtin.tls_chain) declares the shapes tls_chain has.
 func TestSupportExample(t *testing.T) {
-	u := compiler.DefaultUniverse()
-	u.Impls = Impls()
-	cfg := compiler.Config{FS: os.DirFS("../../examples"), Universe: u}
+	cfg := compiler.Config{FS: os.DirFS("../../examples"), Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, "support/support.agent")
 	for _, d := range ds {
 		t.Fatalf("load: %v", d)

@@ -29,6 +29,7 @@ import (
 	"github.com/agentc/agentc/runtime/server/openai"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -121,7 +122,7 @@ func compileSource(t *testing.T, fsys fstest.MapFS, root string) *bytecode.Progr
 
 func compileSupport(t *testing.T) (*bytecode.Program, map[string]runtime.Model, map[string]runtime.Tool) {
 	t.Helper()
-	cfg := compiler.Config{FS: os.DirFS("../../../examples"), Root: "."}
+	cfg := compiler.Config{FS: os.DirFS("../../../examples"), Root: ".", Universe: stdlib.Universe()}
 	pkg, ds := compiler.Load(cfg, path.Join("support", "support.agent"))
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		t.Fatalf("load: %v", ds)
