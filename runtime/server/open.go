@@ -7,9 +7,11 @@ package server
 // could read the answers too.
 
 import (
+	"fmt"
 	"mime"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -61,4 +63,26 @@ func quoteShort(s string) string {
 		s = s[:64] + "…"
 	}
 	return `"` + strings.ToValidUTF8(s, "?") + `"`
+}
+
+// ParsePrefixes reads IP addresses and CIDR prefixes ("10.0.0.0/8",
+// "192.0.2.7", "::1"); blanks are skipped.
+func ParsePrefixes(list []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range list {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
+		}
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("%q is neither an IP address nor a CIDR prefix", s)
+		}
+		out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+	}
+	return out, nil
 }
