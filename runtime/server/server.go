@@ -55,7 +55,10 @@ type Config struct {
 	Tokens map[string]string
 	// Open serves without authentication: the user is the X-Agentc-User
 	// header, else "anonymous". New refuses it unless Addr is a loopback
-	// address, and Serve unless the listener is.
+	// address and no Tokens are given, and Serve unless the listener is
+	// loopback. An open server answers only requests for a loopback Host,
+	// from no Origin or a loopback one, and state-changing requests only
+	// with a JSON content type (open.go).
 	Open bool
 	// Closers run during Shutdown after the runs have ended and before the
 	// Store is closed: adapters' own goroutines (a2a.Handler.Close).
