@@ -39,20 +39,21 @@ const (
 	JoinRefire         diag.Code = "G414"
 	InvalidMapBody     diag.Code = "G415"
 
-	LiteralSecret     diag.Code = "P501"
-	InvalidValue      diag.Code = "P502"
-	BadPath           diag.Code = "P503"
-	FileMissing       diag.Code = "P504"
-	ToolInputRecord   diag.Code = "P505"
-	UnknownBuiltin    diag.Code = "P506"
-	RecursiveCall     diag.Code = "P507"
-	UnknownErrorKind  diag.Code = "P508"
-	CacheSideEffect   diag.Code = "P509"
-	CompactionOverlap diag.Code = "P510"
-	ClauseNotAllowed  diag.Code = "P511"
-	NoInputBinding    diag.Code = "P512"
-	InvalidExpect     diag.Code = "P513"
-	SkillFile         diag.Code = "P514"
+	LiteralSecret      diag.Code = "P501"
+	InvalidValue       diag.Code = "P502"
+	BadPath            diag.Code = "P503"
+	FileMissing        diag.Code = "P504"
+	ToolInputRecord    diag.Code = "P505"
+	UnknownBuiltin     diag.Code = "P506"
+	RecursiveCall      diag.Code = "P507"
+	UnknownErrorKind   diag.Code = "P508"
+	CacheSideEffect    diag.Code = "P509"
+	CompactionOverlap  diag.Code = "P510"
+	ClauseNotAllowed   diag.Code = "P511"
+	NoInputBinding     diag.Code = "P512"
+	InvalidExpect      diag.Code = "P513"
+	SkillFile          diag.Code = "P514"
+	ShellInterpolation diag.Code = "P515"
 )
 
 func init() {
@@ -103,5 +104,6 @@ func init() {
 		diag.CodeInfo{Code: NoInputBinding, Severity: diag.Error, Title: "runnable has no input", Doc: "A test gives an input to a graph that has no `input` binding."},
 		diag.CodeInfo{Code: InvalidExpect, Severity: diag.Error, Title: "invalid expectation", Doc: "`expect A before B` needs visited(node) on both sides."},
 		diag.CodeInfo{Code: SkillFile, Severity: diag.Error, Title: "invalid SKILL.md", Doc: "A skill's SKILL.md does not start with a YAML front matter between `---` lines, the YAML does not parse, a key is unknown or repeated, a value has the wrong type, or name (lower-case letters, digits, - and _) or description is missing. The position is in SKILL.md; the related location is the skill declaration."},
+		diag.CodeInfo{Code: ShellInterpolation, Severity: diag.Error, Title: "input in a shell script", Doc: "An exec command runs a shell or an interpreter with code from an argument (`sh -c SCRIPT`, also bash, zsh, dash, ksh, fish, csh, busybox; python -c; perl, ruby and node -e; an option cluster such as -ec counts) and that argument is not a constant string: an interpolated value would be parsed as code (shell injection). Keep the script constant and pass values as the arguments after it (`[\"sh\", \"-c\", \"echo \\\"$1\\\"\", \"sh\", \"{input.x}\"]`)."},
 	)
 }

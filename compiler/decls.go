@@ -497,6 +497,7 @@ func (c *checker) checkTool(t *Tool) {
 		t.Impl = ToolImpl{Kind: ImplHTTP, Attrs: c.checkBlock(httpSchema, r.HTTP.Attrs, run.Span(), sc)}
 	case r.Exec != nil:
 		t.Impl = ToolImpl{Kind: ImplExec, Attrs: c.checkBlock(execSchema, r.Exec.Attrs, run.Span(), sc)}
+		c.checkShellCommand(t.Impl.Attrs)
 	case r.Agent != nil:
 		t.Impl = ToolImpl{Kind: ImplAgent}
 		if a, ok := c.lookup(r.Agent, file, "agent", DeclAgent).(*Agent); ok {

@@ -209,7 +209,7 @@ func TestSupportThroughOpenAI(t *testing.T) {
 
 	root := supportProject(t, logs.URL)
 	env := cleanEnv("OPENAI_API_KEY=sk-fake-0123456789", "OPENAI_BASE_URL="+fake.BaseURL,
-		"AGENTC_ALLOW_HOSTS=127.0.0.1", "AGENTC_DATA="+filepath.Join(root, ".agentc"), "LOGS_TOKEN=logs-token-1")
+		"AGENTC_ALLOW_HOSTS="+strings.TrimPrefix(logs.URL, "http://"), "AGENTC_DATA="+filepath.Join(root, ".agentc"), "LOGS_TOKEN=logs-token-1")
 
 	r := runAgentc(t, root, env, "run", "support/support.agent", "--session", "s1", "--input", first)
 	if r.code != 0 {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
+	"net/url"
 	"os"
 	"os/signal"
 	"path"
@@ -41,6 +43,8 @@ type serveFlags struct {
 	runTimeout, write time.Duration
 	grace             time.Duration
 	logFormat         string
+	publicURL         string
+	trustedProxies    []string
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -58,7 +62,13 @@ $AGENTC_DATA, else ./.agentc).
 Every request needs "Authorization: Bearer TOKEN"; each token maps to a
 user id (--token TOKEN=USER, repeatable, or AGENTC_TOKENS="t1=alice,t2=bob").
 --open serves without authentication (user from the X-Agentc-User header,
-else "anonymous"), and only on a loopback address.
+else "anonymous"), only on a loopback address, only to requests for a
+loopback Host from no Origin or a loopback one, and state-changing ones
+only with Content-Type: application/json; it takes no tokens.
+
+The A2A agent card's url is --public-url + the A2A path (set it behind a
+TLS terminator or proxy), else the listen address; X-Forwarded-Host/Proto
+are believed only from --trusted-proxy addresses.
 
 Models: with OPENAI_API_KEY set, each model declaration calls an
 OpenAI-compatible endpoint; without it, the models and tools replay the
@@ -66,7 +76,8 @@ fixtures of the first test block that runs the served runnable.
 
 Settings are taken from, in order: flags, AGENTC_* environment variables
 (AGENTC_ADDR, AGENTC_DATA, AGENTC_TOKENS, AGENTC_OPEN, AGENTC_MAX_RUNS,
-AGENTC_MAX_BODY, AGENTC_RUN_TIMEOUT, AGENTC_WRITE_TIMEOUT), the serve:
+AGENTC_MAX_BODY, AGENTC_RUN_TIMEOUT, AGENTC_WRITE_TIMEOUT, AGENTC_PUBLIC_URL,
+AGENTC_TRUSTED_PROXIES), the serve:
 section of agentc.yaml at the project root, the serve block, defaults.
 
 SIGINT or SIGTERM shuts down gracefully: no new runs, running ones get
@@ -89,6 +100,8 @@ closed.`,
 	fl.DurationVar(&f.write, "write-timeout", 0, "limit of one write to a slow client (default 30s)")
 	fl.DurationVar(&f.grace, "grace", 30*time.Second, "on shutdown, how long running runs may take before they are canceled")
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
+	fl.StringVar(&f.publicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
+	fl.StringArrayVar(&f.trustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
 	return cmd
 }
 
@@ -98,6 +111,8 @@ type serveSettings struct {
 	tokens          map[string]string
 	open            bool
 	limits          server.Limits
+	publicURL       string
+	trustedProxies  []netip.Prefix
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -112,6 +127,8 @@ type yamlServe struct {
 		MaxBody      int64             `yaml:"max_body"`
 		RunTimeout   string            `yaml:"run_timeout"`
 		WriteTimeout string            `yaml:"write_timeout"`
+		PublicURL    string            `yaml:"public_url"`
+		Proxies      []string          `yaml:"trusted_proxies"`
 	} `yaml:"serve"`
 }
 
@@ -215,7 +232,31 @@ func resolveServe(changed func(flag string) bool, f serveFlags, prog *bytecode.P
 	if s.limits.WriteTimeout, err = dur("write-timeout", f.write, "AGENTC_WRITE_TIMEOUT", y.Serve.WriteTimeout); err != nil {
 		return s, err
 	}
+	if s.publicURL, err = publicURL(pick("public-url", f.publicURL, "AGENTC_PUBLIC_URL", y.Serve.PublicURL, "", "")); err != nil {
+		return s, usageErr(fmt.Errorf("--public-url: %w", err))
+	}
+	proxies := y.Serve.Proxies
+	if changed("trusted-proxy") {
+		proxies = f.trustedProxies
+	} else if v := os.Getenv("AGENTC_TRUSTED_PROXIES"); v != "" {
+		proxies = strings.Split(v, ",")
+	}
+	if s.trustedProxies, err = server.ParsePrefixes(proxies); err != nil {
+		return s, usageErr(fmt.Errorf("--trusted-proxy: %w", err))
+	}
 	return s, nil
+}
+
+// publicURL checks a public base URL: http(s), a host, no query.
+func publicURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q is not an http(s) base URL such as https://agents.example.com", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
 }
 
 // endpoint is one protocol the serve block asks for.
@@ -268,6 +309,9 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err != nil {
 		return err
 	}
+	if set.open && len(set.tokens) > 0 {
+		return usageErr(errors.New("--open serves without authentication and takes no tokens: drop --open, or the tokens (--token, AGENTC_TOKENS, agentc.yaml)"))
+	}
 	if set.open && !server.IsLoopback(set.addr) {
 		return usageErr(fmt.Errorf("--open serves without authentication and is allowed on loopback addresses only, not %s", set.addr))
 	}
@@ -318,7 +362,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: cfg.Clock,
 		NewID: newID, Logger: logger, Limits: set.limits, Metrics: server.NewMetrics(),
 	}
-	mounts, closers, names, err := serveMounts(b, prog)
+	mounts, closers, names, err := serveMounts(b, prog, set)
 	if err != nil {
 		_ = r.Close(context.Background())
 		_ = st.Close()
@@ -363,7 +407,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 
 // serveMounts builds the adapters the program's serve block configures,
 // with the shutdown hooks of those that own goroutines.
-func serveMounts(b *server.Backend, prog *bytecode.Program) ([]server.Mount, []func(context.Context) error, []string, error) {
+func serveMounts(b *server.Backend, prog *bytecode.Program, set serveSettings) ([]server.Mount, []func(context.Context) error, []string, error) {
 	var (
 		mounts  []server.Mount
 		closers []func(context.Context) error
@@ -389,10 +433,9 @@ func serveMounts(b *server.Backend, prog *bytecode.Program) ([]server.Mount, []f
 			return nil, nil, nil, fmt.Errorf("serve block a2a: %w", err)
 		}
 		opts.Artifacts = runArtifacts(artifact.New(b.Store, b.Clock.Now))
+		opts.PublicURL, opts.ListenAddr, opts.TrustedProxies = set.publicURL, set.addr, set.trustedProxies
 		h := a2a.New(b, opts)
-		mounts = append(mounts,
-			server.Mount{Pattern: h.Path(), Protocol: a2a.Proto, Handler: h},
-			server.Mount{Pattern: a2a.CardPath, Protocol: a2a.Proto, Handler: h.CardHandler(), Public: true})
+		mounts = append(mounts, h.Mounts()...)
 		closers = append(closers, h.Close)
 		names = append(names, "a2a "+h.Path())
 	}

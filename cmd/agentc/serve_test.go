@@ -121,6 +121,9 @@ func TestServeRefuses(t *testing.T) {
 		{"no tokens", []string{"serve", "w.agent", "--data", "d"}, "no bearer tokens"},
 		{"open off loopback", []string{"serve", "w.agent", "--data", "d", "--open", "--addr", "0.0.0.0:7010"}, "loopback"},
 		{"bad token entry", []string{"serve", "w.agent", "--data", "d", "--token", "justatoken"}, "TOKEN=USER"},
+		{"open with tokens", []string{"serve", "w.agent", "--data", "d", "--open", "--token", "t=u"}, "--open serves without authentication and takes no tokens"},
+		{"bad public url", []string{"serve", "w.agent", "--data", "d", "--token", "t=u", "--public-url", "agents.example.com"}, "--public-url"},
+		{"bad trusted proxy", []string{"serve", "w.agent", "--data", "d", "--token", "t=u", "--trusted-proxy", "10.0.0.0/33"}, "--trusted-proxy"},
 		{"bad log format", []string{"serve", "w.agent", "--data", "d", "--token", "t=u", "--log", "xml"}, "--log"},
 	}
 	for _, tc := range tests {

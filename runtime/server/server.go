@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -53,7 +55,10 @@ type Config struct {
 	Tokens map[string]string
 	// Open serves without authentication: the user is the X-Agentc-User
 	// header, else "anonymous". New refuses it unless Addr is a loopback
-	// address, and Serve unless the listener is.
+	// address and no Tokens are given, and Serve unless the listener is
+	// loopback. An open server answers only requests for a loopback Host,
+	// from no Origin or a loopback one, and state-changing requests only
+	// with a JSON content type (open.go).
 	Open bool
 	// Closers run during Shutdown after the runs have ended and before the
 	// Store is closed: adapters' own goroutines (a2a.Handler.Close).
@@ -62,6 +67,16 @@ type Config struct {
 	// writing after the runs have ended (default 5 s).
 	ShutdownGrace time.Duration
 	Logger        *slog.Logger // nil: Backend.Logger, else discard
+
+	// Timeouts bound how long a client may take to send a request.
+	Timeouts Timeouts
+	// MaxBodyReads caps the request bodies being received at once (default
+	// 128): beyond it a request is answered 503 at once, so that stalled
+	// bodies cannot hold every handler.
+	MaxBodyReads int
+	// MaxConns caps the open connections (default 1024): a connection
+	// beyond it is closed as soon as it is accepted.
+	MaxConns int
 }
 
 // UserHeader names the user of a request on an open (unauthenticated)
@@ -86,6 +101,9 @@ type Server struct {
 	tokens  map[[32]byte]string // sha256(token) → user
 	handler http.Handler
 	http    *http.Server
+
+	timeouts  Timeouts
+	bodySlots chan struct{} // a token per body being received
 
 	mu       sync.Mutex
 	shutdown bool
@@ -180,6 +198,9 @@ func New(cfg Config) (*Server, error) {
 	if cfg.Open && !IsLoopback(cfg.Addr) {
 		return nil, fmt.Errorf("server: refusing to serve without authentication on %q: open mode is for loopback addresses only (127.0.0.1, ::1, localhost)", cfg.Addr)
 	}
+	if cfg.Open && len(cfg.Tokens) > 0 {
+		return nil, errors.New("server: open mode serves without authentication and takes no bearer tokens: give one or the other")
+	}
 	if !cfg.Open && len(cfg.Tokens) == 0 {
 		return nil, errors.New("server: no bearer tokens configured (AGENTC_TOKENS=token=user,… or --token token=user); to serve without authentication on loopback, use open mode")
 	}
@@ -193,7 +214,14 @@ func New(cfg Config) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{cfg: cfg, b: cfg.Backend, log: log, tokens: map[[32]byte]string{}, conns: map[net.Conn]bool{}}
+	if cfg.MaxBodyReads <= 0 {
+		cfg.MaxBodyReads = 128
+	}
+	if cfg.MaxConns <= 0 {
+		cfg.MaxConns = 1024
+	}
+	s := &Server{cfg: cfg, b: cfg.Backend, log: log, tokens: map[[32]byte]string{}, conns: map[net.Conn]bool{},
+		timeouts: cfg.Timeouts.WithDefaults(), bodySlots: make(chan struct{}, cfg.MaxBodyReads)}
 	for tok, user := range cfg.Tokens {
 		s.tokens[sha256.Sum256([]byte(tok))] = user
 	}
@@ -215,8 +243,8 @@ func New(cfg Config) (*Server, error) {
 	s.http = &http.Server{
 		Addr:              cfg.Addr,
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: s.timeouts.Header,
+		IdleTimeout:       s.timeouts.Idle,
 		MaxHeaderBytes:    64 << 10,
 		ConnState:         s.connState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
@@ -270,6 +298,7 @@ func (s *Server) Serve(l net.Listener) error {
 		return fmt.Errorf("server: refusing to serve without authentication on %s (not loopback)", l.Addr())
 	}
 	s.log.Info("serving", "addr", l.Addr().String(), "app", s.b.App(), "open", s.cfg.Open)
+	l = &limitListener{Listener: l, max: s.cfg.MaxConns, refused: func() { s.b.Metrics.Error("http", "too_many_connections") }}
 	err := s.http.Serve(l)
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
@@ -382,22 +411,43 @@ func (s *Server) wrap(m Mount) http.Handler {
 				slog.Int("status", sw.status()), slog.Int64("bytes", sw.n), slog.Duration("duration", d),
 				slog.String("user", user), slog.String("remote", r.RemoteAddr))
 		}()
+		if s.cfg.Open {
+			if f := openRefusal(r); f != nil {
+				s.refuse(sw, r, errf, m.Protocol, *f)
+				return
+			}
+		}
+		// Authentication and the size check read headers only: nothing of
+		// the body is read for a request that is refused.
 		if !m.Public {
 			var ok bool
 			if user, ok = s.authenticate(r); !ok {
-				s.b.Metrics.Error(m.Protocol, "unauthorized")
 				sw.Header().Set("WWW-Authenticate", `Bearer realm="agentc"`)
-				errf(sw, r, http.StatusUnauthorized, "unauthorized", "missing or invalid bearer token")
+				s.refuse(sw, r, errf, m.Protocol, refusal{http.StatusUnauthorized, "unauthorized", "missing or invalid bearer token"})
 				return
 			}
 			r = r.WithContext(WithUser(r.Context(), user))
 		}
 		if r.ContentLength > lim.MaxBodyBytes {
-			s.b.Metrics.Error(m.Protocol, "body_too_large")
-			errf(sw, r, http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", lim.MaxBodyBytes))
+			s.refuse(sw, r, errf, m.Protocol, refusal{http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", lim.MaxBodyBytes)})
 			return
 		}
-		r.Body = http.MaxBytesReader(sw, r.Body, lim.MaxBodyBytes)
+		switch {
+		case !hasBody(r):
+		case m.Public:
+			// Public endpoints take no body: leave it unread and close
+			// the connection after the answer.
+			sw.Header().Set("Connection", "close")
+			_ = http.NewResponseController(sw).SetReadDeadline(time.Now())
+		default:
+			body, f := s.readBody(sw, r, lim.MaxBodyBytes)
+			if f != nil {
+				s.refuse(sw, r, errf, m.Protocol, *f)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		sw.rc, sw.writeTimeout = http.NewResponseController(w), lim.WriteTimeout
 		m.Handler.ServeHTTP(sw, r)
 	})
 }
@@ -429,6 +479,19 @@ type statusWriter struct {
 	code  int
 	n     int64
 	wrote bool
+
+	// rc and writeTimeout give each write to the client a deadline
+	// (Limits.WriteTimeout): a client that stops reading blocks one write,
+	// not its handler forever. Zero: none.
+	rc           *http.ResponseController
+	writeTimeout time.Duration
+}
+
+// deadline starts a write's deadline.
+func (w *statusWriter) deadline() {
+	if w.rc != nil && w.writeTimeout > 0 {
+		_ = w.rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
+	}
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -442,6 +505,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 	if !w.wrote {
 		w.code, w.wrote = http.StatusOK, true
 	}
+	w.deadline()
 	n, err := w.ResponseWriter.Write(b)
 	w.n += int64(n)
 	return n, err
@@ -449,6 +513,7 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 
 func (w *statusWriter) Flush() {
 	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		w.deadline()
 		f.Flush()
 	}
 }

@@ -151,7 +151,7 @@ func TestHTTPTool(t *testing.T) {
 	}))
 	defer srv.Close()
 	env := map[string]string{"LOGS_TOKEN": "tok-SECRET-1", "API_KEY": "key-SECRET-2"}
-	cfg := Config{AllowHosts: []string{"127.0.0.1"}, MaxBytes: 4096}
+	cfg := Config{AllowHosts: []string{"127.0.0.1:*"}, MaxBytes: 4096}
 	tools := declaredTools(t, fmt.Sprintf(httpSrc, srv.URL), cfg, env)
 	if len(tools) != 6 {
 		t.Fatalf("bound %d tools", len(tools))

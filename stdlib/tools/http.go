@@ -17,27 +17,77 @@ import (
 	"github.com/agentc/agentc/vm"
 )
 
-// hostAllowed reports whether host matches an allowlist entry: exactly, or
-// as a subdomain of a "*.suffix" entry. Case-insensitive; empty list denies.
-func hostAllowed(allow []string, host string) bool {
-	host = strings.ToLower(strings.TrimSuffix(host, "."))
+// hostAllowed reports whether u's host and port match an allowlist entry:
+// "host" (the scheme's default port only: 80 for http, 443 for https),
+// "host:port", "host:*" (any port), and "*.suffix" for any subdomain of
+// suffix with the same port forms ("*.corp.example:8443"); IPv6 hosts in
+// brackets ("[::1]:8080"). Case-insensitive; an empty list denies.
+func hostAllowed(allow []string, u *url.URL) bool {
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
 	if host == "" {
 		return false
 	}
+	port := u.Port()
+	def := defaultPort(u.Scheme)
+	if port == "" {
+		port = def
+	}
 	for _, a := range allow {
-		a = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(a), "."))
-		if suf, ok := strings.CutPrefix(a, "*."); ok {
+		a = strings.ToLower(strings.TrimSpace(a))
+		ah, ap := a, ""
+		if h, p, err := net.SplitHostPort(a); err == nil {
+			ah, ap = h, p
+		} else {
+			ah = strings.Trim(a, "[]")
+		}
+		ah = strings.TrimSuffix(ah, ".")
+		switch ap {
+		case "*":
+		case "":
+			if port != def {
+				continue
+			}
+		default:
+			if ap != port {
+				continue
+			}
+		}
+		if suf, ok := strings.CutPrefix(ah, "*."); ok {
 			if suf != "" && strings.HasSuffix(host, "."+suf) {
 				return true
 			}
-		} else if a != "" && a == host {
+		} else if ah != "" && ah == host {
 			return true
 		}
 	}
 	return false
 }
 
-func (c Config) httpClient() *http.Client {
+func defaultPort(scheme string) string {
+	if strings.EqualFold(scheme, "https") {
+		return "443"
+	}
+	return "80"
+}
+
+// origin is a URL's scheme, host and port (the default one filled in).
+func origin(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = defaultPort(u.Scheme)
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")) + ":" + port
+}
+
+// credentialHeaders are dropped from every redirect that leaves the first
+// request's origin, besides the headers a tool declares.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2"}
+
+// httpClient is the client of http_get and the http tools. A redirect is
+// re-checked against the allowlist; one that changes scheme, host or port
+// (on this hop or an earlier one) goes without credentialHeaders and the
+// headers named in drop (the tool's own, which may carry secrets).
+func (c Config) httpClient(drop ...string) *http.Client {
 	var cl http.Client
 	if c.HTTPClient != nil {
 		cl = *c.HTTPClient
@@ -54,17 +104,40 @@ func (c Config) httpClient() *http.Client {
 		if len(via) >= 5 {
 			return errors.New("too many redirects")
 		}
-		if !hostAllowed(c.AllowHosts, req.URL.Hostname()) {
-			return &notAllowed{host: req.URL.Hostname()}
+		if !hostAllowed(c.AllowHosts, req.URL) {
+			return &notAllowed{host: req.URL.Hostname(), port: portOf(req.URL)}
+		}
+		first := origin(via[0].URL)
+		left := origin(req.URL) != first
+		for _, v := range via[1:] {
+			left = left || origin(v.URL) != first
+		}
+		if left {
+			for _, h := range credentialHeaders {
+				req.Header.Del(h)
+			}
+			for _, h := range drop {
+				req.Header.Del(h)
+			}
 		}
 		return nil
 	}
 	return &cl
 }
 
-type notAllowed struct{ host string }
+type notAllowed struct{ host, port string }
 
-func (e *notAllowed) Error() string { return fmt.Sprintf("host %q is not allowed", e.host) }
+func (e *notAllowed) Error() string {
+	return fmt.Sprintf("host %q is not allowed on port %s", e.host, e.port)
+}
+
+// portOf is u's port, the scheme's default when it names none.
+func portOf(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	return defaultPort(u.Scheme)
+}
 
 func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error) {
 	var in struct {
@@ -77,8 +150,8 @@ func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, runtime.Errorf(vm.KindToolError, "http_get: %q is not an http(s) URL", in.URL)
 	}
-	if !hostAllowed(cfg.AllowHosts, u.Hostname()) {
-		return nil, runtime.Errorf(vm.KindToolError, "http_get: host %q is not allowed", u.Hostname())
+	if !hostAllowed(cfg.AllowHosts, u) {
+		return nil, runtime.Errorf(vm.KindToolError, "http_get: host %q is not allowed on port %s", u.Hostname(), portOf(u))
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {
@@ -114,7 +187,7 @@ func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
 func netError(tool string, ctx context.Context, err error) error {
 	var na *notAllowed
 	if errors.As(err, &na) {
-		return runtime.Errorf(vm.KindToolError, "%s: redirect to host %q is not allowed", tool, na.host)
+		return runtime.Errorf(vm.KindToolError, "%s: redirect to host %q is not allowed on port %s", tool, na.host, na.port)
 	}
 	var ne net.Error
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded || (errors.As(err, &ne) && ne.Timeout()) {

@@ -74,11 +74,11 @@ func (h *httpTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.request(ctx, input, req.IdempotencyKey)
+	r, own, err := h.request(ctx, input, req.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.cfg.httpClient().Do(r)
+	resp, err := h.cfg.httpClient(own...).Do(r)
 	if err != nil {
 		return nil, h.transportError(ctx, r, err)
 	}
@@ -111,27 +111,38 @@ func (h *httpTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	return h.result("response", body)
 }
 
-// request renders URL, query, headers and body.
-func (h *httpTool) request(ctx context.Context, input types.Value, idem string) (*http.Request, error) {
+// request renders URL, query, headers and body; own names the headers
+// the tool set (dropped on a redirect to another origin). Input values are
+// escaped for where they go: URL parts by escapeURL, header values must
+// be one line, the body is JSON.
+func (h *httpTool) request(ctx context.Context, input types.Value, idem string) (r *http.Request, own []string, err error) {
+	defer func() {
+		if err != nil {
+			r, own = nil, nil
+		}
+	}()
 	raw, err := h.text(ctx, "url", h.t.Impl.URL, input)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if raw, err = h.escapeURL(ctx, h.t.Impl.URL, input, raw); err != nil {
+		return nil, nil, err
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, h.errorf(vm.KindToolError, "url %q is not an http(s) URL", redactURL(raw))
+		return nil, nil, h.errorf(vm.KindToolError, "url %q is not an http(s) URL", redactURL(raw))
 	}
-	if !hostAllowed(h.cfg.AllowHosts, u.Hostname()) {
-		return nil, h.errorf(vm.KindToolError, "host %q is not allowed (AGENTC_ALLOW_HOSTS)", u.Hostname())
+	if !hostAllowed(h.cfg.AllowHosts, u) {
+		return nil, nil, h.errorf(vm.KindToolError, "host %q is not allowed on port %s (AGENTC_ALLOW_HOSTS)", u.Hostname(), portOf(u))
 	}
 	if a, ok := h.opts["query"]; ok {
 		v, err := h.attrValue(ctx, a, nil, input)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		params, err := h.stringMap("query", v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		q := u.Query()
 		for k, val := range params {
@@ -144,23 +155,23 @@ func (h *httpTool) request(ctx context.Context, input types.Value, idem string) 
 	if a, ok := h.opts["body"]; ok {
 		v, err := h.attrValue(ctx, a, nil, input)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		b, err := types.ToJSON(v)
 		if err != nil {
-			return nil, h.errorf(vm.KindToolError, "body: %v", err)
+			return nil, nil, h.errorf(vm.KindToolError, "body: %v", err)
 		}
 		body, hasBody = bytes.NewReader(b), true
 	} else if h.method != http.MethodGet && h.method != http.MethodHead {
 		b, err := types.ToJSON(input)
 		if err != nil {
-			return nil, h.errorf(vm.KindToolError, "body: %v", err)
+			return nil, nil, h.errorf(vm.KindToolError, "body: %v", err)
 		}
 		body, hasBody = bytes.NewReader(b), true
 	}
-	r, err := http.NewRequestWithContext(ctx, h.method, u.String(), body)
+	r, err = http.NewRequestWithContext(ctx, h.method, u.String(), body)
 	if err != nil {
-		return nil, h.errorf(vm.KindToolError, "request: %v", err)
+		return nil, nil, h.errorf(vm.KindToolError, "request: %v", err)
 	}
 	if hasBody {
 		r.Header.Set("Content-Type", "application/json")
@@ -171,32 +182,54 @@ func (h *httpTool) request(ctx context.Context, input types.Value, idem string) 
 	if a, ok := h.opts["headers"]; ok { // headers written as one map expression
 		v, err := h.attrValue(ctx, a, nil, input)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		hs, err := h.stringMap("headers", v)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		for k, val := range hs {
+			if err := oneLine(k, val); err != nil {
+				return nil, nil, h.errorf(vm.KindToolError, "%v", err)
+			}
 			r.Header.Set(k, val)
+			own = append(own, k)
 		}
 	}
 	for _, a := range h.headers {
 		v, err := h.attrValue(ctx, a, h.env, input)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		own = append(own, a.Name)
 		switch v.Kind() {
 		case types.ValString:
+			if err := oneLine(a.Name, v.Str()); err != nil {
+				return nil, nil, h.errorf(vm.KindToolError, "%v", err)
+			}
 			r.Header.Set(a.Name, v.Str())
 		case types.ValSecret:
+			if err := oneLine(a.Name, v.SecretText()); err != nil {
+				return nil, nil, h.errorf(vm.KindToolError, "%v", err)
+			}
 			r.Header.Set(a.Name, v.SecretText())
 		case types.ValNull:
 		default:
-			return nil, h.errorf(vm.KindToolError, "header %s: want a string, got %s", a.Name, v.Kind())
+			return nil, nil, h.errorf(vm.KindToolError, "header %s: want a string, got %s", a.Name, v.Kind())
 		}
 	}
-	return r, nil
+	return r, own, nil
+}
+
+// oneLine refuses a header value that would end the header (CR, LF) or
+// that net/http would refuse anyway (NUL and other controls but tab).
+func oneLine(name, v string) error {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < 0x20 && c != '\t') || c == 0x7f {
+			return fmt.Errorf("header %s: the value has a control character (byte %d); header values are one line", name, i)
+		}
+	}
+	return nil
 }
 
 // transportError classifies a failed exchange without repeating the URL,
@@ -209,7 +242,7 @@ func (h *httpTool) transportError(ctx context.Context, r *http.Request, err erro
 	}
 	var na *notAllowed
 	if errors.As(err, &na) {
-		return h.errorf(vm.KindToolError, "redirect to host %q is not allowed (AGENTC_ALLOW_HOSTS)", na.host)
+		return h.errorf(vm.KindToolError, "redirect to host %q is not allowed on port %s (AGENTC_ALLOW_HOSTS)", na.host, na.port)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() == context.DeadlineExceeded {
 		return h.errorf(vm.KindTimeout, "%s %s: no response within %s", h.method, r.URL.Host, h.callTimeout(h.own))

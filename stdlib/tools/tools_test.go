@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -166,7 +167,7 @@ func TestHTTPGet(t *testing.T) {
 	defer srv.Close()
 	defer close(block)
 
-	cfg := Config{AllowHosts: []string{"127.0.0.1"}, MaxBytes: 10, Timeout: 2 * time.Second}
+	cfg := Config{AllowHosts: []string{"127.0.0.1:*"}, MaxBytes: 10, Timeout: 2 * time.Second}
 	out, err := call(t, cfg, "http_get", map[string]any{"url": srv.URL + "/ok"})
 	if err != nil {
 		t.Fatal(err)
@@ -251,11 +252,12 @@ func TestHostAllowed(t *testing.T) {
 		"127.0.0.1":         true,
 		"":                  false,
 	} {
-		if got := hostAllowed(allow, host); got != want {
+		// A bare host name means the scheme's default port (TestAllowlistPorts).
+		if got := hostAllowed(allow, &url.URL{Scheme: "https", Host: host}); got != want {
 			t.Errorf("hostAllowed(%q) = %v, want %v", host, got, want)
 		}
 	}
-	if hostAllowed(nil, "api.example.com") {
+	if hostAllowed(nil, &url.URL{Scheme: "https", Host: "api.example.com"}) {
 		t.Error("empty allowlist allowed a host")
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"strings"
 	"sync"
 	"time"
 
@@ -38,6 +40,15 @@ type Options struct {
 	// URL is the public URL of the JSON-RPC endpoint in the card; "" derives
 	// it from each card request (scheme, Host, Path).
 	URL string
+	// PublicURL is the server's public base URL (--public-url): the card's
+	// url is PublicURL + Path. Used when URL is not set.
+	PublicURL string
+	// ListenAddr is the address the server listens on: without URL and
+	// PublicURL, the card's url is http://ListenAddr + Path.
+	ListenAddr string
+	// TrustedProxies are the clients whose X-Forwarded-Host and
+	// X-Forwarded-Proto are believed; anybody else's are ignored.
+	TrustedProxies []netip.Prefix
 	// Skills are the tags of the card's skill.
 	Skills []string
 	// InputModes and OutputModes are the card's default media types
@@ -113,6 +124,14 @@ func New(b *server.Backend, opts Options) *Handler {
 	return h
 }
 
+// Mounts are the endpoint and the public agent card, for server.Config.
+func (h *Handler) Mounts() []server.Mount {
+	return []server.Mount{
+		{Pattern: h.Path(), Protocol: Proto, Handler: h, Error: WriteError},
+		{Pattern: CardPath, Protocol: Proto, Handler: h.CardHandler(), Public: true, Error: WriteError},
+	}
+}
+
 // Path is the JSON-RPC endpoint's path.
 func (h *Handler) Path() string { return h.opts.Path }
 
@@ -179,6 +198,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.dispatch(w, r, v, user, req)
+}
+
+// WriteError is the server.ErrorFunc of the A2A endpoint: the errors the
+// server answers itself (401, 403, 408, 413, 415, 503, 500 after a panic)
+// as JSON-RPC responses with a null id (the body was not read) and the
+// HTTP status kept.
+func WriteError(w http.ResponseWriter, r *http.Request, status int, code, message string) {
+	v, verr := negotiate(r)
+	if verr != nil {
+		v = V10
+	}
+	e := &rpcError{Code: CodeInvalidRequest, Message: message, reason: strings.ToUpper(code)}
+	if status >= 500 {
+		e.Code = CodeInternal
+	}
+	writeJSON(w, status, rpcResponse{JSONRPC: "2.0", ID: nullID, Error: e.withDetails(v)})
 }
 
 // methods maps each version's method names to operations.

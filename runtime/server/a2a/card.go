@@ -7,7 +7,9 @@ package a2a
 import (
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -127,24 +129,90 @@ type card03 struct {
 	SupportedInterfaces []agentInterface `json:"supportedInterfaces"`
 }
 
+// origin is where the card's url comes from.
+type origin int
+
+const (
+	fixedOrigin     origin = iota // Options.URL, PublicURL or ListenAddr: the same for every request
+	hostOrigin                    // the request's Host: each client sees its own
+	forwardedOrigin               // a trusted proxy's X-Forwarded-Host/Proto
+)
+
 // endpoint is the public URL of the JSON-RPC endpoint: Options.URL, else
-// derived from the request (X-Forwarded-Proto/Host when a proxy set them).
-func (h *Handler) endpoint(r *http.Request) string {
+// PublicURL + Path, else what a trusted proxy forwarded, else the listen
+// address (when it names one host), else the request's Host. Forwarded
+// headers from any other client are ignored: a card built from them could
+// be cached and served to others (cache poisoning).
+func (h *Handler) endpoint(r *http.Request) (string, origin) {
 	if h.opts.URL != "" {
-		return h.opts.URL
+		return h.opts.URL, fixedOrigin
+	}
+	if h.opts.PublicURL != "" {
+		return strings.TrimRight(h.opts.PublicURL, "/") + h.opts.Path, fixedOrigin
+	}
+	if h.trustedProxy(r.RemoteAddr) {
+		fh := r.Header.Get("X-Forwarded-Host")
+		if validHost(fh) {
+			scheme := "http"
+			if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
+				scheme = p
+			}
+			return scheme + "://" + fh + h.opts.Path, forwardedOrigin
+		}
+	}
+	if host, _, err := net.SplitHostPort(h.opts.ListenAddr); err == nil && host != "" {
+		if ip, err := netip.ParseAddr(strings.Trim(host, "[]")); err != nil || !ip.IsUnspecified() {
+			return "http://" + h.opts.ListenAddr + h.opts.Path, fixedOrigin
+		}
 	}
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	if p := r.Header.Get("X-Forwarded-Proto"); p == "http" || p == "https" {
-		scheme = p
-	}
 	host := r.Host
-	if fh := r.Header.Get("X-Forwarded-Host"); fh != "" && !strings.ContainsAny(fh, "/ ,") {
-		host = fh
+	if !validHost(host) {
+		host = "localhost"
 	}
-	return scheme + "://" + host + h.opts.Path
+	return scheme + "://" + host + h.opts.Path, hostOrigin
+}
+
+// trustedProxy reports whether a request's peer is a configured proxy.
+func (h *Handler) trustedProxy(remote string) bool {
+	if len(h.opts.TrustedProxies) == 0 {
+		return false
+	}
+	ap, err := netip.ParseAddrPort(remote)
+	if err != nil {
+		return false
+	}
+	ip := ap.Addr().Unmap()
+	for _, p := range h.opts.TrustedProxies {
+		if p.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// validHost reports whether s is a plain host[:port]: letters, digits,
+// dots, hyphens, an IPv6 literal in brackets, an optional numeric port.
+func validHost(s string) bool {
+	if s == "" || len(s) > 255 {
+		return false
+	}
+	host := s
+	if h, port, err := net.SplitHostPort(s); err == nil {
+		if port == "" || strings.Trim(port, "0123456789") != "" {
+			return false
+		}
+		host = h
+	} else if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
+		host = s[1 : len(s)-1]
+	}
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Is4() || strings.HasPrefix(s, "[") // an IPv6 host is bracketed
+	}
+	return host != "" && strings.Trim(strings.ToLower(host), "abcdefghijklmnopqrstuvwxyz0123456789.-") == ""
 }
 
 func (h *Handler) skills() []skill {
@@ -157,8 +225,7 @@ func (h *Handler) skills() []skill {
 
 // Card returns the agent card for a request: the 1.0 card when v is V10,
 // else the 0.3 card.
-func (h *Handler) card(v Version, r *http.Request) any {
-	url := h.endpoint(r)
+func (h *Handler) card(v Version, url string) any {
 	ifaces := []agentInterface{
 		{URL: url, ProtocolBinding: "JSONRPC", ProtocolVersion: "1.0"},
 		{URL: url, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
@@ -189,14 +256,28 @@ func (h *Handler) CardHandler() http.Handler {
 		if verr != nil {
 			v = V10 // an unknown version still gets the newest card
 		}
-		b, err := json.Marshal(h.card(v, r))
+		url, from := h.endpoint(r)
+		b, err := json.Marshal(h.card(v, url))
 		if err != nil {
 			http.Error(w, "internal error", http.StatusInternalServerError)
 			return
 		}
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Vary", "A2A-Version")
-		w.Header().Set("Cache-Control", "public, max-age=300")
+		hd := w.Header()
+		hd.Set("Content-Type", "application/json")
+		// A card that depends on who asks is no shared cache's to keep;
+		// the Host header is part of a cache's key already, the
+		// forwarded headers are not.
+		switch from {
+		case fixedOrigin:
+			hd.Set("Vary", "A2A-Version")
+			hd.Set("Cache-Control", "public, max-age=300")
+		case hostOrigin:
+			hd.Set("Vary", "A2A-Version")
+			hd.Set("Cache-Control", "private, max-age=300")
+		case forwardedOrigin:
+			hd.Set("Vary", "A2A-Version, X-Forwarded-Host, X-Forwarded-Proto")
+			hd.Set("Cache-Control", "private, max-age=300")
+		}
 		if r.Method == http.MethodGet {
 			_, _ = w.Write(b)
 		}

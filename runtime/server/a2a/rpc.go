@@ -123,6 +123,9 @@ type rpcResponse struct {
 	Error   *rpcError       `json:"error,omitempty"`
 }
 
+// MaxIDBytes bounds a request id as written (a longer one is refused).
+const MaxIDBytes = 256
+
 // rpcRequest is a checked request envelope.
 type rpcRequest struct {
 	ID     json.RawMessage
@@ -155,8 +158,13 @@ func parseRequest(body []byte) (rpcRequest, *rpcError) {
 		return req, invalidRequest("id is required (notifications are not supported)")
 	}
 	switch c := id[0]; {
+	case len(id) > MaxIDBytes:
+		return req, invalidRequest(fmt.Sprintf("id is longer than %d bytes", MaxIDBytes))
 	case c == '"', c == '-', c >= '0' && c <= '9':
-		req.ID = id
+		// Echoed as sent, except bytes that are not UTF-8 (which the
+		// JSON we write must not carry): replaced by U+FFFD, as a JSON
+		// decoder reads them.
+		req.ID = json.RawMessage(strings.ToValidUTF8(string(id), "\uFFFD"))
 	case string(id) == "null":
 	default:
 		return req, invalidRequest("id must be a string or a number")

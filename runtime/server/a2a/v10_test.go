@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 
@@ -75,7 +76,8 @@ func TestAgentCard(t *testing.T) {
 }
 
 func TestCardURLFromOptions(t *testing.T) {
-	e := newEnv(t, memory.New())
+	// Forwarded headers count from a configured proxy only (card_test.go).
+	e := newEnvWith(t, memory.New(), func(o *a2a.Options) { o.TrustedProxies = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")} })
 	req := httptestRequest(t, e.srv.URL+"/.well-known/agent-card.json")
 	req.Header.Set("X-Forwarded-Proto", "https")
 	req.Header.Set("X-Forwarded-Host", "agents.example.com")
