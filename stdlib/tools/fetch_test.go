@@ -26,7 +26,7 @@ func TestHTTPFetch(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	cfg := Config{AllowHosts: []string{"127.0.0.1"}}
+	cfg := Config{AllowHosts: []string{"127.0.0.1:*"}}
 
 	out, err := call(t, cfg, "http_fetch", map[string]any{"url": srv.URL + "/page"})
 	var page string
