@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -83,5 +84,49 @@ func TestStateAtDeltaSemantics(t *testing.T) {
 				t.Errorf("field 0 = %s, want %s", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestRunnerStateMethods: the adapters' view of state through the Runner:
+// the state a new run starts from, and a waiting run's state at its last
+// step (the interrupt it waits on included).
+func TestRunnerStateMethods(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, memory.New(), buildProgram(t, progOpts{}), nil, nil, nil)
+	init, err := f.r.InitialState("", "example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]string{}
+	for _, fl := range init.Fields {
+		byName[fl.Name] = fl.Value.String()
+	}
+	if byName["question"] != `"example.com"` || byName["host"] != `""` || byName["approved"] != "false" {
+		t.Errorf("initial state %v", byName)
+	}
+	if _, err := f.r.InitialState("nope", ""); !errors.Is(err, ErrUnknownRunnable) {
+		t.Errorf("unknown runnable: %v", err)
+	}
+	evs := f.collect(ctx, Invocation{User: "u1", Session: "s1", Input: "example.com"})
+	runID := runIDOf(t, evs)
+	ss, err := f.r.LatestState(ctx, runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss.Interrupts) != 1 || ss.Interrupts[0].ID != "g/approve" || ss.Interrupts[0].Prompt != "Publish?" {
+		t.Errorf("interrupts %+v", ss.Interrupts)
+	}
+	if len(ss.Frontier) == 0 {
+		t.Error("a waiting run has an empty frontier")
+	}
+	at, err := f.r.StateAt(ctx, runID, 0)
+	if err != nil || at.Step != 0 {
+		t.Fatalf("state at 0: %v %v", at, err)
+	}
+	if _, err := f.r.LatestState(ctx, "run_nope"); err == nil {
+		t.Error("state of an unknown run")
+	}
+	if _, err := f.r.LookupRun(ctx, runID); err != nil {
+		t.Error(err)
 	}
 }
