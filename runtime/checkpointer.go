@@ -121,9 +121,6 @@ func unhex(dst *[32]byte, s string) error {
 	return err
 }
 
-// Delta ops of a checkpoint's state delta (spec/vm.md).
-var deltaOps = [...]string{1: "set", 2: "append", 3: "merge"}
-
 // stateDelta builds the step's state_delta event: from the checkpoint's
 // delta (appended elements only, never a whole list), or, when the
 // checkpoint is a full snapshot, from the fields the step changed. Hidden
@@ -148,17 +145,13 @@ func (a *activeRun) stateDelta(rec *vm.StepRecord) *Event {
 			add(c.Field, "set", c.Value)
 		}
 	} else if len(rec.State) > 0 {
-		v, n, err := types.DecodeValue(rec.State)
-		if err != nil || n != len(rec.State) || v.Kind() != types.ValList || v.Len()%3 != 0 {
-			a.r.log.Warn("runtime: malformed state delta", "run", a.id, "step", rec.Step)
+		ds, err := vm.DecodeDelta(rec.State, len(a.fields))
+		if err != nil {
+			a.r.log.Warn("runtime: malformed state delta", "run", a.id, "step", rec.Step, "err", err)
 			return nil
 		}
-		for i := 0; i < v.Len(); i += 3 {
-			f, op := v.Elem(i), v.Elem(i+1)
-			if f.Kind() != types.ValInt || op.Kind() != types.ValInt || op.Int() < 1 || op.Int() >= int64(len(deltaOps)) {
-				continue
-			}
-			add(int(f.Int()), deltaOps[op.Int()], v.Elem(i+2))
+		for _, d := range ds {
+			add(d.Field, d.Op.String(), d.Value)
 		}
 	}
 	if len(out) == 0 {

@@ -70,25 +70,12 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 			if ai.model = cfg.Models[md.Name]; ai.model == nil {
 				missingModels[md.Name] = true
 			}
-			for _, at := range md.Attrs {
-				if at.Kind != bytecode.AttrConst || int(at.Const) >= len(p.Consts) {
-					continue
-				}
-				switch v := p.Consts[at.Const]; at.Name {
-				case "temperature":
-					if v.Kind() == types.ValFloat || v.Kind() == types.ValInt {
-						f := v.Float()
-						if v.Kind() == types.ValInt {
-							f = float64(v.Int())
-						}
-						ai.temperature = &f
-					}
-				case "max_tokens":
-					if v.Kind() == types.ValInt {
-						ai.maxTokens = int(v.Int())
-					}
+			if at, ok := bytecode.FindAttr(md.Attrs, "temperature"); ok {
+				if f, ok := p.AttrNumber(at); ok {
+					ai.temperature = &f
 				}
 			}
+			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
 		}
 		if ag.Kind == bytecode.AgentLLM {
 			for _, ti := range ag.Tools {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -249,7 +248,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 			return nil, fmt.Errorf("runtime: resume: %w", err)
 		}
 		prev = &run
-	} else if gi, err = r.selectGraph(inv.Runnable); err != nil {
+	} else if gi, err = r.SelectRunnable(inv.Runnable); err != nil {
 		return nil, err
 	}
 	input := types.Value{}
@@ -445,58 +444,6 @@ func (r *Runner) unref(key store.SessionKey, s *sessionSlot) {
 		delete(r.sessions, key)
 	}
 	r.mu.Unlock()
-}
-
-// selectGraph picks the runnable: the named graph or agent, else the serve
-// block's run, else the only runnable (a graph that is not an agent's
-// lowering, or an agent).
-func (r *Runner) selectGraph(name string) (int, error) {
-	p := r.prog
-	if name != "" {
-		for i := range p.Agents {
-			if p.Agents[i].Name == name && p.Agents[i].Graph >= 0 {
-				return int(p.Agents[i].Graph), nil
-			}
-		}
-		if gi, ok := r.m.Graph(name); ok {
-			return gi, nil
-		}
-		return -1, fmt.Errorf("%w %q (runnables: %s)", ErrUnknownRunnable, name, strings.Join(r.runnables(), ", "))
-	}
-	if p.Serve != nil && p.Serve.Run.Kind != 0 {
-		if gi := p.RunGraph(p.Serve.Run); gi >= 0 {
-			return gi, nil
-		}
-	}
-	names := r.runnables()
-	if len(names) == 1 {
-		return r.selectGraph(names[0])
-	}
-	if len(names) == 0 {
-		return -1, fmt.Errorf("%w: the program has no graph or agent", ErrUnknownRunnable)
-	}
-	return -1, fmt.Errorf("%w: choose one of %s", ErrUnknownRunnable, strings.Join(names, ", "))
-}
-
-// runnables lists the graphs that are not an agent's lowering, then the
-// agents that have a graph, sorted.
-func (r *Runner) runnables() []string {
-	p := r.prog
-	lowered := map[int32]bool{}
-	var names []string
-	for i := range p.Agents {
-		if g := p.Agents[i].Graph; g >= 0 {
-			lowered[g] = true
-			names = append(names, p.Agents[i].Name)
-		}
-	}
-	for i := range p.Graphs {
-		if !lowered[int32(i)] {
-			names = append(names, p.Graphs[i].Name)
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }
 
 // inputValue converts the invocation's text to graph gi's input field: a

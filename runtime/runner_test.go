@@ -695,7 +695,7 @@ func TestRunnableSelection(t *testing.T) {
 	if _, err := f.r.Run(context.Background(), Invocation{User: "u"}); !errors.Is(err, ErrInvalidInvocation) {
 		t.Fatalf("no session: %v", err)
 	}
-	if gi, err := f.r.selectGraph(""); err != nil || gi != 0 {
+	if gi, err := f.r.SelectRunnable(""); err != nil || gi != 0 {
 		t.Fatalf("default runnable %d %v", gi, err)
 	}
 }

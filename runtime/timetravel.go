@@ -33,15 +33,13 @@ type StepState struct {
 	Graph      int                // the index of the run's graph in the program
 	Fields     []StateField       // in schema order, hidden ($…) fields included
 	Checkpoint store.Checkpoint   // the step's own record (frontier, counters, interrupts)
+	Frontier   []int              // the nodes of the next step (indices into the graph), ascending
 	Interrupts []PendingInterrupt // the pending interrupts recorded at the step
 }
 
 // PendingInterrupt is an interrupt a checkpoint waits on: its id
 // ("graph/node"), the node's index in the graph and its prompt.
-type PendingInterrupt struct {
-	ID, Prompt string
-	Node       int
-}
+type PendingInterrupt = vm.RecordedInterrupt
 
 // ProgramHash returns the hex content hash a Runner over p records on runs
 // and checkpoints.
@@ -54,103 +52,36 @@ func ProgramHash(p *bytecode.Program, funcs map[string]vm.Func) (string, error) 
 	return hex.EncodeToString(h[:]), nil
 }
 
-// StateAt rebuilds the state of run at step from its checkpoint chain. prog
-// is the run's program (loaded by run.ProgramHash).
+// StateAt rebuilds the state of run at step from its checkpoint chain
+// (vm.StateAt: the VM's own reading of its records, the one a resume
+// continues from). prog is the run's program (loaded by run.ProgramHash).
 func StateAt(ctx context.Context, st store.Checkpoints, prog *bytecode.Program, run store.Run, step uint64) (*StepState, error) {
 	gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
 	if gi < 0 {
 		return nil, fmt.Errorf("run %s runs %q, which its program does not have", run.ID, run.Runnable)
 	}
-	schema := &prog.States[prog.Graphs[gi].State]
 	chain, err := st.CheckpointChain(ctx, run.ID, step)
 	if err != nil {
 		return nil, fmt.Errorf("run %s step %d: %w", run.ID, step, err)
 	}
-	state := make([]types.Value, len(schema.Fields))
+	if len(chain) == 0 {
+		return nil, fmt.Errorf("run %s step %d: %w", run.ID, step, store.ErrNotFound)
+	}
+	recs := make([]vm.StepRecord, len(chain))
 	for i, cp := range chain {
-		if i == 0 {
-			if cp.Kind != store.Full {
-				return nil, fmt.Errorf("run %s step %d: the chain does not start with a full snapshot", run.ID, cp.Step)
-			}
-			v, err := decodeRecordList(cp.State)
-			if err != nil || v.Len() != len(state) {
-				return nil, fmt.Errorf("run %s step %d: malformed full snapshot", run.ID, cp.Step)
-			}
-			for f := range state {
-				state[f] = v.Elem(f)
-			}
-			continue
-		}
-		if len(cp.State) == 0 {
-			continue
-		}
-		v, err := decodeRecordList(cp.State)
-		if err != nil || v.Len()%3 != 0 {
-			return nil, fmt.Errorf("run %s step %d: malformed delta", run.ID, cp.Step)
-		}
-		for j := 0; j < v.Len(); j += 3 {
-			f, op, x := v.Elem(j), v.Elem(j+1), v.Elem(j+2)
-			if f.Kind() != types.ValInt || f.Int() < 0 || f.Int() >= int64(len(state)) || op.Kind() != types.ValInt {
-				return nil, fmt.Errorf("run %s step %d: malformed delta", run.ID, cp.Step)
-			}
-			cur := &state[f.Int()]
-			switch op.Int() {
-			case 1:
-				*cur = x
-			case 2:
-				if cur.IsNull() {
-					*cur = x
-				} else {
-					*cur = types.ListAppend(*cur, x.Elems()...)
-				}
-			case 3:
-				if cur.IsNull() {
-					*cur = x
-				} else {
-					*cur = types.MapMerge(*cur, x)
-				}
-			default:
-				return nil, fmt.Errorf("run %s step %d: malformed delta (op %d)", run.ID, cp.Step, op.Int())
-			}
-		}
+		recs[i] = vm.StepRecord{Run: cp.Run, Step: cp.Step, Full: cp.Kind == store.Full,
+			State: cp.State, Frontier: cp.Frontier, Counters: cp.Counters, Interrupts: cp.Interrupts, Time: cp.Time}
 	}
-	last := chain[len(chain)-1]
-	out := &StepState{Step: last.Step, Graph: gi, Checkpoint: last}
+	cs, err := vm.StateAt(prog, gi, recs)
+	if err != nil {
+		return nil, fmt.Errorf("run %s step %d: %w", run.ID, step, err)
+	}
+	schema := &prog.States[prog.Graphs[gi].State]
+	out := &StepState{Step: cs.Step, Graph: gi, Checkpoint: chain[len(chain)-1], Frontier: cs.Frontier, Interrupts: cs.Interrupts}
 	for i, f := range schema.Fields {
-		out.Fields = append(out.Fields, StateField{Name: f.Name, Type: prog.Types[f.Type], Value: state[i]})
-	}
-	if len(last.Interrupts) > 0 {
-		v, err := decodeRecordList(last.Interrupts)
-		if err != nil {
-			return nil, fmt.Errorf("run %s step %d: malformed interrupts", run.ID, last.Step)
-		}
-		for i := 0; i < v.Len(); i++ {
-			x := v.Elem(i)
-			id, _ := x.MapGet("id")
-			node, _ := x.MapGet("node")
-			prompt, _ := x.MapGet("prompt")
-			if id.Kind() != types.ValString || node.Kind() != types.ValInt {
-				return nil, fmt.Errorf("run %s step %d: malformed interrupts", run.ID, last.Step)
-			}
-			p := ""
-			if prompt.Kind() == types.ValString {
-				p = prompt.Str()
-			}
-			out.Interrupts = append(out.Interrupts, PendingInterrupt{ID: id.Str(), Node: int(node.Int()), Prompt: p})
-		}
+		out.Fields = append(out.Fields, StateField{Name: f.Name, Type: prog.Types[f.Type], Value: cs.State[i]})
 	}
 	return out, nil
-}
-
-func decodeRecordList(b []byte) (types.Value, error) {
-	v, n, err := types.DecodeValue(b)
-	if err != nil {
-		return v, err
-	}
-	if n != len(b) || v.Kind() != types.ValList {
-		return v, errors.New("malformed record")
-	}
-	return v, nil
 }
 
 // ErrBadEdit marks a fork edit that names no field or does not fit its type.

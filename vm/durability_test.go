@@ -265,7 +265,7 @@ func TestNeedsDecision(t *testing.T) {
 
 // fullGraph exercises everything the journal must capture: a retried flaky
 // tool with jitter, a map, a cache, an interrupt.
-func fullGraph(t *testing.T) *Machine {
+func fullGraph(t testing.TB) *Machine {
 	b := newGraph(t, fld("xs", listInt, ptr(vl(vi(1), vi(2), vi(3))), 0),
 		fld("out", listInt, ptr(vl()), bytecode.ReduceAppend), fld("flaky", intT, ptr(vi(0)), 0),
 		fld("ok", boolT, ptr(vb(false)), 0), fld("n", intT, ptr(vi(0)), bytecode.ReduceSum))

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 )
 
@@ -164,7 +163,9 @@ func (r *run) decodePending(pw PendingWrite) (*outcome, []JournalEntry, error) {
 	return o, journal, nil
 }
 
-// restoreChain rebuilds a snapshot from a checkpoint chain.
+// restoreChain rebuilds a snapshot from a checkpoint chain: the hashes of
+// every record are checked here, the rest by the record decoders
+// (record.go) that time travel shares.
 func (m *Machine) restoreChain(gi int, chain []StepRecord) (*Snapshot, error) {
 	g := &m.graphs[gi]
 	if len(chain) == 0 {
@@ -180,33 +181,23 @@ func (m *Machine) restoreChain(gi int, chain []StepRecord) (*Snapshot, error) {
 			return nil, fmt.Errorf("vm: resume run %s step %d: %w: the checkpoint's state schema is %x, graph %s's is %x",
 				rec.Run, rec.Step, ErrProgramMismatch, rec.SchemaHash, g.g.Name, g.schemaHash)
 		}
-		if i > 0 && (rec.Step <= chain[i-1].Step || rec.Run != chain[0].Run) {
-			return nil, fmt.Errorf("vm: resume: checkpoint chain out of order at step %d", rec.Step)
-		}
 	}
-	if !chain[0].Full {
-		return nil, fmt.Errorf("vm: resume: checkpoint chain of run %s starts at step %d, which is not a full snapshot", chain[0].Run, chain[0].Step)
+	state, err := rebuildState(len(g.fields), chain)
+	if err != nil {
+		return nil, fmt.Errorf("vm: resume: %w", err)
 	}
 	last := &chain[len(chain)-1]
-	s := &Snapshot{graph: gi, hash: m.hash, run: last.Run, step: last.Step}
+	s := &Snapshot{graph: gi, hash: m.hash, run: last.Run, step: last.Step, state: state}
 	fail := func(rec *StepRecord, what string, err error) (*Snapshot, error) {
 		return nil, fmt.Errorf("vm: resume run %s: checkpoint %d: %s: %w", rec.Run, rec.Step, what, err)
 	}
-	for i := range chain {
-		rec := &chain[i]
-		var err error
-		if rec.Full {
-			s.state, err = decodeFull(rec.State, len(g.fields))
-		} else {
-			err = applyDelta(g, s.state, rec.State)
-		}
-		if err != nil {
-			return fail(rec, "state", err)
-		}
-	}
-	var err error
-	if s.frontier, err = decodeFrontier(g, last.Frontier); err != nil {
+	frontier, err := DecodeFrontier(g.g, last.Frontier)
+	if err != nil {
 		return fail(last, "frontier", err)
+	}
+	s.frontier = make([]int32, len(frontier))
+	for i, n := range frontier {
+		s.frontier[i] = int32(n)
 	}
 	s.arrived = make([]bool, g.nArrive)
 	s.fired = make([]bool, g.nJoins)
@@ -218,90 +209,6 @@ func (m *Machine) restoreChain(gi int, chain []StepRecord) (*Snapshot, error) {
 		return fail(last, "interrupts", err)
 	}
 	return s, nil
-}
-
-var errMalformed = errors.New("malformed record")
-
-// decodeList decodes a canonical list value that must fill b exactly.
-func decodeList(b []byte) (types.Value, error) {
-	if len(b) == 0 {
-		return types.MakeList(nil), nil
-	}
-	v, n, err := types.DecodeValue(b)
-	if err != nil {
-		return types.Value{}, err
-	}
-	if n != len(b) || v.Kind() != types.ValList {
-		return types.Value{}, errMalformed
-	}
-	return v, nil
-}
-
-func decodeFull(b []byte, nfields int) ([]types.Value, error) {
-	v, err := decodeList(b)
-	if err != nil {
-		return nil, err
-	}
-	if v.Len() != nfields {
-		return nil, fmt.Errorf("%d fields, the schema has %d", v.Len(), nfields)
-	}
-	return v.Elems(), nil
-}
-
-// applyDelta applies a delta record to state in place.
-func applyDelta(g *graphInfo, state []types.Value, b []byte) error {
-	if state == nil {
-		return errors.New("delta without a full snapshot before it")
-	}
-	v, err := decodeList(b)
-	if err != nil {
-		return err
-	}
-	if v.Len()%3 != 0 {
-		return errMalformed
-	}
-	for i := 0; i < v.Len(); i += 3 {
-		f, op, x := v.Elem(i), v.Elem(i+1), v.Elem(i+2)
-		if f.Kind() != types.ValInt || f.Int() < 0 || f.Int() >= int64(len(state)) || op.Kind() != types.ValInt {
-			return errMalformed
-		}
-		fi := f.Int()
-		switch op.Int() {
-		case opSet:
-			state[fi] = x
-		case opAppend:
-			if x.Kind() != types.ValList {
-				return errMalformed
-			}
-			if state[fi].Len() <= 0 {
-				state[fi] = x
-			} else {
-				state[fi] = types.ListAppend(state[fi], x.Elems()...)
-			}
-		case opMerge:
-			state[fi] = types.MapMerge(state[fi], x)
-		default:
-			return errMalformed
-		}
-	}
-	return nil
-}
-
-func decodeFrontier(g *graphInfo, b []byte) ([]int32, error) {
-	v, err := decodeList(b)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]int32, v.Len())
-	for i := range out {
-		n := v.Elem(i)
-		if n.Kind() != types.ValInt || n.Int() < 0 || n.Int() >= int64(len(g.g.Nodes)) ||
-			n.Int() == int64(g.start) || n.Int() == int64(g.end) || (i > 0 && int32(n.Int()) <= out[i-1]) {
-			return nil, errMalformed
-		}
-		out[i] = int32(n.Int())
-	}
-	return out, nil
 }
 
 func decodeCounters(s *Snapshot, b []byte) error {
@@ -357,27 +264,15 @@ func decodeCounters(s *Snapshot, b []byte) error {
 }
 
 func (m *Machine) decodeInterrupts(g *graphInfo, b []byte) ([]waitingInterrupt, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	v, err := decodeList(b)
-	if err != nil {
+	ins, err := DecodeInterrupts(g.g, b)
+	if err != nil || len(ins) == 0 {
 		return nil, err
 	}
-	out := make([]waitingInterrupt, v.Len())
-	for i := range out {
-		x := v.Elem(i)
-		id, _ := x.MapGet("id")
-		node, _ := x.MapGet("node")
-		prompt, _ := x.MapGet("prompt")
-		if x.Kind() != types.ValMap || id.Kind() != types.ValString || prompt.Kind() != types.ValString ||
-			node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.g.Nodes)) ||
-			g.g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
-			return nil, errMalformed
-		}
-		nd := &g.g.Nodes[node.Int()]
-		out[i] = waitingInterrupt{node: int32(node.Int()), it: Interrupt{
-			ID: id.Str(), Node: nd.Name, Prompt: prompt.Str(), Type: m.prog.Types[nd.Interrupt.Resume]}}
+	out := make([]waitingInterrupt, len(ins))
+	for i, in := range ins {
+		nd := &g.g.Nodes[in.Node]
+		out[i] = waitingInterrupt{node: int32(in.Node), it: Interrupt{
+			ID: in.ID, Node: nd.Name, Prompt: in.Prompt, Type: m.prog.Types[nd.Interrupt.Resume]}}
 	}
 	return out, nil
 }

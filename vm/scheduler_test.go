@@ -17,7 +17,7 @@ import (
 
 var bg = context.Background()
 
-func mustRun(t *testing.T, m *Machine, o Options) *Result {
+func mustRun(t testing.TB, m *Machine, o Options) *Result {
 	t.Helper()
 	res, err := m.Run(bg, 0, o)
 	if err != nil {

@@ -168,12 +168,12 @@ func serveChild() error {
 	}
 	var ids atomic.Uint64
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil)) // the request log is written and discarded
-	b := &server.Backend{Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: wallClock{},
+	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: wallClock{},
 		NewID:  func(p string) string { return p + strconv.FormatUint(ids.Add(1), 36) },
 		Logger: logger, Limits: server.Limits{MaxRuns: 256}, Metrics: server.NewMetrics()}
 	oa := openai.New(b, openai.Options{})
 	ag := agui.New(b, agui.Options{})
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Logger: logger, Tokens: map[string]string{token: "bench"},
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Store: st, Logger: logger, Tokens: map[string]string{token: "bench"},
 		Mounts: []server.Mount{oa.Mount(), {Pattern: "/agui", Protocol: "agui", Handler: ag}}})
 	if err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/vm"
 )
 
 type checkpointFlags struct {
@@ -62,7 +63,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return withRun(cmd.Context(), f.data, args[0], func(st *pebble.Store, run store.Run, prog *bytecode.Program) error {
-				return listCheckpoints(cmd.Context(), a, st, run, f.json)
+				return listCheckpoints(cmd.Context(), a, st, run, prog, f.json)
 			})
 		},
 	}
@@ -171,7 +172,11 @@ type checkpointOut struct {
 	Bytes int       `json:"bytes"`
 }
 
-func listCheckpoints(ctx context.Context, a *app, st *pebble.Store, run store.Run, asJSON bool) error {
+func listCheckpoints(ctx context.Context, a *app, st *pebble.Store, run store.Run, prog *bytecode.Program, asJSON bool) error {
+	var g *bytecode.Graph
+	if gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable }); gi >= 0 {
+		g = &prog.Graphs[gi]
+	}
 	cps, err := st.ListCheckpoints(ctx, run.ID, store.CheckpointFilter{})
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
@@ -199,7 +204,7 @@ func listCheckpoints(ctx context.Context, a *app, st *pebble.Store, run store.Ru
 		out := checkpointOut{Step: cp.Step, Kind: cp.Kind.String(), Nodes: nodes[cp.Step], Time: cp.Time.UTC(),
 			Bytes: len(cp.State) + len(cp.Frontier) + len(cp.Counters) + len(cp.Interrupts)}
 		if out.Nodes == nil {
-			out.Nodes = waitingOn(cp.Interrupts)
+			out.Nodes = waitingOn(g, cp.Interrupts)
 		}
 		if asJSON {
 			b, _ := json.Marshal(out)
@@ -215,19 +220,20 @@ func listCheckpoints(ctx context.Context, a *app, st *pebble.Store, run store.Ru
 	return nil
 }
 
-// waitingOn names the interrupt nodes a checkpoint waits on ("approve
-// (waiting)"): a step that only raised interrupts finished no node.
-func waitingOn(b []byte) []string {
+// waitingOn names the interrupt nodes a checkpoint of a run of graph g
+// waits on ("approve(waiting)"): a step that only raised interrupts
+// finished no node.
+func waitingOn(g *bytecode.Graph, b []byte) []string {
 	out := []string{}
-	v, _, err := types.DecodeValue(b)
-	if len(b) == 0 || err != nil || v.Kind() != types.ValList {
+	if g == nil {
 		return out
 	}
-	for i := 0; i < v.Len(); i++ {
-		if id, ok := v.Elem(i).MapGet("id"); ok && id.Kind() == types.ValString {
-			s := id.Str()
-			out = append(out, s[strings.LastIndex(s, "/")+1:]+"(waiting)")
-		}
+	ins, err := vm.DecodeInterrupts(g, b)
+	if err != nil {
+		return out
+	}
+	for _, in := range ins {
+		out = append(out, in.ID[strings.LastIndex(in.ID, "/")+1:]+"(waiting)")
 	}
 	return out
 }
@@ -269,12 +275,8 @@ func showCheckpoint(ctx context.Context, a *app, st *pebble.Store, run store.Run
 	state.WriteByte('}')
 	g := &prog.Graphs[ss.Graph]
 	var frontier []string
-	if fv, _, err := types.DecodeValue(ss.Checkpoint.Frontier); err == nil && fv.Kind() == types.ValList {
-		for i := 0; i < fv.Len(); i++ {
-			if x := fv.Elem(i); x.Kind() == types.ValInt && x.Int() >= 0 && x.Int() < int64(len(g.Nodes)) {
-				frontier = append(frontier, g.Nodes[x.Int()].Name)
-			}
-		}
+	for _, n := range ss.Frontier {
+		frontier = append(frontier, g.Nodes[n].Name)
 	}
 	var pending []string
 	for _, in := range ss.Interrupts {

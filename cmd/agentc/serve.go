@@ -359,7 +359,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	b := &server.Backend{
-		Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: cfg.Clock,
+		Runner: r, Docs: st, Sessions: session.New(st), Clock: cfg.Clock,
 		NewID: newID, Logger: logger, Limits: set.limits, Metrics: server.NewMetrics(),
 	}
 	mounts, closers, names, err := serveMounts(b, prog, set)
@@ -368,7 +368,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		_ = st.Close()
 		return &exitError{code: exitFail, err: err}
 	}
-	srv, err := server.New(server.Config{Addr: set.addr, Backend: b, Mounts: mounts, Closers: closers,
+	srv, err := server.New(server.Config{Addr: set.addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
 		Tokens: set.tokens, Open: set.open, Logger: logger})
 	if err != nil {
 		_ = r.Close(context.Background())
@@ -432,7 +432,7 @@ func serveMounts(b *server.Backend, prog *bytecode.Program, set serveSettings) (
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("serve block a2a: %w", err)
 		}
-		opts.Artifacts = runArtifacts(artifact.New(b.Store, b.Clock.Now))
+		opts.Artifacts = runArtifacts(artifact.New(b.Docs, b.Clock.Now))
 		opts.PublicURL, opts.ListenAddr, opts.TrustedProxies = set.publicURL, set.addr, set.trustedProxies
 		h := a2a.New(b, opts)
 		mounts = append(mounts, h.Mounts()...)

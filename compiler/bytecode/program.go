@@ -2,6 +2,7 @@ package bytecode
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -572,30 +573,60 @@ func (p *Program) RunGraph(r Ref) int {
 	return -1
 }
 
-// DefaultGraph is the graph a run that names no runnable runs: the serve
-// block's run, else the only runnable (a graph that is not an agent's
-// lowering, or an agent's graph); -1 when that is ambiguous or there is none.
+// DefaultGraph is the graph a run that names no runnable runs
+// (Runnable("")); -1 when that is ambiguous or there is none.
 func (p *Program) DefaultGraph() int {
-	if p.Serve != nil && p.Serve.Run.Kind != 0 {
-		return p.RunGraph(p.Serve.Run)
+	gi, _ := p.Runnable("")
+	return gi
+}
+
+// Runnable is the one rule for which graph a run of a runnable runs: the
+// graph of the agent named name, else the graph named name; with name "",
+// the serve block's run, else the only runnable (Runnables). ok is false
+// (and gi -1) when there is no such runnable, or "" is ambiguous.
+func (p *Program) Runnable(name string) (gi int, ok bool) {
+	if name != "" {
+		for i := range p.Agents {
+			if p.Agents[i].Name == name && p.Agents[i].Graph >= 0 && int(p.Agents[i].Graph) < len(p.Graphs) {
+				return int(p.Agents[i].Graph), true
+			}
+		}
+		for i := range p.Graphs {
+			if p.Graphs[i].Name == name {
+				return i, true
+			}
+		}
+		return -1, false
 	}
+	if p.Serve != nil && p.Serve.Run.Kind != 0 {
+		if gi := p.RunGraph(p.Serve.Run); gi >= 0 {
+			return gi, true
+		}
+	}
+	if names := p.Runnables(); len(names) == 1 {
+		return p.Runnable(names[0])
+	}
+	return -1, false
+}
+
+// Runnables lists the names a run may name, sorted: the agents that have a
+// graph and the graphs that are not an agent's lowering.
+func (p *Program) Runnables() []string {
 	lowered := map[int32]bool{}
-	var gs []int
+	var names []string
 	for i := range p.Agents {
 		if g := p.Agents[i].Graph; g >= 0 {
 			lowered[g] = true
-			gs = append(gs, int(g))
+			names = append(names, p.Agents[i].Name)
 		}
 	}
 	for i := range p.Graphs {
 		if !lowered[int32(i)] {
-			gs = append(gs, i)
+			names = append(names, p.Graphs[i].Name)
 		}
 	}
-	if len(gs) == 1 {
-		return gs[0]
-	}
-	return -1
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 // ResolveEnv resolves an env reference at load time: lookup(Var) (for

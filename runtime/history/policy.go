@@ -95,7 +95,9 @@ func PoliciesOf(p *bytecode.Program, ai int) AgentPolicies {
 				case "instruction":
 					s.Instruction = constString(p, at)
 				case "model":
-					s.Model = refName(p, at)
+					if len(at.Refs) > 0 {
+						s.Model = p.RefName(at.Refs[0])
+					}
 				}
 			}
 			ap.Summary = s
@@ -105,9 +107,9 @@ func PoliciesOf(p *bytecode.Program, ai int) AgentPolicies {
 			for _, at := range pol.Attrs {
 				switch at.Name {
 				case "force_clean":
-					c.ForceClean = refNames(p, at)
+					c.ForceClean = p.RefNames(at, bytecode.RefTool)
 				case "keep":
-					c.Keep = refNames(p, at)
+					c.Keep = p.RefNames(at, bytecode.RefTool)
 				case "tool_result_max_tokens":
 					c.ToolResultMaxTokens = constInt(p, at, c.ToolResultMaxTokens)
 				case "protect_recent":
@@ -115,17 +117,12 @@ func PoliciesOf(p *bytecode.Program, ai int) AgentPolicies {
 				case "oversized_max_tokens":
 					c.OversizedMaxTokens = constInt(p, at, 0)
 				case "current_request":
-					if at.Kind == bytecode.AttrConst && int(at.Const) < len(p.Consts) && p.Consts[at.Const].Kind() == types.ValBool {
-						c.CurrentRequest = p.Consts[at.Const].Bool()
+					if v, ok := p.AttrConst(at); ok && v.Kind() == types.ValBool {
+						c.CurrentRequest = v.Bool()
 					}
 				case "sync_ratio":
-					if at.Kind == bytecode.AttrConst && int(at.Const) < len(p.Consts) {
-						switch v := p.Consts[at.Const]; v.Kind() {
-						case types.ValFloat:
-							c.SyncRatio = v.Float()
-						case types.ValInt:
-							c.SyncRatio = float64(v.Int())
-						}
+					if f, ok := p.AttrNumber(at); ok {
+						c.SyncRatio = f
 					}
 				}
 			}
@@ -143,12 +140,8 @@ func ModelWindow(p *bytecode.Program, name string) int {
 			if p.Models[i].Name != name {
 				continue
 			}
-			for _, at := range p.Models[i].Attrs {
-				if at.Name == "context_window" {
-					if n := constInt(p, at, 0); n > 0 {
-						return n
-					}
-				}
+			if n := p.AttrInt(p.Models[i].Attrs, "context_window", 0); n > 0 {
+				return n
 			}
 		}
 	}
@@ -161,12 +154,8 @@ func ModelID(p *bytecode.Program, name string) string {
 	if p != nil {
 		for i := range p.Models {
 			if p.Models[i].Name == name {
-				for _, at := range p.Models[i].Attrs {
-					if at.Name == "name" {
-						if s := constString(p, at); s != "" {
-							return s
-						}
-					}
+				if v, ok := p.ConstAttr(p.Models[i].Attrs, "name"); ok && v.Kind() == types.ValString && v.Str() != "" {
+					return v.Str()
 				}
 			}
 		}
@@ -175,49 +164,15 @@ func ModelID(p *bytecode.Program, name string) string {
 }
 
 func constInt(p *bytecode.Program, at bytecode.Attr, def int) int {
-	if at.Kind != bytecode.AttrConst || int(at.Const) >= len(p.Consts) {
-		return def
-	}
-	if v := p.Consts[at.Const]; v.Kind() == types.ValInt {
+	if v, ok := p.AttrConst(at); ok && v.Kind() == types.ValInt {
 		return int(v.Int())
 	}
 	return def
 }
 
 func constString(p *bytecode.Program, at bytecode.Attr) string {
-	if at.Kind != bytecode.AttrConst || int(at.Const) >= len(p.Consts) {
-		return ""
-	}
-	if v := p.Consts[at.Const]; v.Kind() == types.ValString {
+	if v, ok := p.AttrConst(at); ok && v.Kind() == types.ValString {
 		return v.Str()
 	}
 	return ""
-}
-
-func refName(p *bytecode.Program, at bytecode.Attr) string {
-	if len(at.Refs) == 0 {
-		return ""
-	}
-	r := at.Refs[0]
-	switch r.Kind {
-	case bytecode.RefModel:
-		if int(r.Index) < len(p.Models) {
-			return p.Models[r.Index].Name
-		}
-	case bytecode.RefTool:
-		if int(r.Index) < len(p.Tools) {
-			return p.Tools[r.Index].Name
-		}
-	}
-	return ""
-}
-
-func refNames(p *bytecode.Program, at bytecode.Attr) []string {
-	var out []string
-	for _, r := range at.Refs {
-		if r.Kind == bytecode.RefTool && int(r.Index) < len(p.Tools) {
-			out = append(out, p.Tools[r.Index].Name)
-		}
-	}
-	return out
 }

@@ -52,19 +52,16 @@ func PolicyAttr(p *bytecode.Program, agent int, kind bytecode.PolicyKind, attr s
 	if pl == nil {
 		return types.Value{}, bytecode.Ref{}, false
 	}
-	for _, a := range pl.Attrs {
-		if a.Name != attr {
-			continue
+	a, found := bytecode.FindAttr(pl.Attrs, attr)
+	switch {
+	case !found:
+	case a.Kind == bytecode.AttrConst:
+		if v, ok := p.AttrConst(a); ok {
+			return v, bytecode.Ref{}, true
 		}
-		switch a.Kind {
-		case bytecode.AttrConst:
-			if int(a.Const) < len(p.Consts) {
-				return p.Consts[a.Const], bytecode.Ref{}, true
-			}
-		case bytecode.AttrRef:
-			if len(a.Refs) == 1 {
-				return types.Value{}, a.Refs[0], true
-			}
+	case a.Kind == bytecode.AttrRef:
+		if r, ok := a.Ref(); ok {
+			return types.Value{}, r, true
 		}
 	}
 	return types.Value{}, bytecode.Ref{}, false

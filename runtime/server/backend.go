@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
@@ -63,11 +62,15 @@ func (l Limits) WithDefaults() Limits {
 }
 
 // Backend is the Runner-facing surface every adapter uses. It is safe for
-// concurrent use.
+// concurrent use. Runs, their state and the program are read through the
+// Runner (Runner.LookupRun, StateAt, InitialState, SelectRunnable, Program);
+// Docs holds only what the adapters record themselves.
 type Backend struct {
-	Runner   *runtime.Runner
-	Store    store.Store
-	Program  *bytecode.Program
+	Runner *runtime.Runner
+	// Docs keeps the adapters' own records: the A2A task index and task
+	// documents, the AG-UI thread documents.
+	Docs AdapterStore
+	// Sessions reads session ledgers (events, history); required.
 	Sessions *session.Service
 	Clock    vm.Clock
 	// NewID returns a fresh unique id with the given prefix ("msg_", "call_",
@@ -81,6 +84,12 @@ type Backend struct {
 	running  int
 	draining bool
 	owners   map[string]string // active run id → user
+}
+
+// AdapterStore is the part of the store the adapters write themselves.
+type AdapterStore interface {
+	store.Tasks
+	store.Docs
 }
 
 // Run is one started run as an adapter sees it.
@@ -188,7 +197,7 @@ func (b *Backend) Active(user, runID string) bool {
 // GetRun returns user's run id from the store; ErrNotFound when it does not
 // exist or belongs to another user (or app).
 func (b *Backend) GetRun(ctx context.Context, user, runID string) (store.Run, error) {
-	r, err := b.Store.GetRun(ctx, runID)
+	r, err := b.Runner.LookupRun(ctx, runID)
 	if errors.Is(err, store.ErrNotFound) || err == nil && (r.Session.User != user || r.Session.App != b.App()) {
 		return store.Run{}, fmt.Errorf("run %s: %w", runID, ErrNotFound)
 	}

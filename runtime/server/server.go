@@ -63,6 +63,9 @@ type Config struct {
 	// Closers run during Shutdown after the runs have ended and before the
 	// Store is closed: adapters' own goroutines (a2a.Handler.Close).
 	Closers []func(context.Context) error
+	// Store, when set, is closed by Shutdown after the Closers (the store
+	// the Runner and Backend.Docs use).
+	Store io.Closer
 	// ShutdownGrace bounds how long Shutdown waits for responses to finish
 	// writing after the runs have ended (default 5 s).
 	ShutdownGrace time.Duration
@@ -354,8 +357,8 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		closeErr = errors.Join(closeErr, c(ctx))
 	}
 	var stErr error
-	if s.b.Store != nil {
-		if stErr = s.b.Store.Close(); stErr != nil {
+	if s.cfg.Store != nil {
+		if stErr = s.cfg.Store.Close(); stErr != nil {
 			stErr = fmt.Errorf("server: close store: %w", stErr)
 		}
 	}

@@ -33,7 +33,7 @@ func backend(t *testing.T) *server.Backend {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &server.Backend{Runner: r, Store: st, Program: prog, Clock: &runtimetest.Clock{RealTimers: true}, Metrics: server.NewMetrics(),
+	return &server.Backend{Runner: r, Docs: st, Clock: &runtimetest.Clock{RealTimers: true}, Metrics: server.NewMetrics(),
 		Limits: server.Limits{MaxBodyBytes: 64}}
 }
 

@@ -54,10 +54,10 @@ func CatalogFromProgram(p *bytecode.Program, root string) *Catalog {
 			}
 			pol := &p.Policies[pi]
 			ev := Evolved{Dir: filepath.Join(root, "skills", "evolved"), Scope: "none"}
-			if v := ConstAttr(p, pol.Attrs, "publish"); v.Kind() == types.ValString && v.Str() != "" {
+			if v, _ := p.ConstAttr(pol.Attrs, "publish"); v.Kind() == types.ValString && v.Str() != "" {
 				ev.Dir = filepath.Join(root, filepath.FromSlash(v.Str()))
 			}
-			if v := ConstAttr(p, pol.Attrs, "scope"); v.Kind() == types.ValString && v.Str() != "" {
+			if v, _ := p.ConstAttr(pol.Attrs, "scope"); v.Kind() == types.ValString && v.Str() != "" {
 				ev.Scope = v.Str()
 			}
 			c.Evolved[ag.Name] = ev
@@ -66,14 +66,11 @@ func CatalogFromProgram(p *bytecode.Program, root string) *Catalog {
 	return c
 }
 
-// ConstAttr returns the constant value of attribute name, or the zero Value.
+// ConstAttr returns the constant value of attribute name, or the zero Value
+// (bytecode.Program.ConstAttr).
 func ConstAttr(p *bytecode.Program, attrs []bytecode.Attr, name string) types.Value {
-	for _, at := range attrs {
-		if at.Name == name && at.Kind == bytecode.AttrConst && int(at.Const) < len(p.Consts) {
-			return p.Consts[at.Const]
-		}
-	}
-	return types.Value{}
+	v, _ := p.ConstAttr(attrs, name)
+	return v
 }
 
 var safeSegRE = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}$`)

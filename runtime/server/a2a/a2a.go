@@ -80,18 +80,19 @@ type Handler struct {
 	wg     sync.WaitGroup       // live tasks
 }
 
-// New returns the A2A adapter over b. b's Runner, Store and NewID are
-// required; b.Sessions is used when set.
+// New returns the A2A adapter over b. b's Runner, Docs, Sessions and NewID
+// are required.
 func New(b *server.Backend, opts Options) *Handler {
 	if opts.Path == "" {
 		opts.Path = "/a2a"
 	}
-	if b.Program != nil {
+	if b.Runner != nil {
+		p := b.Runner.Program()
 		if opts.Name == "" {
-			opts.Name = b.Program.Workflow
+			opts.Name = p.Workflow
 		}
 		if opts.Description == "" {
-			opts.Description = b.Program.Doc
+			opts.Description = p.Doc
 		}
 	}
 	if opts.Name == "" {

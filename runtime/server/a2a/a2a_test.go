@@ -156,7 +156,7 @@ func newEnvWith(t *testing.T, st store.Store, edit func(*a2a.Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &server.Backend{Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: clock,
+	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
 		NewID:   func(p string) string { return fmt.Sprintf("%s%08d", p, idSeq.Add(1)) },
 		Metrics: server.NewMetrics()}
 	opts, err := a2a.OptionsFromProgram(prog, func(string) (string, bool) { return "", false })

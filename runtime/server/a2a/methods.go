@@ -161,7 +161,7 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (*liv
 	}
 	t.Run = run.ID
 	ctx := context.WithoutCancel(c.r.Context())
-	if err = h.b.Store.PutTaskIndex(ctx, c.user, t.ID, run.ID); err == nil {
+	if err = h.b.Docs.PutTaskIndex(ctx, c.user, t.ID, run.ID); err == nil {
 		err = h.save(ctx, c.user, t, true)
 	}
 	if err != nil {
@@ -544,7 +544,7 @@ func (c *call) listTasks() (any, *rpcError) {
 		after = string(b)
 	}
 	ctx := c.r.Context()
-	docs, err := h.b.Store.ListDocs(ctx, CollRecent, prefix, "", 0)
+	docs, err := h.b.Docs.ListDocs(ctx, CollRecent, prefix, "", 0)
 	if err != nil {
 		return nil, c.internal("list tasks", err)
 	}

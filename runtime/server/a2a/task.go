@@ -134,7 +134,7 @@ func (h *Handler) save(ctx context.Context, user string, t *Task, create bool) e
 	if old != "" && old != key {
 		ops = append(ops, store.DocOp{Coll: CollRecent, Key: old, Delete: true})
 	}
-	if err := h.b.Store.ApplyDocs(ctx, ops...); err != nil {
+	if err := h.b.Docs.ApplyDocs(ctx, ops...); err != nil {
 		t.IndexKey = old
 		return fmt.Errorf("a2a: save task %s: %w", t.ID, err)
 	}
@@ -150,14 +150,14 @@ func (h *Handler) readTask(ctx context.Context, user, id string) (*Task, error) 
 	if id == "" || user == "" {
 		return nil, errTaskNotFound
 	}
-	run, err := h.b.Store.LookupTask(ctx, user, id)
+	run, err := h.b.Docs.LookupTask(ctx, user, id)
 	if errors.Is(err, store.ErrNotFound) || errors.Is(err, store.ErrInvalid) {
 		return nil, errTaskNotFound
 	}
 	if err != nil {
 		return nil, fmt.Errorf("a2a: look up task %s: %w", id, err)
 	}
-	b, err := h.b.Store.GetDoc(ctx, CollTask, h.taskKey(user, id))
+	b, err := h.b.Docs.GetDoc(ctx, CollTask, h.taskKey(user, id))
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, errTaskNotFound
 	}
@@ -483,9 +483,6 @@ func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task,
 		runErr = &runtime.ErrorInfo{Kind: "internal", Message: "the server stopped while the task was working (run " + cur.Run + ")"}
 	} else {
 		sessions := h.b.Sessions
-		if sessions == nil {
-			sessions = session.New(h.b.Store)
-		}
 		evs, err := sessions.Events(ctx, run.Session, session.EventFilter{Run: cur.Run,
 			Kinds: []runtime.EventKind{runtime.EventRunFinished, runtime.EventRunError}})
 		if err != nil {

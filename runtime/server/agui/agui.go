@@ -39,16 +39,13 @@ type Options struct {
 // (default "/agui") and at that path + "/" (for the cancel endpoint,
 // path + "/cancel"), behind the server's authentication middleware.
 //
-// b must have a Runner, a Store, NewID and a Clock; New panics otherwise (a
-// wiring error, found at startup).
+// b must have a Runner, Docs, Sessions, NewID and a Clock; New panics
+// otherwise (a wiring error, found at startup).
 func New(b *server.Backend, opts Options) http.Handler {
-	if b == nil || b.Runner == nil || b.Store == nil || b.NewID == nil || b.Clock == nil {
-		panic("agui.New: the Backend needs a Runner, a Store, NewID and a Clock")
+	if b == nil || b.Runner == nil || b.Docs == nil || b.Sessions == nil || b.NewID == nil || b.Clock == nil {
+		panic("agui.New: the Backend needs a Runner, Docs, Sessions, NewID and a Clock")
 	}
-	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Store, log: b.Logger}
-	if h.sessions == nil {
-		h.sessions = session.New(b.Store)
-	}
+	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Docs, log: b.Logger}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

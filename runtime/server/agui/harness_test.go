@@ -111,7 +111,7 @@ func newHarness(t *testing.T, runnable string, limits server.Limits) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &server.Backend{Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: clock,
+	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
 		NewID: counterIDs(), Limits: limits, Metrics: server.NewMetrics()}
 	hd := New(b, Options{Runnable: runnable}).(*handler)
 	mux := http.NewServeMux()

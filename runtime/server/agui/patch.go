@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
 	"strings"
@@ -28,16 +29,17 @@ func applyChanges(state map[string]json.RawMessage, changes []runtime.StateChang
 		switch c.Op {
 		case "append":
 			var elems []json.RawMessage
-			var list []json.RawMessage
 			if json.Unmarshal(c.Value, &elems) != nil {
 				continue
 			}
-			if known && json.Unmarshal(cur, &list) == nil && list != nil {
-				for _, el := range elems {
-					ops = append(ops, PatchOp{Op: "add", Path: path + "/-", Value: el})
+			if known {
+				if list, ok := appendJSON(cur, elems); ok {
+					for _, el := range elems {
+						ops = append(ops, PatchOp{Op: "add", Path: path + "/-", Value: el})
+					}
+					state[c.Field] = list
+					continue
 				}
-				state[c.Field] = mustJSON(append(list, elems...))
-				continue
 			}
 			ops = append(ops, PatchOp{Op: "add", Path: path, Value: c.Value})
 			state[c.Field] = c.Value
@@ -72,6 +74,27 @@ func applyChanges(state map[string]json.RawMessage, changes []runtime.StateChang
 		}
 	}
 	return ops
+}
+
+// appendJSON returns the JSON array list with elems added at its end, by
+// splicing: the list the client holds is not decoded and encoded again per
+// delta (appends are the common delta, and lists the large fields). ok is
+// false when list is not an array.
+func appendJSON(list json.RawMessage, elems []json.RawMessage) (json.RawMessage, bool) {
+	l := bytes.TrimSpace(list)
+	if len(l) < 2 || l[0] != '[' || l[len(l)-1] != ']' {
+		return nil, false
+	}
+	inner := bytes.TrimSpace(l[1 : len(l)-1])
+	out := make([]byte, 0, len(l)+len(elems)*16)
+	out = append(append(out, '['), inner...)
+	for i, el := range elems {
+		if i > 0 || len(inner) > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, el...)
+	}
+	return append(out, ']'), true
 }
 
 // escapePointer escapes one JSON Pointer reference token (RFC 6901).

@@ -194,7 +194,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	var ids atomic.Uint64
 	b := &server.Backend{
-		Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: clock,
+		Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
 		NewID:  func(p string) string { return fmt.Sprintf("%s%06d", p, ids.Add(1)) },
 		Limits: o.limits, Metrics: server.NewMetrics(),
 	}
@@ -209,7 +209,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 			server.Mount{Pattern: a2a.CardPath, Protocol: a2a.Proto, Handler: ah.CardHandler(), Public: true})
 		closers = append(closers, ah.Close)
 	}
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Mounts: mounts, Closers: closers,
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Mounts: mounts, Closers: closers, Store: st,
 		Tokens: map[string]string{aliceToken: "alice", bobToken: "bob"}, ShutdownGrace: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)

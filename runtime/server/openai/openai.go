@@ -95,16 +95,14 @@ func New(b *server.Backend, opts Options) *Handler {
 		opts.Model = b.App()
 	}
 	h := &Handler{b: b, sessions: b.Sessions, path: opts.Path, model: opts.Model, answers: map[string]*answerInfo{}}
-	if h.sessions == nil {
-		h.sessions = session.New(b.Store)
-	}
 	if b.Clock != nil {
 		h.created = b.Clock.Now().Unix()
 	}
-	if b.Program != nil {
-		h.fingerprint = "fp_" + hex.EncodeToString(b.Program.Hash[:6])
-		if gi := b.Program.DefaultGraph(); gi >= 0 {
-			h.textInput = takesText(b.Program, gi)
+	if b.Runner != nil {
+		p := b.Runner.Program()
+		h.fingerprint = "fp_" + hex.EncodeToString(p.Hash[:6])
+		if gi, err := b.Runner.SelectRunnable(""); err == nil {
+			h.textInput = takesText(p, gi)
 		}
 	}
 	mux := http.NewServeMux()
@@ -540,18 +538,8 @@ func (h *Handler) answerFor(runnable string) *answerInfo {
 		return a
 	}
 	a := &answerInfo{nodes: map[string]bool{}}
-	if p := h.b.Program; p != nil {
-		gi := -1
-		for i := range p.Agents {
-			if p.Agents[i].Name == runnable {
-				gi = int(p.Agents[i].Graph)
-			}
-		}
-		for i := range p.Graphs {
-			if gi < 0 && p.Graphs[i].Name == runnable {
-				gi = i
-			}
-		}
+	if gi, err := h.b.Runner.SelectRunnable(runnable); err == nil && runnable != "" {
+		p := h.b.Runner.Program()
 		if gi >= 0 && gi < len(p.Graphs) && p.Graphs[gi].Output != bytecode.None {
 			g := &p.Graphs[gi]
 			a.field = p.States[g.State].Fields[g.Output].Name

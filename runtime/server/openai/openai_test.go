@@ -584,7 +584,7 @@ func TestShutdown(t *testing.T) {
 	if _, _, code, _ := apiError(t, r.body); code != "run_canceled" {
 		t.Fatalf("code %q", code)
 	}
-	if _, err := e.b.Store.GetRun(context.Background(), r.header.Get("X-Agentc-Run")); err == nil {
+	if _, err := e.b.Runner.LookupRun(context.Background(), r.header.Get("X-Agentc-Run")); err == nil {
 		t.Fatal("the store is still open after Shutdown")
 	}
 	if _, err := e.b.Start(context.Background(), "openai", runtime.Invocation{User: "alice", Session: "after", Input: "hi"}); !errors.Is(err, server.ErrShuttingDown) {
