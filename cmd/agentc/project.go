@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/agentc/agentc/compiler"
@@ -114,7 +113,6 @@ func (p *project) check(files []string) ([]diag.Diagnostic, diag.Sources, map[st
 		ds   []diag.Diagnostic
 	}
 	var roots []loaded
-	imported := map[string]bool{}
 	for _, f := range files {
 		name, err := p.name(f)
 		if err != nil {
@@ -122,26 +120,17 @@ func (p *project) check(files []string) ([]diag.Diagnostic, diag.Sources, map[st
 		}
 		pkg, ds := compiler.Load(cfg, name)
 		roots = append(roots, loaded{name, pkg, ds})
-		for _, deps := range pkg.Imports {
-			for _, d := range deps {
-				imported[d] = true
-			}
-		}
+	}
+	pkgs := make([]*compiler.Package, len(roots))
+	for i, r := range roots {
+		pkgs[i] = r.pkg
 	}
 	var all diag.List
 	infos := map[string]*compiler.Info{}
 	for i, r := range roots {
 		all.Append(r.ds...)
 		info, ds := compiler.Check(cfg, r.pkg)
-		for _, d := range ds {
-			// "Never used" speaks for the program being checked: only its
-			// root file, and only when no other file imports it (a library
-			// file's declarations are used by its importers).
-			if d.Code == diag.UnusedDecl && (d.Subject.File != r.name || imported[r.name]) {
-				continue
-			}
-			all.Add(d)
-		}
+		all.Append(compiler.ForRoot(ds, r.name, pkgs...)...)
 		infos[files[i]] = info
 	}
 	ds, srcs := p.localize(all.Sorted())
@@ -149,33 +138,27 @@ func (p *project) check(files []string) ([]diag.Diagnostic, diag.Sources, map[st
 }
 
 // compile loads one root file and compiles it. It returns the program (nil
-// when any error was found, loading included) and every diagnostic in
-// display form; like check, "never used" warnings speak only for the root
-// file.
-func (p *project) compile(file string) (*bytecode.Program, []diag.Diagnostic, diag.Sources, error) {
+// when any error was found, loading included), verified, with its encoding,
+// and every diagnostic in display form; like check, "never used" warnings
+// speak only for the root file.
+func (p *project) compile(file string) (*bytecode.Program, []byte, []diag.Diagnostic, diag.Sources, error) {
 	name, err := p.name(file)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	cfg := p.config()
 	pkg, lds := compiler.Load(cfg, name)
 	var all diag.List
 	all.Append(lds...)
 	var prog *bytecode.Program
+	var enc []byte
 	if n, _ := diag.CountErrors(lds); n == 0 {
-		imported := false
-		for _, deps := range pkg.Imports {
-			imported = imported || slices.Contains(deps, name)
-		}
+		var out *compiler.Output
 		var cds []diag.Diagnostic
-		prog, _, cds = compiler.Compile(cfg, pkg)
-		for _, d := range cds {
-			if d.Code == diag.UnusedDecl && (d.Subject.File != name || imported) {
-				continue
-			}
-			all.Add(d)
-		}
+		prog, out, cds = compiler.Compile(cfg, pkg)
+		enc = out.Bytes
+		all.Append(compiler.ForRoot(cds, name, pkg)...)
 	}
 	ds, srcs := p.localize(all.Sorted())
-	return prog, ds, srcs, nil
+	return prog, enc, ds, srcs, nil
 }

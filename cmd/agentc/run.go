@@ -6,18 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
-	"github.com/agentc/agentc/stdlib/tools"
 )
 
 // Exit codes of a run beyond the shared ones.
@@ -96,7 +93,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if f.value != "" && !json.Valid([]byte(f.value)) {
 		return usageErr(fmt.Errorf("--value is not valid JSON: %s", f.value))
 	}
-	prog, err := loadProgram(a, file)
+	prog, enc, err := loadVerified(a, file)
 	if err != nil {
 		return err
 	}
@@ -104,23 +101,16 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	cfg, err := runConfig(a, prog, proj.root)
+	asm, err := assemble.Prepare(assembleOptions(a, prog, enc, proj.root, dataDir(f.data)))
 	if err != nil {
-		return err
+		return &exitError{code: exitFail, err: err}
 	}
 	st, err := pebble.Open(dataDir(f.data), nil)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
 	defer st.Close()
-	cfg.Store = st
-	if err := bindContext(&cfg); err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	if err := bindSkills(&cfg, proj.root, filepath.Join(dataDir(f.data), "workspaces"), true); err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	r, err := runtime.NewRunner(cfg)
+	r, err := asm.Runner(st)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
@@ -145,7 +135,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	ch = cancelOnDone(ctx, r, ch)
-	fin := printEvents(a, ch, f.json, cfg.Clock.Now)
+	fin := printEvents(a, ch, f.json, asm.Config().Clock.Now)
 	if fin == nil {
 		if ctx.Err() != nil {
 			return &exitError{code: exitCanceled, err: errors.New("canceled")}
@@ -200,71 +190,6 @@ func cancelOnDone(ctx context.Context, r *runtime.Runner, ch <-chan *runtime.Eve
 		}
 	}()
 	return out
-}
-
-// runConfig picks the models, tools and functions of a CLI run.
-func runConfig(a *app, prog *bytecode.Program, root string) (runtime.RunnerConfig, error) {
-	cfg := runtime.RunnerConfig{Program: prog, Clock: wallClock{}, Entropy: cryptoEntropy{},
-		Funcs: funcTable(prog, nil), Tools: map[string]runtime.Tool{}}
-	gi := prog.DefaultGraph()
-	var test *bytecode.Test
-	for i := range prog.Tests {
-		if gi >= 0 && prog.RunGraph(prog.Tests[i].Run) == gi {
-			test = &prog.Tests[i]
-			break
-		}
-	}
-	var sc *scripted
-	if test != nil {
-		var err error
-		if sc, err = loadFixtures(prog, test, root); err != nil {
-			return cfg, &exitError{code: exitFail, err: err}
-		}
-		cfg.Tools = sc.tools
-	}
-	if key := os.Getenv("OPENAI_API_KEY"); key != "" {
-		ms, err := openAIModels(prog, key, cfg.Entropy)
-		if err != nil {
-			return cfg, &exitError{code: exitFail, err: err}
-		}
-		cfg.Models = ms
-		if len(sc.toolNames()) > 0 {
-			fmt.Fprintf(a.stderr, "agentc: tools %s replay the fixtures of test %q\n", strings.Join(sc.toolNames(), ", "), test.Name)
-		}
-	} else if len(prog.Models) > 0 {
-		if test == nil {
-			return cfg, &exitError{code: exitFail, err: errors.New("no OPENAI_API_KEY and no test block of this runnable to take scripted models from; set OPENAI_API_KEY")}
-		}
-		var paths []string
-		for _, fx := range test.Fixtures {
-			paths = append(paths, fx.Path)
-		}
-		fmt.Fprintf(a.stderr, "agentc: no OPENAI_API_KEY; using scripted models from test %q (fixtures %s)\n", test.Name, strings.Join(paths, ", "))
-		cfg.Models = sc.models
-		var miss []string
-		for _, md := range prog.Models {
-			if cfg.Models[md.Name] == nil {
-				miss = append(miss, md.Name)
-			}
-		}
-		if len(miss) > 0 {
-			fmt.Fprintf(a.stderr, "agentc: warning: test %q replays no fixture for models %s; calling one fails\n", test.Name, strings.Join(miss, ", "))
-			stubModels(prog, cfg.Models)
-		}
-	}
-	// Builtin tools the test did not replay run for real: file tools
-	// confined to the project root, http_get only to AGENTC_ALLOW_HOSTS.
-	tools.Bind(cfg.Tools, prog.Tools, tools.Config{Workspace: root, AllowHosts: allowHosts(), Clock: wallClock{}})
-	if err := bindDeclared(prog, cfg.Funcs, cfg.Tools, root); err != nil {
-		return cfg, &exitError{code: exitFail, err: err}
-	}
-	if miss := missingTools(prog, cfg.Tools); len(miss) > 0 {
-		// A call fails with a tool_error naming the tool; the run goes on
-		// as far as it can without it.
-		fmt.Fprintf(a.stderr, "agentc: warning: no implementation in this build and no replay for tools %s; calling one fails\n", strings.Join(miss, ", "))
-		stubTools(prog, cfg.Tools)
-	}
-	return cfg, nil
 }
 
 // resumeRequest builds the resume of --resume/--value: the value answers
@@ -381,14 +306,3 @@ func printOutput(a *app, out json.RawMessage) {
 	}
 }
 
-// allowHosts reads AGENTC_ALLOW_HOSTS: comma-separated hosts (or *.suffix)
-// that http_get may reach; empty denies every host.
-func allowHosts() []string {
-	var hosts []string
-	for _, h := range strings.Split(os.Getenv("AGENTC_ALLOW_HOSTS"), ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hosts = append(hosts, h)
-		}
-	}
-	return hosts
-}

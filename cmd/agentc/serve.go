@@ -21,7 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
@@ -143,9 +143,9 @@ func resolveServe(changed func(flag string) bool, f serveFlags, prog *bytecode.P
 		blockAttrs = prog.Serve.Attrs
 	}
 	s := serveSettings{
-		addr: pick("addr", f.addr, "AGENTC_ADDR", y.Serve.Addr, attrString(prog, blockAttrs, "addr"), "127.0.0.1:8080"),
+		addr: pick("addr", f.addr, "AGENTC_ADDR", y.Serve.Addr, assemble.AttrString(prog, blockAttrs, "addr", nil), "127.0.0.1:8080"),
 		data: pick("data", f.data, "AGENTC_DATA", y.Serve.Data, "", ".agentc"),
-		app:  pick("app", f.app, "AGENTC_APP", y.Serve.App, attrString(prog, blockAttrs, "app"), ""),
+		app:  pick("app", f.app, "AGENTC_APP", y.Serve.App, assemble.AttrString(prog, blockAttrs, "app", nil), ""),
 	}
 	// Tokens: the first source that gives any.
 	s.tokens = map[string]string{}
@@ -255,7 +255,7 @@ func newID(prefix string) string {
 }
 
 func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
-	prog, err := loadProgram(a, file)
+	prog, enc, err := loadVerified(a, file)
 	if err != nil {
 		return err
 	}
@@ -284,34 +284,24 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	default:
 		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
 	}
-	cfg, err := runConfig(a, prog, proj.root)
+	opts := assembleOptions(a, prog, enc, proj.root, set.data)
+	opts.App, opts.Logger = set.app, logger
+	asm, err := assemble.Prepare(opts)
 	if err != nil {
-		return err
+		return &exitError{code: exitFail, err: err}
 	}
 	st, err := pebble.Open(set.data, nil)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
-	cfg.Store = st
-	cfg.App = set.app
-	cfg.Logger = logger
-	// session_search, session_load, memory tools and preloaders need the
-	// store (wire.go's bindContext, as agentc run binds them).
-	if err := bindContext(&cfg); err != nil {
-		_ = st.Close()
-		return &exitError{code: exitFail, err: err}
-	}
-	if err := bindSkills(&cfg, proj.root, filepath.Join(set.data, "workspaces"), true); err != nil {
-		_ = st.Close()
-		return &exitError{code: exitFail, err: err}
-	}
-	r, err := runtime.NewRunner(cfg)
+	r, err := asm.Runner(st)
 	if err != nil {
 		_ = st.Close()
 		return &exitError{code: exitFail, err: err}
 	}
+	clock := asm.Config().Clock
 	b := &server.Backend{
-		Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: cfg.Clock,
+		Runner: r, Store: st, Program: prog, Sessions: session.New(st), Clock: clock,
 		NewID: newID, Logger: logger, Limits: set.limits, Metrics: server.NewMetrics(),
 	}
 	mounts, closers, names, err := serveMounts(b, prog)
@@ -367,7 +357,7 @@ func serveMounts(b *server.Backend, prog *bytecode.Program) ([]server.Mount, []f
 	)
 	eps := endpoints(prog)
 	if ep, ok := eps[bytecode.ProtoOpenAI]; ok {
-		h := openai.New(b, openai.Options{Path: ep.path, Model: attrString(prog, ep.attrs, "model")})
+		h := openai.New(b, openai.Options{Path: ep.path, Model: assemble.AttrString(prog, ep.attrs, "model", nil)})
 		mounts = append(mounts, h.Mount())
 		names = append(names, "openai "+h.Path()+" (model "+h.Model()+")")
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/assemble"
 )
 
 const serveTestSource = `workflow w "W"
@@ -100,7 +101,7 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		})
 	}
 	eps := endpoints(prog)
-	if len(eps) != 1 || eps[bytecode.ProtoOpenAI].path != "/oai" || attrString(prog, eps[bytecode.ProtoOpenAI].attrs, "model") != "w-model" {
+	if len(eps) != 1 || eps[bytecode.ProtoOpenAI].path != "/oai" || assemble.AttrString(prog, eps[bytecode.ProtoOpenAI].attrs, "model", nil) != "w-model" {
 		t.Fatalf("endpoints %+v", eps)
 	}
 }
