@@ -118,9 +118,12 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 
 	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input}
 	if f.resume != "" {
-		req, key, err := resumeRequest(ctx, st, r.App(), f)
-		if err != nil {
-			return err
+		key := store.SessionKey{App: r.App(), User: f.user, Session: f.session}
+		req, key, err := session.New(st).Resume(ctx, key, f.resume, json.RawMessage(f.value))
+		if errors.Is(err, session.ErrNoRun) {
+			return usageErr(err)
+		} else if err != nil {
+			return &exitError{code: exitFail, err: err}
 		}
 		inv.User, inv.Session, inv.Input, inv.Resume = key.User, key.Session, "", req
 	}
@@ -192,58 +195,6 @@ func cancelOnDone(ctx context.Context, r *runtime.Runner, ch <-chan *runtime.Eve
 	return out
 }
 
-// resumeRequest builds the resume of --resume/--value: the value answers
-// every pending interrupt of the run (or, when it is an object keyed by
-// interrupt ids or node names, each its own).
-func resumeRequest(ctx context.Context, st *pebble.Store, app string, f runFlags) (*runtime.ResumeRequest, store.SessionKey, error) {
-	svc := session.New(st)
-	id := f.resume
-	if id == "latest" {
-		runs, err := svc.Runs(ctx, store.SessionKey{App: app, User: f.user, Session: f.session})
-		if err != nil {
-			return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
-		}
-		id = ""
-		for _, r := range runs {
-			if r.Status == store.RunInterrupted && (id == "" || r.ID > id) {
-				id = r.ID
-			}
-		}
-		if id == "" {
-			return nil, store.SessionKey{}, usageErr(fmt.Errorf("session %s of user %s has no interrupted run", f.session, f.user))
-		}
-	}
-	run, err := st.GetRun(ctx, id)
-	if err != nil {
-		return nil, store.SessionKey{}, usageErr(fmt.Errorf("run %s: %w", id, err))
-	}
-	evs, err := svc.Events(ctx, run.Session, session.EventFilter{Run: id, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
-	if err != nil {
-		return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
-	}
-	var pending []runtime.InterruptInfo
-	if len(evs) > 0 {
-		pending = evs[len(evs)-1].Interrupts
-	}
-	vals := map[string]json.RawMessage{}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(f.value), &obj) == nil && len(pending) > 1 {
-		for _, p := range pending {
-			if v, ok := obj[p.ID]; ok {
-				vals[p.ID] = v
-			} else if v, ok := obj[p.Node]; ok {
-				vals[p.ID] = v
-			}
-		}
-	}
-	if len(vals) == 0 {
-		for _, p := range pending {
-			vals[p.ID] = json.RawMessage(f.value)
-		}
-	}
-	return &runtime.ResumeRequest{Run: id, Values: vals}, run.Session, nil
-}
-
 // printEvents consumes the run's events: JSON lines on stdout, or a
 // progress line per finished node on stderr (elapsed time by now). It
 // returns run_finished.
@@ -305,4 +256,3 @@ func printOutput(a *app, out json.RawMessage) {
 		fmt.Fprintf(a.stdout, "%s\n", out)
 	}
 }
-
