@@ -67,6 +67,10 @@ type Options struct {
 	// over replays and everything Prepare binds.
 	Models map[string]runtime.Model
 	Tools  map[string]runtime.Tool
+	// Context and Summary, when set, stand in for the history service's
+	// context builder and summary hook (a bench measuring a variant).
+	Context runtime.ContextBuilder
+	Summary runtime.PostRunHook
 	// Funcs is the VM's function table (nil: Funcs(Program, Visited, Env)).
 	Funcs map[string]vm.Func
 	// Visited implements visited() of the default function table (nil:
@@ -127,7 +131,8 @@ func Prepare(o Options) (*Assembly, error) {
 		funcs = Funcs(p, o.Visited, o.Env)
 	}
 	cfg := runtime.RunnerConfig{Program: p, Funcs: funcs, Clock: o.Clock, Entropy: o.Entropy, App: o.App, Logger: o.Logger,
-		Encoding: o.Encoding, Models: map[string]runtime.Model{}, Tools: map[string]runtime.Tool{}}
+		Encoding: o.Encoding, Context: o.Context, Summary: o.Summary,
+		Models: map[string]runtime.Model{}, Tools: map[string]runtime.Tool{}}
 	var err error
 	if o.Verified {
 		cfg.Machine, err = vm.NewVerified(p, funcs)
@@ -185,7 +190,10 @@ func Prepare(o Options) (*Assembly, error) {
 func bindModels(cfg *runtime.RunnerConfig, o Options, sc *scripted) error {
 	p := cfg.Program
 	test := o.Replay
-	if key, _ := o.Env("OPENAI_API_KEY"); key != "" {
+	given := func(md bytecode.Model) bool { return o.Models[md.Name] != nil }
+	need := slices.ContainsFunc(p.Models, func(md bytecode.Model) bool { return !given(md) })
+	switch key, _ := o.Env("OPENAI_API_KEY"); {
+	case key != "" && (need || len(o.Models) == 0):
 		ms, err := openAIModels(p, key, o.Env, cfg.Entropy)
 		if err != nil {
 			return err
@@ -194,7 +202,9 @@ func bindModels(cfg *runtime.RunnerConfig, o Options, sc *scripted) error {
 		if names := sc.toolNames(); len(names) > 0 {
 			o.Warn(fmt.Sprintf("tools %s replay the fixtures of test %q", strings.Join(names, ", "), test.Name))
 		}
-	} else if slices.ContainsFunc(p.Models, func(md bytecode.Model) bool { return o.Models[md.Name] == nil }) {
+	case !need:
+		// The caller provides every model (or none is declared).
+	default:
 		if test == nil {
 			return errors.New("no OPENAI_API_KEY and no test block of this runnable to take scripted models from; set OPENAI_API_KEY")
 		}
@@ -206,7 +216,7 @@ func bindModels(cfg *runtime.RunnerConfig, o Options, sc *scripted) error {
 		cfg.Models = sc.models
 		var miss []string
 		for _, md := range p.Models {
-			if cfg.Models[md.Name] == nil && o.Models[md.Name] == nil {
+			if cfg.Models[md.Name] == nil && !given(md) {
 				miss = append(miss, md.Name)
 			}
 		}
