@@ -1,5 +1,5 @@
 // Package testrun runs the test blocks of a compiled program offline
-// (agentc test, spec/testing.md): each test's models and tools replay the
+// (agentc test, spec/fixtures.md): each test's models and tools replay the
 // fixtures it names (any other model or tool fails when called; skill and
 // workspace tools run for real in a workspace removed afterwards), its
 // answers resume interrupts in order, its run uses an in-memory store, a
