@@ -78,7 +78,7 @@ func bindContext(cfg *runtime.RunnerConfig, o Options) error {
 	if memoryPreload {
 		cfg.Preloaders = append(cfg.Preloaders, memory.NewPreloader(mem))
 	}
-	return bindHistory(cfg, o.Owner)
+	return bindHistory(cfg, o.Owner, o.Verified)
 }
 
 // bindSkills binds skill_load, skill_run and the workspace tools over
@@ -121,8 +121,8 @@ func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.
 // compaction, pressure relief) and, when an agent has a summary policy, its
 // Summary hook: one runtime/history Service over cfg.Store
 // (spec/context.md). owner names the lease holder (default this process:
-// host and pid).
-func bindHistory(cfg *runtime.RunnerConfig, owner string) error {
+// host and pid); verified is Options.Verified.
+func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool) error {
 	if cfg.Context != nil {
 		return nil
 	}
@@ -130,7 +130,7 @@ func bindHistory(cfg *runtime.RunnerConfig, owner string) error {
 		host, _ := os.Hostname()
 		owner = fmt.Sprintf("agentc@%s:%d", host, os.Getpid())
 	}
-	svc, err := history.New(history.Config{Store: cfg.Store, Program: cfg.Program, Models: cfg.Models, Funcs: cfg.Funcs,
+	svc, err := history.New(history.Config{Store: cfg.Store, Program: cfg.Program, Verified: verified, Models: cfg.Models, Funcs: cfg.Funcs,
 		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger})
 	if err != nil {
 		return err
