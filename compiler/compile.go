@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
@@ -9,25 +10,31 @@ import (
 )
 
 // Compile checks pkg and, when Check reports no error, lowers the checked
-// program to bytecode (lower.go and the files next to it), encodes it (which
-// sets the program's content hash and its state-schema hashes) and verifies
-// it. It returns the program (nil when there are errors), the Info Check
-// built, and every diagnostic, sorted: Check's, plus the few problems only
-// lowering can see (a test answer that is not a literal, for example).
-// Load's diagnostics are the caller's to report; a package holding a
-// declaration that did not parse is not lowered.
+// program to bytecode (lower.go and the files next to it), seals it (encodes
+// it once, recording its content hash and its state-schema hashes in the
+// program) and verifies it. It returns the program (nil when there are
+// errors), the Output (the program's encoding and hash, and the Info Check
+// built; never nil), and every diagnostic, sorted: Check's, plus the few
+// problems only lowering can see (a test answer that is not a literal, for
+// example). Load's diagnostics are the caller's to report; a package holding
+// a declaration that did not parse is not lowered.
+//
+// A program Compile returns has passed bytecode.Verify: load it with
+// vm.NewVerified, and hand Output.Bytes to whatever stores it, rather than
+// verifying or encoding it again.
 //
 // The result is deterministic: the same source gives the same bytes whatever
 // the order of the files on the command line and of Go's map iteration.
-func Compile(cfg Config, pkg *Package) (*bytecode.Program, *Info, []diag.Diagnostic) {
+func Compile(cfg Config, pkg *Package) (*bytecode.Program, *Output, []diag.Diagnostic) {
 	info, ds := Check(cfg, pkg)
+	out := &Output{Info: info}
 	if n, _ := diag.CountErrors(ds); n > 0 {
-		return nil, info, ds
+		return nil, out, ds
 	}
 	if bad := badDecls(pkg); len(bad) > 0 {
 		// Load reported these; Check leaves declarations that did not
 		// parse out, so the program would silently miss them.
-		return nil, info, append(ds, bad...)
+		return nil, out, append(ds, bad...)
 	}
 	prog, lds := safeLower(info)
 	if len(lds) > 0 {
@@ -37,15 +44,55 @@ func Compile(cfg Config, pkg *Package) (*bytecode.Program, *Info, []diag.Diagnos
 		ds = all.Sorted()
 	}
 	if prog == nil {
-		return nil, info, ds
+		return nil, out, ds
 	}
-	if _, err := bytecode.Encode(prog); err != nil {
-		return nil, info, append(ds, internalError(fmt.Errorf("encode: %w", err)))
+	b, err := bytecode.Seal(prog)
+	if err != nil {
+		return nil, out, append(ds, internalError(fmt.Errorf("encode: %w", err)))
 	}
 	if err := bytecode.Verify(prog); err != nil {
-		return nil, info, append(ds, internalError(fmt.Errorf("the lowered program does not verify: %w", err)))
+		return nil, out, append(ds, internalError(fmt.Errorf("the lowered program does not verify: %w", err)))
 	}
-	return prog, info, ds
+	out.Bytes, out.Hash = b, prog.Hash
+	return prog, out, ds
+}
+
+// Output is what Compile produces besides the program.
+type Output struct {
+	// Bytes is the program's canonical encoding (bytecode.Encode): what an
+	// .agb file and the store hold. nil when Compile returned no program.
+	Bytes []byte
+	// Hash is the program's content hash (the program's Hash, the last 32
+	// bytes of Bytes).
+	Hash [32]byte
+	// Info is what Check built (also when there were errors).
+	Info *Info
+}
+
+// ForRoot returns ds without the "never used" warnings that do not speak
+// for the program whose root file is root: those about declarations of
+// other files, and every one when a file of pkgs imports root (a library
+// file's declarations are used by its importers). pkgs are the packages
+// loaded together with root (its own included). agentc validate, compile,
+// run and test apply it to what Check and Compile report.
+func ForRoot(ds []diag.Diagnostic, root string, pkgs ...*Package) []diag.Diagnostic {
+	imported := false
+	for _, pkg := range pkgs {
+		if pkg == nil {
+			continue
+		}
+		for _, deps := range pkg.Imports {
+			imported = imported || slices.Contains(deps, root)
+		}
+	}
+	var out []diag.Diagnostic
+	for _, d := range ds {
+		if d.Code == diag.UnusedDecl && (d.Subject.File != root || imported) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // badDecls reports each declaration that did not parse (the caller is

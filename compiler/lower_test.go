@@ -66,13 +66,17 @@ func compileFiles(t testing.TB, fsys fs.FS, roots ...string) (*bytecode.Program,
 	if n, _ := diag.CountErrors(ds); n > 0 {
 		t.Fatalf("%v: load: %v", roots, ds)
 	}
-	prog, info, ds := Compile(cfg, pkg)
+	prog, out, ds := Compile(cfg, pkg)
 	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
 		t.Fatalf("%v: compile: %v", roots, ds)
 	}
+	info := out.Info
 	b, err := bytecode.Encode(prog)
 	if err != nil {
 		t.Fatalf("%v: encode: %v", roots, err)
+	}
+	if !bytes.Equal(out.Bytes, b) || out.Hash != prog.Hash || out.Hash != bytecode.HashOf(b) {
+		t.Fatalf("%v: Compile's bytes or hash differ from the program's encoding", roots)
 	}
 	return prog, info, b
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -73,6 +72,13 @@ type RunnerConfig struct {
 	Tools map[string]Tool
 	// Funcs is the VM's builtin function table (nil: vm.Builtins()).
 	Funcs map[string]vm.Func
+	// Machine, when set, is Program already loaded (vm.New, or
+	// vm.NewVerified for a program verified once at load, with Funcs);
+	// NewRunner then neither verifies nor loads it again. Encoding, when
+	// set, is Program's canonical encoding (compiler.Compile's Output.Bytes,
+	// or the .agb file read): the bytes the store keeps, not encoded again.
+	Machine  *vm.Machine
+	Encoding []byte
 	// Clock and Entropy are the only sources of time and randomness: event
 	// times, ULIDs, node timeouts and retry jitter.
 	Clock   vm.Clock
@@ -154,23 +160,28 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	case cfg.Clock == nil || cfg.Entropy == nil:
 		return nil, errors.New("runtime: RunnerConfig.Clock and Entropy are required (library code reads no system clock or global randomness)")
 	}
-	m, err := vm.New(cfg.Program, cfg.Funcs)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: %w", err)
+	m := cfg.Machine
+	if m == nil {
+		var err error
+		if m, err = vm.New(cfg.Program, cfg.Funcs); err != nil {
+			return nil, fmt.Errorf("runtime: %w", err)
+		}
+	} else if m.Program() != cfg.Program {
+		return nil, errors.New("runtime: RunnerConfig.Machine is not loaded from RunnerConfig.Program")
 	}
-	// Encode a shallow copy (the caller's program is not modified) for the
-	// bytes the store keeps under the program's hash.
-	q := *cfg.Program
-	q.States = slices.Clone(cfg.Program.States)
-	data, err := bytecode.Encode(&q)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: encode program: %w", err)
+	data := cfg.Encoding
+	if data == nil {
+		var err error
+		if data, err = bytecode.Encode(cfg.Program); err != nil {
+			return nil, fmt.Errorf("runtime: encode program: %w", err)
+		}
 	}
-	if q.Hash != m.Hash() {
-		return nil, fmt.Errorf("runtime: program hash %x does not match its encoding's %x", m.Hash(), q.Hash)
+	hash := bytecode.HashOf(data)
+	if hash != m.Hash() {
+		return nil, fmt.Errorf("runtime: program hash %x does not match its encoding's %x", m.Hash(), hash)
 	}
 	r := &Runner{
-		st: cfg.Store, m: m, prog: cfg.Program, progHash: hex.EncodeToString(q.Hash[:]), progData: data,
+		st: cfg.Store, m: m, prog: cfg.Program, progHash: hex.EncodeToString(hash[:]), progData: data,
 		clock: cfg.Clock, ent: cfg.Entropy, ids: newULIDGen(cfg.Clock, cfg.Entropy),
 		log: cfg.Logger, app: cfg.App, policy: cfg.SessionPolicy, opts: cfg, models: cfg.Models,
 		active: map[string]*activeRun{}, sessions: map[store.SessionKey]*sessionSlot{},

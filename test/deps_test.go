@@ -53,6 +53,13 @@ var allowed = map[string][]string{
 	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
 	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
 
+	// The composition root: a program into a ready Runner (no compiler:
+	// it takes a *bytecode.Program), and the test-block runner over it.
+	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
+		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/workspace", "stdlib/tools", "vm",
+		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/openai"},
+	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
+
 	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},
 	"runtime/server/a2a":    {"runtime/server"},

@@ -10,7 +10,6 @@ package vm
 import (
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -65,7 +64,7 @@ type graphInfo struct {
 
 // New verifies p, binds its functions against funcs (nil: Builtins()) and
 // precomputes the graph tables. A program that was built in memory and never
-// encoded gets its content hash computed here (p itself is not modified).
+// sealed gets its content hash computed here (p itself is not modified).
 func New(p *bytecode.Program, funcs map[string]Func) (*Machine, error) {
 	if p == nil {
 		return nil, errors.New("vm: nil program")
@@ -73,6 +72,24 @@ func New(p *bytecode.Program, funcs map[string]Func) (*Machine, error) {
 	if err := bytecode.Verify(p); err != nil {
 		return nil, fmt.Errorf("vm: program does not verify: %w", err)
 	}
+	return load(p, funcs)
+}
+
+// NewVerified is New for a program that already passed bytecode.Verify in
+// this process: what compiler.Compile returns, or bytecode.Decode followed
+// by Verify. It does not verify p again (nor, when p carries its hash, as
+// Compile and Decode leave it, encode it). Loading a program that was not
+// verified this way is a bug: the machine trusts every table Verify checks.
+func NewVerified(p *bytecode.Program, funcs map[string]Func) (*Machine, error) {
+	if p == nil {
+		return nil, errors.New("vm: nil program")
+	}
+	return load(p, funcs)
+}
+
+// load binds the functions of a verified program and precomputes its
+// tables.
+func load(p *bytecode.Program, funcs map[string]Func) (*Machine, error) {
 	if funcs == nil {
 		funcs = Builtins()
 	}
@@ -91,14 +108,15 @@ func New(p *bytecode.Program, funcs map[string]Func) (*Machine, error) {
 		stateHashes[i] = p.States[i].Hash
 	}
 	if m.hash == ([32]byte{}) {
-		q := *p
-		q.States = slices.Clone(p.States)
-		if _, err := bytecode.Encode(&q); err != nil {
+		b, err := bytecode.Encode(p)
+		if err != nil {
 			return nil, fmt.Errorf("vm: hash program: %w", err)
 		}
-		m.hash = q.Hash
-		for i := range q.States {
-			stateHashes[i] = q.States[i].Hash
+		m.hash = bytecode.HashOf(b)
+		for i := range p.States {
+			if stateHashes[i], err = bytecode.StateHash(p, i); err != nil {
+				return nil, fmt.Errorf("vm: hash program: %w", err)
+			}
 		}
 	}
 	m.graphs = make([]graphInfo, len(p.Graphs))

@@ -65,6 +65,7 @@ import (
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/history"
 	"github.com/agentc/agentc/runtime/recall"
 	"github.com/agentc/agentc/runtime/store"
@@ -308,11 +309,7 @@ agent assistant llm {
 // compileSource compiles one file's source.
 func compileSource(name, src string) (*bytecode.Program, error) {
 	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
-	pkg, ds := compiler.Load(cfg, name)
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		return nil, fmt.Errorf("load %s: %v", name, ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
+	prog, _, ds := compiler.Build(cfg, name)
 	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
 		return nil, fmt.Errorf("compile %s: %v", name, ds)
 	}
@@ -552,19 +549,19 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 	if err != nil {
 		return convResult{}, err
 	}
-	tools := map[string]runtime.Tool{"inventory_dump": inventoryTool{}}
-	if v.Recall {
-		idx := recall.NewIndex(st, nil)
-		tools[recall.SearchToolName], tools[recall.LoadToolName] = recall.NewSearchTool(idx, prog), recall.NewLoadTool(idx, prog)
-	}
-	rc := runtime.RunnerConfig{Store: st, Program: prog, Models: models, Tools: tools, Funcs: funcs, Clock: clock, Entropy: &seqEntropy{},
-		App: savingsApp, Context: svc}
+	// Assembled as agentc assembles a program (session_search and
+	// session_load, when the variant lists them, over the store), with the
+	// history service of the variant under measurement and an empty
+	// environment.
+	o := assemble.Options{Program: prog, Verified: true, Models: models, Tools: map[string]runtime.Tool{"inventory_dump": inventoryTool{}},
+		Funcs: funcs, Clock: clock, Entropy: &seqEntropy{}, App: savingsApp, Context: svc,
+		Env: func(string) (string, bool) { return "", false }}
 	var hook *doneHook
 	if svc.HasSummaries() {
 		hook = &doneHook{svc: svc, m: m, done: make(chan error, 1)}
-		rc.Summary = hook
+		o.Summary = hook
 	}
-	r, err := runtime.NewRunner(rc)
+	r, err := assemble.New(st, o)
 	if err != nil {
 		return convResult{}, err
 	}

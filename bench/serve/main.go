@@ -45,8 +45,8 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler"
-	"github.com/agentc/agentc/lang/diag"
 	art "github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/model"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/agui"
@@ -54,7 +54,6 @@ import (
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/pebble"
 	"github.com/agentc/agentc/stdlib"
-	"github.com/agentc/agentc/vm"
 )
 
 const token = "bench-token"
@@ -138,11 +137,7 @@ func (e *entropy) Uint64() uint64 {
 
 func serveChild() error {
 	cfg := compiler.Config{FS: fstest.MapFS{"bench.agent": {Data: []byte(source)}}, Root: ".", Universe: stdlib.Universe()}
-	pkg, ds := compiler.Load(cfg, "bench.agent")
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		return fmt.Errorf("load: %v", ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
+	prog, out, ds := compiler.Build(cfg, "bench.agent")
 	if prog == nil {
 		return fmt.Errorf("compile: %v", ds)
 	}
@@ -161,8 +156,11 @@ func serveChild() error {
 	if err != nil {
 		return err
 	}
-	r, err := art.NewRunner(art.RunnerConfig{Store: st, Program: prog, Clock: wallClock{}, Entropy: &entropy{},
-		Models: map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)}, Funcs: vm.Builtins()})
+	// Assembled as agentc serve assembles a program, with the model
+	// scripted and an empty environment.
+	r, err := assemble.New(st, assemble.Options{Program: prog, Verified: true, Encoding: out.Bytes,
+		Clock: wallClock{}, Entropy: &entropy{}, Env: func(string) (string, bool) { return "", false },
+		Models: map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)}})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	crand "crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -18,23 +17,16 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
-type wallClock struct{}
-
-func (wallClock) Now() time.Time { return time.Now() }
-func (wallClock) AfterFunc(d time.Duration, f func()) func() bool {
-	return time.AfterFunc(d, f).Stop
-}
-
-type cryptoEntropy struct{}
-
-func (cryptoEntropy) Uint64() uint64 {
-	var b [8]byte
-	_, _ = crand.Read(b[:])
-	return binary.LittleEndian.Uint64(b[:])
+// benchOptions assemble prog as agentc run does (verified at compile, with
+// its encoding when enc is set), with no fixtures and an empty environment.
+func benchOptions(prog *bytecode.Program, enc []byte) assemble.Options {
+	return assemble.Options{Program: prog, Verified: true, Encoding: enc,
+		Env: func(string) (string, bool) { return "", false }}
 }
 
 // commit is what one CommitStep carried, and when.
@@ -108,7 +100,7 @@ func (h *harness) openBench(name string, prog *bytecode.Program) (*bench, error)
 		return nil, err
 	}
 	rs := &recStore{Store: st}
-	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: rs, Program: prog, Clock: wallClock{}, Entropy: cryptoEntropy{}})
+	r, err := assemble.New(rs, benchOptions(prog, nil))
 	if err != nil {
 		st.Close()
 		return nil, err

@@ -14,16 +14,19 @@ import (
 )
 
 func compileSource(name, src string) (*bytecode.Program, error) {
+	prog, _, err := compileSourceBytes(name, src)
+	return prog, err
+}
+
+// compileSourceBytes is compileSource with the program's encoding, as
+// agentc has it after compiling.
+func compileSourceBytes(name, src string) (*bytecode.Program, []byte, error) {
 	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
-	pkg, ds := compiler.Load(cfg, name)
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		return nil, fmt.Errorf("load %s: %v", name, ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
+	prog, out, ds := compiler.Build(cfg, name)
 	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		return nil, fmt.Errorf("compile %s: %v", name, ds)
+		return nil, nil, fmt.Errorf("compile %s: %v", name, ds)
 	}
-	return prog, nil
+	return prog, out.Bytes, nil
 }
 
 // chainSource: n set nodes in a row, each incrementing one int.

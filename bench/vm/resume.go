@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
@@ -139,7 +140,7 @@ func (h *harness) resumePhases(ctx context.Context) (compile, open, cleanOpen, r
 	var cs, os_, clean, rs []float64
 	for i := range h.resumeRuns {
 		t0 := time.Now()
-		prog, err := compileSource("park.agent", parkSource)
+		prog, enc, err := compileSourceBytes("park.agent", parkSource)
 		if err != nil {
 			return 0, 0, 0, 0, err
 		}
@@ -151,7 +152,7 @@ func (h *harness) resumePhases(ctx context.Context) (compile, open, cleanOpen, r
 		if err != nil {
 			return 0, 0, 0, 0, err
 		}
-		r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Clock: wallClock{}, Entropy: cryptoEntropy{}})
+		r, err := assemble.New(st, benchOptions(prog, enc))
 		if err != nil {
 			st.Close()
 			return 0, 0, 0, 0, err
@@ -178,7 +179,7 @@ func (h *harness) resumePhases(ctx context.Context) (compile, open, cleanOpen, r
 		}
 		os_ = append(os_, ms(time.Since(t1)))
 		t2 := time.Now()
-		r, err = runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Clock: wallClock{}, Entropy: cryptoEntropy{}})
+		r, err = assemble.New(st, benchOptions(prog, enc))
 		if err != nil {
 			st.Close()
 			return 0, 0, 0, 0, err

@@ -30,13 +30,9 @@ error was found, 2 on a usage or I/O problem.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
-			prog, err := compileFile(a, args[0])
+			prog, b, err := compileFile(a, args[0])
 			if err != nil {
 				return err
-			}
-			b, err := bytecode.Encode(prog)
-			if err != nil {
-				return fmt.Errorf("encode %s: %w", args[0], err)
 			}
 			hash := "sha256:" + hex.EncodeToString(prog.Hash[:])
 			if out == "-" {
@@ -71,26 +67,27 @@ error was found, 2 on a usage or I/O problem.`,
 }
 
 // compileFile compiles one root file, printing its diagnostics to stderr;
-// any error is the command's failure (exit 1).
-func compileFile(a *app, file string) (*bytecode.Program, error) {
+// any error is the command's failure (exit 1). It returns the program,
+// verified, and its encoding.
+func compileFile(a *app, file string) (*bytecode.Program, []byte, error) {
 	proj, err := openProject()
 	if err != nil {
-		return nil, usageErr(err)
+		return nil, nil, usageErr(err)
 	}
 	if _, err := os.Stat(file); err != nil {
-		return nil, usageErr(fmt.Errorf("read %s: %w", file, err))
+		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
 	}
-	prog, ds, srcs, err := proj.compile(file)
+	prog, enc, ds, srcs, err := proj.compile(file)
 	if err != nil {
-		return nil, usageErr(err)
+		return nil, nil, usageErr(err)
 	}
 	if len(ds) > 0 {
 		if err := renderDiags(a, "text", ds, srcs); err != nil {
-			return nil, usageErr(err)
+			return nil, nil, usageErr(err)
 		}
 	}
 	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		return nil, failed
+		return nil, nil, failed
 	}
-	return prog, nil
+	return prog, enc, nil
 }

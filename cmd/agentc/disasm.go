@@ -24,11 +24,10 @@ decoded and verified (a corrupt file is reported, exit 1).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
-			tuneGCForBatch()
 			file := args[0]
 			var prog *bytecode.Program
 			if strings.HasSuffix(file, ".agent") {
-				p, err := compileFile(a, file)
+				p, _, err := compileFile(a, file)
 				if err != nil {
 					return err
 				}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/agentc/agentc/compiler"
@@ -106,79 +105,33 @@ func (p *project) localize(ds []diag.Diagnostic) ([]diag.Diagnostic, diag.Source
 	return out, srcs
 }
 
-// check loads and checks each root file as its own program and returns
-// every diagnostic (de-duplicated across roots that share imports) in
-// display form, plus the Info of each root.
-func (p *project) check(files []string) ([]diag.Diagnostic, diag.Sources, map[string]*compiler.Info, error) {
-	cfg := p.config()
-	type loaded struct {
-		name string
-		pkg  *compiler.Package
-		ds   []diag.Diagnostic
-	}
-	var roots []loaded
-	imported := map[string]bool{}
-	for _, f := range files {
-		name, err := p.name(f)
-		if err != nil {
-			return nil, nil, nil, err
-		}
-		pkg, ds := compiler.Load(cfg, name)
-		roots = append(roots, loaded{name, pkg, ds})
-		for _, deps := range pkg.Imports {
-			for _, d := range deps {
-				imported[d] = true
-			}
+// check checks each root file as its own program (compiler.CheckRoots)
+// and returns every diagnostic in display form.
+func (p *project) check(files []string) ([]diag.Diagnostic, diag.Sources, error) {
+	names := make([]string, len(files))
+	for i, f := range files {
+		var err error
+		if names[i], err = p.name(f); err != nil {
+			return nil, nil, err
 		}
 	}
-	var all diag.List
-	infos := map[string]*compiler.Info{}
-	for i, r := range roots {
-		all.Append(r.ds...)
-		info, ds := compiler.Check(cfg, r.pkg)
-		for _, d := range ds {
-			// "Never used" speaks for the program being checked: only its
-			// root file, and only when no other file imports it (a library
-			// file's declarations are used by its importers).
-			if d.Code == diag.UnusedDecl && (d.Subject.File != r.name || imported[r.name]) {
-				continue
-			}
-			all.Add(d)
-		}
-		infos[files[i]] = info
-	}
-	ds, srcs := p.localize(all.Sorted())
-	return ds, srcs, infos, nil
+	ds, srcs := p.localize(compiler.CheckRoots(p.config(), names...))
+	return ds, srcs, nil
 }
 
-// compile loads one root file and compiles it. It returns the program (nil
-// when any error was found, loading included) and every diagnostic in
-// display form; like check, "never used" warnings speak only for the root
-// file.
-func (p *project) compile(file string) (*bytecode.Program, []diag.Diagnostic, diag.Sources, error) {
+// compile builds one root file (compiler.Build). It returns the program
+// (nil when any error was found, loading included), verified, with its
+// encoding, and every diagnostic in display form.
+func (p *project) compile(file string) (*bytecode.Program, []byte, []diag.Diagnostic, diag.Sources, error) {
 	name, err := p.name(file)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
-	cfg := p.config()
-	pkg, lds := compiler.Load(cfg, name)
-	var all diag.List
-	all.Append(lds...)
-	var prog *bytecode.Program
-	if n, _ := diag.CountErrors(lds); n == 0 {
-		imported := false
-		for _, deps := range pkg.Imports {
-			imported = imported || slices.Contains(deps, name)
-		}
-		var cds []diag.Diagnostic
-		prog, _, cds = compiler.Compile(cfg, pkg)
-		for _, d := range cds {
-			if d.Code == diag.UnusedDecl && (d.Subject.File != name || imported) {
-				continue
-			}
-			all.Add(d)
-		}
+	prog, out, all := compiler.Build(p.config(), name)
+	var enc []byte
+	if out != nil {
+		enc = out.Bytes
 	}
-	ds, srcs := p.localize(all.Sorted())
-	return prog, ds, srcs, nil
+	ds, srcs := p.localize(all)
+	return prog, enc, ds, srcs, nil
 }

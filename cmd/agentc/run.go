@@ -6,17 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
-	"github.com/agentc/agentc/stdlib/tools"
 )
 
 // Exit codes of a run beyond the shared ones.
@@ -95,7 +93,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if f.value != "" && !json.Valid([]byte(f.value)) {
 		return usageErr(fmt.Errorf("--value is not valid JSON: %s", f.value))
 	}
-	prog, err := loadProgram(a, file)
+	prog, enc, err := loadVerified(a, file)
 	if err != nil {
 		return err
 	}
@@ -103,23 +101,16 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	cfg, err := runConfig(a, prog, proj.root)
+	asm, err := assemble.Prepare(assembleOptions(a, prog, enc, proj.root, dataDir(f.data)))
 	if err != nil {
-		return err
+		return &exitError{code: exitFail, err: err}
 	}
 	st, err := pebble.Open(dataDir(f.data), nil)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
 	defer st.Close()
-	cfg.Store = st
-	if err := bindContext(&cfg); err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	if err := bindSkills(&cfg, proj.root, "", true); err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	r, err := runtime.NewRunner(cfg)
+	r, err := asm.Runner(st)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
@@ -127,9 +118,12 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 
 	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input}
 	if f.resume != "" {
-		req, key, err := resumeRequest(ctx, st, r.App(), f)
-		if err != nil {
-			return err
+		key := store.SessionKey{App: r.App(), User: f.user, Session: f.session}
+		req, key, err := session.New(st).Resume(ctx, key, f.resume, json.RawMessage(f.value))
+		if errors.Is(err, session.ErrNoRun) {
+			return usageErr(err)
+		} else if err != nil {
+			return &exitError{code: exitFail, err: err}
 		}
 		inv.User, inv.Session, inv.Input, inv.Resume = key.User, key.Session, "", req
 	}
@@ -144,7 +138,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	ch = cancelOnDone(ctx, r, ch)
-	fin := printEvents(a, ch, f.json, cfg.Clock.Now)
+	fin := printEvents(a, ch, f.json, asm.Config().Clock.Now)
 	if fin == nil {
 		if ctx.Err() != nil {
 			return &exitError{code: exitCanceled, err: errors.New("canceled")}
@@ -199,123 +193,6 @@ func cancelOnDone(ctx context.Context, r *runtime.Runner, ch <-chan *runtime.Eve
 		}
 	}()
 	return out
-}
-
-// runConfig picks the models, tools and functions of a CLI run.
-func runConfig(a *app, prog *bytecode.Program, root string) (runtime.RunnerConfig, error) {
-	cfg := runtime.RunnerConfig{Program: prog, Clock: wallClock{}, Entropy: cryptoEntropy{},
-		Funcs: funcTable(prog, nil), Tools: map[string]runtime.Tool{}}
-	gi := prog.DefaultGraph()
-	var test *bytecode.Test
-	for i := range prog.Tests {
-		if gi >= 0 && prog.RunGraph(prog.Tests[i].Run) == gi {
-			test = &prog.Tests[i]
-			break
-		}
-	}
-	var sc *scripted
-	if test != nil {
-		var err error
-		if sc, err = loadFixtures(prog, test, root); err != nil {
-			return cfg, &exitError{code: exitFail, err: err}
-		}
-		cfg.Tools = sc.tools
-	}
-	if key := os.Getenv("OPENAI_API_KEY"); key != "" {
-		ms, err := openAIModels(prog, key, cfg.Entropy)
-		if err != nil {
-			return cfg, &exitError{code: exitFail, err: err}
-		}
-		cfg.Models = ms
-		if len(sc.toolNames()) > 0 {
-			fmt.Fprintf(a.stderr, "agentc: tools %s replay the fixtures of test %q\n", strings.Join(sc.toolNames(), ", "), test.Name)
-		}
-	} else if len(prog.Models) > 0 {
-		if test == nil {
-			return cfg, &exitError{code: exitFail, err: errors.New("no OPENAI_API_KEY and no test block of this runnable to take scripted models from; set OPENAI_API_KEY")}
-		}
-		var paths []string
-		for _, fx := range test.Fixtures {
-			paths = append(paths, fx.Path)
-		}
-		fmt.Fprintf(a.stderr, "agentc: no OPENAI_API_KEY; using scripted models from test %q (fixtures %s)\n", test.Name, strings.Join(paths, ", "))
-		cfg.Models = sc.models
-		var miss []string
-		for _, md := range prog.Models {
-			if cfg.Models[md.Name] == nil {
-				miss = append(miss, md.Name)
-			}
-		}
-		if len(miss) > 0 {
-			fmt.Fprintf(a.stderr, "agentc: warning: test %q replays no fixture for models %s; calling one fails\n", test.Name, strings.Join(miss, ", "))
-			stubModels(prog, cfg.Models)
-		}
-	}
-	// Builtin tools the test did not replay run for real: file tools
-	// confined to the project root, http_get only to AGENTC_ALLOW_HOSTS.
-	tools.Bind(cfg.Tools, prog.Tools, tools.Config{Workspace: root, AllowHosts: allowHosts(), Clock: wallClock{}})
-	if err := bindDeclared(prog, cfg.Funcs, cfg.Tools, root); err != nil {
-		return cfg, &exitError{code: exitFail, err: err}
-	}
-	if miss := missingTools(prog, cfg.Tools); len(miss) > 0 {
-		// A call fails with a tool_error naming the tool; the run goes on
-		// as far as it can without it.
-		fmt.Fprintf(a.stderr, "agentc: warning: no implementation in this build and no replay for tools %s; calling one fails\n", strings.Join(miss, ", "))
-		stubTools(prog, cfg.Tools)
-	}
-	return cfg, nil
-}
-
-// resumeRequest builds the resume of --resume/--value: the value answers
-// every pending interrupt of the run (or, when it is an object keyed by
-// interrupt ids or node names, each its own).
-func resumeRequest(ctx context.Context, st *pebble.Store, app string, f runFlags) (*runtime.ResumeRequest, store.SessionKey, error) {
-	svc := session.New(st)
-	id := f.resume
-	if id == "latest" {
-		runs, err := svc.Runs(ctx, store.SessionKey{App: app, User: f.user, Session: f.session})
-		if err != nil {
-			return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
-		}
-		id = ""
-		for _, r := range runs {
-			if r.Status == store.RunInterrupted && (id == "" || r.ID > id) {
-				id = r.ID
-			}
-		}
-		if id == "" {
-			return nil, store.SessionKey{}, usageErr(fmt.Errorf("session %s of user %s has no interrupted run", f.session, f.user))
-		}
-	}
-	run, err := st.GetRun(ctx, id)
-	if err != nil {
-		return nil, store.SessionKey{}, usageErr(fmt.Errorf("run %s: %w", id, err))
-	}
-	evs, err := svc.Events(ctx, run.Session, session.EventFilter{Run: id, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
-	if err != nil {
-		return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
-	}
-	var pending []runtime.InterruptInfo
-	if len(evs) > 0 {
-		pending = evs[len(evs)-1].Interrupts
-	}
-	vals := map[string]json.RawMessage{}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(f.value), &obj) == nil && len(pending) > 1 {
-		for _, p := range pending {
-			if v, ok := obj[p.ID]; ok {
-				vals[p.ID] = v
-			} else if v, ok := obj[p.Node]; ok {
-				vals[p.ID] = v
-			}
-		}
-	}
-	if len(vals) == 0 {
-		for _, p := range pending {
-			vals[p.ID] = json.RawMessage(f.value)
-		}
-	}
-	return &runtime.ResumeRequest{Run: id, Values: vals}, run.Session, nil
 }
 
 // printEvents consumes the run's events: JSON lines on stdout, or a
@@ -378,16 +255,4 @@ func printOutput(a *app, out json.RawMessage) {
 	if len(out) > 0 {
 		fmt.Fprintf(a.stdout, "%s\n", out)
 	}
-}
-
-// allowHosts reads AGENTC_ALLOW_HOSTS: comma-separated hosts (or *.suffix)
-// that http_get may reach; empty denies every host.
-func allowHosts() []string {
-	var hosts []string
-	for _, h := range strings.Split(os.Getenv("AGENTC_ALLOW_HOSTS"), ",") {
-		if h = strings.TrimSpace(h); h != "" {
-			hosts = append(hosts, h)
-		}
-	}
-	return hosts
 }

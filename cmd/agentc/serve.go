@@ -8,43 +8,26 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
-	"net/url"
 	"os"
 	"os/signal"
-	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"gopkg.in/yaml.v3"
 
-	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/runtime"
-	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
-	"github.com/agentc/agentc/runtime/server/a2a"
-	"github.com/agentc/agentc/runtime/server/agui"
-	"github.com/agentc/agentc/runtime/server/openai"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/pebble"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
 type serveFlags struct {
-	addr, data, app   string
-	tokens            []string
-	open              bool
-	maxRuns           int
-	maxBody           int64
-	runTimeout, write time.Duration
-	grace             time.Duration
-	logFormat         string
-	publicURL         string
-	trustedProxies    []string
+	assemble.ServeFlags
+	grace     time.Duration
+	logFormat string
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -89,204 +72,20 @@ closed.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.addr, "addr", "", "listen address (default 127.0.0.1:8080)")
-	fl.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
-	fl.StringVar(&f.app, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
-	fl.StringArrayVar(&f.tokens, "token", nil, "a bearer token and the user it authenticates, TOKEN=USER (repeatable)")
-	fl.BoolVar(&f.open, "open", false, "serve without authentication (loopback addresses only)")
-	fl.IntVar(&f.maxRuns, "max-runs", 0, "concurrent runs across all protocols (default 64)")
-	fl.Int64Var(&f.maxBody, "max-body", 0, "request body limit in bytes (default 4 MiB)")
-	fl.DurationVar(&f.runTimeout, "run-timeout", 0, "wall-time limit of one run (default 10m)")
-	fl.DurationVar(&f.write, "write-timeout", 0, "limit of one write to a slow client (default 30s)")
+	fl.StringVar(&f.Addr, "addr", "", "listen address (default 127.0.0.1:8080)")
+	fl.StringVar(&f.Data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
+	fl.StringArrayVar(&f.Tokens, "token", nil, "a bearer token and the user it authenticates, TOKEN=USER (repeatable)")
+	fl.BoolVar(&f.Open, "open", false, "serve without authentication (loopback addresses only)")
+	fl.IntVar(&f.MaxRuns, "max-runs", 0, "concurrent runs across all protocols (default 64)")
+	fl.Int64Var(&f.MaxBody, "max-body", 0, "request body limit in bytes (default 4 MiB)")
+	fl.DurationVar(&f.RunTimeout, "run-timeout", 0, "wall-time limit of one run (default 10m)")
+	fl.DurationVar(&f.WriteTimeout, "write-timeout", 0, "limit of one write to a slow client (default 30s)")
 	fl.DurationVar(&f.grace, "grace", 30*time.Second, "on shutdown, how long running runs may take before they are canceled")
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
-	fl.StringVar(&f.publicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
-	fl.StringArrayVar(&f.trustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
+	fl.StringVar(&f.PublicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
+	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
 	return cmd
-}
-
-// serveSettings are the resolved settings of a server.
-type serveSettings struct {
-	addr, data, app string
-	tokens          map[string]string
-	open            bool
-	limits          server.Limits
-	publicURL       string
-	trustedProxies  []netip.Prefix
-}
-
-// yamlServe is the serve: section of agentc.yaml.
-type yamlServe struct {
-	Serve struct {
-		Addr         string            `yaml:"addr"`
-		Data         string            `yaml:"data"`
-		App          string            `yaml:"app"`
-		Tokens       map[string]string `yaml:"tokens"`
-		Open         *bool             `yaml:"open"`
-		MaxRuns      int               `yaml:"max_runs"`
-		MaxBody      int64             `yaml:"max_body"`
-		RunTimeout   string            `yaml:"run_timeout"`
-		WriteTimeout string            `yaml:"write_timeout"`
-		PublicURL    string            `yaml:"public_url"`
-		Proxies      []string          `yaml:"trusted_proxies"`
-	} `yaml:"serve"`
-}
-
-// resolveServe applies flag > AGENTC_* env > agentc.yaml > serve block >
-// default to every setting; changed reports whether a flag was given.
-func resolveServe(changed func(flag string) bool, f serveFlags, prog *bytecode.Program, root string) (serveSettings, error) {
-	var y yamlServe
-	if b, err := os.ReadFile(filepath.Join(root, "agentc.yaml")); err == nil {
-		if err := yaml.Unmarshal(b, &y); err != nil {
-			return serveSettings{}, fmt.Errorf("agentc.yaml: %w", err)
-		}
-	}
-	pick := func(flag, flagVal, env, yamlVal, block, def string) string {
-		if changed(flag) {
-			return flagVal
-		}
-		if v := os.Getenv(env); v != "" {
-			return v
-		}
-		if yamlVal != "" {
-			return yamlVal
-		}
-		if block != "" {
-			return block
-		}
-		return def
-	}
-	var blockAttrs []bytecode.Attr
-	if prog.Serve != nil {
-		blockAttrs = prog.Serve.Attrs
-	}
-	s := serveSettings{
-		addr: pick("addr", f.addr, "AGENTC_ADDR", y.Serve.Addr, attrString(prog, blockAttrs, "addr"), "127.0.0.1:8080"),
-		data: pick("data", f.data, "AGENTC_DATA", y.Serve.Data, "", ".agentc"),
-		app:  pick("app", f.app, "AGENTC_APP", y.Serve.App, attrString(prog, blockAttrs, "app"), ""),
-	}
-	// Tokens: the first source that gives any.
-	s.tokens = map[string]string{}
-	switch {
-	case changed("token"):
-		for _, t := range f.tokens {
-			m, err := server.ParseTokens(t)
-			if err != nil {
-				return s, usageErr(fmt.Errorf("--token: %w", err))
-			}
-			for k, v := range m {
-				s.tokens[k] = v
-			}
-		}
-	case os.Getenv("AGENTC_TOKENS") != "":
-		m, err := server.ParseTokens(os.Getenv("AGENTC_TOKENS"))
-		if err != nil {
-			return s, usageErr(fmt.Errorf("AGENTC_TOKENS: %w", err))
-		}
-		s.tokens = m
-	default:
-		for k, v := range y.Serve.Tokens {
-			s.tokens[k] = v
-		}
-	}
-	openStr := ""
-	if y.Serve.Open != nil {
-		openStr = strconv.FormatBool(*y.Serve.Open)
-	}
-	openV := pick("open", strconv.FormatBool(f.open), "AGENTC_OPEN", openStr, "", "false")
-	var err error
-	if s.open, err = strconv.ParseBool(openV); err != nil {
-		return s, usageErr(fmt.Errorf("open: %q is not a boolean", openV))
-	}
-	num := func(flag string, flagVal int64, env string, yamlVal int64) (int64, error) {
-		yv := ""
-		if yamlVal != 0 {
-			yv = strconv.FormatInt(yamlVal, 10)
-		}
-		v := pick(flag, strconv.FormatInt(flagVal, 10), env, yv, "", "0")
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return 0, usageErr(fmt.Errorf("%s: %q is not a non-negative integer", flag, v))
-		}
-		return n, nil
-	}
-	dur := func(flag string, flagVal time.Duration, env, yamlVal string) (time.Duration, error) {
-		v := pick(flag, flagVal.String(), env, yamlVal, "", "0s")
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return 0, usageErr(fmt.Errorf("%s: %q is not a duration", flag, v))
-		}
-		return d, nil
-	}
-	n, err := num("max-runs", int64(f.maxRuns), "AGENTC_MAX_RUNS", int64(y.Serve.MaxRuns))
-	if err != nil {
-		return s, err
-	}
-	s.limits.MaxRuns = int(n)
-	if s.limits.MaxBodyBytes, err = num("max-body", f.maxBody, "AGENTC_MAX_BODY", y.Serve.MaxBody); err != nil {
-		return s, err
-	}
-	if s.limits.RunTimeout, err = dur("run-timeout", f.runTimeout, "AGENTC_RUN_TIMEOUT", y.Serve.RunTimeout); err != nil {
-		return s, err
-	}
-	if s.limits.WriteTimeout, err = dur("write-timeout", f.write, "AGENTC_WRITE_TIMEOUT", y.Serve.WriteTimeout); err != nil {
-		return s, err
-	}
-	if s.publicURL, err = publicURL(pick("public-url", f.publicURL, "AGENTC_PUBLIC_URL", y.Serve.PublicURL, "", "")); err != nil {
-		return s, usageErr(fmt.Errorf("--public-url: %w", err))
-	}
-	proxies := y.Serve.Proxies
-	if changed("trusted-proxy") {
-		proxies = f.trustedProxies
-	} else if v := os.Getenv("AGENTC_TRUSTED_PROXIES"); v != "" {
-		proxies = strings.Split(v, ",")
-	}
-	if s.trustedProxies, err = server.ParsePrefixes(proxies); err != nil {
-		return s, usageErr(fmt.Errorf("--trusted-proxy: %w", err))
-	}
-	return s, nil
-}
-
-// publicURL checks a public base URL: http(s), a host, no query.
-func publicURL(raw string) (string, error) {
-	if raw == "" {
-		return "", nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return "", fmt.Errorf("%q is not an http(s) base URL such as https://agents.example.com", raw)
-	}
-	return strings.TrimRight(u.String(), "/"), nil
-}
-
-// endpoint is one protocol the serve block asks for.
-type endpoint struct {
-	path  string
-	attrs []bytecode.Attr
-}
-
-// endpoints lists the configured protocols; none configured means all
-// three at their default paths.
-func endpoints(p *bytecode.Program) map[bytecode.ProtocolKind]endpoint {
-	out := map[bytecode.ProtocolKind]endpoint{}
-	if p.Serve != nil {
-		for _, pr := range p.Serve.Protocols {
-			out[pr.Kind] = endpoint{path: pr.Path, attrs: pr.Attrs}
-		}
-	}
-	if len(out) == 0 {
-		out[bytecode.ProtoAGUI] = endpoint{}
-		out[bytecode.ProtoA2A] = endpoint{}
-		out[bytecode.ProtoOpenAI] = endpoint{}
-	}
-	defaults := map[bytecode.ProtocolKind]string{bytecode.ProtoAGUI: "/agui", bytecode.ProtoA2A: "/a2a", bytecode.ProtoOpenAI: "/v1"}
-	for k, e := range out {
-		if e.path == "" {
-			e.path = defaults[k]
-			out[k] = e
-		}
-	}
-	return out
 }
 
 // newID returns prefix + a time-ordered random id.
@@ -297,7 +96,7 @@ func newID(prefix string) string {
 }
 
 func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
-	prog, err := loadProgram(a, file)
+	prog, enc, err := loadVerified(a, file)
 	if err != nil {
 		return err
 	}
@@ -305,20 +104,21 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	set, err := resolveServe(cmd.Flags().Changed, f, prog, proj.root)
+	f.Set = cmd.Flags().Changed
+	set, err := assemble.ResolveServe(f.ServeFlags, prog, proj.root, nil)
 	if err != nil {
-		return err
+		return usageErr(err)
 	}
-	if set.open && len(set.tokens) > 0 {
+	if set.Open && len(set.Tokens) > 0 {
 		return usageErr(errors.New("--open serves without authentication and takes no tokens: drop --open, or the tokens (--token, AGENTC_TOKENS, agentc.yaml)"))
 	}
-	if set.open && !server.IsLoopback(set.addr) {
-		return usageErr(fmt.Errorf("--open serves without authentication and is allowed on loopback addresses only, not %s", set.addr))
+	if set.Open && !server.IsLoopback(set.Addr) {
+		return usageErr(fmt.Errorf("--open serves without authentication and is allowed on loopback addresses only, not %s", set.Addr))
 	}
-	if !set.open && len(set.tokens) == 0 {
+	if !set.Open && len(set.Tokens) == 0 {
 		return usageErr(errors.New("no bearer tokens: give --token TOKEN=USER (or AGENTC_TOKENS=TOKEN=USER,…), or --open to serve on loopback without authentication"))
 	}
-	if err := checkExecConfinement(prog, workspace.Confinement(), set.tokens, set.open, set.data, a.stderr); err != nil {
+	if err := checkExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, set.Data, a.stderr); err != nil {
 		return usageErr(err)
 	}
 	var logger *slog.Logger
@@ -332,56 +132,46 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	default:
 		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
 	}
-	cfg, err := runConfig(a, prog, proj.root)
-	if err != nil {
-		return err
-	}
-	st, err := pebble.Open(set.data, nil)
+	opts := assembleOptions(a, prog, enc, proj.root, set.Data)
+	opts.App, opts.Logger = set.App, logger
+	asm, err := assemble.Prepare(opts)
 	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
-	cfg.Store = st
-	cfg.App = set.app
-	cfg.Logger = logger
-	// session_search, session_load, memory tools and preloaders need the
-	// store (wire.go's bindContext, as agentc run binds them).
-	if err := bindContext(&cfg); err != nil {
-		_ = st.Close()
+	st, err := pebble.Open(set.Data, nil)
+	if err != nil {
 		return &exitError{code: exitFail, err: err}
 	}
-	if err := bindSkills(&cfg, proj.root, "", true); err != nil {
-		_ = st.Close()
-		return &exitError{code: exitFail, err: err}
-	}
-	r, err := runtime.NewRunner(cfg)
+	r, err := asm.Runner(st)
 	if err != nil {
 		_ = st.Close()
 		return &exitError{code: exitFail, err: err}
 	}
+	clock := asm.Config().Clock
 	b := &server.Backend{
-		Runner: r, Docs: st, Sessions: session.New(st), Clock: cfg.Clock,
-		NewID: newID, Logger: logger, Limits: set.limits, Metrics: server.NewMetrics(),
+		Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
+		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: server.NewMetrics(),
 	}
-	mounts, closers, names, err := serveMounts(b, prog, set)
+	mounts, closers, names, err := assemble.Mounts(b, prog, set, nil)
 	if err != nil {
 		_ = r.Close(context.Background())
 		_ = st.Close()
 		return &exitError{code: exitFail, err: err}
 	}
-	srv, err := server.New(server.Config{Addr: set.addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
-		Tokens: set.tokens, Open: set.open, Logger: logger})
+	srv, err := server.New(server.Config{Addr: set.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
+		Tokens: set.Tokens, Open: set.Open, Logger: logger})
 	if err != nil {
 		_ = r.Close(context.Background())
 		_ = st.Close()
 		return usageErr(err)
 	}
-	l, err := net.Listen("tcp", set.addr)
+	l, err := net.Listen("tcp", set.Addr)
 	if err != nil {
 		_ = r.Close(context.Background())
 		_ = st.Close()
 		return &exitError{code: exitFail, err: fmt.Errorf("listen: %w", err)}
 	}
-	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; data %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), set.data)
+	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; data %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), set.Data)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	served := make(chan error, 1)
@@ -403,80 +193,4 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	return nil
-}
-
-// serveMounts builds the adapters the program's serve block configures,
-// with the shutdown hooks of those that own goroutines.
-func serveMounts(b *server.Backend, prog *bytecode.Program, set serveSettings) ([]server.Mount, []func(context.Context) error, []string, error) {
-	var (
-		mounts  []server.Mount
-		closers []func(context.Context) error
-		names   []string
-	)
-	eps := endpoints(prog)
-	if ep, ok := eps[bytecode.ProtoOpenAI]; ok {
-		h := openai.New(b, openai.Options{Path: ep.path, Model: attrString(prog, ep.attrs, "model")})
-		mounts = append(mounts, h.Mount())
-		names = append(names, "openai "+h.Path()+" (model "+h.Model()+")")
-	}
-	if ep, ok := eps[bytecode.ProtoAGUI]; ok {
-		h := agui.New(b, agui.Options{})
-		p := "/" + strings.Trim(ep.path, "/")
-		mounts = append(mounts,
-			server.Mount{Pattern: p, Protocol: "agui", Handler: h},
-			server.Mount{Pattern: p + "/", Protocol: "agui", Handler: h}) // {path}/cancel
-		names = append(names, "agui "+p)
-	}
-	if _, ok := eps[bytecode.ProtoA2A]; ok {
-		opts, err := a2a.OptionsFromProgram(prog, os.LookupEnv)
-		if err != nil {
-			return nil, nil, nil, fmt.Errorf("serve block a2a: %w", err)
-		}
-		opts.Artifacts = runArtifacts(artifact.New(b.Docs, b.Clock.Now))
-		opts.PublicURL, opts.ListenAddr, opts.TrustedProxies = set.publicURL, set.addr, set.trustedProxies
-		h := a2a.New(b, opts)
-		mounts = append(mounts, h.Mounts()...)
-		closers = append(closers, h.Close)
-		names = append(names, "a2a "+h.Path())
-	}
-	return mounts, closers, names, nil
-}
-
-// runArtifacts makes a completed A2A task's artifacts: the run's output
-// (a2a.OutputArtifacts), then every artifact revision the run saved in its
-// session through the artifact service, as a text part for text/* (and JSON)
-// content, else a file part with the bytes, named by the artifact's name.
-func runArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
-	return func(ctx context.Context, req a2a.ArtifactRequest) ([]a2a.Artifact, error) {
-		out, err := a2a.OutputArtifacts(ctx, req)
-		if err != nil {
-			return nil, err
-		}
-		metas, err := svc.List(ctx, artifact.Filter{App: req.App, User: req.User, Session: req.Context})
-		if err != nil {
-			return nil, fmt.Errorf("list artifacts of run %s: %w", req.Run, err)
-		}
-		for _, m := range metas {
-			revs, err := svc.Revisions(ctx, artifact.Key{App: m.App, User: m.User, Session: m.Session, Name: m.Name})
-			if err != nil {
-				return nil, fmt.Errorf("artifact %s: %w", m.Name, err)
-			}
-			for _, r := range revs {
-				if r.Run != req.Run {
-					continue
-				}
-				a, err := svc.Get(ctx, artifact.Key{App: r.App, User: r.User, Session: r.Session, Name: r.Name}, r.Revision)
-				if err != nil {
-					return nil, fmt.Errorf("artifact %s revision %d: %w", r.Name, r.Revision, err)
-				}
-				part := a2a.Part{Raw: a.Data, MediaType: r.MimeType, Filename: path.Base(r.Name)}
-				if strings.HasPrefix(r.MimeType, "text/") || r.MimeType == "application/json" {
-					part = a2a.TextPart(string(a.Data))
-				}
-				out = append(out, a2a.Artifact{ArtifactID: fmt.Sprintf("%s@%d", r.Name, r.Revision), Name: r.Name,
-					Description: fmt.Sprintf("%s, revision %d, saved by run %s", r.Name, r.Revision, r.Run), Parts: []a2a.Part{part}})
-			}
-		}
-		return out, nil
-	}
 }

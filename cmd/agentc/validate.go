@@ -37,7 +37,7 @@ was found, 2 on a usage or I/O problem.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			ds, srcs, _, err := proj.check(files)
+			ds, srcs, err := proj.check(files)
 			if err != nil {
 				return usageErr(err)
 			}

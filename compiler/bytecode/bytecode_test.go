@@ -58,13 +58,37 @@ func TestOpcodes(t *testing.T) {
 	}
 }
 
+// mustEncode seals p (its hashes are set) and returns its encoding.
 func mustEncode(t testing.TB, p *Program) []byte {
 	t.Helper()
-	b, err := Encode(p)
+	b, err := Seal(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestEncodeIsPure: Encode leaves the program as it was; Seal records the
+// hashes the encoding ends with.
+func TestEncodeIsPure(t *testing.T) {
+	p := supportProgram(t)
+	b, err := Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Hash != ([32]byte{}) || p.States[0].Hash != ([32]byte{}) {
+		t.Fatal("Encode modified the program's hashes")
+	}
+	sealed, err := Seal(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, sealed) || p.Hash != HashOf(b) || p.Hash != sha256.Sum256(b[:len(b)-32]) {
+		t.Fatal("Seal's encoding or hash differs from Encode's")
+	}
+	if h, _ := StateHash(p, 0); p.States[0].Hash != h || h == ([32]byte{}) {
+		t.Fatal("Seal did not record the state schema hash")
+	}
 }
 
 func TestRoundTrip(t *testing.T) {
@@ -104,7 +128,7 @@ func TestRoundTrip(t *testing.T) {
 
 func TestGolden(t *testing.T) {
 	p := supportProgram(t)
-	mustEncode(t, p) // sets the hashes
+	mustEncode(t, p) // seals: sets the hashes
 	got := Disasm(p)
 	file := filepath.Join("testdata", "support.disasm")
 	if *update {

@@ -113,11 +113,44 @@ var sectionNames = [...]string{
 
 const headerLen = len(Magic) + 2
 
-// Encode returns the canonical encoding of p and records its content hash in
-// p.Hash and each state schema's hash in p.States[i].Hash. The same Program
-// always gives the same bytes. Encode checks only what the format needs
-// (encodable values, consistent node parts); run Verify for the rest.
+// Encode returns the canonical encoding of p, which ends with p's content
+// hash (HashOf). It does not modify p; Seal also records the hashes in p.
+// The same Program always gives the same bytes. Encode checks only what the
+// format needs (encodable values, consistent node parts, resolvable state
+// schemas); run Verify for the rest.
 func Encode(p *Program) ([]byte, error) {
+	b, _, err := encode(p)
+	return b, err
+}
+
+// Seal encodes p and records the hashes a decoded program carries: the
+// content hash in p.Hash and each state schema's hash in p.States[i].Hash.
+// The compiler seals the program it lowers; a program built in memory is
+// sealed before anything compares its hashes.
+func Seal(p *Program) ([]byte, error) {
+	b, states, err := encode(p)
+	if err != nil {
+		return nil, err
+	}
+	for i := range p.States {
+		p.States[i].Hash = states[i]
+	}
+	p.Hash = HashOf(b)
+	return b, nil
+}
+
+// HashOf returns the content hash an encoding ends with (zero when b is too
+// short to hold one).
+func HashOf(b []byte) (h [32]byte) {
+	if len(b) >= len(h) {
+		copy(h[:], b[len(b)-len(h):])
+	}
+	return h
+}
+
+// encode returns the encoding of p and the hash of each of its state
+// schemas.
+func encode(p *Program) ([]byte, [][32]byte, error) {
 	var w writer
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
@@ -171,21 +204,22 @@ func Encode(p *Program) ([]byte, error) {
 		}
 		body.buf = body.buf[:0]
 		if err := s.body(&body); err != nil {
-			return nil, fmt.Errorf("encode section %s: %w", sectionNames[s.id], err)
+			return nil, nil, fmt.Errorf("encode section %s: %w", sectionNames[s.id], err)
 		}
 		w.buf = append(w.buf, s.id)
 		w.u(len(body.buf))
 		w.buf = append(w.buf, body.buf...)
 	}
+	states := make([][32]byte, len(p.States))
 	for i := range p.States {
 		h, err := StateHash(p, i)
 		if err != nil {
-			return nil, fmt.Errorf("encode: %w", err)
+			return nil, nil, fmt.Errorf("encode: %w", err)
 		}
-		p.States[i].Hash = h
+		states[i] = h
 	}
-	p.Hash = sha256.Sum256(w.buf)
-	return append(w.buf, p.Hash[:]...), nil
+	h := sha256.Sum256(w.buf)
+	return append(w.buf, h[:]...), states, nil
 }
 
 // StateHash returns the hash of state schema i: SHA-256 over its fields'

@@ -29,9 +29,9 @@ const None = -1
 // exactly one start and one end node; paths are relative and slash-separated.
 // Enum-typed fields use 0 for "invalid": Verify rejects a zero kind.
 type Program struct {
-	// Hash is the SHA-256 of the encoding (excluding the hash itself). Encode
-	// and Decode set it; it identifies the program in checkpoints and in the
-	// store.
+	// Hash is the SHA-256 of the encoding (excluding the hash itself). Seal
+	// (which the compiler runs) and Decode set it; it identifies the program
+	// in checkpoints and in the store.
 	Hash [32]byte
 
 	Workflow string   // the workflow header's name
@@ -86,7 +86,7 @@ type State struct {
 	Fields []StateField
 	Span   Span
 
-	// Hash is the state-schema hash (StateHash), set by Encode and Decode. A
+	// Hash is the state-schema hash (StateHash), set by Seal and Decode. A
 	// checkpoint records it; resuming under a different hash needs a
 	// migration.
 	Hash [32]byte

@@ -37,6 +37,9 @@ type Store interface {
 type Config struct {
 	Store   Store
 	Program *bytecode.Program
+	// Verified says Program passed bytecode.Verify in this process: the
+	// summary triggers load it with vm.NewVerified, not verifying again.
+	Verified bool
 	// Models are the program's models by declared name (summarizers).
 	Models map[string]runtime.Model
 	// Funcs is the base function table for evaluating summary triggers
@@ -125,7 +128,11 @@ func New(cfg Config) (*Service, error) {
 		}
 	}
 	if triggers {
-		m, err := vm.New(p, s.triggerFuncs(cfg.Funcs))
+		load := vm.New
+		if cfg.Verified {
+			load = vm.NewVerified
+		}
+		m, err := load(p, s.triggerFuncs(cfg.Funcs))
 		if err != nil {
 			return nil, fmt.Errorf("history: load the program for summary triggers: %w", err)
 		}

@@ -1,4 +1,4 @@
-package main
+package assemble
 
 import (
 	"context"
@@ -32,7 +32,7 @@ func TestRunArtifacts(t *testing.T) {
 	save(key("ann", "ctx1", "old.md"), "earlier run", "text/markdown", "run_0")
 	save(key("bob", "ctx1", "theirs.md"), "another user", "text/markdown", "run_1")
 
-	arts, err := runArtifacts(svc)(ctx, a2a.ArtifactRequest{App: "support", User: "ann", Context: "ctx1", Task: "task_1", Run: "run_1",
+	arts, err := a2aArtifacts(svc)(ctx, a2a.ArtifactRequest{App: "support", User: "ann", Context: "ctx1", Task: "task_1", Run: "run_1",
 		Output: json.RawMessage(`"the answer"`)})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package assemble
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/memory"
 	"github.com/agentc/agentc/runtime/recall"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/stdlib"
@@ -33,7 +34,7 @@ func TestBindContext(t *testing.T) {
 			t.Fatalf("compile: %v", d)
 		}
 	}
-	rc := runtime.RunnerConfig{Program: prog, Store: memstore.New(), Clock: &fakeClock{}, Tools: map[string]runtime.Tool{}, Models: map[string]runtime.Model{}}
+	rc := runtime.RunnerConfig{Program: prog, Store: memstore.New(), Clock: &runtimetest.Clock{}, Tools: map[string]runtime.Tool{}, Models: map[string]runtime.Model{}}
 	stubModels(prog, rc.Models)
 	for _, m := range missingTools(prog, rc.Tools) {
 		if strings.HasPrefix(m, "session_") || strings.HasPrefix(m, "memory_") {
@@ -41,7 +42,7 @@ func TestBindContext(t *testing.T) {
 		}
 	}
 	stubTools(prog, rc.Tools)
-	if err := bindContext(&rc); err != nil {
+	if err := bindContext(&rc, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := rc.Tools["session_search"].(*recall.SearchTool); !ok {

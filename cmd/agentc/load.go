@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/vm"
+)
+
+// loadVerified compiles FILE (.agent) or reads, decodes and verifies FILE
+// (.agb): either way the program is verified once, and returned with its
+// encoding.
+func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
+	if !strings.HasSuffix(file, ".agb") {
+		return compileFile(a, file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
+	}
+	p, err := bytecode.Decode(b)
+	if err != nil {
+		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
+	}
+	if err := bytecode.Verify(p); err != nil {
+		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
+	}
+	return p, b, nil
+}
+
+// loadProgram is loadVerified without the encoding.
+func loadProgram(a *app, file string) (*bytecode.Program, error) {
+	p, _, err := loadVerified(a, file)
+	return p, err
+}
+
+// funcTable is the VM's function table of a CLI process (assemble.Funcs
+// over the process environment).
+func funcTable(p *bytecode.Program, visited func(string) bool) map[string]vm.Func {
+	return assemble.Funcs(p, visited, nil)
+}
+
+type (
+	wallClock     = assemble.WallClock
+	cryptoEntropy = assemble.CryptoEntropy
+)
+
+// assembleOptions are the assembly options of agentc run and serve: the
+// program verified at load, replaying the fixtures of its default test
+// block where a model or tool has no implementation, warnings to stderr.
+func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data string) assemble.Options {
+	return assemble.Options{Program: prog, Verified: true, Encoding: enc, Root: root,
+		Replay: assemble.DefaultReplay(prog), Evolution: true, // workspaces: the default base, outside the data directory (spec/skills.md)
+		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }}
+}

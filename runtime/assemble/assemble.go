@@ -1,0 +1,271 @@
+// Package assemble turns a compiled program into a ready runtime.Runner:
+// the one composition root of agentc run, agentc serve, agentc test, the
+// benches and the tests. It binds the program's models (an
+// OpenAI-compatible provider per model declaration, or a test block's
+// replays), its tools (replays, the builtin tools, `run = http` and
+// `run = exec` tools, stubs that fail with a tool_error for the rest), the
+// VM's function table (env(), visited()), the services that need the store
+// (session recall, memory, history and compaction, skills, workspaces,
+// artifacts, evolution) and the policies that ask for them.
+//
+// Prepare does everything that needs no store (so a missing model fails
+// before a store is opened); Assembly.Runner binds the store-backed
+// services and makes the Runner. The program is loaded into the VM once,
+// and, when Options.Verified is set, not verified again; the Runner keeps
+// Options.Encoding rather than encoding the program a second time.
+//
+// It reads no flag and prints nothing: the process environment comes in
+// through Options.Env, warnings go to Options.Warn.
+package assemble
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/stdlib/tools"
+	"github.com/agentc/agentc/vm"
+)
+
+// Options describe one assembly. Program is required.
+type Options struct {
+	Program *bytecode.Program
+	// Verified says Program passed bytecode.Verify in this process
+	// (compiler.Compile's program, or bytecode.Decode then Verify): it is
+	// loaded with vm.NewVerified, not verified again.
+	Verified bool
+	// Encoding is Program's encoding when the caller has it
+	// (compiler.Compile's Output.Bytes, the .agb file read); nil: the
+	// Runner encodes the program.
+	Encoding []byte
+	// Root is the project root: fixtures, skills, read_file/list_dir and
+	// `run = exec` tools are relative to it and confined to it.
+	Root string
+	// Env looks up the process environment (nil: os.LookupEnv):
+	// OPENAI_API_KEY, OPENAI_BASE_URL, AGENTC_ALLOW_HOSTS, env() in the
+	// program and in its attributes.
+	Env func(string) (string, bool)
+	// Clock and Entropy are the Runner's (nil: the wall clock and
+	// crypto/rand).
+	Clock   vm.Clock
+	Entropy vm.Entropy
+	// Replay is the test block whose fixtures the models and tools replay
+	// (nil: none; DefaultReplay picks the one agentc run uses).
+	Replay *bytecode.Test
+	// Offline runs nothing but Replay's fixtures and the skill and
+	// workspace tools (agentc test): no model provider, no builtin, http
+	// or exec tool, no recall, memory or history service, no evolution;
+	// every other model and tool fails when called.
+	Offline bool
+	// Models and Tools are implementations the caller provides; they win
+	// over replays and everything Prepare binds.
+	Models map[string]runtime.Model
+	Tools  map[string]runtime.Tool
+	// Context and Summary, when set, stand in for the history service's
+	// context builder and summary hook (a bench measuring a variant).
+	Context runtime.ContextBuilder
+	Summary runtime.PostRunHook
+	// Funcs is the VM's function table (nil: Funcs(Program, Visited, Env)).
+	Funcs map[string]vm.Func
+	// Visited implements visited() of the default function table (nil:
+	// always false).
+	Visited func(node string) bool
+	// Workspaces is the directory per-run workspaces are made under
+	// (skill_run and the workspace tools).
+	Workspaces string
+	// Evolution enables the evolution policies (candidate skills after
+	// runs); off, nothing is proposed or published.
+	Evolution bool
+	// App, Logger and Owner (the history lease owner; default
+	// "agentc@HOST:PID") go to the Runner and its services.
+	App    string
+	Logger *slog.Logger
+	Owner  string
+	// Warn receives what the assembly could not bind and what it stands in
+	// for (a model replayed, a tool missing); nil: discarded.
+	Warn func(msg string)
+}
+
+// Assembly is a prepared program: its models, tools and functions bound.
+type Assembly struct {
+	o   Options
+	cfg runtime.RunnerConfig
+}
+
+// New prepares o and makes its Runner over st (Prepare, then Runner).
+func New(st store.Store, o Options) (*runtime.Runner, error) {
+	a, err := Prepare(o)
+	if err != nil {
+		return nil, err
+	}
+	return a.Runner(st)
+}
+
+// Prepare binds the program's models, tools and functions and loads the
+// program into the VM.
+func Prepare(o Options) (*Assembly, error) {
+	p := o.Program
+	if p == nil {
+		return nil, errors.New("assemble: no program")
+	}
+	if o.Env == nil {
+		o.Env = os.LookupEnv
+	}
+	if o.Warn == nil {
+		o.Warn = func(string) {}
+	}
+	if o.Clock == nil {
+		o.Clock = WallClock{}
+	}
+	if o.Entropy == nil {
+		o.Entropy = CryptoEntropy{}
+	}
+	funcs := o.Funcs
+	if funcs == nil {
+		funcs = Funcs(p, o.Visited, o.Env)
+	}
+	cfg := runtime.RunnerConfig{Program: p, Funcs: funcs, Clock: o.Clock, Entropy: o.Entropy, App: o.App, Logger: o.Logger,
+		Encoding: o.Encoding, Context: o.Context, Summary: o.Summary,
+		Models: map[string]runtime.Model{}, Tools: map[string]runtime.Tool{}}
+	var err error
+	if o.Verified {
+		cfg.Machine, err = vm.NewVerified(p, funcs)
+	} else {
+		cfg.Machine, err = vm.New(p, funcs)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("assemble: %w", err)
+	}
+	sc := &scripted{models: map[string]runtime.Model{}, tools: map[string]runtime.Tool{}}
+	if o.Replay != nil {
+		if sc, err = loadFixtures(p, o.Replay, o.Root); err != nil {
+			return nil, err
+		}
+	}
+	for name, t := range sc.tools {
+		cfg.Tools[name] = t
+	}
+	for name, t := range o.Tools {
+		cfg.Tools[name] = t
+	}
+	if o.Offline {
+		for name, m := range sc.models {
+			cfg.Models[name] = m
+		}
+		for name, m := range o.Models {
+			cfg.Models[name] = m
+		}
+		stubTools(p, cfg.Tools)
+		stubModels(p, cfg.Models)
+		return &Assembly{o: o, cfg: cfg}, nil
+	}
+	if err := bindModels(&cfg, o, sc); err != nil {
+		return nil, err
+	}
+	// Builtin tools no replay stands in for run for real: file tools
+	// confined to the project root, http_get only to AGENTC_ALLOW_HOSTS.
+	hosts := allowHosts(o.Env)
+	tools.Bind(cfg.Tools, p.Tools, tools.Config{Workspace: o.Root, AllowHosts: hosts, Clock: o.Clock})
+	if err := bindDeclared(cfg.Machine, cfg.Tools, o.Root, hosts, o.Env); err != nil {
+		return nil, err
+	}
+	if miss := missingTools(p, cfg.Tools); len(miss) > 0 {
+		// A call fails with a tool_error naming the tool; the run goes on
+		// as far as it can without it.
+		o.Warn(fmt.Sprintf("warning: no implementation in this build and no replay for tools %s; calling one fails", strings.Join(miss, ", ")))
+		stubTools(p, cfg.Tools)
+	}
+	return &Assembly{o: o, cfg: cfg}, nil
+}
+
+// bindModels sets the models of a live assembly: the caller's, else an
+// OpenAI-compatible provider per declaration when OPENAI_API_KEY is set,
+// else the replays (stubs for the models they lack).
+func bindModels(cfg *runtime.RunnerConfig, o Options, sc *scripted) error {
+	p := cfg.Program
+	test := o.Replay
+	given := func(md bytecode.Model) bool { return o.Models[md.Name] != nil }
+	need := slices.ContainsFunc(p.Models, func(md bytecode.Model) bool { return !given(md) })
+	switch key, _ := o.Env("OPENAI_API_KEY"); {
+	case key != "" && (need || len(o.Models) == 0):
+		ms, err := openAIModels(p, key, o.Env, cfg.Entropy)
+		if err != nil {
+			return err
+		}
+		cfg.Models = ms
+		if names := sc.toolNames(); len(names) > 0 {
+			o.Warn(fmt.Sprintf("tools %s replay the fixtures of test %q", strings.Join(names, ", "), test.Name))
+		}
+	case !need:
+		// The caller provides every model (or none is declared).
+	default:
+		if test == nil {
+			return errors.New("no OPENAI_API_KEY and no test block of this runnable to take scripted models from; set OPENAI_API_KEY")
+		}
+		var paths []string
+		for _, fx := range test.Fixtures {
+			paths = append(paths, fx.Path)
+		}
+		o.Warn(fmt.Sprintf("no OPENAI_API_KEY; using scripted models from test %q (fixtures %s)", test.Name, strings.Join(paths, ", ")))
+		cfg.Models = sc.models
+		var miss []string
+		for _, md := range p.Models {
+			if cfg.Models[md.Name] == nil && !given(md) {
+				miss = append(miss, md.Name)
+			}
+		}
+		if len(miss) > 0 {
+			o.Warn(fmt.Sprintf("warning: test %q replays no fixture for models %s; calling one fails", test.Name, strings.Join(miss, ", ")))
+		}
+	}
+	for name, m := range o.Models {
+		cfg.Models[name] = m
+	}
+	if test != nil {
+		stubModels(p, cfg.Models)
+	}
+	return nil
+}
+
+// Config returns the Runner configuration prepared so far (its Store is
+// set by Runner). The maps are the assembly's own.
+func (a *Assembly) Config() runtime.RunnerConfig { return a.cfg }
+
+// Runner binds the services that keep their data in st and makes the
+// Runner. It is called once per Assembly; st stays the caller's to close,
+// after the Runner.
+func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
+	if st == nil {
+		return nil, errors.New("assemble: no store")
+	}
+	cfg := a.cfg
+	cfg.Store = st
+	if !a.o.Offline {
+		if err := bindContext(&cfg, a.o); err != nil {
+			return nil, err
+		}
+	}
+	if err := bindSkills(&cfg, a.o); err != nil {
+		return nil, err
+	}
+	return runtime.NewRunner(cfg)
+}
+
+// DefaultReplay is the test block whose fixtures agentc run and serve
+// replay: the first one that runs the program's default runnable (nil when
+// none does).
+func DefaultReplay(p *bytecode.Program) *bytecode.Test {
+	gi := p.DefaultGraph()
+	for i := range p.Tests {
+		if gi >= 0 && p.RunGraph(p.Tests[i].Run) == gi {
+			return &p.Tests[i]
+		}
+	}
+	return nil
+}

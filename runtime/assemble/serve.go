@@ -1,0 +1,321 @@
+package assemble
+
+// Serving a program: the server settings (flags, environment, agentc.yaml,
+// the serve block), and the protocol adapters its serve block configures.
+
+import (
+	"context"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/a2a"
+	"github.com/agentc/agentc/runtime/server/agui"
+	"github.com/agentc/agentc/runtime/server/openai"
+)
+
+// ServeFlags are the server settings given on agentc serve's command line.
+// Set reports whether a flag was given, by its name (addr, data, app,
+// token, open, max-runs, max-body, run-timeout, write-timeout, public-url,
+// trusted-proxy); nil: none was.
+type ServeFlags struct {
+	Addr, Data, App          string
+	Tokens                   []string // TOKEN=USER entries
+	Open                     bool
+	MaxRuns                  int
+	MaxBody                  int64
+	RunTimeout, WriteTimeout time.Duration
+	PublicURL                string
+	TrustedProxies           []string // IPs or CIDRs
+	Set                      func(flag string) bool
+}
+
+// ServeSettings are the resolved settings of a server.
+type ServeSettings struct {
+	Addr, Data, App string
+	Tokens          map[string]string // token → user
+	Open            bool
+	Limits          server.Limits
+	// PublicURL is the server's public base URL (the A2A card's url),
+	// empty for the listen address.
+	PublicURL string
+	// TrustedProxies are the peers whose X-Forwarded-Host/Proto count.
+	TrustedProxies []netip.Prefix
+}
+
+// yamlServe is the serve: section of agentc.yaml.
+type yamlServe struct {
+	Serve struct {
+		Addr         string            `yaml:"addr"`
+		Data         string            `yaml:"data"`
+		App          string            `yaml:"app"`
+		Tokens       map[string]string `yaml:"tokens"`
+		Open         *bool             `yaml:"open"`
+		MaxRuns      int               `yaml:"max_runs"`
+		MaxBody      int64             `yaml:"max_body"`
+		RunTimeout   string            `yaml:"run_timeout"`
+		WriteTimeout string            `yaml:"write_timeout"`
+		PublicURL    string            `yaml:"public_url"`
+		Proxies      []string          `yaml:"trusted_proxies"`
+	} `yaml:"serve"`
+}
+
+// ResolveServe applies flag > AGENTC_* environment (env; nil:
+// os.LookupEnv) > the serve: section of root/agentc.yaml > prog's serve
+// block > default to every setting. Its errors are the user's (a value that
+// does not parse).
+func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(string) (string, bool)) (ServeSettings, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	getenv := func(k string) string { v, _ := env(k); return v }
+	changed := f.Set
+	if changed == nil {
+		changed = func(string) bool { return false }
+	}
+	var y yamlServe
+	if b, err := os.ReadFile(filepath.Join(root, "agentc.yaml")); err == nil {
+		if err := yaml.Unmarshal(b, &y); err != nil {
+			return ServeSettings{}, fmt.Errorf("agentc.yaml: %w", err)
+		}
+	}
+	pick := func(flag, flagVal, env, yamlVal, block, def string) string {
+		if changed(flag) {
+			return flagVal
+		}
+		if v := getenv(env); v != "" {
+			return v
+		}
+		if yamlVal != "" {
+			return yamlVal
+		}
+		if block != "" {
+			return block
+		}
+		return def
+	}
+	var blockAttrs []bytecode.Attr
+	if prog.Serve != nil {
+		blockAttrs = prog.Serve.Attrs
+	}
+	s := ServeSettings{
+		Addr: pick("addr", f.Addr, "AGENTC_ADDR", y.Serve.Addr, AttrString(prog, blockAttrs, "addr", env), "127.0.0.1:8080"),
+		Data: pick("data", f.Data, "AGENTC_DATA", y.Serve.Data, "", ".agentc"),
+		App:  pick("app", f.App, "AGENTC_APP", y.Serve.App, AttrString(prog, blockAttrs, "app", env), ""),
+	}
+	// Tokens: the first source that gives any.
+	s.Tokens = map[string]string{}
+	switch {
+	case changed("token"):
+		for _, t := range f.Tokens {
+			m, err := server.ParseTokens(t)
+			if err != nil {
+				return s, fmt.Errorf("--token: %w", err)
+			}
+			for k, v := range m {
+				s.Tokens[k] = v
+			}
+		}
+	case getenv("AGENTC_TOKENS") != "":
+		m, err := server.ParseTokens(getenv("AGENTC_TOKENS"))
+		if err != nil {
+			return s, fmt.Errorf("AGENTC_TOKENS: %w", err)
+		}
+		s.Tokens = m
+	default:
+		for k, v := range y.Serve.Tokens {
+			s.Tokens[k] = v
+		}
+	}
+	openStr := ""
+	if y.Serve.Open != nil {
+		openStr = strconv.FormatBool(*y.Serve.Open)
+	}
+	openV := pick("open", strconv.FormatBool(f.Open), "AGENTC_OPEN", openStr, "", "false")
+	var err error
+	if s.Open, err = strconv.ParseBool(openV); err != nil {
+		return s, fmt.Errorf("open: %q is not a boolean", openV)
+	}
+	num := func(flag string, flagVal int64, env string, yamlVal int64) (int64, error) {
+		yv := ""
+		if yamlVal != 0 {
+			yv = strconv.FormatInt(yamlVal, 10)
+		}
+		v := pick(flag, strconv.FormatInt(flagVal, 10), env, yv, "", "0")
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("%s: %q is not a non-negative integer", flag, v)
+		}
+		return n, nil
+	}
+	dur := func(flag string, flagVal time.Duration, env, yamlVal string) (time.Duration, error) {
+		v := pick(flag, flagVal.String(), env, yamlVal, "", "0s")
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %q is not a duration", flag, v)
+		}
+		return d, nil
+	}
+	n, err := num("max-runs", int64(f.MaxRuns), "AGENTC_MAX_RUNS", int64(y.Serve.MaxRuns))
+	if err != nil {
+		return s, err
+	}
+	s.Limits.MaxRuns = int(n)
+	if s.Limits.MaxBodyBytes, err = num("max-body", f.MaxBody, "AGENTC_MAX_BODY", y.Serve.MaxBody); err != nil {
+		return s, err
+	}
+	if s.Limits.RunTimeout, err = dur("run-timeout", f.RunTimeout, "AGENTC_RUN_TIMEOUT", y.Serve.RunTimeout); err != nil {
+		return s, err
+	}
+	if s.Limits.WriteTimeout, err = dur("write-timeout", f.WriteTimeout, "AGENTC_WRITE_TIMEOUT", y.Serve.WriteTimeout); err != nil {
+		return s, err
+	}
+	if s.PublicURL, err = publicURL(pick("public-url", f.PublicURL, "AGENTC_PUBLIC_URL", y.Serve.PublicURL, "", "")); err != nil {
+		return s, fmt.Errorf("--public-url: %w", err)
+	}
+	proxies := y.Serve.Proxies
+	if changed("trusted-proxy") {
+		proxies = f.TrustedProxies
+	} else if v := getenv("AGENTC_TRUSTED_PROXIES"); v != "" {
+		proxies = strings.Split(v, ",")
+	}
+	if s.TrustedProxies, err = server.ParsePrefixes(proxies); err != nil {
+		return s, fmt.Errorf("--trusted-proxy: %w", err)
+	}
+	return s, nil
+}
+
+// publicURL checks a public base URL: http(s), a host, no query.
+func publicURL(raw string) (string, error) {
+	if raw == "" {
+		return "", nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+		return "", fmt.Errorf("%q is not an http(s) base URL such as https://agents.example.com", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// Endpoint is one protocol the serve block asks for.
+type Endpoint struct {
+	Path  string
+	Attrs []bytecode.Attr
+}
+
+// Endpoints lists the configured protocols; none configured means all
+// three at their default paths.
+func Endpoints(p *bytecode.Program) map[bytecode.ProtocolKind]Endpoint {
+	out := map[bytecode.ProtocolKind]Endpoint{}
+	if p.Serve != nil {
+		for _, pr := range p.Serve.Protocols {
+			out[pr.Kind] = Endpoint{Path: pr.Path, Attrs: pr.Attrs}
+		}
+	}
+	if len(out) == 0 {
+		out[bytecode.ProtoAGUI] = Endpoint{}
+		out[bytecode.ProtoA2A] = Endpoint{}
+		out[bytecode.ProtoOpenAI] = Endpoint{}
+	}
+	defaults := map[bytecode.ProtocolKind]string{bytecode.ProtoAGUI: "/agui", bytecode.ProtoA2A: "/a2a", bytecode.ProtoOpenAI: "/v1"}
+	for k, e := range out {
+		if e.Path == "" {
+			e.Path = defaults[k]
+			out[k] = e
+		}
+	}
+	return out
+}
+
+// Mounts builds the adapters the program's serve block configures over b,
+// with the shutdown hooks of those that own goroutines and a description
+// of each ("agui /agui"). env (nil: os.LookupEnv) resolves env() in the
+// block; set gives the A2A card's public URL, listen address and trusted
+// proxies.
+func Mounts(b *server.Backend, prog *bytecode.Program, set ServeSettings, env func(string) (string, bool)) ([]server.Mount, []func(context.Context) error, []string, error) {
+	if env == nil {
+		env = os.LookupEnv
+	}
+	var (
+		mounts  []server.Mount
+		closers []func(context.Context) error
+		names   []string
+	)
+	eps := Endpoints(prog)
+	if ep, ok := eps[bytecode.ProtoOpenAI]; ok {
+		h := openai.New(b, openai.Options{Path: ep.Path, Model: AttrString(prog, ep.Attrs, "model", env)})
+		mounts = append(mounts, h.Mount())
+		names = append(names, "openai "+h.Path()+" (model "+h.Model()+")")
+	}
+	if ep, ok := eps[bytecode.ProtoAGUI]; ok {
+		h := agui.New(b, agui.Options{})
+		p := "/" + strings.Trim(ep.Path, "/")
+		mounts = append(mounts,
+			server.Mount{Pattern: p, Protocol: "agui", Handler: h},
+			server.Mount{Pattern: p + "/", Protocol: "agui", Handler: h}) // {path}/cancel
+		names = append(names, "agui "+p)
+	}
+	if _, ok := eps[bytecode.ProtoA2A]; ok {
+		opts, err := a2a.OptionsFromProgram(prog, env)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("serve block a2a: %w", err)
+		}
+		opts.Artifacts = a2aArtifacts(artifact.New(b.Docs, b.Clock.Now))
+		opts.PublicURL, opts.ListenAddr, opts.TrustedProxies = set.PublicURL, set.Addr, set.TrustedProxies
+		h := a2a.New(b, opts)
+		mounts = append(mounts, h.Mounts()...)
+		closers = append(closers, h.Close)
+		names = append(names, "a2a "+h.Path())
+	}
+	return mounts, closers, names, nil
+}
+
+// a2aArtifacts makes a completed A2A task's artifacts: the run's output
+// (a2a.OutputArtifacts), then every artifact revision the run saved in its
+// session through the artifact service, as a text part for text/* (and JSON)
+// content, else a file part with the bytes, named by the artifact's name.
+func a2aArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
+	return func(ctx context.Context, req a2a.ArtifactRequest) ([]a2a.Artifact, error) {
+		out, err := a2a.OutputArtifacts(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		metas, err := svc.List(ctx, artifact.Filter{App: req.App, User: req.User, Session: req.Context})
+		if err != nil {
+			return nil, fmt.Errorf("list artifacts of run %s: %w", req.Run, err)
+		}
+		for _, m := range metas {
+			revs, err := svc.Revisions(ctx, artifact.Key{App: m.App, User: m.User, Session: m.Session, Name: m.Name})
+			if err != nil {
+				return nil, fmt.Errorf("artifact %s: %w", m.Name, err)
+			}
+			for _, r := range revs {
+				if r.Run != req.Run {
+					continue
+				}
+				a, err := svc.Get(ctx, artifact.Key{App: r.App, User: r.User, Session: r.Session, Name: r.Name}, r.Revision)
+				if err != nil {
+					return nil, fmt.Errorf("artifact %s revision %d: %w", r.Name, r.Revision, err)
+				}
+				part := a2a.Part{Raw: a.Data, MediaType: r.MimeType, Filename: path.Base(r.Name)}
+				if strings.HasPrefix(r.MimeType, "text/") || r.MimeType == "application/json" {
+					part = a2a.TextPart(string(a.Data))
+				}
+				out = append(out, a2a.Artifact{ArtifactID: fmt.Sprintf("%s@%d", r.Name, r.Revision), Name: r.Name,
+					Description: fmt.Sprintf("%s, revision %d, saved by run %s", r.Name, r.Revision, r.Run), Parts: []a2a.Part{part}})
+			}
+		}
+		return out, nil
+	}
+}

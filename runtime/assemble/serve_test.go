@@ -1,0 +1,99 @@
+package assemble
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/runtimetest"
+)
+
+const serveTestSource = `workflow w "W"
+
+model m { provider = openai, name = "x" }
+
+agent a llm "A" { model = m }
+
+serve {
+  run    = a
+  addr   = env("W_ADDR", "127.0.0.1:7001")
+  openai { path = "/oai", model = "w-model" }
+}
+`
+
+// TestServeSettingsPrecedence: flag > AGENTC_* > agentc.yaml > serve block
+// > default, setting by setting.
+func TestServeSettingsPrecedence(t *testing.T) {
+	prog := runtimetest.CompileSource(t, "w.agent", serveTestSource)
+	const yamlAll = "serve:\n  addr: 127.0.0.1:7002\n  data: yaml-data\n  tokens: {ytok: yuser}\n  max_runs: 7\n  run_timeout: 2m\n"
+	tests := []struct {
+		name    string
+		yaml    string
+		env     map[string]string
+		flags   ServeFlags
+		changed []string
+		check   func(s ServeSettings) bool
+		want    string
+	}{
+		{"serve block", "", nil, ServeFlags{}, nil,
+			func(s ServeSettings) bool {
+				return s.Addr == "127.0.0.1:7001" && s.Data == ".agentc" && len(s.Tokens) == 0
+			}, "block addr, default data"},
+		{"env() in the serve block", "", map[string]string{"W_ADDR": "127.0.0.1:7005"}, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return s.Addr == "127.0.0.1:7005" }, "the block's env() value"},
+		{"agentc.yaml over the block", yamlAll, nil, ServeFlags{}, nil,
+			func(s ServeSettings) bool {
+				return s.Addr == "127.0.0.1:7002" && s.Data == "yaml-data" && s.Tokens["ytok"] == "yuser" &&
+					s.Limits.MaxRuns == 7 && s.Limits.RunTimeout == 2*time.Minute
+			}, "yaml values"},
+		{"env over agentc.yaml", yamlAll, map[string]string{"AGENTC_ADDR": "127.0.0.1:7003", "AGENTC_TOKENS": "etok=euser", "AGENTC_MAX_RUNS": "9", "AGENTC_DATA": "env-data"}, ServeFlags{}, nil,
+			func(s ServeSettings) bool {
+				return s.Addr == "127.0.0.1:7003" && s.Data == "env-data" && s.Tokens["etok"] == "euser" && s.Tokens["ytok"] == "" && s.Limits.MaxRuns == 9
+			}, "env values"},
+		{"flags over env", yamlAll, map[string]string{"AGENTC_ADDR": "127.0.0.1:7003", "AGENTC_TOKENS": "etok=euser"},
+			ServeFlags{Addr: "127.0.0.1:7004", Tokens: []string{"ftok=fuser", "gtok=guser"}, MaxRuns: 3, Open: true},
+			[]string{"addr", "token", "max-runs", "open"},
+			func(s ServeSettings) bool {
+				return s.Addr == "127.0.0.1:7004" && len(s.Tokens) == 2 && s.Tokens["gtok"] == "guser" && s.Limits.MaxRuns == 3 && s.Open
+			}, "flag values"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			if tc.yaml != "" {
+				if err := os.WriteFile(filepath.Join(root, "agentc.yaml"), []byte(tc.yaml), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, k := range []string{"AGENTC_ADDR", "AGENTC_DATA", "AGENTC_TOKENS", "AGENTC_MAX_RUNS", "AGENTC_OPEN", "W_ADDR"} {
+				t.Setenv(k, tc.env[k]) // restored after the test
+				if _, ok := tc.env[k]; !ok {
+					os.Unsetenv(k)
+				}
+			}
+			changed := func(flag string) bool {
+				for _, c := range tc.changed {
+					if c == flag {
+						return true
+					}
+				}
+				return false
+			}
+			flags := tc.flags
+			flags.Set = changed
+			s, err := ResolveServe(flags, prog, root, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(s) {
+				t.Fatalf("want %s, got %+v", tc.want, s)
+			}
+		})
+	}
+	eps := Endpoints(prog)
+	if len(eps) != 1 || eps[bytecode.ProtoOpenAI].Path != "/oai" || AttrString(prog, eps[bytecode.ProtoOpenAI].Attrs, "model", nil) != "w-model" {
+		t.Fatalf("endpoints %+v", eps)
+	}
+}

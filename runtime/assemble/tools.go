@@ -1,0 +1,162 @@
+package assemble
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/memory"
+	"github.com/agentc/agentc/runtime/recall"
+	"github.com/agentc/agentc/stdlib"
+	"github.com/agentc/agentc/stdlib/tools"
+	"github.com/agentc/agentc/vm"
+)
+
+// Funcs is stdlib.Funcs() (the builtin table's) plus env() over env (nil: os.LookupEnv) and
+// visited() over visited (nil: always false); any other function the
+// program names without an implementation is a stub returning null.
+func Funcs(p *bytecode.Program, visited func(node string) bool, env func(string) (string, bool)) map[string]vm.Func {
+	funcs := stdlib.Funcs()
+	funcs["env"] = func(args []types.Value) (types.Value, error) {
+		if len(args) == 0 || args[0].Kind() != types.ValString {
+			return types.Value{}, fmt.Errorf("env: want a variable name")
+		}
+		lookup := env
+		if lookup == nil {
+			lookup = lookupEnv
+		}
+		if v, ok := lookup(args[0].Str()); ok {
+			return types.MakeString(v), nil
+		}
+		if len(args) > 1 {
+			return args[1], nil
+		}
+		return types.MakeString(""), nil
+	}
+	funcs["visited"] = func(args []types.Value) (types.Value, error) {
+		if visited == nil || len(args) == 0 || args[0].Kind() != types.ValString {
+			return types.MakeBool(false), nil
+		}
+		return types.MakeBool(visited(args[0].Str())), nil
+	}
+	for _, name := range p.Funcs {
+		if _, ok := funcs[name]; !ok {
+			funcs[name] = func([]types.Value) (types.Value, error) { return types.Value{}, nil }
+		}
+	}
+	return funcs
+}
+
+// unimplementedTool stands in for a tool with no implementation in this
+// build; calling it fails with a tool_error naming it.
+type unimplementedTool struct {
+	spec   runtime.ToolSpec
+	effect runtime.Effect
+	why    string
+}
+
+func (t *unimplementedTool) Spec() runtime.ToolSpec { return t.spec }
+func (t *unimplementedTool) Effect() runtime.Effect { return t.effect }
+func (t *unimplementedTool) Call(context.Context, runtime.ToolRequest) (json.RawMessage, error) {
+	return nil, vm.NewError(vm.KindToolError, "tool %s has no implementation (%s) and no replay", t.spec.Name, t.why)
+}
+
+// bound reports whether tools has an implementation of t (by its name, or
+// for a builtin tool by the builtin's).
+func bound(t *bytecode.Tool, tools map[string]runtime.Tool) bool {
+	return tools[t.Name] != nil || (t.Impl.Kind == bytecode.ImplBuiltin && tools[t.Impl.Builtin] != nil)
+}
+
+// stubTools adds an unimplementedTool for every non-agent tool that tools
+// lacks.
+func stubTools(p *bytecode.Program, tools map[string]runtime.Tool) {
+	for i := range p.Tools {
+		t := &p.Tools[i]
+		if t.Impl.Kind == bytecode.ImplAgent || bound(t, tools) {
+			continue
+		}
+		tools[t.Name] = &unimplementedTool{spec: runtime.ToolSpec{Name: t.Name, Description: t.Doc}, effect: runtime.Effect(t.Effect), why: implName(t)}
+	}
+}
+
+// missingTools lists the non-agent tools without an implementation in
+// tools, other than those the store-backed services bind.
+func missingTools(p *bytecode.Program, tools map[string]runtime.Tool) []string {
+	var out []string
+	for i := range p.Tools {
+		t := &p.Tools[i]
+		if t.Impl.Kind == bytecode.ImplAgent || bound(t, tools) {
+			continue
+		}
+		if t.Impl.Kind == bytecode.ImplBuiltin && (contextTools[t.Impl.Builtin] || skillTools[t.Impl.Builtin]) {
+			continue // bound by bindContext or bindSkills once the store is open
+		}
+		out = append(out, t.Name+" ("+implName(t)+")")
+	}
+	slices.Sort(out)
+	return out
+}
+
+func implName(t *bytecode.Tool) string {
+	switch t.Impl.Kind {
+	case bytecode.ImplBuiltin:
+		return "builtin." + t.Impl.Builtin
+	case bytecode.ImplHTTP:
+		return "http"
+	case bytecode.ImplExec:
+		return "exec"
+	}
+	return "run"
+}
+
+// bindDeclared binds the program's `run = http` and `run = exec` tools that
+// into lacks (a replay wins): http reaches only hosts, exec runs confined to
+// root with a scrubbed environment. An env() header that is not set fails
+// the assembly.
+func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, root string, hosts []string, env func(string) (string, bool)) error {
+	need := false
+	for _, t := range m.Program().Tools {
+		if (t.Impl.Kind == bytecode.ImplHTTP || t.Impl.Kind == bytecode.ImplExec) && into[t.Name] == nil {
+			need = true
+		}
+	}
+	if !need {
+		return nil
+	}
+	if err := tools.BindDeclared(into, m, tools.Config{Workspace: root, AllowHosts: hosts, LookupEnv: env}); err != nil {
+		return fmt.Errorf("load tools: %w", err)
+	}
+	return nil
+}
+
+// allowHosts reads AGENTC_ALLOW_HOSTS: comma-separated hosts (or *.suffix)
+// that http_get and `run = http` tools may reach; empty denies every host.
+func allowHosts(env func(string) (string, bool)) []string {
+	v, _ := env("AGENTC_ALLOW_HOSTS")
+	var hosts []string
+	for _, h := range strings.Split(v, ",") {
+		if h = strings.TrimSpace(h); h != "" {
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+// contextTools are the builtin tools backed by the session and memory
+// services: they need the store, so bindContext binds them.
+var contextTools = map[string]bool{
+	recall.SearchToolName: true, recall.LoadToolName: true,
+	memory.SearchToolName: true, memory.AddToolName: true,
+}
+
+// skillTools are the builtin tools of skills and workspaces (spec/skills.md):
+// they need the store, so bindSkills binds them.
+var skillTools = map[string]bool{
+	"skill_load": true, "skill_run": true, "workspace_write": true, "workspace_read": true,
+	"workspace_list": true, "workspace_exec": true, "workspace_save_artifact": true,
+}
