@@ -53,7 +53,14 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
 	}
 	for _, pw := range pws {
-		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: pw.Writes})
+		data, evs, err := unwrapCarry(pw.Writes)
+		if err != nil {
+			return fmt.Errorf("runtime: resume %s: pending write of %s: %w", run.ID, pw.Node, err)
+		}
+		if err := a.restoreEvents(pw.Node, evs); err != nil {
+			return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
+		}
+		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: data})
 	}
 
 	waiting, err := r.pendingInterrupts(a.graph, latest.Interrupts)
