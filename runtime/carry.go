@@ -33,7 +33,7 @@ const carryTag = 0xA1
 // wrapCarry returns the record bytes of vm with events (vm itself when
 // there are none, so records without events are unchanged).
 func wrapCarry(vmBytes []byte, events [][]byte) []byte {
-	if len(events) == 0 {
+	if len(events) == 0 && (len(vmBytes) == 0 || vmBytes[0] != carryTag) {
 		return vmBytes
 	}
 	n := 1 + binary.MaxVarintLen64*(2+len(events)) + len(vmBytes)
