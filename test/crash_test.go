@@ -6,7 +6,9 @@ package test
 // resume the same run until it completes. Afterwards the test checks that
 // the run ended in the state an uninterrupted run reaches, that every
 // logical side effect happened exactly once, and that the session ledger is
-// sound.
+// sound and equal to the uninterrupted run's (spec/events.md, "After a
+// crash": the comparable ledger, lifecycle events of resumptions left out),
+// counting missing and duplicated events.
 //
 // Dedupe rule: the side-effect tool appends "run\tlogical\tkey" to a journal
 // file (O_APPEND + fsync) before returning, where logical is node/item (the
