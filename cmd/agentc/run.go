@@ -51,7 +51,7 @@ type runFlags struct {
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR] [--json] [--resume RUN --value JSON]",
+		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR] [--json] [--resume RUN|latest [--value JSON]]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs its serve target,
 else its only graph or agent, with --input as the user's message, in
@@ -65,8 +65,9 @@ block that runs the same graph or agent.
 
 Progress goes to standard error, the final output to standard output;
 --json prints every event as one JSON line instead. --resume RUN (or
-"latest", the session's latest resumable run) with --value JSON answers
-the run's pending interrupts.
+"latest": the session's newest run that is interrupted, needs a decision,
+or was cut off while running) continues that run; --value JSON answers
+its pending interrupts (required when it waits on one).
 
 Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 --resume), 130 canceled.`,
@@ -87,8 +88,8 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 }
 
 func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
-	if (f.resume == "") != (f.value == "") {
-		return usageErr(errors.New("--resume and --value go together"))
+	if f.value != "" && f.resume == "" {
+		return usageErr(errors.New("--value needs --resume"))
 	}
 	if f.resume == "" && f.input == "" {
 		return usageErr(errors.New("--input is required"))
@@ -128,6 +129,13 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 
 	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input}
 	if f.resume != "" {
+		if f.resume == "latest" {
+			id, err := r.LatestResumable(ctx, f.user, f.session)
+			if err != nil {
+				return usageErr(err)
+			}
+			f.resume = id
+		}
 		req, key, err := resumeRequest(ctx, st, r.App(), f)
 		if err != nil {
 			return err
@@ -273,21 +281,6 @@ func runConfig(a *app, prog *bytecode.Program, root string) (runtime.RunnerConfi
 func resumeRequest(ctx context.Context, st *pebble.Store, app string, f runFlags) (*runtime.ResumeRequest, store.SessionKey, error) {
 	svc := session.New(st)
 	id := f.resume
-	if id == "latest" {
-		runs, err := svc.Runs(ctx, store.SessionKey{App: app, User: f.user, Session: f.session})
-		if err != nil {
-			return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
-		}
-		id = ""
-		for _, r := range runs {
-			if r.Status == store.RunInterrupted && (id == "" || r.ID > id) {
-				id = r.ID
-			}
-		}
-		if id == "" {
-			return nil, store.SessionKey{}, usageErr(fmt.Errorf("session %s of user %s has no interrupted run", f.session, f.user))
-		}
-	}
 	run, err := st.GetRun(ctx, id)
 	if err != nil {
 		return nil, store.SessionKey{}, usageErr(fmt.Errorf("run %s: %w", id, err))
@@ -297,7 +290,7 @@ func resumeRequest(ctx context.Context, st *pebble.Store, app string, f runFlags
 		return nil, store.SessionKey{}, &exitError{code: exitFail, err: err}
 	}
 	var pending []runtime.InterruptInfo
-	if len(evs) > 0 {
+	if len(evs) > 0 && run.Status == store.RunInterrupted {
 		pending = evs[len(evs)-1].Interrupts
 	}
 	vals := map[string]json.RawMessage{}
@@ -311,7 +304,7 @@ func resumeRequest(ctx context.Context, st *pebble.Store, app string, f runFlags
 			}
 		}
 	}
-	if len(vals) == 0 {
+	if len(vals) == 0 && f.value != "" {
 		for _, p := range pending {
 			vals[p.ID] = json.RawMessage(f.value)
 		}
