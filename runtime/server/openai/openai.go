@@ -12,7 +12,10 @@
 // new session with earlier messages, they are folded into the input as a
 // transcript when the runnable takes text. When the session's latest run is
 // waiting on an interrupt, the last message answers it (as JSON when it
-// parses, else as a string) and the run resumes.
+// parses, else as a string) and the run resumes; a re-sent request (its
+// last message is the one that started the waiting run) is answered 409
+// interrupt_pending, and it and invalid_resume list the pending
+// interrupts in the error object (run, pending_interrupts).
 //
 // Client-provided tools are refused (400, param "tools") unless tool_choice
 // is "none": the workflow runs its own tools, and a tool call cannot be
