@@ -61,19 +61,38 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 	})
 }
 
-// PutPendingWrite implements vm.Checkpointer.
+// PutPendingWrite implements vm.Checkpointer. The write carries the
+// task's persisted events (carry.go): the resumed step will not run the
+// task again, and commits them instead.
 func (c *checkpointer) PutPendingWrite(ctx context.Context, run string, w vm.PendingWrite) error {
-	return c.a.r.st.PutPendingWrite(context.WithoutCancel(ctx), run, w.Step, w.Task, 0, w.Data)
+	evs, err := c.a.carryEvents(w.Task, false)
+	if err != nil {
+		return fmt.Errorf("runtime: pending write of %s: %w", w.Task, err)
+	}
+	return c.a.r.st.PutPendingWrite(context.WithoutCancel(ctx), run, w.Step, w.Task, 0, wrapCarry(w.Data, evs))
 }
 
-// LookupEffect implements vm.Checkpointer.
+// LookupEffect implements vm.Checkpointer. A recorded result is replayed
+// without calling the tool, so the events recorded with it go back into
+// the step's buffer.
 func (c *checkpointer) LookupEffect(ctx context.Context, run, effect string, attempt uint32) (vm.EffectState, error) {
 	key := vm.IdempotencyKey(run, effect, attempt)
 	e, err := c.a.r.st.LookupEffect(ctx, key)
 	if err != nil {
 		return vm.EffectState{}, err
 	}
-	return vm.EffectState{Intent: e.Intent, Key: key, Done: e.Done, Result: e.Result}, nil
+	st := vm.EffectState{Intent: e.Intent, Key: key, Done: e.Done, Result: e.Result}
+	if e.Done {
+		res, evs, err := unwrapCarry(e.Result)
+		if err != nil {
+			return vm.EffectState{}, fmt.Errorf("runtime: effect %s: %w", key, err)
+		}
+		if err := c.a.restoreEvents(effect, evs); err != nil {
+			return vm.EffectState{}, err
+		}
+		st.Result = res
+	}
+	return st, nil
 }
 
 // PutIntent implements vm.Checkpointer.
@@ -81,9 +100,17 @@ func (c *checkpointer) PutIntent(ctx context.Context, run, effect string, attemp
 	return c.a.r.st.PutIntent(ctx, run, effect, attempt)
 }
 
-// PutEffectResult implements vm.Checkpointer.
+// PutEffectResult implements vm.Checkpointer. The result carries the
+// persisted events the attempt produced (carry.go), which a replay of the
+// result restores.
 func (c *checkpointer) PutEffectResult(ctx context.Context, key string, result []byte) error {
-	return c.a.r.st.PutEffectResult(context.WithoutCancel(ctx), key, result)
+	var evs [][]byte
+	if _, effect, _, err := store.ParseIdempotencyKey(key); err == nil {
+		if evs, err = c.a.carryEvents(effect, true); err != nil {
+			return fmt.Errorf("runtime: effect %s: %w", key, err)
+		}
+	}
+	return c.a.r.st.PutEffectResult(context.WithoutCancel(ctx), key, wrapCarry(result, evs))
 }
 
 func toCheckpoint(rec *vm.StepRecord) store.Checkpoint {

@@ -187,7 +187,10 @@ func (h *host) contextMessages(ctx context.Context, c *callCtx, v ContextView, t
 }
 
 // preload calls every configured Preloader once for this agent call and
-// returns their messages in order; an error is logged and skipped.
+// returns their messages in order; an error is logged and skipped. What a
+// preloader returns is evidence drawn from untrusted history (recall,
+// memories), so every message goes to the model as a user message, never
+// a system one, whatever role the preloader gave it.
 func (h *host) preload(ctx context.Context, c *callCtx, ag *agentInfo, prompt string) []Message {
 	r := h.a.r
 	var out []Message
@@ -200,7 +203,10 @@ func (h *host) preload(ctx context.Context, c *callCtx, ag *agentInfo, prompt st
 			r.log.Warn("runtime: preloader failed; the call goes on without it", "preloader", i, "agent", ag.decl.Name, "run", c.run, "node", c.node, "err", err)
 			continue
 		}
-		out = append(out, msgs...)
+		for _, m := range msgs {
+			m.Role, m.ToolCallID, m.ToolCalls = RoleUser, "", nil
+			out = append(out, m)
+		}
 	}
 	return out
 }

@@ -53,7 +53,14 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
 	}
 	for _, pw := range pws {
-		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: pw.Writes})
+		data, evs, err := unwrapCarry(pw.Writes)
+		if err != nil {
+			return fmt.Errorf("runtime: resume %s: pending write of %s: %w", run.ID, pw.Node, err)
+		}
+		if err := a.restoreEvents(pw.Node, evs); err != nil {
+			return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
+		}
+		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: data})
 	}
 
 	waiting, err := r.pendingInterrupts(a.graph, latest.Interrupts)
@@ -208,4 +215,46 @@ func (r *Runner) decisionType(g *bytecode.Graph, root, id string) *types.Type {
 		return t
 	}
 	return nil
+}
+
+// LatestResumable returns the id of the newest run of the session (user,
+// session) of this Runner's app that waits to continue: interrupted,
+// needs_decision, or running while no invocation of this Runner drives it
+// (a process cut off mid-run leaves its run running). It is what `agentc
+// run --resume latest` resumes (spec/runner.md, "Resuming"). ErrNotFound
+// (wrapped) when there is none.
+func (r *Runner) LatestResumable(ctx context.Context, user, session string) (string, error) {
+	f := store.RunFilter{App: r.app, User: user, Session: session}
+	best := ""
+	for {
+		runs, next, err := r.st.ListRuns(ctx, f)
+		if err != nil {
+			return "", fmt.Errorf("runtime: runs of session %s: %w", session, err)
+		}
+		for _, run := range runs {
+			switch run.Status {
+			case store.RunInterrupted, store.RunStatus(StatusNeedsDecision):
+			case store.RunRunning:
+				r.mu.Lock()
+				_, active := r.active[run.ID]
+				r.mu.Unlock()
+				if active {
+					continue
+				}
+			default:
+				continue
+			}
+			if run.ID > best {
+				best = run.ID
+			}
+		}
+		if next == "" {
+			break
+		}
+		f.Cursor = next
+	}
+	if best == "" {
+		return "", fmt.Errorf("runtime: session %s of user %s has no run to resume (interrupted, needs_decision, or cut off while running): %w", session, user, store.ErrNotFound)
+	}
+	return best, nil
 }

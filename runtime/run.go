@@ -46,6 +46,9 @@ type activeRun struct {
 	lead  []*Event    // run-level events for the next commit (run_started)
 	tasks []taskEvent // persisted events of the current step's host tasks
 	sched []*Event    // persisted scheduler events of the current step
+	// claimed counts, per task, the leading events of tasks that an effect
+	// record of the current step carries (carry.go).
+	claimed map[scopeKey]int
 
 	changes  []vm.FieldChange // the current step's changed fields (scheduler goroutine)
 	final    *vm.StepRecord   // the last commit, deferred until the run's end is known
@@ -193,6 +196,7 @@ func (a *activeRun) takeStep(delta *Event) []*Event {
 	a.mu.Lock()
 	lead, tasks, sched := a.lead, a.tasks, a.sched
 	a.lead, a.tasks, a.sched = nil, nil, nil
+	clear(a.claimed)
 	a.mu.Unlock()
 	slices.SortStableFunc(tasks, func(x, y taskEvent) int {
 		if c := cmp.Compare(x.node, y.node); c != 0 {

@@ -6,7 +6,9 @@ package test
 // resume the same run until it completes. Afterwards the test checks that
 // the run ended in the state an uninterrupted run reaches, that every
 // logical side effect happened exactly once, and that the session ledger is
-// sound.
+// sound and equal to the uninterrupted run's (spec/events.md, "After a
+// crash": the comparable ledger, lifecycle events of resumptions left out),
+// counting missing and duplicated events.
 //
 // Dedupe rule: the side-effect tool appends "run\tlogical\tkey" to a journal
 // file (O_APPEND + fsync) before returning, where logical is node/item (the
@@ -28,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -464,8 +467,8 @@ func crashSeed(t *testing.T) uint64 {
 const toolSleep = 2 * time.Millisecond
 
 // reference runs the workflow in process without kills and returns its
-// output and how long it took.
-func reference(t *testing.T, src string) (json.RawMessage, time.Duration) {
+// output, its comparable ledger (ledgerView) and how long it took.
+func reference(t *testing.T, src string) (json.RawMessage, []string, time.Duration) {
 	t.Helper()
 	prog, err := compileSource(src)
 	if err != nil {
@@ -487,17 +490,23 @@ func reference(t *testing.T, src string) (json.RawMessage, time.Duration) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, time.Since(start)
+	took := time.Since(start)
+	view, _, err := ledgerView(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, view, took
 }
 
 type trialStats struct {
 	children, kills, decisions, dedups int
+	events, missing, duplicated        int // ledger events compared, and those missing or extra against the reference
 }
 
 // crashTrial runs one trial of src, killing each child a random delay in
 // [0, window) after it says it is ready to run (the window widening by a
 // quarter with every child), and checks the outcome.
-func crashTrial(t *testing.T, rng *rand.Rand, src string, logical []string, want json.RawMessage, window time.Duration) trialStats {
+func crashTrial(t *testing.T, rng *rand.Rand, src string, logical []string, want json.RawMessage, wantLedger []string, window time.Duration) trialStats {
 	t.Helper()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "wf.agent"), []byte(src), 0o644); err != nil {
@@ -600,7 +609,7 @@ func crashTrial(t *testing.T, rng *rand.Rand, src string, logical []string, want
 		t.Errorf("final output\n got %s\nwant %s", got, want)
 	}
 	checkJournal(t, filepath.Join(dir, "journal"), logical)
-	checkLedger(t, filepath.Join(dir, "store"))
+	stats.events, stats.missing, stats.duplicated = checkLedger(t, filepath.Join(dir, "store"), wantLedger)
 	return stats
 }
 
@@ -633,7 +642,12 @@ func checkJournal(t *testing.T, path string, logical []string) {
 	}
 }
 
-func checkLedger(t *testing.T, dir string) {
+// checkLedger checks the session ledger of the trial's store: sequence
+// numbers from 1 without gaps, unique event ids, the input first, and the
+// ledger equal to the uninterrupted run's (spec/events.md, "After a
+// crash"). It returns how many events it compared and how many were
+// missing or duplicated.
+func checkLedger(t *testing.T, dir string, want []string) (events, missing, duplicated int) {
 	t.Helper()
 	st, err := pebble.Open(dir, nil)
 	if err != nil {
@@ -667,6 +681,179 @@ func checkLedger(t *testing.T, dir string) {
 	if entries[0].Seq != 1 {
 		t.Errorf("ledger starts at seq %d", entries[0].Seq)
 	}
+	got, lifecycle, err := ledgerView(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range lifecycle {
+		t.Error(p)
+	}
+	missing, duplicated = diffLedgers(got, want)
+	if missing > 0 || duplicated > 0 || !slices.Equal(got, want) {
+		t.Errorf("ledger differs from the uninterrupted run's: %d missing, %d duplicated\n%s", missing, duplicated, ledgerDiff(got, want))
+	}
+	return len(got), missing, duplicated
+}
+
+// ledgerView returns the comparable ledger of the trial's session
+// (spec/events.md, "After a crash"): one line per event, in ledger order,
+// the event without its identity (id, time, run, invocation), leaving out
+// the lifecycle events a resumption adds: the input of a resumption, the
+// run_started of every invocation but the first, and the run_error and
+// run_finished of an invocation that did not end the run. problems lists
+// lifecycle events out of place.
+func ledgerView(st store.Store) (view, problems []string, err error) {
+	entries, err := st.ListEvents(context.Background(), store.SessionKey{App: crashApp, User: crashUser, Session: crashSession}, 0, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	evs := make([]*runtime.Event, len(entries))
+	for i, en := range entries {
+		if evs[i], err = runtime.DecodeEvent(en.Data); err != nil {
+			return nil, nil, fmt.Errorf("event %d: %w", en.Seq, err)
+		}
+	}
+	// The invocation whose run_finished is the ledger's last ended the run.
+	last := ""
+	if n := len(evs); n > 0 && evs[n-1].Kind == runtime.EventRunFinished {
+		last = evs[n-1].Invocation
+	} else {
+		problems = append(problems, "the ledger does not end with run_finished")
+	}
+	started := false
+	state := map[string]map[string]json.RawMessage{} // author/node → field → value
+	for i, e := range evs {
+		switch {
+		case e.Kind == runtime.EventInput && e.Resume != nil:
+			continue
+		case e.Kind == runtime.EventInput:
+			if _, err := st.GetRun(context.Background(), e.Run); errors.Is(err, store.ErrNotFound) {
+				continue // the process died between persisting the input and creating its run
+			}
+		case e.Kind == runtime.EventRunStarted && started:
+			if i == 0 || evs[i-1].Kind != runtime.EventInput || evs[i-1].Invocation != e.Invocation {
+				problems = append(problems, fmt.Sprintf("run_started of %s at %d does not follow its input", e.Invocation, i+1))
+			}
+			continue
+		case (e.Kind == runtime.EventRunFinished || e.Kind == runtime.EventRunError) && e.Invocation != last:
+			if e.Status == runtime.StatusCompleted {
+				problems = append(problems, fmt.Sprintf("a completed run_finished at %d is not the last event", i+1))
+			}
+			continue
+		case e.Kind == runtime.EventRunStarted:
+			started = true
+		}
+		c := *e
+		c.ID, c.Time, c.Run, c.Invocation, c.Seq = "", time.Time{}, "", "", 0
+		if e.Kind == runtime.EventStateDelta {
+			if c.Changes, err = foldChanges(state, e); err != nil {
+				return nil, nil, fmt.Errorf("event %d: %w", i+1, err)
+			}
+		}
+		b, err := json.Marshal(&c)
+		if err != nil {
+			return nil, nil, err
+		}
+		view = append(view, string(b))
+	}
+	return view, problems, nil
+}
+
+// foldChanges applies a state_delta to state and returns its changes as
+// the values the fields hold afterwards (op "="): a step's change is
+// reported as the appended elements or, when its checkpoint is a full
+// snapshot (as the first after a resumption is), as the whole value; both
+// mean the same state.
+func foldChanges(state map[string]map[string]json.RawMessage, e *runtime.Event) ([]runtime.StateChange, error) {
+	key := e.Author + "/" + e.Node
+	fields := state[key]
+	if fields == nil {
+		fields = map[string]json.RawMessage{}
+		state[key] = fields
+	}
+	out := make([]runtime.StateChange, len(e.Changes))
+	for i, ch := range e.Changes {
+		v := ch.Value
+		switch ch.Op {
+		case "set":
+		case "append":
+			var old, add []json.RawMessage
+			if prev := fields[ch.Field]; prev != nil {
+				if err := json.Unmarshal(prev, &old); err != nil {
+					return nil, fmt.Errorf("append to %s: %w", ch.Field, err)
+				}
+			}
+			if err := json.Unmarshal(ch.Value, &add); err != nil {
+				return nil, fmt.Errorf("append to %s: %w", ch.Field, err)
+			}
+			b, err := json.Marshal(append(old, add...))
+			if err != nil {
+				return nil, err
+			}
+			v = b
+		case "merge":
+			m := map[string]json.RawMessage{}
+			if prev := fields[ch.Field]; prev != nil {
+				if err := json.Unmarshal(prev, &m); err != nil {
+					return nil, fmt.Errorf("merge into %s: %w", ch.Field, err)
+				}
+			}
+			var add map[string]json.RawMessage
+			if err := json.Unmarshal(ch.Value, &add); err != nil {
+				return nil, fmt.Errorf("merge into %s: %w", ch.Field, err)
+			}
+			maps.Copy(m, add)
+			b, err := json.Marshal(m)
+			if err != nil {
+				return nil, err
+			}
+			v = b
+		default:
+			return nil, fmt.Errorf("change of %s: op %q", ch.Field, ch.Op)
+		}
+		fields[ch.Field] = v
+		out[i] = runtime.StateChange{Field: ch.Field, Op: "=", Value: v}
+	}
+	return out, nil
+}
+
+// diffLedgers counts the events of want that got lacks and those got holds
+// more often than want.
+func diffLedgers(got, want []string) (missing, duplicated int) {
+	n := map[string]int{}
+	for _, w := range want {
+		n[w]++
+	}
+	for _, g := range got {
+		n[g]--
+	}
+	for _, c := range n {
+		if c > 0 {
+			missing += c
+		} else {
+			duplicated -= c
+		}
+	}
+	return missing, duplicated
+}
+
+// ledgerDiff shows the first place the ledgers part.
+func ledgerDiff(got, want []string) string {
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "first difference at comparable event %d (got %d events, want %d)\n", i+1, len(got), len(want))
+	for j := i; j < i+4; j++ {
+		if j < len(got) {
+			fmt.Fprintf(&b, " got  %s\n", got[j])
+		}
+		if j < len(want) {
+			fmt.Fprintf(&b, " want %s\n", want[j])
+		}
+	}
+	return b.String()
 }
 
 func runCrashTrials(t *testing.T, trials int, seed uint64, pick func(*rand.Rand) []wfSeg) {
@@ -676,12 +863,15 @@ func runCrashTrials(t *testing.T, trials int, seed uint64, pick func(*rand.Rand)
 	for i := range trials {
 		segs := pick(rng)
 		src, logical := source(segs)
-		want, took := reference(t, src)
+		want, wantLedger, took := reference(t, src)
 		// A child dies on average a quarter of the uninterrupted run
 		// after it starts running, so a trial takes several children.
 		window := max(took/2, 5*time.Millisecond)
 		ok := t.Run(fmt.Sprint(i), func(t *testing.T) {
-			s := crashTrial(t, rng, src, logical, want, window)
+			s := crashTrial(t, rng, src, logical, want, wantLedger, window)
+			total.events += s.events
+			total.missing += s.missing
+			total.duplicated += s.duplicated
 			total.children += s.children
 			total.kills += s.kills
 			total.decisions += s.decisions
@@ -692,8 +882,8 @@ func runCrashTrials(t *testing.T, trials int, seed uint64, pick func(*rand.Rand)
 			break
 		}
 	}
-	t.Logf("%d trials, %d children, %d kills, %d needs_decision answered with rerun (%d deduped by key), %v",
-		trials, total.children, total.kills, total.decisions, total.dedups, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d trials, %d children, %d kills, %d needs_decision answered with rerun (%d deduped by key); ledgers: %d events compared, %d missing, %d duplicated; %v",
+		trials, total.children, total.kills, total.decisions, total.dedups, total.events, total.missing, total.duplicated, time.Since(start).Round(time.Millisecond))
 }
 
 func TestCrashLongWorkflow(t *testing.T) {

@@ -13,7 +13,6 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/session"
-	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
@@ -48,7 +47,7 @@ type runFlags struct {
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR] [--json] [--resume RUN --value JSON]",
+		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR] [--json] [--resume RUN|latest [--value JSON]]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs its serve target,
 else its only graph or agent, with --input as the user's message, in
@@ -62,8 +61,9 @@ block that runs the same graph or agent.
 
 Progress goes to standard error, the final output to standard output;
 --json prints every event as one JSON line instead. --resume RUN (or
-"latest", the session's latest resumable run) with --value JSON answers
-the run's pending interrupts.
+"latest": the session's newest run that is interrupted, needs a decision,
+or was cut off while running) continues that run; --value JSON answers
+its pending interrupts (required when it waits on one).
 
 Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 --resume), 130 canceled.`,
@@ -84,8 +84,8 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 }
 
 func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
-	if (f.resume == "") != (f.value == "") {
-		return usageErr(errors.New("--resume and --value go together"))
+	if f.value != "" && f.resume == "" {
+		return usageErr(errors.New("--value needs --resume"))
 	}
 	if f.resume == "" && f.input == "" {
 		return usageErr(errors.New("--input is required"))
@@ -118,8 +118,14 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 
 	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input}
 	if f.resume != "" {
-		key := store.SessionKey{App: r.App(), User: f.user, Session: f.session}
-		req, key, err := session.New(st).Resume(ctx, key, f.resume, json.RawMessage(f.value))
+		if f.resume == "latest" {
+			id, err := r.LatestResumable(ctx, f.user, f.session)
+			if err != nil {
+				return usageErr(err)
+			}
+			f.resume = id
+		}
+		req, key, err := session.New(st).Resume(ctx, f.resume, json.RawMessage(f.value))
 		if errors.Is(err, session.ErrNoRun) {
 			return usageErr(err)
 		} else if err != nil {

@@ -184,14 +184,16 @@ default:
 				t.Fatalf("%d model calls, want 2", len(reqs))
 			}
 			got := roles(reqs[1].Messages)
-			if want := "system user assistant system user"; got != want {
+			// The preload is sent as a user message (spec/context.md):
+			// preloaded text is untrusted, never a system message.
+			if want := "system user assistant user user"; got != want {
 				t.Fatalf("second call's roles = %q, want %q", got, want)
 			}
 			m := reqs[1].Messages
 			if m[1].Content != "What is the capital of France?" || m[2].Content != "Paris." || m[3].Content != "PRELOADED" || m[4].Content != "What did I ask?" {
 				t.Fatalf("second call's messages = %+v", m)
 			}
-			if got := roles(reqs[0].Messages); got != "system system user" {
+			if got := roles(reqs[0].Messages); got != "system user user" {
 				t.Fatalf("first call's roles = %q (the current input is the prompt, not history)", got)
 			}
 			if pre.calls() != 2 || pre.last().Query != "What did I ask?" || pre.last().Node == "" {

@@ -8,6 +8,9 @@ import (
 	"github.com/agentc/agentc/runtime"
 )
 
+// evidenceMarker names the markers around recalled evidence.
+const evidenceMarker = "recalled_history"
+
 // maxPreload bounds the hits one preload injects.
 const maxPreload = 10
 
@@ -34,13 +37,18 @@ func (p *Preloader) Preload(ctx context.Context, req runtime.PreloadRequest) ([]
 	if len(res.Hits) == 0 {
 		return nil, nil
 	}
-	return []runtime.Message{{Role: runtime.RoleSystem, Content: EvidenceMessage(
+	// Recalled history is untrusted: a user message, never a system one
+	// (spec/recall.md, "Preload recall").
+	return []runtime.Message{{Role: runtime.RoleUser, Content: EvidenceMessage(
 		"Possibly relevant excerpts recalled from the user's other sessions", res.Hits)}}, nil
 }
 
 // EvidenceMessage renders cards as a block of evidence: a heading, the
 // evidence note, one line per card (session, event id, time, role, snippet),
-// inside <recalled_history> markers that the snippets cannot close.
+// inside <recalled_history> markers that the cards cannot close or open:
+// every form of the marker in a card's line (its snippet, and its session
+// id, which a client may choose) is neutralized (runtime.NeutralizeMarkers:
+// case, spacing, width and compatibility forms, zero-width characters).
 func EvidenceMessage(heading string, hits []Card) string {
 	var b strings.Builder
 	b.WriteString(heading)
@@ -48,8 +56,9 @@ func EvidenceMessage(heading string, hits []Card) string {
 	b.WriteString(EvidenceNote)
 	b.WriteString(" Use session_load with session_id and event_id for the full events.\n<recalled_history>\n")
 	for _, h := range hits {
-		snip := strings.NewReplacer("<recalled_history>", "", "</recalled_history>", "").Replace(h.Snippet)
-		fmt.Fprintf(&b, "- session %s, event %s, %s, %s (score %.2f): %s\n", h.Session, h.EventID, h.Time, h.Role, h.Score, snip)
+		line := fmt.Sprintf("- session %s, event %s, %s, %s (score %.2f): %s", h.Session, h.EventID, h.Time, h.Role, h.Score, h.Snippet)
+		b.WriteString(runtime.NeutralizeMarkers(line, evidenceMarker))
+		b.WriteByte('\n')
 	}
 	b.WriteString("</recalled_history>")
 	return b.String()

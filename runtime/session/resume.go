@@ -10,33 +10,18 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
-// ErrNoRun: the run to resume does not exist, or the session has no
-// interrupted run to resume as "latest".
+// ErrNoRun: the run to resume does not exist.
 var ErrNoRun = errors.New("session: no run to resume")
 
-// Resume builds the resume of run (a run id, or "latest": the newest
-// interrupted run of the session key names) with value answering its
-// pending interrupts: every one of them, or, when value is an object keyed
-// by interrupt ids or node names and more than one is pending, each its
-// own. It returns the request and the session the run belongs to. Errors
-// that name no run wrap ErrNoRun.
-func (s *Service) Resume(ctx context.Context, key store.SessionKey, run string, value json.RawMessage) (*runtime.ResumeRequest, store.SessionKey, error) {
+// Resume builds the resume of run (a run id; "latest" is resolved by the
+// caller through Runner.LatestResumable, one rule for every front end) with
+// value answering its pending interrupts: every one of them, or, when value
+// is an object keyed by interrupt ids or node names and more than one is
+// pending, each its own. A run that waits on no interrupt (cut off while
+// running, or needing a decision) takes no value. It returns the request and
+// the session the run belongs to. Errors that name no run wrap ErrNoRun.
+func (s *Service) Resume(ctx context.Context, run string, value json.RawMessage) (*runtime.ResumeRequest, store.SessionKey, error) {
 	id := run
-	if id == "latest" {
-		runs, err := s.Runs(ctx, key)
-		if err != nil {
-			return nil, store.SessionKey{}, err
-		}
-		id = ""
-		for _, r := range runs {
-			if r.Status == store.RunInterrupted && (id == "" || r.ID > id) {
-				id = r.ID
-			}
-		}
-		if id == "" {
-			return nil, store.SessionKey{}, &noRunError{msg: fmt.Sprintf("session %s of user %s has no interrupted run", key.Session, key.User)}
-		}
-	}
 	r, err := s.st.GetRun(ctx, id)
 	if err != nil {
 		return nil, store.SessionKey{}, &noRunError{msg: fmt.Sprintf("run %s: %v", id, err), err: err}
@@ -46,7 +31,7 @@ func (s *Service) Resume(ctx context.Context, key store.SessionKey, run string, 
 		return nil, store.SessionKey{}, err
 	}
 	var pending []runtime.InterruptInfo
-	if len(evs) > 0 {
+	if len(evs) > 0 && r.Status == store.RunInterrupted {
 		pending = evs[len(evs)-1].Interrupts
 	}
 	vals := map[string]json.RawMessage{}
@@ -60,7 +45,7 @@ func (s *Service) Resume(ctx context.Context, key store.SessionKey, run string, 
 			}
 		}
 	}
-	if len(vals) == 0 {
+	if len(vals) == 0 && len(value) > 0 {
 		for _, p := range pending {
 			vals[p.ID] = value
 		}

@@ -12,8 +12,7 @@ import (
 	"github.com/agentc/agentc/runtime/store/memory"
 )
 
-// TestResume: "latest" is the newest interrupted run of the session; the
-// value answers every pending interrupt, or each its own when it is an
+// TestResume: the value answers every pending interrupt, or each its own when it is an
 // object keyed by interrupt id or node name; a run that is not there wraps
 // ErrNoRun.
 func TestResume(t *testing.T) {
@@ -52,14 +51,14 @@ func TestResume(t *testing.T) {
 		want             map[string]string // interrupt id → value
 		wantRun          string
 	}{
-		{"latest, one value for all", "latest", `true`, map[string]string{"i2": `true`, "i3": `true`}, "run_2"},
-		{"by id and node name", "latest", `{"i2": 1, "check": 2}`, map[string]string{"i2": `1`, "i3": `2`}, "run_2"},
+		{"one value for all", "run_2", `true`, map[string]string{"i2": `true`, "i3": `true`}, "run_2"},
+		{"by id and node name", "run_2", `{"i2": 1, "check": 2}`, map[string]string{"i2": `1`, "i3": `2`}, "run_2"},
 		{"an object with no key matches answers all", "run_2", `{"x": 1}`, map[string]string{"i2": `{"x": 1}`, "i3": `{"x": 1}`}, "run_2"},
 		{"one pending: the object is the answer", "run_1", `{"i1": 1}`, map[string]string{"i1": `{"i1": 1}`}, "run_1"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, k, err := svc.Resume(ctx, key, tc.run, json.RawMessage(tc.value))
+			req, k, err := svc.Resume(ctx, tc.run, json.RawMessage(tc.value))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,11 +76,7 @@ func TestResume(t *testing.T) {
 			}
 		})
 	}
-	other := store.SessionKey{App: "app", User: "u", Session: "empty"}
-	if _, _, err := svc.Resume(ctx, other, "latest", json.RawMessage(`true`)); !errors.Is(err, session.ErrNoRun) || err.Error() != "session empty of user u has no interrupted run" {
-		t.Errorf("latest of a session without interrupted runs: %v", err)
-	}
-	if _, _, err := svc.Resume(ctx, key, "run_9", json.RawMessage(`true`)); !errors.Is(err, session.ErrNoRun) || !errors.Is(err, store.ErrNotFound) {
+	if _, _, err := svc.Resume(ctx, "run_9", json.RawMessage(`true`)); !errors.Is(err, session.ErrNoRun) || !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a missing run: %v", err)
 	}
 }

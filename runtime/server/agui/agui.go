@@ -106,6 +106,10 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	}
 
 	s := newStream(w, h.b.Clock, lim.WriteTimeout, cancel)
+	if pe != nil && pe.pending != nil {
+		h.redeliver(r.Context(), s, key, in, pe)
+		return
+	}
 	if pe != nil {
 		h.b.Metrics.Error(proto, pe.code)
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: pe.msg, Code: pe.code})

@@ -150,8 +150,10 @@ func TestGraphStepsStateInterruptResume(t *testing.T) {
 	id := it["id"].(string)
 
 	// A new message without a resume, from a client that got the pause
-	// (its history has the run's reply), is refused (AG-UI: pending
-	// interrupts block new input).
+	// (its history has the run's reply), runs nothing (AG-UI: pending
+	// interrupts block new input): the pause is delivered again, with the
+	// ids to answer in a machine-readable CUSTOM event and the same
+	// interrupt outcome.
 	starts := ofType(evs, TextMessageStart)
 	if len(starts) != 2 {
 		t.Fatalf("text messages: the report and the question: %v", starts)
@@ -159,9 +161,7 @@ func TestGraphStepsStateInterruptResume(t *testing.T) {
 	reply := map[string]any{"id": starts[0]["messageId"], "role": "assistant", "content": "The report on the host is ready."}
 	question := map[string]any{"id": starts[1]["messageId"], "role": "assistant", "content": "Publish the report on example.com?"}
 	refused := h.run("ana", input("t1", "r2", userMsg("m1", "example.com"), reply, question, userMsg("m2", "something else")))
-	if len(refused) != 1 || refused[0]["type"] != RunError || refused[0]["code"] != "interrupt_pending" {
-		t.Fatalf("refused %v", refused)
-	}
+	checkRedelivered(t, refused, id)
 	// A resume naming an unknown interrupt is refused.
 	bad := input("t1", "r3", userMsg("m1", "example.com"))
 	bad["resume"] = []any{map[string]any{"interruptId": "nope", "status": "resolved", "payload": map[string]any{"approved": true}}}
@@ -618,5 +618,71 @@ func TestRequestErrors(t *testing.T) {
 		map[string]any{"type": "text", "text": "hi"}, map[string]any{"type": "image", "source": map[string]any{"type": "url", "value": "http://x"}}}})
 	if evs := h.run("ana", in); text(evs) != "Hello there, friend." {
 		t.Errorf("content parts: %v", evs)
+	}
+}
+
+// checkRedelivered checks a stream that delivers a pause again
+// (interrupt_pending): RUN_STARTED, a CUSTOM agentc.interrupt_pending
+// naming the open interrupt id, and RUN_FINISHED with the same interrupt
+// outcome; no RUN_ERROR.
+func checkRedelivered(t *testing.T, evs []map[string]any, id string) {
+	t.Helper()
+	if len(evs) < 3 || evs[0]["type"] != RunStarted || len(ofType(evs, RunError)) != 0 {
+		t.Fatalf("re-delivered pause %v", evs)
+	}
+	var pending map[string]any
+	for _, c := range ofType(evs, Custom) {
+		if c["name"] == "agentc.interrupt_pending" {
+			pending, _ = c["value"].(map[string]any)
+		}
+	}
+	ids, _ := pending["interrupts"].([]any)
+	if pending["code"] != "interrupt_pending" || len(ids) != 1 || ids[0].(map[string]any)["interruptId"] != id {
+		t.Fatalf("agentc.interrupt_pending %v", pending)
+	}
+	fin := last(evs)
+	out, _ := fin["outcome"].(map[string]any)
+	ints, _ := out["interrupts"].([]any)
+	if fin["type"] != RunFinished || out["type"] != "interrupt" || len(ints) != 1 || ints[0].(map[string]any)["id"] != id {
+		t.Fatalf("re-delivered outcome %v", fin)
+	}
+}
+
+// TestPauseNeverReceivedIsRedelivered is issue 13's problem 11: a server
+// that died after the pause was committed but before its outcome reached
+// the client (and before the thread's record of what it asked was
+// written) leaves the client with no interrupt id. Its next message gets
+// the pause again, and answering the re-delivered id resumes the run.
+func TestPauseNeverReceivedIsRedelivered(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	evs := h.run("ana", input("t1", "r1", userMsg("m1", "example.com")))
+	if out, _ := last(evs)["outcome"].(map[string]any); out["type"] != "interrupt" {
+		t.Fatalf("first request %v", last(evs))
+	}
+	// The record of the asked ids is gone, as if the server died first.
+	if err := h.b.Docs.ApplyDocs(context.Background(), store.DocOp{Coll: docsColl,
+		Key: docKey(store.SessionKey{App: "app", User: "ana", Session: "t1"}), Delete: true}); err != nil {
+		t.Fatal(err)
+	}
+	// The client retries with what it had: its own message only.
+	again := h.run("ana", input("t1", "r2", userMsg("m1", "example.com")))
+	out, _ := last(again)["outcome"].(map[string]any)
+	ints, _ := out["interrupts"].([]any)
+	if len(ints) != 1 {
+		t.Fatalf("re-delivered %v", again)
+	}
+	id := ints[0].(map[string]any)["id"].(string)
+	checkRedelivered(t, again, id)
+	// A second retry gets the same ids.
+	checkRedelivered(t, h.run("ana", input("t1", "r3", userMsg("m1", "example.com"))), id)
+
+	in := input("t1", "r4", userMsg("m1", "example.com"))
+	in["resume"] = []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"approved": true}}}
+	if fin := last(h.run("ana", in)); fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "success" {
+		t.Fatalf("resume with the re-delivered id %v", fin)
+	}
+	runs, err := h.b.Sessions.Runs(context.Background(), store.SessionKey{App: "app", User: "ana", Session: "t1"})
+	if err != nil || len(runs) != 1 || runs[0].Status != store.RunCompleted {
+		t.Fatalf("one run, completed: %+v %v", runs, err)
 	}
 }

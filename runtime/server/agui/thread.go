@@ -173,7 +173,12 @@ func (h *handler) abandon(ctx context.Context, key store.SessionKey, run string)
 
 // planError is a request that is well-formed but cannot run; it is answered
 // with RUN_ERROR (code) as the stream's only event.
-type planError struct{ code, msg string }
+type planError struct {
+	code, msg string
+	// pending, for interrupt_pending, is the pause the request did not
+	// answer: the adapter delivers it again instead of a bare RUN_ERROR.
+	pending *waiting
+}
 
 func (e *planError) Error() string { return e.msg }
 
@@ -189,7 +194,7 @@ type plan struct {
 
 func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) (*plan, error) {
 	if h.reg.get(regKey{key.User, key.Session}) != nil {
-		return nil, &planError{"thread_busy", "the thread has an active run: wait for it to finish or cancel it"}
+		return nil, &planError{code: "thread_busy", msg: "the thread has an active run: wait for it to finish or cancel it"}
 	}
 	w, err := h.threadState(ctx, key)
 	if err != nil {
@@ -199,17 +204,17 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 	newRun := func() (*plan, error) {
 		text, ok := in.lastUserText()
 		if !ok {
-			return nil, &planError{"no_input", "the last message is not a user message: nothing to run"}
+			return nil, &planError{code: "no_input", msg: "the last message is not a user message: nothing to run"}
 		}
 		if strings.TrimSpace(text) == "" {
-			return nil, &planError{"no_input", "the last user message has no text"}
+			return nil, &planError{code: "no_input", msg: "the last user message has no text"}
 		}
 		p.inv.Input = text
 		return p, nil
 	}
 	if w == nil {
 		if len(in.Resume) > 0 {
-			return nil, &planError{"unknown_interrupt", fmt.Sprintf("thread %s has no open interrupt %q", key.Session, in.Resume[0].InterruptID)}
+			return nil, &planError{code: "unknown_interrupt", msg: fmt.Sprintf("thread %s has no open interrupt %q", key.Session, in.Resume[0].InterruptID)}
 		}
 		return newRun()
 	}
@@ -231,7 +236,7 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 	}
 	for _, r := range in.Resume {
 		if !byID[r.InterruptID] {
-			return nil, &planError{"unknown_interrupt", fmt.Sprintf("interrupt %q is not open on thread %s (open: %s)", r.InterruptID, key.Session, openIDs(w))}
+			return nil, &planError{code: "unknown_interrupt", msg: fmt.Sprintf("interrupt %q is not open on thread %s (open: %s)", r.InterruptID, key.Session, openIDs(w))}
 		}
 	}
 	if len(answers) == 0 && w.unseen(in) {
@@ -243,7 +248,8 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		return newRun()
 	}
 	if len(answers) == 0 {
-		return nil, &planError{"interrupt_pending", fmt.Sprintf("thread %s waits on interrupts %s: answer them with resume entries", key.Session, openIDs(w))}
+		return nil, &planError{code: "interrupt_pending", pending: w,
+			msg: fmt.Sprintf("thread %s waits on interrupts %s: answer them with resume entries", key.Session, openIDs(w))}
 	}
 	var missing []string
 	resume := &runtime.ResumeRequest{Run: w.run}
@@ -256,7 +262,7 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		case it.decision:
 			var d runtime.DecisionRequest
 			if err := json.Unmarshal(a.Payload, &d); err != nil || d.Action == "" {
-				return nil, &planError{"invalid_resume", fmt.Sprintf(`interrupt %q: the payload must be {"action": "rerun"|"result"|"fail", "value"?}`, it.id)}
+				return nil, &planError{code: "invalid_resume", msg: fmt.Sprintf(`interrupt %q: the payload must be {"action": "rerun"|"result"|"fail", "value"?}`, it.id)}
 			}
 			if resume.Decisions == nil {
 				resume.Decisions = map[string]runtime.DecisionRequest{}
@@ -274,7 +280,7 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &planError{"resume_incomplete", fmt.Sprintf("the resume does not answer interrupts %s", strings.Join(missing, ", "))}
+		return nil, &planError{code: "resume_incomplete", msg: fmt.Sprintf("the resume does not answer interrupts %s", strings.Join(missing, ", "))}
 	}
 	if resume.Values == nil && resume.Decisions == nil {
 		// Every open interrupt was cancelled: the paused run stops blocking

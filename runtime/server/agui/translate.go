@@ -1,6 +1,7 @@
 package agui
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
 )
 
 // translator turns the runtime events of one request into AG-UI events
@@ -466,3 +468,69 @@ func decisionID(id, ev string) string { return "decision:" + id + "#" + ev }
 // interruptCallID is the toolCallId of the i-th interrupt of event ev when
 // it is offered as a frontend tool call.
 func interruptCallID(ev string, i int) string { return "call_" + ev + "_" + strconv.Itoa(i) }
+
+// redeliver answers a request that does not answer its thread's open
+// interrupts (interrupt_pending) by delivering the pause again, as the run
+// that paused ended: RUN_STARTED and the state snapshot, a CUSTOM
+// agentc.interrupt_pending naming every open interrupt (machine-readable:
+// the ids to answer), each interrupt asked again, and RUN_FINISHED with
+// the same interrupt outcome. Nothing runs. A client that never got the
+// pause (a server that died before the outcome was written, a lost
+// response) thus learns the ids its next request must answer
+// (spec/agui.md, "Interrupts and resume").
+func (h *handler) redeliver(ctx context.Context, s *stream, key store.SessionKey, in *runInput, pe *planError) {
+	w := pe.pending
+	h.b.Metrics.Error(proto, pe.code)
+	now := h.b.Clock.Now()
+	ts := millis(now)
+	state := w.state
+	if full, ok := h.runState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: w.run}}); ok {
+		state = full
+	}
+	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	tr.run, tr.interrupt = w.run, w.interrupt
+	out := tr.start(now, state)
+	out = append(out, pendingCustom(w, tr.interrupts(w.finished), pe, ts))
+	out = append(out, tr.finished(w.finished, ts)...)
+	tr.done = true
+	// The thread's record is left as it is: the asks sent here are not
+	// recorded, so a client that keeps none of them is still answered with
+	// the pause, never has it abandoned for it (thread.go, unseen).
+	s.send(out...)
+}
+
+// pendingCustom is the CUSTOM agentc.interrupt_pending event of a
+// re-delivered pause: {code, message, run, interrupts: [{interruptId,
+// reason, id?, decision?, node}]}, interruptId being what a resume entry
+// names.
+func pendingCustom(w *waiting, ints []Interrupt, pe *planError, ts int64) Event {
+	type item struct {
+		InterruptID string `json:"interruptId"`
+		Reason      string `json:"reason"`
+		ToolCallID  string `json:"toolCallId,omitempty"`
+		ID          string `json:"id,omitempty"`       // the runtime interrupt id (graph/node)
+		Decision    string `json:"decision,omitempty"` // the runtime decision id
+	}
+	v := struct {
+		Code       string `json:"code"`
+		Message    string `json:"message"`
+		Run        string `json:"run"`
+		Interrupts []item `json:"interrupts"`
+	}{Code: pe.code, Message: pe.msg, Run: w.run, Interrupts: []item{}}
+	for i, it := range ints {
+		x := item{InterruptID: it.ID, Reason: it.Reason, ToolCallID: it.ToolCallID}
+		if i < len(w.interrupts) {
+			if p := w.interrupts[i]; p.decision {
+				x.Decision = p.runtime
+			} else {
+				x.ID = p.runtime
+			}
+		}
+		v.Interrupts = append(v.Interrupts, x)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		b = []byte("{}")
+	}
+	return Event{Type: Custom, Timestamp: ts, Name: "agentc.interrupt_pending", Value: b}
+}

@@ -12,7 +12,10 @@
 // new session with earlier messages, they are folded into the input as a
 // transcript when the runnable takes text. When the session's latest run is
 // waiting on an interrupt, the last message answers it (as JSON when it
-// parses, else as a string) and the run resumes.
+// parses, else as a string) and the run resumes; a re-sent request (its
+// last message is the one that started the waiting run) is answered 409
+// interrupt_pending, and it and invalid_resume list the pending
+// interrupts in the error object (run, pending_interrupts).
 //
 // Client-provided tools are refused (400, param "tools") unless tool_choice
 // is "none": the workflow runs its own tools, and a tool call cannot be
@@ -152,6 +155,12 @@ func WriteError(w http.ResponseWriter, _ *http.Request, status int, code, messag
 // writeError writes {"error":{"message","type","param","code"}}; empty
 // param and code are null.
 func writeError(w http.ResponseWriter, status int, typ, param, code, message string) {
+	writeErrorWith(w, status, typ, param, code, message, nil)
+}
+
+// writeErrorWith writes an error whose object carries more members: extra
+// appends them (each preceded by a comma).
+func writeErrorWith(w http.ResponseWriter, status int, typ, param, code, message string, extra func([]byte) []byte) {
 	var b []byte
 	b = append(b, `{"error":{"message":`...)
 	b = appendString(b, message)
@@ -161,6 +170,9 @@ func writeError(w http.ResponseWriter, status int, typ, param, code, message str
 	b = appendNullable(b, param)
 	b = append(b, `,"code":`...)
 	b = appendNullable(b, code)
+	if extra != nil {
+		b = extra(b)
+	}
 	b = append(b, "}}\n"...)
 	hd := w.Header()
 	hd.Set("Content-Type", "application/json")
@@ -405,8 +417,15 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	default:
 		sess, continued = id, false
 	}
-	inv, err := h.invocation(r.Context(), user, sess, continued, req)
+	inv, pending, err := h.invocation(r.Context(), user, sess, continued, req)
 	if err != nil {
+		if pe, ok := err.(*pendingError); ok {
+			h.b.Metrics.Error(Protocol, "interrupt_pending")
+			w.Header().Set(SessionHeader, sess)
+			w.Header().Set(RunHeader, pe.run)
+			writeErrorWith(w, http.StatusConflict, "invalid_request_error", "messages", "interrupt_pending", pe.Error(), pe.appendMembers)
+			return
+		}
 		if bad, ok := err.(*badRequest); ok {
 			h.fail(w, http.StatusBadRequest, "invalid_request_error", bad.param, bad.code, bad.msg)
 			return
@@ -420,6 +439,16 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	run, err := h.b.Start(ctx, Protocol, inv)
 	if err != nil {
+		if pending != nil && errors.Is(err, runtime.ErrInvalidResume) {
+			// The last message does not answer the interrupts: say which
+			// ones wait, machine-readably, as for a re-sent request.
+			h.b.Metrics.Error(Protocol, "invalid_resume")
+			w.Header().Set(SessionHeader, sess)
+			w.Header().Set(RunHeader, pending.run)
+			writeErrorWith(w, http.StatusBadRequest, "invalid_request_error", "messages", "invalid_resume",
+				"The session is waiting for an answer to an interrupt and the last message does not answer it: "+err.Error(), pending.appendMembers)
+			return
+		}
 		h.startError(w, err)
 		return
 	}
@@ -454,7 +483,12 @@ func (h *Handler) now() int64 {
 // invocation builds the run request: a resume when the session's latest
 // run waits on interrupts, else a new run whose input is the last message
 // (with the earlier ones folded in when the session has no history).
-func (h *Handler) invocation(ctx context.Context, user, sess string, continued bool, req *chatRequest) (runtime.Invocation, error) {
+//
+// When the latest run waits, pending describes it. A request whose last
+// message is the one that started that run is a re-sent request (its
+// client never got the pause): it is answered with a *pendingError, which
+// re-delivers the interrupts, instead of taking the message as the answer.
+func (h *Handler) invocation(ctx context.Context, user, sess string, continued bool, req *chatRequest) (runtime.Invocation, *pendingError, error) {
 	inv := runtime.Invocation{User: user, Session: sess}
 	last := req.Messages[len(req.Messages)-1]
 	text, _ := messageText(last.Content)
@@ -463,26 +497,40 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 		key := store.SessionKey{App: h.b.App(), User: user, Session: sess}
 		runs, err := h.sessions.Runs(ctx, key)
 		if err != nil {
-			return inv, err
+			return inv, nil, err
 		}
 		history = len(runs) > 0
 		if history && runs[len(runs)-1].Status == store.RunInterrupted {
 			latest := runs[len(runs)-1]
-			evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: latest.ID, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+			evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: latest.ID, Kinds: []runtime.EventKind{runtime.EventInput, runtime.EventRunFinished}})
 			if err != nil {
-				return inv, err
+				return inv, nil, err
 			}
-			if len(evs) > 0 && len(evs[len(evs)-1].Interrupts) > 0 {
+			var fin *runtime.Event
+			started := ""
+			for _, e := range evs {
+				switch {
+				case e.Kind == runtime.EventRunFinished:
+					fin = e
+				case e.Kind == runtime.EventInput && e.Resume == nil && started == "":
+					started = e.Text
+				}
+			}
+			if fin != nil && len(fin.Interrupts) > 0 {
+				pending := &pendingError{run: latest.ID, interrupts: fin.Interrupts}
+				if started != "" && text == started {
+					return inv, nil, pending
+				}
 				value := json.RawMessage(text)
 				if !json.Valid(value) {
 					value = appendString(nil, text)
 				}
 				vals := map[string]json.RawMessage{}
-				for _, in := range evs[len(evs)-1].Interrupts {
+				for _, in := range fin.Interrupts {
 					vals[in.ID] = value
 				}
 				inv.Resume = &runtime.ResumeRequest{Run: latest.ID, Values: vals}
-				return inv, nil
+				return inv, pending, nil
 			}
 		}
 	}
@@ -501,10 +549,43 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 		text = b.String()
 	}
 	if text == "" {
-		return inv, invalid(fmt.Sprintf("messages[%d].content", len(req.Messages)-1), "The last message has no text")
+		return inv, nil, invalid(fmt.Sprintf("messages[%d].content", len(req.Messages)-1), "The last message has no text")
 	}
 	inv.Input = text
-	return inv, nil
+	return inv, nil, nil
+}
+
+// pendingError is a session whose latest run waits on interrupts, as an
+// error body lists them: "run" and "pending_interrupts" [{id, node,
+// prompt, schema}] next to the usual members (spec/serve.md, "OpenAI";
+// answer with a message whose content is the value).
+type pendingError struct {
+	run        string
+	interrupts []runtime.InterruptInfo
+}
+
+func (e *pendingError) Error() string {
+	ids := make([]string, len(e.interrupts))
+	for i, in := range e.interrupts {
+		ids[i] = in.ID
+	}
+	return fmt.Sprintf("The session's run %s is waiting for an answer to %s; send the answer as the last message (JSON when it parses, else a string)",
+		e.run, strings.Join(ids, ", "))
+}
+
+func (e *pendingError) appendMembers(b []byte) []byte {
+	b = append(b, `,"run":`...)
+	b = appendString(b, e.run)
+	b = append(b, `,"pending_interrupts":`...)
+	list := e.interrupts
+	if list == nil {
+		list = []runtime.InterruptInfo{}
+	}
+	j, err := json.Marshal(list)
+	if err != nil {
+		j = []byte("[]")
+	}
+	return append(b, j...)
 }
 
 // startError maps a Backend.Start error to a response.

@@ -369,8 +369,13 @@ func TestInterruptContinuity(t *testing.T) {
 				t.Fatalf("status %d: %s", r.status, r.body)
 			}
 			if tc.status != 200 {
-				if _, _, code, _ := apiError(t, r.body); code != tc.code {
+				code, pe := pendingAPIError(t, r.body)
+				if code != tc.code {
 					t.Fatalf("code %q", code)
+				}
+				// The refusal lists what waits, machine-readably.
+				if pe.Run != run || len(pe.Pending) != 1 || pe.Pending[0].ID != "investigate/approve" || pe.Pending[0].Schema == nil {
+					t.Fatalf("pending interrupts %+v", pe)
 				}
 				return
 			}
@@ -387,6 +392,76 @@ func TestInterruptContinuity(t *testing.T) {
 	if err != nil || got.Status != store.RunCompleted {
 		t.Fatalf("run %+v, %v", got, err)
 	}
+}
+
+// TestResentRequestRedeliversInterrupt: a client that never got the
+// paused run's answer (the server died, the response was lost) sends its
+// request again. The message is not taken as the interrupt's answer: the
+// answer is 409 interrupt_pending listing the interrupts, and answering
+// them resumes the run.
+func TestResentRequestRedeliversInterrupt(t *testing.T) {
+	e := newEnv(t, envOpts{support: true})
+	const question = "prod.example.com fails with x509: certificate signed by unknown authority"
+	hdr := []string{"X-Agentc-Session", "case-resent"}
+	first := e.chat(aliceToken, chatBody("support", false, "user", question), hdr...)
+	if first.status != 200 || first.header.Get("X-Agentc-Status") != "interrupted" {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	run := first.header.Get("X-Agentc-Run")
+	for _, stream := range []bool{false, true} {
+		again := e.chat(aliceToken, chatBody("support", stream, "user", question), hdr...)
+		if again.status != http.StatusConflict || again.header.Get("X-Agentc-Run") != run {
+			t.Fatalf("re-sent (stream %v): %d %s", stream, again.status, again.body)
+		}
+		code, pe := pendingAPIError(t, again.body)
+		if code != "interrupt_pending" || pe.Run != run || len(pe.Pending) != 1 ||
+			pe.Pending[0].ID != "investigate/approve" || pe.Pending[0].Prompt != "Publish this report?" {
+			t.Fatalf("re-sent: code %q %+v", code, pe)
+		}
+	}
+	ok := e.chat(aliceToken, chatBody("support", false, "user", question, "user", `{"approved": true}`), hdr...)
+	if ok.status != 200 || ok.header.Get("X-Agentc-Run") != run || ok.header.Get("X-Agentc-Status") != "completed" {
+		t.Fatalf("answer: %d %v %s", ok.status, ok.header, ok.body)
+	}
+}
+
+type pendingMembers struct {
+	Run     string                  `json:"run"`
+	Pending []runtime.InterruptInfo `json:"pending_interrupts"`
+}
+
+// pendingAPIError checks an error body of a session that waits on
+// interrupts: the four OpenAI members (strings or null) plus exactly "run"
+// and "pending_interrupts".
+func pendingAPIError(t *testing.T, body []byte) (string, pendingMembers) {
+	t.Helper()
+	var outer map[string]json.RawMessage
+	if err := json.Unmarshal(body, &outer); err != nil || len(outer) != 1 || outer["error"] == nil {
+		t.Fatalf("not an error object: %s", body)
+	}
+	var inner map[string]json.RawMessage
+	if err := json.Unmarshal(outer["error"], &inner); err != nil || len(inner) != 6 {
+		t.Fatalf("error members: want message, type, param, code, run, pending_interrupts: %s", body)
+	}
+	var code *string
+	for _, k := range []string{"message", "type", "param", "code"} {
+		var v *string
+		raw, ok := inner[k]
+		if !ok || json.Unmarshal(raw, &v) != nil || (v == nil && (k == "message" || k == "type")) {
+			t.Fatalf("error member %q: %s", k, body)
+		}
+		if k == "code" {
+			code = v
+		}
+	}
+	var pm pendingMembers
+	if err := json.Unmarshal(outer["error"], &pm); err != nil || pm.Pending == nil {
+		t.Fatalf("pending members: %v: %s", err, body)
+	}
+	if code == nil {
+		return "", pm
+	}
+	return *code, pm
 }
 
 // TestTenantIsolation: bob naming alice's session id gets his own session;
