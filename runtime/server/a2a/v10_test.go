@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/store/memory"
@@ -281,7 +282,7 @@ func TestCancelWorkingTask(t *testing.T) {
 		t.Fatalf("non-blocking send: %v", res)
 	}
 	<-e.gate.started // the model is waiting
-	if s := str(t, e.ok("ana", "1.0", "GetTask", map[string]any{"id": id}), "status", "state"); s != "TASK_STATE_WORKING" {
+	if s := e.waitState(t, id, "TASK_STATE_WORKING"); s != "TASK_STATE_WORKING" {
 		t.Fatalf("while running: %s", s)
 	}
 	// Another user cannot see or cancel it.
@@ -315,6 +316,7 @@ func TestSubscribeToWorkingTask(t *testing.T) {
 		"configuration": map[string]any{"returnImmediately": true}})
 	id := str(t, res, "task", "id")
 	<-e.gate.started
+	e.waitState(t, id, "TASK_STATE_WORKING")
 	r := e.open("ana", "1.0", "SubscribeToTask", map[string]any{"id": id})
 	f, ok := r.next() // the subscriber is attached: let the model answer
 	if !ok {
@@ -456,4 +458,19 @@ func TestSeveralInterruptsAnsweredByID(t *testing.T) {
 	if str(t, done, "status", "state") != "TASK_STATE_COMPLETED" || str(t, done, "artifacts", 0, "parts", 0, "text") != "both answered" {
 		t.Fatalf("after both answers: %v", done)
 	}
+}
+
+// waitState polls GetTask until the task is in state (the task's pump
+// records run_started a moment after the model is called), for at most
+// 5 s, and returns the last state seen.
+func (e *env) waitState(t *testing.T, id, state string) string {
+	t.Helper()
+	var s string
+	for i := 0; i < 500; i++ {
+		if s = str(t, e.ok("ana", "1.0", "GetTask", map[string]any{"id": id}), "status", "state"); s == state {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return s
 }
