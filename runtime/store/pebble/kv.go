@@ -93,7 +93,13 @@ func tailNum(key []byte) (uint64, error) {
 	return last.Num, nil
 }
 
-// apply commits b synced and closes it.
+// apply commits b synced and closes it, then records the WAL mark. An
+// error from the engine names the file it is about.
 func (s *Store) apply(b *pebble.Batch) error {
-	return errors.Join(b.Commit(pebble.Sync), b.Close())
+	err := guard(s.dir, "commit", func() error { return b.Commit(pebble.Sync) })
+	err = errors.Join(err, b.Close())
+	if err != nil {
+		return namePebbleError(s.dir, "commit", err)
+	}
+	return s.mark.update()
 }
