@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/sstable"
@@ -127,6 +128,11 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 		db, err = pebble.Open(dir, po)
 		return err
 	}); err != nil {
+		err = namePebbleError(dir, "open store", err)
+		var de *DamageError
+		if errors.As(err, &de) && de.File == "" && strings.Contains(de.Error(), "key=value") {
+			de.File = st.options
+		}
 		r.addErr(err)
 		return r, nil
 	}

@@ -234,6 +234,7 @@ func names(err error, file string) bool {
 
 type tally struct {
 	cases, refusedOpen, refusedRead, intact, losses, panics, unnamed, unchecked int
+	repaired, unrepairable                                                      int
 }
 
 func TestCorruptionSuite(t *testing.T) {
@@ -281,8 +282,8 @@ func TestCorruptionSuite(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("corruption suite: %d cases, %d refused at open, %d refused at a read, %d opened intact, %d silent losses, %d panics, %d errors not naming the file, %d damaged stores check passed",
-		tl.cases, tl.refusedOpen, tl.refusedRead, tl.intact, tl.losses, tl.panics, tl.unnamed, tl.unchecked)
+	t.Logf("corruption suite: %d cases, %d refused at open, %d refused at a read, %d opened intact, %d silent losses, %d panics, %d errors not naming the file, %d damaged stores check passed; of the refused, %d repaired (check then passes), %d not repairable (table or MANIFEST damage)",
+		tl.cases, tl.refusedOpen, tl.refusedRead, tl.intact, tl.losses, tl.panics, tl.unnamed, tl.unchecked, tl.repaired, tl.unrepairable)
 	if tl.losses+tl.panics+tl.unnamed+tl.unchecked > 0 {
 		t.Errorf("%d silent losses, %d panics, %d unnamed refusals, %d unreported damaged stores; want 0", tl.losses, tl.panics, tl.unnamed, tl.unchecked)
 	}
@@ -313,10 +314,11 @@ func corruptCase(t *testing.T, dir, file string, tl *tally) {
 	if err != nil {
 		tl.refusedOpen++
 		refused(err, "open")
+		repairCase(t, dir, tl)
 		return
 	}
-	defer s.Close()
 	readErr, loss := verifyCorpus(s)
+	must(t, s.Close())
 	switch {
 	case loss != "":
 		tl.losses++
@@ -324,9 +326,40 @@ func corruptCase(t *testing.T, dir, file string, tl *tally) {
 	case readErr != nil:
 		tl.refusedRead++
 		refused(readErr, "read")
+		repairCase(t, dir, tl)
 	default:
 		tl.intact++
 	}
+}
+
+// repairCase repairs a refused store: either Repair says it cannot (and
+// names what), or it leaves a copy and a store that Check accepts and Open
+// opens.
+func repairCase(t *testing.T, dir string, tl *tally) {
+	t.Helper()
+	res, err := Repair(ctx, dir, t0)
+	if err != nil {
+		if !strings.Contains(err.Error(), "cannot repair") {
+			t.Errorf("repair: %v", err)
+		}
+		tl.unrepairable++
+		t.Logf("not repairable: %v", err)
+		return
+	}
+	if _, err := os.Stat(filepath.Join(res.Backup, "MANIFEST-000001")); err != nil {
+		t.Errorf("repair kept no copy: %v", err)
+	}
+	if !res.Report.OK() {
+		t.Errorf("check after repair: %v (actions %v)", res.Report.Problems, res.Actions)
+		return
+	}
+	s, err := Open(dir, nil)
+	if err != nil {
+		t.Errorf("open after repair: %v", err)
+		return
+	}
+	must(t, s.Close())
+	tl.repaired++
 }
 
 func TestCheckCleanStore(t *testing.T) {
