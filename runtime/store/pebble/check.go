@@ -109,6 +109,10 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 		walBad = true
 		r.addErr(err)
 	}
+	if err := checkManifest(dir, st.manifest); err != nil {
+		walBad = true
+		r.addErr(err)
+	}
 	checkTables(ctx, dir, r)
 	if walBad {
 		// The engine would drop the WAL's tail: what it holds is not

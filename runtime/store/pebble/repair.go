@@ -40,7 +40,7 @@ func Repair(ctx context.Context, dir string, now time.Time) (*RepairResult, erro
 	}
 	var unfixable []string
 	for _, p := range rep.Problems {
-		if !repairable(p) {
+		if !repairable(dir, p) {
 			unfixable = append(unfixable, p.String())
 		}
 	}
@@ -77,12 +77,15 @@ func Repair(ctx context.Context, dir string, now time.Time) (*RepairResult, erro
 }
 
 // repairable reports whether fix knows what to do with a problem.
-func repairable(p Problem) bool {
+func repairable(dir string, p Problem) bool {
 	switch k := classify(p.File); {
 	case p.File == "marker.manifest.*", p.File == "marker.format-version.*", p.File == "OPTIONS-*":
 		return true
 	case k == kindOptions, k == kindLog, k == kindSeal, k == kindMark:
 		return true
+	case k == kindManifest: // a bad record after the first: cut there
+		off, err := manifestDamage(filepath.Join(dir, p.File))
+		return err == nil && off > 0 && strings.Contains(p.What, "is damaged or cut")
 	}
 	return false
 }
@@ -93,7 +96,12 @@ func fix(dir string, problems []Problem, res *RepairResult) error {
 	if err != nil {
 		return err
 	}
+	done := map[string]bool{}
 	for _, p := range problems {
+		if done[p.File] {
+			continue
+		}
+		done[p.File] = true
 		switch k := classify(p.File); {
 		case p.File == "marker.manifest.*":
 			var manifests []string
@@ -118,6 +126,10 @@ func fix(dir string, problems []Problem, res *RepairResult) error {
 			}
 			did("created %s", name)
 		case p.File == "OPTIONS-*" || k == kindOptions:
+			if done["options"] {
+				continue
+			}
+			done["options"] = true
 			for _, n := range names {
 				if classify(n) == kindOptions {
 					if err := os.Remove(filepath.Join(dir, n)); err != nil {
@@ -148,6 +160,22 @@ func fix(dir string, problems []Problem, res *RepairResult) error {
 				did("cut %s at offset %d (its first bad record): %d bytes dropped", p.File, f.bad, len(data)-f.bad)
 			} else {
 				did("accepted %s as it is (%d bytes)", p.File, len(data))
+			}
+		case k == kindManifest:
+			path := filepath.Join(dir, p.File)
+			off, err := manifestDamage(path)
+			if err != nil {
+				return err
+			}
+			if off >= 0 {
+				fi, err := os.Stat(path)
+				if err != nil {
+					return err
+				}
+				if err := os.Truncate(path, off); err != nil {
+					return err
+				}
+				did("cut %s at offset %d (its first bad record): %d bytes dropped", p.File, off, fi.Size()-off)
 			}
 		case k == kindSeal, k == kindMark:
 			did("dropped the stale %s", p.File)

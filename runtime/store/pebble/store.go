@@ -114,6 +114,11 @@ func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *w
 	if err := checkMark(dir); err != nil {
 		return nil, st, err
 	}
+	if st.exists {
+		if err := checkManifest(dir, st.manifest); err != nil {
+			return nil, st, err
+		}
+	}
 	if !readOnly {
 		// The seal and the mark describe the files as they are now; the
 		// engine is about to change them. Open writes a new mark.

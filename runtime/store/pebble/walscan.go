@@ -2,12 +2,16 @@ package pebble
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cockroachdb/pebble/v2/record"
 )
 
 // Pebble's WAL wire format (record package, format ≥ FormatWALSyncChunks):
@@ -172,6 +176,49 @@ func checkWALs(dir string, logs []string) error {
 		if f := scanWAL(data, num); f.damaged {
 			return damage(dir, name, "committed records would be dropped: "+f.why, nil)
 		}
+	}
+	return nil
+}
+
+// manifestDamage reads every record of a MANIFEST. The engine stops at the
+// first invalid record and drops the edits after it without a word; a
+// genuinely torn edit (a crash while the engine wrote it) is harmless, but
+// one cut or damaged after it was synced loses the tables or WAL deletions
+// it recorded, so agentc refuses either and repair cuts it explicitly. It
+// returns the offset of the bad record, or -1.
+func manifestDamage(path string) (int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	r := record.NewReader(f, 0)
+	for {
+		off := r.Offset()
+		rec, err := r.Next()
+		if err == nil {
+			_, err = io.Copy(io.Discard, rec)
+		}
+		if errors.Is(err, io.EOF) {
+			return -1, nil
+		}
+		if err != nil {
+			if record.IsInvalidRecord(err) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return off, nil
+			}
+			return -1, err
+		}
+	}
+}
+
+// checkManifest refuses a MANIFEST with a bad record.
+func checkManifest(dir, name string) error {
+	off, err := manifestDamage(filepath.Join(dir, name))
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if off >= 0 {
+		return damage(dir, name, fmt.Sprintf("the record at offset %d is damaged or cut: the engine would drop the edits from there on (the tables they add, the WALs they retire)", off), nil)
 	}
 	return nil
 }
