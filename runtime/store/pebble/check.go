@@ -114,6 +114,7 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 		r.addErr(err)
 	}
 	checkTables(ctx, dir, r)
+	checkOptions(dir, st.options, r)
 	if walBad {
 		// The engine would drop the WAL's tail: what it holds is not
 		// the store's content, and the checks below would mislead.
@@ -328,4 +329,54 @@ func (discardLogger) Infof(string, ...any)  {}
 func (discardLogger) Errorf(string, ...any) {}
 func (discardLogger) Fatalf(format string, args ...any) {
 	panic(fmt.Errorf("pebble: "+format, args...))
+}
+
+// optionLines parses an OPTIONS file into "section.key" → value.
+func optionLines(text string) map[string]string {
+	out := map[string]string{}
+	section := ""
+	for line := range strings.Lines(text) {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "":
+		case strings.HasPrefix(line, "["):
+			section = line
+		default:
+			k, v, _ := strings.Cut(line, "=")
+			out[section+"."+k] = v
+		}
+	}
+	return out
+}
+
+// checkOptions compares the newest OPTIONS file with the options agentc
+// opens the store with. The engine rewrites the file on every open, so a
+// difference is damage to the file (a flip that still parses, a cut), not
+// a setting; repair rewrites it. The cache size is the caller's choice.
+func checkOptions(dir, name string, r *Report) {
+	if name == "" {
+		return
+	}
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		r.add(name, err.Error())
+		return
+	}
+	po := &pebble.Options{FormatMajorVersion: formatVersion}
+	po.EnsureDefaults()
+	want, got := optionLines(po.String()), optionLines(string(b))
+	for _, k := range slices.Sorted(maps.Keys(want)) {
+		if strings.HasSuffix(k, ".cache_size") {
+			continue
+		}
+		g, ok := got[k]
+		switch {
+		case !ok:
+			r.add(name, fmt.Sprintf("the file is damaged or cut: %s is missing", k))
+			return
+		case g != want[k]:
+			r.add(name, fmt.Sprintf("the file is damaged: %s is %q, agentc writes %q", k, g, want[k]))
+			return
+		}
+	}
 }

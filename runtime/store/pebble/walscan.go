@@ -54,6 +54,9 @@ func chunkAt(data []byte, off int, num uint32) (enc byte, end int, synced uint64
 		return 0, 0, 0, false
 	}
 	enc = data[off+6]
+	if isTrailer(data, off, num) {
+		return enc, off + walRecycledHeader, 0, true
+	}
 	var hdr int
 	switch {
 	case enc >= 1 && enc <= 4:
@@ -76,7 +79,7 @@ func chunkAt(data []byte, off int, num uint32) (enc byte, end int, synced uint64
 	}
 	if hdr > walLegacyHeader {
 		ln := binary.LittleEndian.Uint32(data[off+7:])
-		if ln != num && !(ln == num+1 && enc == 5 && length == 0) { // the EOF trailer names the next log
+		if ln != num {
 			return 0, 0, 0, false
 		}
 	}
@@ -107,7 +110,7 @@ func scanWAL(data []byte, num uint32) walFinding {
 			off += rest // block padding
 			continue
 		}
-		enc, end, _, ok := chunkAt(data, off, num)
+		_, end, _, ok := chunkAt(data, off, num)
 		if !ok {
 			if allZero(data[off:min(off+walSyncHeader, len(data))]) && allZero(data[off:]) {
 				f.end = off // preallocated or zeroed to the end: a clean or torn end
@@ -116,7 +119,7 @@ func scanWAL(data []byte, num uint32) walFinding {
 			f.bad = off
 			break
 		}
-		if enc == 5 && binary.LittleEndian.Uint32(data[off+7:]) == num+1 {
+		if isTrailer(data, off, num) {
 			f.end = end // EOF trailer: the log was closed
 			return f
 		}
@@ -134,11 +137,11 @@ func scanWAL(data []byte, num uint32) walFinding {
 		if e < 5 || e > 12 {
 			continue
 		}
-		enc, _, synced, ok := chunkAt(data, p, num)
+		_, _, synced, ok := chunkAt(data, p, num)
 		if !ok {
 			continue
 		}
-		if enc == 5 && binary.LittleEndian.Uint32(data[p+7:]) == num+1 {
+		if isTrailer(data, p, num) {
 			f.damaged = true
 			f.why = fmt.Sprintf("bad record at offset %d of a log that was closed cleanly (EOF trailer at %d)", f.bad, p)
 			return f
@@ -150,6 +153,15 @@ func scanWAL(data []byte, num uint32) walFinding {
 		}
 	}
 	return f
+}
+
+// isTrailer reports whether the EOF trailer a closed log ends with starts at
+// off: a recyclable header with no checksum, no payload and the next log's
+// number.
+func isTrailer(data []byte, off int, num uint32) bool {
+	return off+walRecycledHeader <= len(data) && off/walBlockSize == (off+walRecycledHeader-1)/walBlockSize &&
+		binary.LittleEndian.Uint32(data[off:]) == 0 && binary.LittleEndian.Uint16(data[off+4:]) == 0 &&
+		data[off+6] == 5 && binary.LittleEndian.Uint32(data[off+7:]) == num+1
 }
 
 func allZero(b []byte) bool {
