@@ -77,6 +77,11 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 	if _, err := os.Stat(dir); err != nil {
 		return nil, fmt.Errorf("check store: %w", err)
 	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("check store: %w", err)
+	}
+	defer func() { _ = unlockDir(dir, lock) }()
 	st, err := preflight(dir)
 	if err != nil {
 		r.addErr(err)
@@ -120,11 +125,6 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 		// the store's content, and the checks below would mislead.
 		return r, nil
 	}
-	lock, err := lockDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("check store: %w", err)
-	}
-	defer func() { _ = unlockDir(dir, lock) }()
 	po := &pebble.Options{Lock: lock, FormatMajorVersion: formatVersion, Logger: quietLogger{}, ReadOnly: true, ErrorIfNotExists: true}
 	po.EventListener = events(discardLogger{}, nil)
 	var db *pebble.DB
