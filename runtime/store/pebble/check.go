@@ -91,13 +91,17 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 		r.add("", "no store in the directory")
 		return r, nil
 	}
+	walBad := false
 	if st.sealed {
 		if err := verifySeal(dir); err != nil {
 			r.addErr(err)
+			var de *DamageError
+			if errors.As(err, &de) && (classify(de.File) == kindLog || classify(de.File) == kindManifest) {
+				walBad = true
+			}
 		}
 	}
 	r.WALs = len(st.logs)
-	walBad := false
 	for _, name := range st.logs {
 		num, _ := walLogNum(name)
 		data, err := os.ReadFile(filepath.Join(dir, name))

@@ -442,3 +442,37 @@ func TestWALScanWithoutMark(t *testing.T) {
 	t.Logf("flips in the live WAL (%d bytes, last record at %d) without the mark: %d refused, %d intact, %d lost the last record (torn-write equivalent)",
 		len(data), lastStart, refused, intact, tailLoss)
 }
+
+// TestRepairTwiceInOneSecond: a second repair does not overwrite the first
+// one's copy.
+func TestRepairTwiceInOneSecond(t *testing.T) {
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	makeCorpus(t, s)
+	must(t, s.Close())
+	var backups []string
+	for range 2 {
+		m, err := filepath.Glob(filepath.Join(dir, "marker.manifest.*"))
+		must(t, err)
+		must(t, os.Remove(m[0]))
+		res, err := Repair(ctx, dir, t0)
+		must(t, err)
+		if !res.Report.OK() {
+			t.Fatalf("after repair: %v", res.Report.Problems)
+		}
+		backups = append(backups, res.Backup)
+	}
+	if backups[0] == backups[1] {
+		t.Fatalf("both repairs copied to %s", backups[0])
+	}
+	for _, b := range backups {
+		if _, err := os.Stat(filepath.Join(b, "MANIFEST-000001")); err != nil {
+			t.Error(err)
+		}
+	}
+	s = mustOpen(t, dir)
+	defer s.Close()
+	if err, loss := verifyCorpus(s); err != nil || loss != "" {
+		t.Fatalf("after two repairs: %v %s", err, loss)
+	}
+}

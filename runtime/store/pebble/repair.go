@@ -51,8 +51,10 @@ func Repair(ctx context.Context, dir string, now time.Time) (*RepairResult, erro
 	if err != nil {
 		return nil, fmt.Errorf("repair store: %w", err)
 	}
-	res.Backup = fmt.Sprintf("%s.repair-%s", filepath.Clean(dir), now.UTC().Format("20060102T150405Z"))
-	err = backup(dir, res.Backup)
+	res.Backup, err = backupDir(dir, now)
+	if err == nil {
+		err = backup(dir, res.Backup)
+	}
 	if err == nil {
 		err = fix(dir, rep.Problems, res)
 	}
@@ -197,6 +199,21 @@ func storeNames(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// backupDir picks DIR.repair-<time>, with a counter when that exists.
+func backupDir(dir string, now time.Time) (string, error) {
+	base := fmt.Sprintf("%s.repair-%s", filepath.Clean(dir), now.UTC().Format("20060102T150405Z"))
+	for i := 1; i < 1000; i++ {
+		name := base
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d", base, i)
+		}
+		if _, err := os.Lstat(name); errors.Is(err, os.ErrNotExist) {
+			return name, nil
+		}
+	}
+	return "", fmt.Errorf("back up the store: %s-* all exist", base)
 }
 
 // backup copies the store's regular files (not sub-directories, not the
