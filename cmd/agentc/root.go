@@ -70,6 +70,7 @@ func newRoot(a *app) *cobra.Command {
 		newServeCmd(a),
 		newArtifactsCmd(a),
 		newSkillsCmd(a),
+		newStoreCmd(a),
 	)
 	return root
 }

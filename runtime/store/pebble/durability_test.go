@@ -53,8 +53,10 @@ func seed(t *testing.T, s *Store) {
 }
 
 // rawDB opens dir with Pebble alone, for tests that write behind the store.
+// It removes the seal first, as writing behind the store changes its files.
 func rawDB(t *testing.T, dir string) *pebble.DB {
 	t.Helper()
+	must(t, breakSeal(dir))
 	db, err := pebble.Open(dir, &pebble.Options{FormatMajorVersion: formatVersion, Logger: quietLogger{}})
 	if err != nil {
 		t.Fatal(err)

@@ -10,13 +10,21 @@ import (
 
 // get returns the verified payload of key, copied out of Pebble;
 // store.ErrNotFound when the key is absent.
-func (s *Store) get(key []byte) ([]byte, error) {
+func (s *Store) get(key []byte) (out []byte, err error) {
+	err = guard(s.dir, "read", func() error {
+		out, err = s.getUnguarded(key)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) getUnguarded(key []byte) ([]byte, error) {
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, store.ErrNotFound
 	}
 	if err != nil {
-		return nil, err
+		return nil, namePebbleError(s.dir, "read", err)
 	}
 	defer closer.Close()
 	payload, err := store.Payload(key, v)
@@ -27,25 +35,33 @@ func (s *Store) get(key []byte) ([]byte, error) {
 }
 
 // has reports whether key exists.
-func (s *Store) has(key []byte) (bool, error) {
-	_, closer, err := s.db.Get(key)
-	if errors.Is(err, pebble.ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return true, closer.Close()
+func (s *Store) has(key []byte) (ok bool, err error) {
+	err = guard(s.dir, "read", func() error {
+		_, closer, err := s.db.Get(key)
+		if errors.Is(err, pebble.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return namePebbleError(s.dir, "read", err)
+		}
+		ok = true
+		return closer.Close()
+	})
+	return ok, err
 }
 
 // iter is a Pebble iterator over [lower, upper).
 type iter struct {
 	*pebble.Iterator
+	dir string
 }
 
 func (s *Store) iter(lower, upper []byte) (iter, error) {
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: upper})
-	return iter{it}, err
+	if err != nil {
+		return iter{}, namePebbleError(s.dir, "read", err)
+	}
+	return iter{it, s.dir}, nil
 }
 
 // prefix returns an iterator over the keys starting with p.
@@ -61,9 +77,13 @@ func (it iter) payload() ([]byte, error) {
 	return store.Payload(it.Key(), v)
 }
 
-// close closes the iterator and joins its error with err.
+// close closes the iterator and joins its error with err; an error from
+// the engine names the file it is about.
 func (it iter) close(err error) error {
-	return errors.Join(err, it.Error(), it.Close())
+	if ierr := errors.Join(it.Error(), it.Close()); ierr != nil {
+		err = errors.Join(err, namePebbleError(it.dir, "read", ierr))
+	}
+	return err
 }
 
 // lastNum returns the number part ending the last key under p (a step or a
@@ -93,7 +113,13 @@ func tailNum(key []byte) (uint64, error) {
 	return last.Num, nil
 }
 
-// apply commits b synced and closes it.
+// apply commits b synced and closes it, then records the WAL mark. An
+// error from the engine names the file it is about.
 func (s *Store) apply(b *pebble.Batch) error {
-	return errors.Join(b.Commit(pebble.Sync), b.Close())
+	err := guard(s.dir, "commit", func() error { return b.Commit(pebble.Sync) })
+	err = errors.Join(err, b.Close())
+	if err != nil {
+		return namePebbleError(s.dir, "commit", err)
+	}
+	return s.mark.update()
 }

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -35,6 +36,9 @@ type Store struct {
 	dir  string
 	db   *pebble.DB
 	lock *pebble.Lock
+	// readOnly: opened for checking; nothing is written, the seal is kept.
+	readOnly bool
+	mark     *walMark
 
 	// mu guards closed: operations hold it shared, Close exclusively, so
 	// Close waits for operations in flight and later ones see ErrClosed.
@@ -52,9 +56,18 @@ var _ store.Store = (*Store)(nil)
 const formatVersion = pebble.FormatTableFormatV6
 
 // Open opens (creating if needed) the store in dir. It fails with
-// store.ErrLocked when another process or another Open holds dir, and with
-// store.ErrLayoutVersion when dir holds data of another layout version.
+// store.ErrLocked when another process or another Open holds dir, with
+// store.ErrLayoutVersion when dir holds data of another layout version, and
+// with a *DamageError (store.ErrCorrupt) naming the file when the store is
+// damaged: before the engine may create or delete anything, the directory
+// must be empty or a complete store, a store closed cleanly must match its
+// seal, and no WAL may hold damage that is not a torn tail (spec/storage.md,
+// "Durability").
 func Open(dir string, opts *Options) (*Store, error) {
+	return open(dir, opts, false)
+}
+
+func open(dir string, opts *Options, readOnly bool) (*Store, error) {
 	if opts == nil {
 		opts = &Options{}
 	}
@@ -65,42 +78,106 @@ func Open(dir string, opts *Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	mark := &walMark{dir: dir}
+	db, st, err := openDB(dir, opts, lock, readOnly, mark)
+	if err != nil {
+		return nil, errors.Join(err, unlockDir(dir, lock))
+	}
+	s := &Store{dir: dir, db: db, lock: lock, readOnly: readOnly, mark: mark}
+	err = guard(dir, "open store", func() error { return s.checkLayout(st.exists) })
+	if err == nil && !readOnly {
+		err = mark.start()
+	}
+	if err != nil {
+		return nil, errors.Join(err, mark.close(), guard(dir, "close store", db.Close), unlockDir(dir, lock))
+	}
+	return s, nil
+}
+
+// openDB checks dir and opens Pebble on it.
+func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *walMark) (*pebble.DB, dirState, error) {
+	st, err := preflight(dir)
+	if err != nil {
+		return nil, st, err
+	}
+	if readOnly && !st.exists {
+		return nil, st, fmt.Errorf("open store %s: no store in the directory", dir)
+	}
+	if st.sealed {
+		if err := verifySeal(dir); err != nil {
+			return nil, st, err
+		}
+	}
+	if err := checkWALs(dir, st.logs); err != nil {
+		return nil, st, err
+	}
+	if err := checkMark(dir); err != nil {
+		return nil, st, err
+	}
+	if st.exists {
+		if err := checkManifest(dir, st.manifest); err != nil {
+			return nil, st, err
+		}
+	}
+	if !readOnly {
+		// The seal and the mark describe the files as they are now; the
+		// engine is about to change them. Open writes a new mark.
+		if err := breakSeal(dir); err != nil {
+			return nil, st, err
+		}
+	}
 	po := &pebble.Options{
 		Lock:               lock,
 		FormatMajorVersion: formatVersion,
 		Logger:             opts.Logger,
+		ErrorIfNotExists:   st.exists,
+		ReadOnly:           readOnly,
 	}
 	if po.Logger == nil {
 		po.Logger = quietLogger{}
 	}
+	po.EventListener = events(po.Logger, mark)
 	if opts.CacheSize > 0 {
 		cache := pebble.NewCache(opts.CacheSize)
 		defer cache.Unref()
 		po.Cache = cache
 	}
-	db, err := pebble.Open(dir, po)
+	var db *pebble.DB
+	err = guard(dir, "open store", func() error {
+		var err error
+		db, err = pebble.Open(dir, po)
+		return err
+	})
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("open store %s: %w", dir, err), unlockDir(dir, lock))
+		err = namePebbleError(dir, "open store", err)
+		var de *DamageError
+		if errors.As(err, &de) && de.File == "" && strings.Contains(de.Error(), "key=value") {
+			de.File = st.options // the engine does not name the OPTIONS file it failed to parse
+		}
+		return nil, st, err
 	}
-	s := &Store{dir: dir, db: db, lock: lock}
-	if err := s.checkLayout(); err != nil {
-		return nil, errors.Join(err, db.Close(), unlockDir(dir, lock))
-	}
-	return s, nil
+	return db, st, nil
 }
 
-// checkLayout reads the meta key; an empty directory gets one.
-func (s *Store) checkLayout() error {
+// checkLayout reads the meta key. A new store gets one; an existing store
+// without one is refused, never re-initialised.
+func (s *Store) checkLayout(existed bool) error {
 	key := store.MetaKey()
 	payload, err := s.get(key)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		empty, err := s.isEmpty()
 		if err != nil {
-			return err
+			return namePebbleError(s.dir, "open store", err)
+		}
+		if existed && empty {
+			return damage(s.dir, "", "the store's files hold no data, not even its layout key (tables or WAL lost?)", nil)
 		}
 		if !empty {
 			return fmt.Errorf("open store %s: data without a layout marker (not an agentc store?): %w", s.dir, store.ErrLayoutVersion)
+		}
+		if s.readOnly {
+			return nil
 		}
 		if err := s.db.Set(key, metaValue(), pebble.Sync); err != nil {
 			return fmt.Errorf("open store %s: write layout marker: %w", s.dir, err)
@@ -109,7 +186,7 @@ func (s *Store) checkLayout() error {
 	case errors.Is(err, store.ErrLayoutVersion):
 		return fmt.Errorf("open store %s: %w", s.dir, err)
 	case err != nil:
-		return fmt.Errorf("open store %s: %w", s.dir, err)
+		return namePebbleError(s.dir, "open store", err)
 	}
 	v, err := decodeMeta(key, payload)
 	if err != nil {
@@ -141,7 +218,11 @@ func (s *Store) Close() error {
 		return nil
 	}
 	s.closed = true
-	return errors.Join(s.db.Close(), unlockDir(s.dir, s.lock))
+	err := errors.Join(s.mark.close(), guard(s.dir, "close store", s.db.Close))
+	if err == nil && !s.readOnly {
+		err = writeSeal(s.dir)
+	}
+	return errors.Join(err, unlockDir(s.dir, s.lock))
 }
 
 // enter starts an operation: it fails when ctx is done or the store closed,
@@ -158,13 +239,34 @@ func (s *Store) enter(ctx context.Context) (exit func(), err error) {
 	return s.mu.RUnlock, nil
 }
 
+// events is the engine's event listener: WAL creation feeds the mark (nil:
+// none); damage the engine finds in the background is logged in one line
+// naming the file instead of stopping the process (Pebble's default), and
+// the read that meets it fails with an error naming the file.
+func events(logger pebble.Logger, mark *walMark) *pebble.EventListener {
+	l := &pebble.EventListener{}
+	if mark != nil {
+		l = mark.listener()
+	}
+	l.DataCorruption = func(info pebble.DataCorruptionInfo) {
+		logger.Errorf("store: %s is damaged (%s); run `agentc store check`", info.Path, firstLine(fmt.Sprint(info.Details)))
+	}
+	l.BackgroundError = func(err error) {
+		logger.Errorf("store: background error: %s", firstLine(err.Error()))
+	}
+	return l
+}
+
 // quietLogger drops Pebble's informational lines and keeps its errors.
 type quietLogger struct{}
 
 func (quietLogger) Infof(string, ...any) {}
 func (quietLogger) Errorf(format string, args ...any) {
-	pebble.DefaultLogger.Errorf(format, args...)
+	pebble.DefaultLogger.Errorf("%s", firstLine(fmt.Sprintf(format, args...)))
 }
+
+// Fatalf panics instead of exiting, so that guard turns an inconsistency the
+// engine finds while opening or reading into an error naming the file.
 func (quietLogger) Fatalf(format string, args ...any) {
-	pebble.DefaultLogger.Fatalf(format, args...)
+	panic(fmt.Errorf("pebble: "+format, args...))
 }

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/runtime/store/pebble"
+)
+
+type storeFlags struct {
+	data string
+	json bool
+}
+
+func newStoreCmd(a *app) *cobra.Command {
+	var f storeFlags
+	cmd := &cobra.Command{
+		Use:   "store check|repair",
+		Short: "Check and repair the local store",
+		Long: `Store checks the store agentc run and agentc serve write (--data, else
+$AGENTC_DATA, else ./.agentc) while no process holds it.
+
+  agentc store check [--data DIR] [--json]    verify without changing anything:
+      the directory layout, the seal of a cleanly closed store, every WAL
+      (damage that is not a torn tail), every table's checksums, every
+      value's frame, each run's checkpoint chain (a full snapshot before
+      every delta), each session's ledger and each run's journal (no gaps)
+  agentc store repair [--data DIR] [--json]   copy the store's files to
+      DIR.repair-<time>, then recreate missing markers, rewrite damaged
+      OPTIONS, cut a damaged WAL at its first bad record (what it drops stays
+      in the copy) and check again; table and MANIFEST damage cannot be
+      repaired: restore a backup
+
+Exit status: 0 when the store is sound (after repair, for repair), 1 when
+problems remain or the store cannot be read, 2 on usage errors.
+See spec/storage.md, "Durability".`,
+	}
+	pf := cmd.PersistentFlags()
+	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	pf.BoolVar(&f.json, "json", false, "print JSON")
+	check := &cobra.Command{
+		Use:   "check [--data DIR]",
+		Short: "Verify the store without changing it",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rep, err := pebble.Check(cmd.Context(), dataDir(f.data))
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			if f.json {
+				if err := json.NewEncoder(a.stdout).Encode(rep); err != nil {
+					return err
+				}
+			} else {
+				printReport(a.stdout, rep)
+			}
+			if !rep.OK() {
+				return failed
+			}
+			return nil
+		},
+	}
+	repair := &cobra.Command{
+		Use:   "repair [--data DIR]",
+		Short: "Repair the store, keeping a copy of what it drops",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			res, err := pebble.Repair(cmd.Context(), dataDir(f.data), time.Now())
+			if f.json && res != nil {
+				if jerr := json.NewEncoder(a.stdout).Encode(res); jerr != nil {
+					return jerr
+				}
+			} else if res != nil {
+				if res.Backup != "" {
+					fmt.Fprintf(a.stdout, "copied the store's files to %s\n", res.Backup)
+				}
+				for _, act := range res.Actions {
+					fmt.Fprintln(a.stdout, act)
+				}
+				if err == nil {
+					printReport(a.stdout, res.Report)
+				}
+			}
+			if err != nil {
+				return &exitError{code: exitFail, err: err}
+			}
+			if !res.Report.OK() {
+				return failed
+			}
+			return nil
+		},
+	}
+	cmd.AddCommand(check, repair)
+	return cmd
+}
+
+func printReport(w io.Writer, rep *pebble.Report) {
+	if rep.OK() {
+		fmt.Fprintf(w, "store %s: ok (%d WALs, %d tables, %d keys: %d sessions, %d events, %d runs, %d checkpoints, %d journal entries)\n",
+			rep.Dir, rep.WALs, rep.Tables, rep.Keys, rep.Sessions, rep.Events, rep.Runs, rep.Checkpoints, rep.Journal)
+		return
+	}
+	fmt.Fprintf(w, "store %s: %d problems\n", rep.Dir, len(rep.Problems))
+	for _, p := range rep.Problems {
+		fmt.Fprintf(w, "  %s\n", p)
+	}
+}

@@ -1,0 +1,139 @@
+package pebble
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/cockroachdb/pebble/v2"
+)
+
+// markFile records, after every synced commit, the live WAL and its size:
+// how much of the log had been committed. A crash leaves no seal, and a WAL
+// cut or damaged in its last records reads to the engine as a torn write;
+// the mark tells the two apart: on open the WAL it names must hold valid
+// records through the recorded size. It is written in place without an
+// fsync (a process crash keeps it; after a power loss it may lag, which only
+// weakens the check), at open with an fsync, and it is checksummed so a torn
+// mark is ignored rather than trusted.
+const markFile = "agentc.wal-mark"
+
+const markMagic = 0x61676d31 // "agm1"
+
+// walMark tracks the live WAL and writes the mark.
+type walMark struct {
+	dir string
+
+	mu   sync.Mutex
+	f    *os.File
+	num  uint32 // live WAL number (0: unknown)
+	path string
+	last int64 // size last written
+}
+
+// listener reports WAL creation to the mark.
+func (m *walMark) listener() *pebble.EventListener {
+	return &pebble.EventListener{
+		WALCreated: func(info pebble.WALCreateInfo) {
+			m.mu.Lock()
+			defer m.mu.Unlock()
+			m.num, m.path, m.last = uint32(info.FileNum), info.Path, -1
+		},
+	}
+}
+
+// start opens the mark file and records the live WAL, synced.
+func (m *walMark) start() error {
+	f, err := os.OpenFile(filepath.Join(m.dir, markFile), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", m.dir, err)
+	}
+	m.f = f
+	if err := m.update(); err != nil {
+		return err
+	}
+	return errors.Join(f.Sync(), syncDir(m.dir))
+}
+
+// update records the live WAL's size. Called after a synced commit returns,
+// so every byte it counts was written before the commit's sync finished or
+// belongs to a commit in the same group.
+func (m *walMark) update() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.f == nil || m.num == 0 {
+		return nil
+	}
+	fi, err := os.Stat(m.path)
+	if err != nil {
+		return nil // rotated away meanwhile: the next commit records the new log
+	}
+	if fi.Size() == m.last {
+		return nil
+	}
+	var b [24]byte
+	binary.BigEndian.PutUint32(b[0:], markMagic)
+	binary.BigEndian.PutUint32(b[4:], m.num)
+	binary.BigEndian.PutUint64(b[8:], uint64(fi.Size()))
+	binary.BigEndian.PutUint32(b[16:], 0)
+	binary.BigEndian.PutUint32(b[20:], crc32.Checksum(b[:20], castagnoli))
+	if _, err := m.f.WriteAt(b[:], 0); err != nil {
+		return fmt.Errorf("store %s: record the WAL mark: %w", m.dir, err)
+	}
+	m.last = fi.Size()
+	return nil
+}
+
+// close closes the mark file; the seal then supersedes it.
+func (m *walMark) close() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.f == nil {
+		return nil
+	}
+	err := m.f.Close()
+	m.f = nil
+	return err
+}
+
+// readMark returns the recorded WAL number and size; ok is false when there
+// is no usable mark.
+func readMark(dir string) (num uint32, size int64, ok bool) {
+	b, err := os.ReadFile(filepath.Join(dir, markFile))
+	if err != nil || len(b) < 24 {
+		return 0, 0, false
+	}
+	if binary.BigEndian.Uint32(b[0:]) != markMagic || crc32.Checksum(b[:20], castagnoli) != binary.BigEndian.Uint32(b[20:]) {
+		return 0, 0, false
+	}
+	return binary.BigEndian.Uint32(b[4:]), int64(binary.BigEndian.Uint64(b[8:])), true
+}
+
+// checkMark refuses a store whose live WAL holds fewer valid records than
+// the mark says were committed. A sealed store is checked by its seal.
+func checkMark(dir string) error {
+	if _, err := os.Stat(filepath.Join(dir, sealFile)); err == nil {
+		return nil
+	}
+	num, size, ok := readMark(dir)
+	if !ok {
+		return nil
+	}
+	name := fmt.Sprintf("%06d.log", num)
+	data, err := os.ReadFile(filepath.Join(dir, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return damage(dir, name, fmt.Sprintf("the live WAL is missing (%d bytes of it had been committed, says %s)", size, markFile), nil)
+	}
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", dir, err)
+	}
+	if f := scanWAL(data, num); int64(f.end) < size {
+		return damage(dir, name, fmt.Sprintf("the WAL holds valid records through offset %d, but %d bytes had been committed (says %s): committed records would be dropped", f.end, size, markFile), nil)
+	}
+	return nil
+}
