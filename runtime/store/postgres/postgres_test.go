@@ -1,0 +1,216 @@
+package postgres
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/storetest"
+)
+
+var ctx = context.Background()
+
+// testURL returns the server the tests use, from AGENTC_TEST_POSTGRES. In CI
+// a missing server fails the test; elsewhere it skips.
+func testURL(t testing.TB) string {
+	t.Helper()
+	url := os.Getenv("AGENTC_TEST_POSTGRES")
+	if url == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("AGENTC_TEST_POSTGRES is not set: CI must provide a PostgreSQL server (test/all.sh starts one)")
+		}
+		t.Skip("AGENTC_TEST_POSTGRES is not set (a postgres:// URL); test/all.sh starts a throwaway server and sets it")
+	}
+	return url
+}
+
+// freshSchema returns the name of a schema that does not exist yet and
+// drops it, with everything in it, when the test ends.
+func freshSchema(t testing.TB, url string) string {
+	t.Helper()
+	var b [6]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		t.Fatal(err)
+	}
+	name := "agentc_test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		conn, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{name}.Sanitize()+` CASCADE`); err != nil {
+			t.Errorf("drop schema %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// openFresh opens a store in a fresh schema.
+func openFresh(t testing.TB) *Store {
+	t.Helper()
+	url := testURL(t)
+	s, err := Open(ctx, url, &Options{Schema: freshSchema(t, url)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformance(t *testing.T) {
+	testURL(t)
+	storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })
+}
+
+// TestMigrations checks that Open creates the schema and records its
+// version, that a second Open of a migrated schema changes nothing, that
+// concurrent Opens of a new schema all succeed (the advisory lock), and
+// that a schema migrated by a newer build is refused.
+func TestMigrations(t *testing.T) {
+	url := testURL(t)
+	schema := freshSchema(t, url)
+	var wg sync.WaitGroup
+	errs := make(chan error, 4)
+	for range 4 {
+		wg.Go(func() {
+			s, err := Open(ctx, url, &Options{Schema: schema})
+			if err == nil {
+				err = s.Close()
+			}
+			errs <- err
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("concurrent open: %v", err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	versions := func() []int {
+		t.Helper()
+		rows, err := conn.Query(ctx, `SELECT version FROM `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()+` ORDER BY version`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vs, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil {
+			t.Fatal(err)
+		}
+		return vs
+	}
+	if got := versions(); len(got) != len(migrations) || got[len(got)-1] != SchemaVersion {
+		t.Fatalf("schema_migrations = %v, want 1..%d", got, SchemaVersion)
+	}
+
+	// The schema name can also come from the URL.
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	s, err := Open(ctx, url+sep+"schema="+schema, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Schema() != schema {
+		t.Errorf("schema from the URL: %q, want %q", s.Schema(), schema)
+	}
+	if _, _, err := s.GetOrCreateSession(ctx, store.SessionKey{App: "a", User: "u", Session: "s"}, time.Unix(0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	if _, err := conn.Exec(ctx, `INSERT INTO `+pgx.Identifier{schema, "schema_migrations"}.Sanitize()+` (version, about) VALUES ($1, 'from the future')`,
+		SchemaVersion+1); err != nil {
+		t.Fatal(err)
+	}
+	_, err = Open(ctx, url, &Options{Schema: schema})
+	if !errors.Is(err, store.ErrLayoutVersion) || !strings.Contains(err.Error(), "newer agentc") || !strings.Contains(err.Error(), schema) {
+		t.Errorf("open of a newer schema: %v, want ErrLayoutVersion naming the schema and a newer agentc", err)
+	}
+}
+
+// TestTwoStores checks that two stores on one schema (two processes) see one
+// another's writes and keep one ledger without gaps when they append to the
+// same session at once, and that a lease taken through one is held against
+// the other.
+func TestTwoStores(t *testing.T) {
+	url := testURL(t)
+	schema := freshSchema(t, url)
+	var stores [2]*Store
+	for i := range stores {
+		s, err := Open(ctx, url, &Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	key := store.SessionKey{App: "app", User: "u", Session: "s"}
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	if _, _, err := stores[0].GetOrCreateSession(ctx, key, t0); err != nil {
+		t.Fatal(err)
+	}
+	const each = 40
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Go(func() {
+			for range each {
+				if _, err := s.AppendEvents(ctx, key, [][]byte{[]byte("a"), []byte("b")}, t0); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	es, err := stores[1].ListEvents(ctx, key, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != 2*2*each {
+		t.Fatalf("%d events, want %d", len(es), 2*2*each)
+	}
+	for i, e := range es {
+		if e.Seq != uint64(i)+1 {
+			t.Fatalf("event %d has seq %d: gap", i, e.Seq)
+		}
+		if want := "ab"[i%2 : i%2+1]; string(e.Data) != want {
+			t.Fatalf("event %d = %q, want %q: a batch was split", i, e.Data, want)
+		}
+	}
+	l, err := stores[0].AcquireLease(ctx, "run/1", "replica-a", time.Minute, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stores[1].AcquireLease(ctx, "run/1", "replica-b", time.Minute, t0.Add(time.Second)); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("acquire through the other store: %v, want ErrConflict", err)
+	}
+	l2, err := stores[1].AcquireLease(ctx, "run/1", "replica-b", time.Minute, t0.Add(time.Minute))
+	if err != nil || l2.Token <= l.Token {
+		t.Errorf("takeover after expiry: %+v, %v; want a token above %d", l2, err, l.Token)
+	}
+}
+
+// TestOpenBadURL checks that a malformed URL is refused with a message.
+func TestOpenBadURL(t *testing.T) {
+	_, err := Open(ctx, "postgres://%zz", nil)
+	if err == nil || !strings.Contains(err.Error(), "postgres url") {
+		t.Errorf("bad url: %v", err)
+	}
+}
