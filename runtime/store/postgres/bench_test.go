@@ -159,4 +159,3 @@ func BenchmarkCommitOverhead(b *testing.B) {
 		b.ReportMetric(float64(storeTime)/float64(rawTime), "ratio")
 	}
 }
-
