@@ -108,45 +108,42 @@ func (s *Store) ListEvents(ctx context.Context, key store.SessionKey, after uint
 		return nil, err
 	}
 	defer exit()
-	var es []store.Entry
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		var ok bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE `+sessionWhere+`)`, sessionArgs(key)...).Scan(&ok); err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("session %s: %w", key, store.ErrNotFound)
-		}
-		n, fits := i64(after)
-		if !fits {
-			es = nil
-			return nil
-		}
-		rows, err := tx.Query(ctx, `SELECT seq, data FROM events WHERE `+sessionWhere+` AND seq > $4 ORDER BY seq LIMIT $5`,
-			sessionArgs(key, n, limitArg(limit))...)
-		if err != nil {
-			return err
-		}
-		es, err = collectEntries(rows)
-		return err
-	})
+	n, fits := i64(after)
+	if !fits {
+		n = 1<<63 - 1 // nothing follows it
+	}
+	// One statement: no row when the session does not exist, one row of
+	// NULLs when it has no events after n.
+	rows, err := s.pool.Query(ctx, `SELECT e.seq, e.data FROM sessions s
+		LEFT JOIN LATERAL (SELECT seq, data FROM events
+			WHERE app = s.app AND usr = s.usr AND session = s.session AND seq > $4 ORDER BY seq LIMIT $5) e ON true
+		WHERE s.app = $1 AND s.usr = $2 AND s.session = $3`, sessionArgs(key, n, limitArg(limit))...)
 	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
+		return nil, fmt.Errorf("list events of %s: %w", key, err)
+	}
+	defer rows.Close()
+	found := false
+	var es []store.Entry
+	for rows.Next() {
+		found = true
+		var (
+			seq  *int64
+			data []byte
+		)
+		if err := rows.Scan(&seq, &data); err != nil {
+			return nil, fmt.Errorf("list events of %s: %w", key, err)
+		}
+		if seq != nil {
+			es = append(es, store.Entry{Seq: uint64(*seq), Data: data})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list events of %s: %w", key, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("list events: session %s: %w", key, store.ErrNotFound)
 	}
 	return es, nil
-}
-
-// collectEntries reads rows of (seq, data).
-func collectEntries(rows pgx.Rows) ([]store.Entry, error) {
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Entry, error) {
-		var (
-			seq int64
-			e   store.Entry
-		)
-		err := row.Scan(&seq, &e.Data)
-		e.Seq = uint64(seq)
-		return e, err
-	})
 }
 
 // PutSessionState implements store.Sessions.
