@@ -76,7 +76,12 @@ pg_stop() {
 }
 if [ -z "${AGENTC_TEST_POSTGRES:-}" ]; then
   if { ! command -v psql >/dev/null || [ -z "$(pg_bindir)" ]; } && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) ||
+    # postgresql-common first, told not to create (and start) a main cluster:
+    # the tests use their own.
+    (apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-common >/dev/null &&
+      sed -ri 's/^#? *(create_main_cluster) .*$/\1 = false/' /etc/postgresql-common/createcluster.conf &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) ||
       echo "warning: could not install postgresql"
   fi
   pg_bin=$(pg_bindir)
