@@ -3,18 +3,23 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentc/agentc/runtime/store"
 )
 
-// CommitStep implements store.Checkpoints: one transaction that locks the
-// run's row (its head: latest step and journal counter), checks the step,
-// and then writes the events, the journal entries, the checkpoint, the
-// deletion of the step's pending writes and the new head in one pipelined
-// round trip before the synced COMMIT.
+// CommitStep implements store.Checkpoints in one round trip: a pipelined
+// batch, which PostgreSQL runs as one implicit transaction and commits at
+// its end. Its first statement, commit_check, locks the run's row (its
+// head: latest step and journal counter) and raises when the step is
+// refused, which aborts the whole batch; the others write the events, the
+// journal entries, the checkpoint, the deletion of the step's pending writes
+// and the new head, taking the session key and the journal sequence from the
+// locked rows.
 func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Committed, error) {
 	if err := c.Check(); err != nil {
 		return store.Committed{}, fmt.Errorf("commit step: %w", err)
@@ -29,62 +34,74 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 		return store.Committed{}, err
 	}
 	defer exit()
+	run, nj := bs(cp.Run), int64(len(c.Journal))
 	var done store.Committed
-	err = s.tx(ctx, func(tx pgx.Tx) error {
+	err = s.retry(ctx, func() error {
 		done = store.Committed{}
-		var (
-			app, usr, sess []byte
-			latest         *int64
-			journalNext    int64
-		)
-		err := tx.QueryRow(ctx, `SELECT app, usr, session, latest_step, journal_next FROM runs WHERE id = $1 FOR UPDATE`,
-			bs(cp.Run)).Scan(&app, &usr, &sess, &latest, &journalNext)
-		if errNoRows(err) {
-			return fmt.Errorf("run %s: %w", cp.Run, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		switch {
-		case latest != nil && step <= *latest:
-			return fmt.Errorf("latest is step %d: %w", *latest, store.ErrConflict)
-		case latest == nil && cp.Kind != store.Full:
-			return fmt.Errorf("a run's first checkpoint must be full: %w", store.ErrInvalid)
-		}
-		k := store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
 		b := &pgx.Batch{}
+		b.Queue(`SELECT commit_check($1, $2, $3, $4)`, run, step, int16(cp.Kind), int32(len(c.Events))).QueryRow(func(row pgx.Row) error {
+			var next int64
+			if err := row.Scan(&next); err != nil {
+				return err
+			}
+			if nj > 0 {
+				done.FirstJournal = uint64(next)
+			}
+			return nil
+		})
 		if len(c.Events) > 0 {
-			b.Queue(appendEventsSQL, appendEventsArgs(k, c.Events, cp.Time)...).QueryRow(func(row pgx.Row) error {
+			b.Queue(`
+				WITH sess AS (
+					UPDATE sessions s SET last_seq = s.last_seq + cardinality($2::bytea[]), updated = $3
+					FROM runs r WHERE r.id = $1 AND s.app = r.app AND s.usr = r.usr AND s.session = r.session
+					RETURNING s.app, s.usr, s.session, s.last_seq - cardinality($2::bytea[]) AS base),
+				ins AS (
+					INSERT INTO events (app, usr, session, seq, data)
+					SELECT sess.app, sess.usr, sess.session, sess.base + e.i, e.data
+					FROM sess, unnest($2::bytea[]) WITH ORDINALITY AS e(data, i))
+				SELECT base + 1 FROM sess`, run, c.Events, cp.Time).QueryRow(func(row pgx.Row) error {
 				var first int64
 				err := row.Scan(&first)
-				if errNoRows(err) {
-					return fmt.Errorf("session %s: %w", k, store.ErrNotFound)
-				}
 				done.FirstEvent = uint64(first)
 				return err
 			})
 		}
-		next := journalNext
-		if len(c.Journal) > 0 {
-			b.Queue(`INSERT INTO journal (run, seq, data) SELECT $1, $2 + j.i - 1, j.data FROM unnest($3::bytea[]) WITH ORDINALITY AS j(data, i)`,
-				bs(cp.Run), journalNext, c.Journal)
-			done.FirstJournal = uint64(journalNext)
-			next += int64(len(c.Journal))
+		if nj > 0 {
+			b.Queue(`INSERT INTO journal (run, seq, data)
+				SELECT $1, r.journal_next + j.i - 1, j.data FROM runs r, unnest($2::bytea[]) WITH ORDINALITY AS j(data, i) WHERE r.id = $1`,
+				run, c.Journal)
 		}
 		b.Queue(`INSERT INTO checkpoints (run, step, kind, state, frontier, counters, interrupts, program_hash, schema_hash, time, journal_next)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-			bs(cp.Run), step, int16(cp.Kind), cp.State, cp.Frontier, cp.Counters, cp.Interrupts,
-			bs(cp.ProgramHash), bs(cp.SchemaHash), cp.Time, next)
-		b.Queue(`DELETE FROM pending_writes WHERE run = $1 AND step <= $2`, bs(cp.Run), step)
-		b.Queue(`UPDATE runs SET latest_step = $2, journal_next = $3,
+			SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, r.journal_next + $11 FROM runs r WHERE r.id = $1`,
+			run, step, int16(cp.Kind), cp.State, cp.Frontier, cp.Counters, cp.Interrupts,
+			bs(cp.ProgramHash), bs(cp.SchemaHash), cp.Time, nj)
+		b.Queue(`DELETE FROM pending_writes WHERE run = $1 AND step <= $2`, run, step)
+		b.Queue(`UPDATE runs SET latest_step = $2, journal_next = journal_next + $3,
 			status = coalesce($4, status), updated = CASE WHEN $4::bytea IS NULL THEN updated ELSE $5 END WHERE id = $1`,
-			bs(cp.Run), step, next, statusArg(c.Status), cp.Time)
-		return tx.SendBatch(ctx, b).Close()
+			run, step, nj, statusArg(c.Status), cp.Time)
+		return checkErr(s.pool.SendBatch(ctx, b).Close())
 	})
 	if err != nil {
 		return store.Committed{}, fmt.Errorf("commit step %s/%d: %w", cp.Run, cp.Step, err)
 	}
 	return done, nil
+}
+
+// checkErr maps the errors commit_check raises to the store's sentinels.
+func checkErr(err error) error {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	switch pe.Code {
+	case "AG404":
+		return fmt.Errorf("%s: %w", pe.Message, store.ErrNotFound)
+	case "AG409":
+		return fmt.Errorf("%s: %w", pe.Message, store.ErrConflict)
+	case "AG400":
+		return fmt.Errorf("%s: %w", pe.Message, store.ErrInvalid)
+	}
+	return err
 }
 
 // checkpointCols are the columns scanCheckpoint reads, in its order.

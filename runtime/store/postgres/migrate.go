@@ -127,6 +127,31 @@ CREATE TABLE tasks (
 	PRIMARY KEY (usr, task)
 );
 CREATE INDEX tasks_run ON tasks (run);
+-- commit_check locks the run's row for a step commit and checks the step:
+-- it raises AG404 (no such run or session), AG409 (step at or below the
+-- latest) or AG400 (a first checkpoint that is not full), and returns the
+-- run's next journal sequence.
+CREATE FUNCTION commit_check(p_run bytea, p_step bigint, p_kind smallint, p_events integer) RETURNS bigint
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+	r runs%ROWTYPE;
+BEGIN
+	SELECT * INTO r FROM runs WHERE id = p_run FOR UPDATE;
+	IF NOT FOUND THEN
+		RAISE EXCEPTION 'run not found' USING ERRCODE = 'AG404';
+	END IF;
+	IF r.latest_step IS NOT NULL AND p_step <= r.latest_step THEN
+		RAISE EXCEPTION 'latest is step %', r.latest_step USING ERRCODE = 'AG409';
+	END IF;
+	IF r.latest_step IS NULL AND p_kind <> 1 THEN
+		RAISE EXCEPTION 'a run''s first checkpoint must be full' USING ERRCODE = 'AG400';
+	END IF;
+	IF p_events > 0 AND NOT EXISTS (SELECT 1 FROM sessions s WHERE s.app = r.app AND s.usr = r.usr AND s.session = r.session) THEN
+		RAISE EXCEPTION 'session not found' USING ERRCODE = 'AG404';
+	END IF;
+	RETURN r.journal_next;
+END
+$$;
 CREATE TABLE docs (
 	coll  bytea NOT NULL,
 	key   bytea NOT NULL,

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/storetest"
@@ -212,5 +213,59 @@ func TestOpenBadURL(t *testing.T) {
 	_, err := Open(ctx, "postgres://%zz", nil)
 	if err == nil || !strings.Contains(err.Error(), "postgres url") {
 		t.Errorf("bad url: %v", err)
+	}
+}
+
+// TestCommitAtomic makes a late statement of a step commit's batch fail (a
+// checkpoint row planted behind the store's back collides with the step)
+// and checks that the statements before it, the events and the journal
+// entries, were rolled back with it.
+func TestCommitAtomic(t *testing.T) {
+	url := testURL(t)
+	schema := freshSchema(t, url)
+	s, err := Open(ctx, url, &Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := store.SessionKey{App: "app", User: "u", Session: "s"}
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	if _, _, err := s.GetOrCreateSession(ctx, key, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.CreateRun(ctx, store.Run{ID: "run_1", Session: key, Status: store.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	first := store.StepCommit{Checkpoint: store.Checkpoint{Run: "run_1", Step: 0, Kind: store.Full, Time: t0},
+		Events: [][]byte{[]byte("e1")}, Journal: [][]byte{[]byte("j1")}}
+	if _, err := s.CommitStep(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.pool.Exec(ctx, `INSERT INTO checkpoints (run, step, kind, program_hash, schema_hash, time, journal_next)
+		VALUES ('run_1', 5, 2, '', '', now(), 1)`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.CommitStep(ctx, store.StepCommit{Checkpoint: store.Checkpoint{Run: "run_1", Step: 5, Kind: store.Delta, Time: t0},
+		Events: [][]byte{[]byte("e2"), []byte("e3")}, Journal: [][]byte{[]byte("j2")}, Status: store.RunFailed})
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		t.Fatalf("commit onto a planted checkpoint: %v, want a unique violation from the checkpoint insert", err)
+	}
+	sess, err := s.GetSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	es, _ := s.ListEvents(ctx, key, 0, 0)
+	js, _ := s.ListJournal(ctx, "run_1", 0, 0)
+	r, _ := s.GetRun(ctx, "run_1")
+	if sess.LastSeq != 1 || len(es) != 1 || len(js) != 1 || r.Status != store.RunRunning {
+		t.Errorf("after a failed commit: last seq %d, %d events, %d journal entries, status %s; want 1, 1, 1, running",
+			sess.LastSeq, len(es), len(js), r.Status)
+	}
+	// The store goes on from where it was.
+	done, err := s.CommitStep(ctx, store.StepCommit{Checkpoint: store.Checkpoint{Run: "run_1", Step: 6, Kind: store.Delta, Time: t0},
+		Events: [][]byte{[]byte("e2")}, Journal: [][]byte{[]byte("j2")}})
+	if err != nil || done.FirstEvent != 2 || done.FirstJournal != 2 {
+		t.Errorf("next commit: %+v, %v; want first event 2, first journal 2", done, err)
 	}
 }

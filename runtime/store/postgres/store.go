@@ -129,8 +129,14 @@ const maxAttempts = 8
 // PostgreSQL aborts it for a deadlock or a serialization failure. fn must not
 // keep state between attempts.
 func (s *Store) tx(ctx context.Context, fn func(pgx.Tx) error) error {
+	return s.retry(ctx, func() error { return pgx.BeginFunc(ctx, s.pool, fn) })
+}
+
+// retry runs fn, which makes one transaction, again when PostgreSQL aborted
+// it for a deadlock or a serialization failure.
+func (s *Store) retry(ctx context.Context, fn func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := pgx.BeginFunc(ctx, s.pool, fn)
+		err := fn()
 		if attempt < maxAttempts && retryable(err) {
 			select {
 			case <-ctx.Done():
