@@ -269,3 +269,55 @@ func TestCommitAtomic(t *testing.T) {
 		t.Errorf("next commit: %+v, %v; want first event 2, first journal 2", done, err)
 	}
 }
+
+// TestNotify checks that a notification sent through one store reaches a
+// listener of another store on the same schema, and not a listener of
+// another schema, and that Wait returns when its context ends.
+func TestNotify(t *testing.T) {
+	url := testURL(t)
+	schema := freshSchema(t, url)
+	var stores [2]*Store
+	for i := range stores {
+		s, err := Open(ctx, url, &Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		stores[i] = s
+	}
+	other, err := Open(ctx, url, &Options{Schema: freshSchema(t, url)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	l, err := stores[0].Listen(ctx, "runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	lo, err := other.Listen(ctx, "runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lo.Close()
+	if err := stores[1].Notify(ctx, "runs", "run_1"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	got, err := l.Wait(wctx)
+	if err != nil || got != "run_1" {
+		t.Fatalf("Wait = %q, %v; want run_1", got, err)
+	}
+	short, cancel2 := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancel2()
+	if got, err := lo.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("listener of another schema got %q, %v; want nothing until its deadline", got, err)
+	}
+	if err := stores[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := stores[1].Notify(ctx, "runs", "x"); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Notify after Close: %v", err)
+	}
+}
