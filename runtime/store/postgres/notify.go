@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -15,8 +17,17 @@ import (
 // the state it waits on after Listen returns and after every reconnection,
 // and treats a notification as a hint to read again.
 
-// channelName is the PostgreSQL channel of name in s's schema.
-func (s *Store) channelName(name string) string { return "agentc." + s.schema + "." + name }
+// channelName is the PostgreSQL channel of name in s's schema:
+// "agentc.<schema>.<name>", or "agentc.<hash>" when that is longer than the
+// 63 bytes PostgreSQL keeps of a channel's name.
+func (s *Store) channelName(name string) string {
+	ch := "agentc." + s.schema + "." + name
+	if len(ch) <= 63 {
+		return ch
+	}
+	sum := sha256.Sum256([]byte(s.schema + "\x00" + name))
+	return "agentc." + hex.EncodeToString(sum[:16])
+}
 
 // Notify sends payload to the listeners of channel name. Sent outside a
 // transaction, it is delivered at once.

@@ -42,7 +42,7 @@ func freshSchema(t testing.TB, url string) string {
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
-	name := "agentc_test_" + hex.EncodeToString(b[:])
+	name := "agentc_Test_" + hex.EncodeToString(b[:]) // mixed case: names are quoted everywhere
 	t.Cleanup(func() {
 		conn, err := pgx.Connect(ctx, url)
 		if err != nil {
@@ -313,6 +313,19 @@ func TestNotify(t *testing.T) {
 	defer cancel2()
 	if got, err := lo.Wait(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("listener of another schema got %q, %v; want nothing until its deadline", got, err)
+	}
+	// A channel name past PostgreSQL's 63 bytes still works.
+	long := strings.Repeat("x", 80)
+	ll, err := stores[0].Listen(ctx, long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ll.Close()
+	if err := stores[1].Notify(ctx, long, "long"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ll.Wait(wctx); err != nil || got != "long" {
+		t.Errorf("long channel: %q, %v", got, err)
 	}
 	if err := stores[1].Close(); err != nil {
 		t.Fatal(err)

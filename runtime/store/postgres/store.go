@@ -74,7 +74,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 	if schema == "" {
 		schema = DefaultSchema
 	}
-	params["search_path"] = schema
+	params["search_path"] = pgx.Identifier{schema}.Sanitize() // quoted: the name is kept as given
 	if opts.MaxConns > 0 {
 		cfg.MaxConns = opts.MaxConns
 	}
