@@ -1,7 +1,10 @@
 package postgres
 
 import (
+	"fmt"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -158,5 +161,49 @@ func BenchmarkCommitOverhead(b *testing.B) {
 		b.ReportMetric(float64(rawTime.Microseconds())/float64(n), "raw-µs/op")
 		b.ReportMetric(float64(storeTime.Microseconds())/float64(n), "commit-µs/op")
 		b.ReportMetric(float64(storeTime)/float64(rawTime), "ratio")
+	}
+}
+
+// BenchmarkCommitters runs n committers side by side, each on a run of its
+// own in a session of its own, over one pool: what concurrent runs gain
+// from PostgreSQL's group commit of WAL flushes (ns/op is per commit).
+func BenchmarkCommitters(b *testing.B) {
+	state := benchPayload(1 << 10)
+	for _, n := range []int{1, 8} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			url := testURL(b)
+			s, err := Open(ctx, url, &Options{Schema: freshSchema(b, url), MaxConns: int32(n)})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			for g := range n {
+				key := store.SessionKey{App: "app", User: "u", Session: fmt.Sprint("s", g)}
+				id := fmt.Sprint("run_", g)
+				if _, _, err := s.GetOrCreateSession(ctx, key, benchT0); err != nil {
+					b.Fatal(err)
+				}
+				if err := s.CreateRun(ctx, store.Run{ID: id, Session: key, Status: store.RunRunning}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var next atomic.Int64
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for g := range n {
+				wg.Go(func() {
+					id := fmt.Sprint("run_", g)
+					for step := uint64(0); next.Add(1) <= int64(b.N); step++ {
+						c := benchStep(step, state)
+						c.Checkpoint.Run = id
+						if _, err := s.CommitStep(ctx, c); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+		})
 	}
 }
