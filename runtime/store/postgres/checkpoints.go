@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,6 +22,23 @@ import (
 // and the new head, taking the session key and the journal sequence from the
 // locked rows.
 func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Committed, error) {
+	return s.commitStep(ctx, c, nil, time.Time{})
+}
+
+// CommitStepFenced is CommitStep fenced by a lease: the commit happens only
+// while fence.Owner holds fence.Key with fence.Token at now (checked in the
+// commit's transaction, holding the lease row FOR SHARE), else nothing is
+// written and the error wraps store.ErrConflict. A process that lost a run's
+// lease to another (it stalled past the lease's expiry) can thus never
+// commit a step of that run again.
+func (s *Store) CommitStepFenced(ctx context.Context, c store.StepCommit, fence store.Lease, now time.Time) (store.Committed, error) {
+	if err := store.CheckLease(fence.Key, fence.Owner, time.Nanosecond); err != nil {
+		return store.Committed{}, fmt.Errorf("commit step: fence: %w", err)
+	}
+	return s.commitStep(ctx, c, &fence, now)
+}
+
+func (s *Store) commitStep(ctx context.Context, c store.StepCommit, fence *store.Lease, now time.Time) (store.Committed, error) {
 	if err := c.Check(); err != nil {
 		return store.Committed{}, fmt.Errorf("commit step: %w", err)
 	}
@@ -39,6 +57,9 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 	err = s.retry(ctx, func() error {
 		done = store.Committed{}
 		b := &pgx.Batch{}
+		if fence != nil {
+			b.Queue(`SELECT fence_check($1, $2, $3, $4)`, bs(fence.Key), bs(fence.Owner), int64(fence.Token), now)
+		}
 		b.Queue(`SELECT commit_check($1, $2, $3, $4)`, run, step, int16(cp.Kind), int32(len(c.Events))).QueryRow(func(row pgx.Row) error {
 			var next int64
 			if err := row.Scan(&next); err != nil {

@@ -152,6 +152,22 @@ BEGIN
 	RETURN r.journal_next;
 END
 $$;
+-- fence_check locks the lease row FOR SHARE and raises AG409 unless
+-- p_owner holds p_key with token p_token at p_now: a write fenced by it
+-- commits only while its writer still holds the lease, and a new holder's
+-- acquisition waits for it.
+CREATE FUNCTION fence_check(p_key bytea, p_owner bytea, p_token bigint, p_now timestamptz) RETURNS void
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+	l leases%ROWTYPE;
+BEGIN
+	SELECT * INTO l FROM leases WHERE key = p_key FOR SHARE;
+	IF NOT FOUND OR l.owner <> p_owner OR l.token <> p_token OR l.expires <= p_now THEN
+		RAISE EXCEPTION 'lease % is not held by % with token %', encode(p_key, 'escape'), encode(p_owner, 'escape'), p_token
+			USING ERRCODE = 'AG409';
+	END IF;
+END
+$$;
 CREATE TABLE docs (
 	coll  bytea NOT NULL,
 	key   bytea NOT NULL,

@@ -334,3 +334,68 @@ func TestNotify(t *testing.T) {
 		t.Errorf("Notify after Close: %v", err)
 	}
 }
+
+// TestCommitFenced checks that a commit fenced by a run's lease lands while
+// its writer holds the lease, and that once another process has taken the
+// lease over, the former holder's fenced commit writes nothing.
+func TestCommitFenced(t *testing.T) {
+	url := testURL(t)
+	schema := freshSchema(t, url)
+	var a, b *Store
+	for _, p := range []**Store{&a, &b} {
+		s, err := Open(ctx, url, &Options{Schema: schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		*p = s
+	}
+	key := store.SessionKey{App: "app", User: "u", Session: "s"}
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	at := func(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+	if _, _, err := a.GetOrCreateSession(ctx, key, t0); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.CreateRun(ctx, store.Run{ID: "run_1", Session: key, Status: store.RunRunning}); err != nil {
+		t.Fatal(err)
+	}
+	step := func(n uint64) store.StepCommit {
+		k := store.Delta
+		if n == 0 {
+			k = store.Full
+		}
+		return store.StepCommit{Checkpoint: store.Checkpoint{Run: "run_1", Step: n, Kind: k, Time: t0}, Events: [][]byte{[]byte("e")}}
+	}
+	la, err := a.AcquireLease(ctx, "run/run_1", "replica-a", 10*time.Second, at(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.CommitStepFenced(ctx, step(0), la, at(1)); err != nil {
+		t.Fatalf("fenced commit by the holder: %v", err)
+	}
+	// replica-a stalls past its lease; replica-b takes the run over.
+	lb, err := b.AcquireLease(ctx, "run/run_1", "replica-b", 10*time.Second, at(11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = a.CommitStepFenced(ctx, step(1), la, at(12))
+	if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "not held") {
+		t.Errorf("fenced commit by the former holder: %v, want ErrConflict (lease not held)", err)
+	}
+	// Its own clock cannot save it either: the token has moved on.
+	if _, err := a.CommitStepFenced(ctx, step(1), la, at(5)); !errors.Is(err, store.ErrConflict) {
+		t.Errorf("fenced commit with a stale token: %v, want ErrConflict", err)
+	}
+	if cp, err := b.LatestCheckpoint(ctx, "run_1"); err != nil || cp.Step != 0 {
+		t.Errorf("latest after refused commits: step %d, %v; want 0", cp.Step, err)
+	}
+	if sess, _ := b.GetSession(ctx, key); sess.LastSeq != 1 {
+		t.Errorf("refused fenced commits appended events: last seq %d", sess.LastSeq)
+	}
+	if _, err := b.CommitStepFenced(ctx, step(1), lb, at(12)); err != nil {
+		t.Errorf("fenced commit by the new holder: %v", err)
+	}
+	if _, err := b.CommitStepFenced(ctx, step(2), store.Lease{Key: "run/run_1"}, at(12)); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("fence without an owner: %v, want ErrInvalid", err)
+	}
+}
