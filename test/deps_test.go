@@ -38,6 +38,7 @@ var allowed = map[string][]string{
 	"runtime/store":           {},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},
+	"runtime/store/postgres":  {"runtime/store"},
 	"runtime/store/storetest": {"runtime/store"},
 	"runtime/model":           {"runtime"},
 	"runtime/session":         {"runtime"},
@@ -79,6 +80,7 @@ var external = map[string][]string{
 	"github.com/sashabaranov/go-openai":   {"runtime/model"},
 	"github.com/tiktoken-go/tokenizer":    {"runtime/history"},
 	"github.com/landlock-lsm/go-landlock": {"runtime/workspace/jail"},
+	"github.com/jackc/pgx":                {"runtime/store/postgres"},
 	"github.com/spf13/cobra":              {"cmd/agentc"},
 	"github.com/pmezard/go-difflib":       {"cmd/agentc"}, // fmt -d
 	"gopkg.in/yaml.v3":                    {"compiler/skillmd", "runtime/assemble", "runtime/model"},
