@@ -40,6 +40,7 @@ var allowed = map[string][]string{
 	"runtime/store/memory":    {"runtime/store"},
 	"runtime/store/postgres":  {"runtime/store"},
 	"runtime/store/storetest": {"runtime/store"},
+	"runtime/store/dial":      {"runtime/store/pebble", "runtime/store/postgres"},
 	"runtime/model":           {"runtime"},
 	"runtime/session":         {"runtime"},
 	"runtime/runtimetest":     {"compiler", "stdlib"},
