@@ -116,22 +116,31 @@ func (s *Store) LatestCheckpoint(ctx context.Context, runID string) (store.Check
 
 // ListCheckpoints implements store.Checkpoints.
 func (s *Store) ListCheckpoints(ctx context.Context, runID string, f store.CheckpointFilter) ([]store.Checkpoint, error) {
+	return readRun(ctx, s, runID, func(r *run) []store.Checkpoint {
+		var out []store.Checkpoint
+		for i := len(r.checkpoints) - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
+			c := r.checkpoints[i]
+			if (f.Before == 0 || c.Step < f.Before) && (f.Kind == 0 || c.Kind == f.Kind) {
+				out = append(out, cloneCheckpoint(c))
+			}
+		}
+		return out
+	})
+}
+
+// readRun returns read's answer on runID's run, under the lock; a run that
+// does not exist (or no longer does) reads as empty: the zero T.
+func readRun[T any](ctx context.Context, s *Store, runID string, read func(*run) T) (T, error) {
+	var zero T
 	if err := s.lock(ctx); err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer s.mu.Unlock()
 	r, ok := s.runs[runID]
 	if !ok {
-		return nil, nil
+		return zero, nil
 	}
-	var out []store.Checkpoint
-	for i := len(r.checkpoints) - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
-		c := r.checkpoints[i]
-		if (f.Before == 0 || c.Step < f.Before) && (f.Kind == 0 || c.Kind == f.Kind) {
-			out = append(out, cloneCheckpoint(c))
-		}
-	}
-	return out, nil
+	return read(r), nil
 }
 
 // chainStart returns the index of the full snapshot the chain of the
@@ -187,15 +196,7 @@ func (s *Store) PruneCheckpoints(ctx context.Context, runID string, step uint64)
 
 // ListJournal implements store.Checkpoints.
 func (s *Store) ListJournal(ctx context.Context, runID string, from uint64, limit int) ([]store.Entry, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, nil
-	}
-	return entries(r.journal, max(from, 1), limit), nil
+	return readRun(ctx, s, runID, func(r *run) []store.Entry { return entries(r.journal, max(from, 1), limit) })
 }
 
 // entries returns log[from-1:], at most limit of them, as copied entries.
@@ -229,34 +230,24 @@ func (s *Store) PutPendingWrite(ctx context.Context, runID string, step uint64, 
 		r.pending[step] = m
 	}
 	na := nodeAttempt{node, attempt}
-	if old, ok := m[na]; ok {
-		if !bytes.Equal(old, writes) {
-			return fmt.Errorf("put pending write %s/%d/%s/%d: different writes recorded: %w", runID, step, node, attempt, store.ErrConflict)
-		}
-		return nil
+	if !putOnce(m, na, writes) {
+		return fmt.Errorf("put pending write %s/%d/%s/%d: different writes recorded: %w", runID, step, node, attempt, store.ErrConflict)
 	}
-	m[na] = bytes.Clone(writes)
 	return nil
 }
 
 // ListPendingWrites implements store.PendingWrites.
 func (s *Store) ListPendingWrites(ctx context.Context, runID string, step uint64) ([]store.PendingWrite, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, nil
-	}
-	var out []store.PendingWrite
-	for na, w := range r.pending[step] {
-		out = append(out, store.PendingWrite{Node: na.node, Attempt: na.attempt, Writes: bytes.Clone(w)})
-	}
-	slices.SortFunc(out, func(a, b store.PendingWrite) int {
-		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Attempt, b.Attempt))
+	return readRun(ctx, s, runID, func(r *run) []store.PendingWrite {
+		var out []store.PendingWrite
+		for na, w := range r.pending[step] {
+			out = append(out, store.PendingWrite{Node: na.node, Attempt: na.attempt, Writes: bytes.Clone(w)})
+		}
+		slices.SortFunc(out, func(a, b store.PendingWrite) int {
+			return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Attempt, b.Attempt))
+		})
+		return out
 	})
-	return out, nil
 }
 
 // PutIntent implements store.Effects.
@@ -301,13 +292,9 @@ func (s *Store) PutEffectResult(ctx context.Context, key string, result []byte) 
 	if err != nil {
 		return fmt.Errorf("put effect result %s: %w", key, err)
 	}
-	if old, ok := r.effects[na]; ok {
-		if !bytes.Equal(old, result) {
-			return fmt.Errorf("put effect result %s: a different result is recorded: %w", key, store.ErrConflict)
-		}
-		return nil
+	if !putOnce(r.effects, na, result) {
+		return fmt.Errorf("put effect result %s: a different result is recorded: %w", key, store.ErrConflict)
 	}
-	r.effects[na] = bytes.Clone(result)
 	return nil
 }
 
@@ -334,18 +321,14 @@ func (s *Store) LookupEffect(ctx context.Context, key string) (store.Effect, err
 	if err != nil {
 		return store.Effect{}, fmt.Errorf("look up effect: %w", err)
 	}
-	if err := s.lock(ctx); err != nil {
+	e, err := readRun(ctx, s, runID, func(r *run) store.Effect {
+		na := nodeAttempt{node, attempt}
+		res, done := r.effects[na]
+		return store.Effect{Intent: r.intents[na], Done: done, Result: clone(res)}
+	})
+	if err != nil {
 		return store.Effect{}, err
 	}
-	defer s.mu.Unlock()
-	e := store.Effect{Key: key}
-	r, ok := s.runs[runID]
-	if !ok {
-		return e, nil
-	}
-	na := nodeAttempt{node, attempt}
-	e.Intent = r.intents[na]
-	res, done := r.effects[na]
-	e.Done, e.Result = done, clone(res)
+	e.Key = key
 	return e, nil
 }

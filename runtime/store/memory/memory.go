@@ -85,6 +85,16 @@ func (s *Store) lock(ctx context.Context) error {
 	return nil
 }
 
+// putOnce stores a copy of b under k and reports true, or, when k is taken,
+// reports whether it holds the same bytes (storing them again is a no-op).
+func putOnce[K comparable](m map[K][]byte, k K, b []byte) bool {
+	if old, ok := m[k]; ok {
+		return bytes.Equal(old, b)
+	}
+	m[k] = bytes.Clone(b)
+	return true
+}
+
 func clone(b []byte) []byte {
 	if b == nil {
 		return nil
@@ -101,13 +111,9 @@ func (s *Store) PutProgram(ctx context.Context, hash string, program []byte) err
 		return err
 	}
 	defer s.mu.Unlock()
-	if old, ok := s.programs[hash]; ok {
-		if !bytes.Equal(old, program) {
-			return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
-		}
-		return nil
+	if !putOnce(s.programs, hash, program) {
+		return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
 	}
-	s.programs[hash] = bytes.Clone(program)
 	return nil
 }
 

@@ -167,27 +167,30 @@ func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey 
 
 // AcquireLease implements store.Leases.
 func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
-	if err := s.lock(ctx); err != nil {
-		return store.Lease{}, err
-	}
-	defer s.mu.Unlock()
-	l := s.leases[key]
-	switch {
-	case l.HeldAt(now) && l.Owner != owner:
-		return store.Lease{}, fmt.Errorf("acquire lease %q for %s: held by %s until %v: %w", key, owner, l.Owner, l.Expires, store.ErrConflict)
-	case !l.HeldAt(now):
-		l = store.Lease{Key: key, Owner: owner, Token: l.Token + 1}
-	}
-	l.Expires = now.Add(ttl)
-	s.leases[key] = l
-	return l, nil
+	return s.extendLease(ctx, key, owner, ttl, now, func(l store.Lease) (store.Lease, error) {
+		switch {
+		case l.HeldAt(now) && l.Owner != owner:
+			return store.Lease{}, fmt.Errorf("acquire lease %q for %s: held by %s until %v: %w", key, owner, l.Owner, l.Expires, store.ErrConflict)
+		case !l.HeldAt(now):
+			l = store.Lease{Key: key, Owner: owner, Token: l.Token + 1}
+		}
+		return l, nil
+	})
 }
 
 // RenewLease implements store.Leases.
 func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	return s.extendLease(ctx, key, owner, ttl, now, func(l store.Lease) (store.Lease, error) {
+		if !l.HeldAt(now) || l.Owner != owner {
+			return store.Lease{}, fmt.Errorf("renew lease %q for %s: not held by it: %w", key, owner, store.ErrConflict)
+		}
+		return l, nil
+	})
+}
+
+// extendLease stores the lease that take makes of key's current one (the
+// zero Lease when there is none), expiring ttl after now.
+func (s *Store) extendLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time, take func(store.Lease) (store.Lease, error)) (store.Lease, error) {
 	if err := store.CheckLease(key, owner, ttl); err != nil {
 		return store.Lease{}, err
 	}
@@ -195,9 +198,9 @@ func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer s.mu.Unlock()
-	l := s.leases[key]
-	if !l.HeldAt(now) || l.Owner != owner {
-		return store.Lease{}, fmt.Errorf("renew lease %q for %s: not held by it: %w", key, owner, store.ErrConflict)
+	l, err := take(s.leases[key])
+	if err != nil {
+		return store.Lease{}, err
 	}
 	l.Expires = now.Add(ttl)
 	s.leases[key] = l
