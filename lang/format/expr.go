@@ -193,13 +193,7 @@ func (p *printer) expr(e *syntax.Expr) {
 }
 
 func (p *printer) or(e *syntax.OrExpr) {
-	p.and(e.Head)
-	for _, t := range e.Tail {
-		p.sp()
-		p.kw("or")
-		p.sp()
-		p.and(t)
-	}
+	chain(p, e.Head, e.Tail, p.and, func(t *syntax.AndExpr) (int, string, *syntax.AndExpr) { return -1, "or", t })
 }
 
 func (p *printer) and(e *syntax.AndExpr) {
@@ -207,12 +201,28 @@ func (p *printer) and(e *syntax.AndExpr) {
 		p.missing("operand")
 		return
 	}
-	p.not(e.Head)
-	for _, t := range e.Tail {
+	chain(p, e.Head, e.Tail, p.not, func(t *syntax.NotExpr) (int, string, *syntax.NotExpr) { return -1, "and", t })
+}
+
+// chain prints a binary level: head op x op y ... split gives a tail's
+// operator, the operator's source offset (-1 for a keyword the tree keeps no
+// node of: kw finds it) and the operand.
+func chain[X, T any](p *printer, head X, tail []*T, operand func(X), split func(*T) (off int, op string, x X)) {
+	operand(head)
+	for _, t := range tail {
+		if t == nil {
+			p.missing("operand")
+			continue
+		}
+		off, op, x := split(t)
 		p.sp()
-		p.kw("and")
+		if off < 0 {
+			p.kw(op)
+		} else {
+			p.tok(off, op)
+		}
 		p.sp()
-		p.not(t)
+		operand(x)
 	}
 }
 
@@ -254,17 +264,7 @@ func (p *printer) add(e *syntax.AddExpr) {
 		p.missing("operand")
 		return
 	}
-	p.mul(e.Head)
-	for _, t := range e.Tail {
-		if t == nil {
-			p.missing("operand")
-			continue
-		}
-		p.sp()
-		p.tok(start(t), t.Op)
-		p.sp()
-		p.mul(t.Operand)
-	}
+	chain(p, e.Head, e.Tail, p.mul, func(t *syntax.AddOp) (int, string, *syntax.MulExpr) { return start(t), t.Op, t.Operand })
 }
 
 func (p *printer) mul(e *syntax.MulExpr) {
@@ -272,17 +272,7 @@ func (p *printer) mul(e *syntax.MulExpr) {
 		p.missing("operand")
 		return
 	}
-	p.unary(e.Head)
-	for _, t := range e.Tail {
-		if t == nil {
-			p.missing("operand")
-			continue
-		}
-		p.sp()
-		p.tok(start(t), t.Op)
-		p.sp()
-		p.unary(t.Operand)
-	}
+	chain(p, e.Head, e.Tail, p.unary, func(t *syntax.MulOp) (int, string, *syntax.Unary) { return start(t), t.Op, t.Operand })
 }
 
 func (p *printer) unary(e *syntax.Unary) {
