@@ -5,26 +5,7 @@ package main
 import (
 	"fmt"
 	"strings"
-	"testing/fstest"
-
-	"github.com/agentc/agentc/compiler"
-	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
-	"github.com/agentc/agentc/stdlib"
 )
-
-func compileSource(name, src string) (*bytecode.Program, error) {
-	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
-	pkg, ds := compiler.Load(cfg, name)
-	if n, _ := diag.CountErrors(ds); n > 0 {
-		return nil, fmt.Errorf("load %s: %v", name, ds)
-	}
-	prog, _, ds := compiler.Compile(cfg, pkg)
-	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		return nil, fmt.Errorf("compile %s: %v", name, ds)
-	}
-	return prog, nil
-}
 
 // chainSource: n set nodes in a row, each incrementing one int.
 func chainSource(n int) string {
