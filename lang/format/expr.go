@@ -309,46 +309,30 @@ func (p *printer) postfix(e *syntax.Postfix) {
 }
 
 func (p *printer) primary(e syntax.Primary) {
+	if isNil(e) {
+		p.missing("operand")
+		return
+	}
 	switch e := e.(type) {
 	case *syntax.Name:
-		if e != nil {
-			p.tok(start(e), e.Ident)
-			return
-		}
+		p.tok(start(e), e.Ident)
 	case *syntax.Literal:
-		if e != nil {
-			p.literal(e)
-			return
-		}
+		p.literal(e)
 	case *syntax.String:
-		if e != nil {
-			p.str(e, "string")
-			return
-		}
+		p.str(e, "string")
 	case *syntax.Call:
-		if e != nil {
-			p.call(e)
-			return
-		}
+		p.call(e)
 	case *syntax.Paren:
-		if e != nil {
-			p.tok(start(e), "(")
-			p.expr(e.X)
-			p.tok(p.closing(e, ')'), ")")
-			return
-		}
+		p.tok(start(e), "(")
+		p.expr(e.X)
+		p.tok(p.closing(e, ')'), ")")
 	case *syntax.ListLit:
-		if e != nil {
-			p.listLit(e)
-			return
-		}
+		p.listLit(e)
 	case *syntax.RecordLit:
-		if e != nil {
-			p.recordLit(e)
-			return
-		}
+		p.recordLit(e)
+	default:
+		p.missing("operand")
 	}
-	p.missing("operand")
 }
 
 func (p *printer) literal(l *syntax.Literal) {
@@ -385,46 +369,45 @@ func (p *printer) call(c *syntax.Call) {
 }
 
 func (p *printer) listLit(l *syntax.ListLit) {
-	if slices.Contains(l.Elems, nil) {
-		p.missing("list element")
-		return
-	}
-	pos, end := nodeSeq(p, l.Elems)
-	p.seq(seq{open: start(l), close: p.closing(l, ']'), brackets: "[]", n: len(l.Elems),
-		pos: pos, end: end, kind: func(int) int { return alignNone },
-		item: func(i int, _ bool) {
-			el := l.Elems[i]
-			p.expr(el.X)
-			if el.Tag != nil {
-				p.kw(":")
-				p.sp()
-				p.ident(el.Tag, "tag")
-			}
-		},
-		oneLineOK: true, commas: true, trailing: true})
+	literalSeq(p, l, "[]", l.Elems, "list element", func(el *syntax.ListElem) {
+		p.expr(el.X)
+		if el.Tag != nil {
+			p.kw(":")
+			p.sp()
+			p.ident(el.Tag, "tag")
+		}
+	})
 }
 
 func (p *printer) recordLit(r *syntax.RecordLit) {
-	if slices.Contains(r.Entries, nil) {
-		p.missing("record entry")
+	literalSeq(p, r, "{}", r.Entries, "record entry", func(en *syntax.RecordEntry) {
+		switch {
+		case en.Key != nil:
+			p.ident(en.Key, "key")
+		case en.StrKey != nil:
+			p.str(en.StrKey, "key")
+		default:
+			p.missing("key")
+		}
+		p.kw(":")
+		p.sp()
+		p.expr(en.Value)
+	})
+}
+
+// literalSeq prints the items of a list or record literal n, bracketed by
+// brackets: on one line when they fit, else one per line, comma-terminated.
+func literalSeq[T any, PT interface {
+	*T
+	syntax.Node
+}](p *printer, n syntax.Node, brackets string, items []PT, what string, item func(PT)) {
+	if slices.Contains(items, nil) {
+		p.missing(what)
 		return
 	}
-	pos, end := nodeSeq(p, r.Entries)
-	p.seq(seq{open: start(r), close: p.closing(r, '}'), brackets: "{}", n: len(r.Entries),
+	pos, end := nodeSeq(p, items)
+	p.seq(seq{open: start(n), close: p.closing(n, brackets[1]), brackets: brackets, n: len(items),
 		pos: pos, end: end, kind: func(int) int { return alignNone },
-		item: func(i int, _ bool) {
-			en := r.Entries[i]
-			switch {
-			case en.Key != nil:
-				p.ident(en.Key, "key")
-			case en.StrKey != nil:
-				p.str(en.StrKey, "key")
-			default:
-				p.missing("key")
-			}
-			p.kw(":")
-			p.sp()
-			p.expr(en.Value)
-		},
+		item:      func(i int, _ bool) { item(items[i]) },
 		oneLineOK: true, commas: true, trailing: true})
 }

@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"slices"
 	"unicode/utf8"
 
@@ -756,7 +757,7 @@ func (p *printer) clauses(cs []*syntax.Clause) {
 }
 
 func (p *printer) nodeBody(b syntax.NodeBody) {
-	if isNilBody(b) {
+	if isNil(b) {
 		p.missing("node body")
 		return
 	}
@@ -809,7 +810,7 @@ func (p *printer) mapNode(m *syntax.MapNode) {
 		p.tok(start(m.Concurrency), m.Concurrency.Text)
 	}
 	p.sp()
-	if isNilBody(m.Body) {
+	if isNil(m.Body) {
 		p.missing("map body")
 		return
 	}
@@ -850,21 +851,14 @@ func (p *printer) mapNode(m *syntax.MapNode) {
 		oneLineOK: true})
 }
 
-// isNilBody reports whether b is nil or a typed nil pointer.
-func isNilBody(b syntax.NodeBody) bool {
-	switch b := b.(type) {
-	case *syntax.CallNode:
-		return b == nil
-	case *syntax.SetNode:
-		return b == nil
-	case *syntax.MapNode:
-		return b == nil
-	case *syntax.InterruptNode:
-		return b == nil
-	case *syntax.JoinNode:
-		return b == nil
+// isNil reports whether n is nil or a typed nil pointer: an interface field
+// of a tree built by hand (or by a fuzzer) may hold one.
+func isNil(n syntax.Node) bool {
+	if n == nil {
+		return true
 	}
-	return b == nil
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func (p *printer) clause(c *syntax.Clause) {
