@@ -143,9 +143,7 @@ func (p *printer) typ(t *syntax.Type) {
 	case len(t.Enum) > 0:
 		for i, s := range t.Enum {
 			if i > 0 {
-				p.sp()
-				p.kw("|")
-				p.sp()
+				p.spacedKw("|")
 			}
 			p.str(s, "enum value")
 		}
@@ -227,15 +225,26 @@ func chain[X, T any](p *printer, head X, tail []*T, operand func(X), split func(
 }
 
 func (p *printer) not(e *syntax.NotExpr) {
-	switch {
-	case e == nil:
+	if e == nil {
 		p.missing("operand")
-	case e.Not != nil:
-		p.tok(start(e), "not")
-		p.sp()
-		p.not(e.Not)
-	case e.Cmp != nil:
-		p.cmp(e.Cmp)
+		return
+	}
+	prefixed(p, e, "not", e.Not, p.not, e.Cmp, p.cmp)
+}
+
+// prefixed prints a level that is either a prefix operator applied to the
+// level itself or the next level down: "not x" or a comparison, "-x" or a
+// postfix expression.
+func prefixed[E, N any](p *printer, at syntax.Node, op string, operand *E, self func(*E), next *N, down func(*N)) {
+	switch {
+	case operand != nil:
+		p.tok(start(at), op)
+		if isIdentByte(op[len(op)-1]) {
+			p.sp() // a word operator needs the space: "not x", but "-x"
+		}
+		self(operand)
+	case next != nil:
+		down(next)
 	default:
 		p.missing("operand")
 	}
@@ -276,17 +285,11 @@ func (p *printer) mul(e *syntax.MulExpr) {
 }
 
 func (p *printer) unary(e *syntax.Unary) {
-	switch {
-	case e == nil:
+	if e == nil {
 		p.missing("operand")
-	case e.Neg != nil:
-		p.tok(start(e), "-")
-		p.unary(e.Neg)
-	case e.Postfix != nil:
-		p.postfix(e.Postfix)
-	default:
-		p.missing("operand")
+		return
 	}
+	prefixed(p, e, "-", e.Neg, p.unary, e.Postfix, p.postfix)
 }
 
 func (p *printer) postfix(e *syntax.Postfix) {
