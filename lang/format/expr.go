@@ -155,15 +155,9 @@ func (p *printer) typ(t *syntax.Type) {
 func (p *printer) singleType(t *syntax.SingleType) {
 	switch {
 	case t.List != nil:
-		p.tok(start(t), "list")
-		p.kw("<")
-		p.typ(t.List)
-		p.kw(">")
+		p.generic(t, "list", t.List)
 	case t.Map != nil:
-		p.tok(start(t), "map")
-		p.kw("<")
-		p.typ(t.Map)
-		p.kw(">")
+		p.generic(t, "map", t.Map)
 	case t.Record != nil:
 		p.recordType(t.Record)
 	case t.Paren != nil:
@@ -178,6 +172,14 @@ func (p *printer) singleType(t *syntax.SingleType) {
 	if t.Optional {
 		p.kw("?")
 	}
+}
+
+// generic prints the type name<arg> that t is.
+func (p *printer) generic(t *syntax.SingleType, name string, arg *syntax.Type) {
+	p.tok(start(t), name)
+	p.kw("<")
+	p.typ(arg)
+	p.kw(">")
 }
 
 // ---- expressions ----

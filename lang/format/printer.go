@@ -436,8 +436,7 @@ func (p *printer) decl(d syntax.Decl) {
 		p.lead(d, "import")
 		p.str(d.Path, "import path")
 	case *syntax.BlockDecl:
-		p.tok(start(d), d.Kind)
-		p.sp()
+		p.lead(d, d.Kind)
 		p.ident(d.Name, d.Kind+" name")
 		p.cell()
 		p.sp()
@@ -652,8 +651,7 @@ func (p *printer) testItem(it *syntax.TestItem) {
 	switch {
 	case it.Replay != nil:
 		r := it.Replay
-		p.tok(start(r), r.Kind)
-		p.sp()
+		p.lead(r, r.Kind)
 		p.ident(r.Name, "replayed name")
 		p.spacedKw("replay")
 		p.str(r.Fixture, "fixture path")
@@ -740,8 +738,7 @@ func (p *printer) nodeBody(b syntax.NodeBody) {
 	}
 	switch b := b.(type) {
 	case *syntax.CallNode:
-		p.tok(start(b), b.Kind)
-		p.sp()
+		p.lead(b, b.Kind)
 		p.ident(b.Callee, "callee")
 		if b.Args != nil {
 			p.sp()
