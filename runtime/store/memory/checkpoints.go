@@ -38,45 +38,39 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 		return store.Committed{}, fmt.Errorf("commit step: %w", err)
 	}
 	cp := c.Checkpoint
-	if err := s.lock(ctx); err != nil {
-		return store.Committed{}, err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(cp.Run)
-	if err != nil {
-		return store.Committed{}, fmt.Errorf("commit step %d: %w", cp.Step, err)
-	}
-	if r.committed(cp.Step) {
-		return store.Committed{}, fmt.Errorf("commit step %s/%d: latest is step %d: %w",
-			cp.Run, cp.Step, r.checkpoints[len(r.checkpoints)-1].Step, store.ErrConflict)
-	}
-	if len(r.checkpoints) == 0 && cp.Kind != store.Full {
-		return store.Committed{}, fmt.Errorf("commit step %s/%d: a run's first checkpoint must be full: %w", cp.Run, cp.Step, store.ErrInvalid)
-	}
-	var done store.Committed
-	if len(c.Events) > 0 {
-		sess, ok := s.sessions[r.rec.Session]
-		if !ok {
-			return store.Committed{}, fmt.Errorf("commit step %s/%d: session %s: %w", cp.Run, cp.Step, r.rec.Session, store.ErrNotFound)
+	return locked(ctx, s, s.getRun, cp.Run, fmt.Sprintf("commit step %d: ", cp.Step), func(r *run) (store.Committed, error) {
+		if r.committed(cp.Step) {
+			return store.Committed{}, fmt.Errorf("commit step %s/%d: latest is step %d: %w",
+				cp.Run, cp.Step, r.checkpoints[len(r.checkpoints)-1].Step, store.ErrConflict)
 		}
-		done.FirstEvent = sess.append(c.Events, cp.Time)
-	}
-	if len(c.Journal) > 0 {
-		done.FirstJournal = uint64(len(r.journal)) + 1
-		r.journal = append(r.journal, cloneAll(c.Journal)...)
-	}
-	cp = cloneCheckpoint(cp)
-	cp.JournalNext = uint64(len(r.journal)) + 1
-	r.checkpoints = append(r.checkpoints, cp)
-	for step := range r.pending {
-		if step <= cp.Step {
-			delete(r.pending, step)
+		if len(r.checkpoints) == 0 && cp.Kind != store.Full {
+			return store.Committed{}, fmt.Errorf("commit step %s/%d: a run's first checkpoint must be full: %w", cp.Run, cp.Step, store.ErrInvalid)
 		}
-	}
-	if c.Status != "" {
-		r.rec.Status, r.rec.Updated = c.Status, cp.Time
-	}
-	return done, nil
+		var done store.Committed
+		if len(c.Events) > 0 {
+			sess, ok := s.sessions[r.rec.Session]
+			if !ok {
+				return store.Committed{}, fmt.Errorf("commit step %s/%d: session %s: %w", cp.Run, cp.Step, r.rec.Session, store.ErrNotFound)
+			}
+			done.FirstEvent = sess.append(c.Events, cp.Time)
+		}
+		if len(c.Journal) > 0 {
+			done.FirstJournal = uint64(len(r.journal)) + 1
+			r.journal = append(r.journal, cloneAll(c.Journal)...)
+		}
+		cp = cloneCheckpoint(cp)
+		cp.JournalNext = uint64(len(r.journal)) + 1
+		r.checkpoints = append(r.checkpoints, cp)
+		for step := range r.pending {
+			if step <= cp.Step {
+				delete(r.pending, step)
+			}
+		}
+		if c.Status != "" {
+			r.rec.Status, r.rec.Updated = c.Status, cp.Time
+		}
+		return done, nil
+	})
 }
 
 // find returns the index of step in r.checkpoints, or -1.
@@ -213,27 +207,21 @@ func (s *Store) PutPendingWrite(ctx context.Context, runID string, step uint64, 
 	if err := store.CheckName("node", node); err != nil {
 		return fmt.Errorf("put pending write %s/%d: %w", runID, step, err)
 	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(runID)
-	if err != nil {
-		return fmt.Errorf("put pending write: %w", err)
-	}
-	if r.committed(step) {
-		return fmt.Errorf("put pending write %s/%d/%s: step already committed: %w", runID, step, node, store.ErrConflict)
-	}
-	m := r.pending[step]
-	if m == nil {
-		m = map[nodeAttempt][]byte{}
-		r.pending[step] = m
-	}
-	na := nodeAttempt{node, attempt}
-	if !putOnce(m, na, writes) {
-		return fmt.Errorf("put pending write %s/%d/%s/%d: different writes recorded: %w", runID, step, node, attempt, store.ErrConflict)
-	}
-	return nil
+	return lockedErr(ctx, s, s.getRun, runID, "put pending write: ", func(r *run) error {
+		if r.committed(step) {
+			return fmt.Errorf("put pending write %s/%d/%s: step already committed: %w", runID, step, node, store.ErrConflict)
+		}
+		m := r.pending[step]
+		if m == nil {
+			m = map[nodeAttempt][]byte{}
+			r.pending[step] = m
+		}
+		na := nodeAttempt{node, attempt}
+		if !putOnce(m, na, writes) {
+			return fmt.Errorf("put pending write %s/%d/%s/%d: different writes recorded: %w", runID, step, node, attempt, store.ErrConflict)
+		}
+		return nil
+	})
 }
 
 // ListPendingWrites implements store.PendingWrites.
@@ -255,64 +243,52 @@ func (s *Store) PutIntent(ctx context.Context, runID, node string, attempt uint3
 	if err := store.CheckName("node", node); err != nil {
 		return "", fmt.Errorf("put intent %s: %w", runID, err)
 	}
-	if err := s.lock(ctx); err != nil {
-		return "", err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(runID)
-	if err != nil {
-		return "", fmt.Errorf("put intent: %w", err)
-	}
-	r.intents[nodeAttempt{node, attempt}] = true
-	return store.IdempotencyKey(runID, node, attempt), nil
+	return locked(ctx, s, s.getRun, runID, "put intent: ", func(r *run) (string, error) {
+		r.intents[nodeAttempt{node, attempt}] = true
+		return store.IdempotencyKey(runID, node, attempt), nil
+	})
 }
 
 // effect resolves an idempotency key to its run and node attempt; s.mu is
 // held.
-func (s *Store) effect(key string) (*run, nodeAttempt, error) {
+func (s *Store) effect(key string) (effectSlot, error) {
 	runID, node, attempt, err := store.ParseIdempotencyKey(key)
 	if err != nil {
-		return nil, nodeAttempt{}, err
+		return effectSlot{}, err
 	}
 	na := nodeAttempt{node, attempt}
 	r, ok := s.runs[runID]
 	if !ok || !r.intents[na] {
-		return nil, na, fmt.Errorf("no intent: %w", store.ErrNotFound)
+		return effectSlot{}, fmt.Errorf("no intent: %w", store.ErrNotFound)
 	}
-	return r, na, nil
+	return effectSlot{r, na}, nil
+}
+
+// effectSlot is where one node attempt's effect result is kept.
+type effectSlot struct {
+	r  *run
+	na nodeAttempt
 }
 
 // PutEffectResult implements store.Effects.
 func (s *Store) PutEffectResult(ctx context.Context, key string, result []byte) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	r, na, err := s.effect(key)
-	if err != nil {
-		return fmt.Errorf("put effect result %s: %w", key, err)
-	}
-	if !putOnce(r.effects, na, result) {
-		return fmt.Errorf("put effect result %s: a different result is recorded: %w", key, store.ErrConflict)
-	}
-	return nil
+	return lockedErr(ctx, s, s.effect, key, fmt.Sprintf("put effect result %s: ", key), func(e effectSlot) error {
+		if !putOnce(e.r.effects, e.na, result) {
+			return fmt.Errorf("put effect result %s: a different result is recorded: %w", key, store.ErrConflict)
+		}
+		return nil
+	})
 }
 
 // GetEffectResult implements store.Effects.
 func (s *Store) GetEffectResult(ctx context.Context, key string) ([]byte, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	r, na, err := s.effect(key)
-	if err != nil {
-		return nil, fmt.Errorf("get effect result %s: %w", key, err)
-	}
-	res, ok := r.effects[na]
-	if !ok {
-		return nil, fmt.Errorf("get effect result %s: %w", key, store.ErrNotFound)
-	}
-	return bytes.Clone(res), nil
+	return locked(ctx, s, s.effect, key, fmt.Sprintf("get effect result %s: ", key), func(e effectSlot) ([]byte, error) {
+		res, ok := e.r.effects[e.na]
+		if !ok {
+			return nil, fmt.Errorf("get effect result %s: %w", key, store.ErrNotFound)
+		}
+		return bytes.Clone(res), nil
+	})
 }
 
 // LookupEffect implements store.Effects.
