@@ -374,7 +374,7 @@ func (p *printer) call(c *syntax.Call) {
 }
 
 func (p *printer) listLit(l *syntax.ListLit) {
-	literalSeq(p, l, "[]", l.Elems, "list element", func(el *syntax.ListElem) {
+	inlineSeq(p, l, "[]", l.Elems, "list element", alignNone, true, func(el *syntax.ListElem, _ bool) {
 		p.expr(el.X)
 		if el.Tag != nil {
 			p.kw(":")
@@ -385,7 +385,7 @@ func (p *printer) listLit(l *syntax.ListLit) {
 }
 
 func (p *printer) recordLit(r *syntax.RecordLit) {
-	literalSeq(p, r, "{}", r.Entries, "record entry", func(en *syntax.RecordEntry) {
+	inlineSeq(p, r, "{}", r.Entries, "record entry", alignNone, true, func(en *syntax.RecordEntry, _ bool) {
 		switch {
 		case en.Key != nil:
 			p.ident(en.Key, "key")
@@ -398,21 +398,4 @@ func (p *printer) recordLit(r *syntax.RecordLit) {
 		p.sp()
 		p.expr(en.Value)
 	})
-}
-
-// literalSeq prints the items of a list or record literal n, bracketed by
-// brackets: on one line when they fit, else one per line, comma-terminated.
-func literalSeq[T any, PT interface {
-	*T
-	syntax.Node
-}](p *printer, n syntax.Node, brackets string, items []PT, what string, item func(PT)) {
-	if slices.Contains(items, nil) {
-		p.missing(what)
-		return
-	}
-	pos, end := nodeSeq(p, items)
-	p.seq(seq{open: start(n), close: p.closing(n, brackets[1]), brackets: brackets, n: len(items),
-		pos: pos, end: end, kind: func(int) int { return alignNone },
-		item:      func(i int, _ bool) { item(items[i]) },
-		oneLineOK: true, commas: true, trailing: true})
 }

@@ -521,21 +521,32 @@ func body[T any, N interface {
 		pos: pos, end: end, kind: kind, item: item})
 }
 
+// inlineSeq prints the items of n (a block, record type, list or record
+// literal) between brackets: on one line, comma-separated, when they fit and
+// the source has them on one, else one per line, with a comma after each
+// when trailing. Every item aligns as kind align; what names a missing item.
+func inlineSeq[T any, PT interface {
+	*T
+	syntax.Node
+}](p *printer, n syntax.Node, brackets string, items []PT, what string, align int, trailing bool, item func(PT, bool)) {
+	if slices.Contains(items, nil) {
+		p.missing(what)
+		return
+	}
+	pos, end := nodeSeq(p, items)
+	p.seq(seq{open: start(n), close: p.closing(n, brackets[1]), brackets: brackets, n: len(items),
+		pos: pos, end: end, kind: func(int) int { return align },
+		item:      func(i int, expanded bool) { item(items[i], expanded) },
+		oneLineOK: true, commas: true, trailing: trailing})
+}
+
 // block prints an attribute block.
 func (p *printer) block(b *syntax.Block) {
 	if b == nil {
 		p.missing("block")
 		return
 	}
-	if slices.Contains(b.Attrs, nil) {
-		p.missing("attribute")
-		return
-	}
-	pos, end := nodeSeq(p, b.Attrs)
-	p.seq(seq{open: start(b), close: p.closing(b, '}'), brackets: "{}", n: len(b.Attrs),
-		pos: pos, end: end, kind: func(int) int { return alignAttr },
-		item:      func(i int, _ bool) { p.attr(b.Attrs[i]) },
-		oneLineOK: true, commas: true})
+	inlineSeq(p, b, "{}", b.Attrs, "attribute", alignAttr, false, func(a *syntax.Attr, _ bool) { p.attr(a) })
 }
 
 // attr prints key = value or key { … }.
@@ -561,15 +572,7 @@ func (p *printer) recordType(r *syntax.RecordType) {
 		p.missing("record type")
 		return
 	}
-	if slices.Contains(r.Fields, nil) {
-		p.missing("field")
-		return
-	}
-	pos, end := nodeSeq(p, r.Fields)
-	p.seq(seq{open: start(r), close: p.closing(r, '}'), brackets: "{}", n: len(r.Fields),
-		pos: pos, end: end, kind: func(int) int { return alignField },
-		item:      func(i int, expanded bool) { p.field(r.Fields[i], expanded) },
-		oneLineOK: true, commas: true})
+	inlineSeq(p, r, "{}", r.Fields, "field", alignField, false, p.field)
 }
 
 // field prints name: T = default reduce r; expanded fields are written
