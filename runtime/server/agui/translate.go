@@ -101,11 +101,11 @@ func (t *translator) start(at time.Time, state map[string]json.RawMessage) []Eve
 // document.
 func (t *translator) snapshotEvent(ts int64, state map[string]json.RawMessage) Event {
 	t.dirty = false
-	t.members = membersOf(state)
 	b, err := json.Marshal(state) // keys sorted; values are valid JSON
-	if err != nil {
-		b = []byte("{}")
+	if err != nil || state == nil {
+		b, state = []byte("{}"), nil
 	}
+	t.members = membersOf(state)
 	return Event{Type: StateSnapshot, Timestamp: ts, Snapshot: b}
 }
 

@@ -156,3 +156,47 @@ func BenchmarkStateDelta(b *testing.B) {
 		}
 	}
 }
+
+// TestInterruptSnapshot: the STATE_SNAPSHOT before an interrupt outcome is
+// the run's checkpointed state as the Runner reads it, sent only when a
+// STATE_DELTA went out since the last snapshot and the state could be read.
+func TestInterruptSnapshot(t *testing.T) {
+	delta := &runtime.Event{ID: "E1", Kind: runtime.EventStateDelta, Changes: []runtime.StateChange{{Field: "n", Op: runtime.ChangeSet, Value: json.RawMessage(`2`)}}}
+	paused := &runtime.Event{ID: "E2", Kind: runtime.EventRunFinished, Status: runtime.StatusInterrupted,
+		Interrupts: []runtime.InterruptInfo{{ID: "g/ask", Node: "ask", Prompt: "?"}}}
+	tests := []struct {
+		name   string
+		events []*runtime.Event
+		latest func() (map[string]json.RawMessage, bool)
+		want   string // the snapshot before RUN_FINISHED, "" for none
+	}{
+		{"changed", []*runtime.Event{delta, paused}, func() (map[string]json.RawMessage, bool) {
+			return map[string]json.RawMessage{"n": json.RawMessage(`2`), "s": json.RawMessage(`"x"`)}, true
+		}, `{"n":2,"s":"x"}`},
+		{"unchanged", []*runtime.Event{paused}, func() (map[string]json.RawMessage, bool) {
+			t.Error("the state was read though nothing changed")
+			return nil, false
+		}, ""},
+		{"unreadable", []*runtime.Event{delta, paused}, func() (map[string]json.RawMessage, bool) { return nil, false }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTranslator("thread-1", "run-1", func(p string) string { return p }, nil)
+			tr.latest = tt.latest
+			out := tr.start(time.Time{}, map[string]json.RawMessage{"n": json.RawMessage(`1`)})
+			for _, e := range tt.events {
+				out = append(out, tr.translate(e)...)
+			}
+			if len(out) < 2 || out[len(out)-1].Type != RunFinished {
+				t.Fatalf("events %+v", out)
+			}
+			got := ""
+			if prev := out[len(out)-2]; prev.Type == StateSnapshot {
+				got = string(prev.Snapshot)
+			}
+			if got != tt.want {
+				t.Fatalf("snapshot before the outcome %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
