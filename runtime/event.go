@@ -111,12 +111,21 @@ type ErrorInfo struct {
 
 // StateChange is one field changed by a superstep. Op is "set" (Value is
 // the new value), "append" (the elements appended) or "merge" (the map
-// merged into the field).
+// merged into the field): the VM's decoded delta (vm.DeltaOp), so that a
+// reader maps it onto its own format without reducer semantics (AG-UI: one
+// JSON Patch operation per value, element or key).
 type StateChange struct {
 	Field string          `json:"field"`
 	Op    string          `json:"op"`
 	Value json.RawMessage `json:"value"`
 }
+
+// StateChange ops: the names of vm.DeltaOp.
+const (
+	ChangeSet    = "set"
+	ChangeAppend = "append"
+	ChangeMerge  = "merge"
+)
 
 // InterruptInfo is a pending interrupt. ID ("graph/node") is what a resume
 // answers; Schema is the JSON Schema of the value it takes.
