@@ -2,6 +2,7 @@ package openai_test
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"reflect"
 	"strings"
@@ -10,6 +11,9 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	oai "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 )
 
 // judgeSource serves a graph whose output is a record, through a model
@@ -234,4 +238,105 @@ func TestSamplingJournaled(t *testing.T) {
 	if !reflect.DeepEqual(evs[0].Sampling, want) || evs[1].Sampling != nil {
 		t.Fatalf("journaled sampling %+v, %+v", evs[0].Sampling, evs[1].Sampling)
 	}
+}
+
+// TestSamplingOfficialGoClient sends the sampling parameters with
+// github.com/openai/openai-go: they reach the model, and out-of-range ones
+// come back as an *openai.Error with the parameter.
+func TestSamplingOfficialGoClient(t *testing.T) {
+	ctx := t.Context()
+	connect := func(e *env) *oai.Client {
+		c := oai.NewClient(option.WithBaseURL(e.url+"/v1/"), option.WithAPIKey(aliceToken), option.WithMaxRetries(0))
+		return &c
+	}
+	text := newEnv(t, envOpts{})
+	record := newEnv(t, envOpts{source: judgeSource})
+	msgs := []oai.ChatCompletionMessageParamUnion{oai.UserMessage("hello")}
+
+	t.Run("accepted", func(t *testing.T) {
+		c, err := connect(text).Chat.Completions.New(ctx, oai.ChatCompletionNewParams{
+			Model: "echo", Messages: msgs,
+			Temperature: oai.Float(0), TopP: oai.Float(0.5), MaxCompletionTokens: oai.Int(64), Seed: oai.Int(42),
+			Stop:           oai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"END", "STOP"}},
+			ResponseFormat: oai.ChatCompletionNewParamsResponseFormatUnion{OfText: &shared.ResponseFormatTextParam{}},
+		})
+		if err != nil || len(c.Choices) != 1 || c.Choices[0].Message.Content != "echo: hello" {
+			t.Fatalf("completion %+v, %v", c, err)
+		}
+		reqs := text.model.requests()
+		want := runtime.ModelRequest{Temperature: new(0.0), TopP: new(0.5), MaxTokens: 64, Stop: []string{"END", "STOP"}, Seed: new(int64(42))}
+		if got := samplingOf(reqs[len(reqs)-1]); !reflect.DeepEqual(got, want) {
+			t.Fatalf("model got %s, want %s", show(got), show(want))
+		}
+	})
+
+	t.Run("streaming", func(t *testing.T) {
+		stream := connect(text).Chat.Completions.NewStreaming(ctx, oai.ChatCompletionNewParams{
+			Model: "echo", Messages: msgs, Temperature: oai.Float(1.2), MaxTokens: oai.Int(7),
+			Stop: oai.ChatCompletionNewParamsStopUnion{OfString: oai.String("\n")},
+		})
+		acc := oai.ChatCompletionAccumulator{}
+		for stream.Next() {
+			acc.AddChunk(stream.Current())
+		}
+		if err := stream.Err(); err != nil || len(acc.Choices) != 1 || acc.Choices[0].Message.Content != "echo: hello" {
+			t.Fatalf("stream %+v, %v", acc.ChatCompletion, err)
+		}
+		reqs := text.model.requests()
+		want := runtime.ModelRequest{Temperature: new(1.2), MaxTokens: 7, Stop: []string{"\n"}}
+		if got := samplingOf(reqs[len(reqs)-1]); !reflect.DeepEqual(got, want) {
+			t.Fatalf("model got %s, want %s", show(got), show(want))
+		}
+	})
+
+	t.Run("json_schema for a record answer", func(t *testing.T) {
+		schema := map[string]any{
+			"type": []any{"object", "null"}, "additionalProperties": false, "required": []any{"ok", "reason"},
+			"properties": map[string]any{"ok": map[string]any{"type": "boolean"}, "reason": map[string]any{"type": "string"}},
+		}
+		c, err := connect(record).Chat.Completions.New(ctx, oai.ChatCompletionNewParams{
+			Model: "judge", Messages: msgs, MaxTokens: oai.Int(5000),
+			ResponseFormat: oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "verdict", Strict: oai.Bool(true), Schema: schema}}},
+		})
+		var v struct {
+			OK     bool   `json:"ok"`
+			Reason string `json:"reason"`
+		}
+		if err != nil || len(c.Choices) != 1 || json.Unmarshal([]byte(c.Choices[0].Message.Content), &v) != nil || !v.OK || v.Reason != "hello" {
+			t.Fatalf("completion %+v, %v", c, err)
+		}
+		reqs := record.model.requests()
+		if got := reqs[len(reqs)-1].MaxTokens; got != 100 {
+			t.Fatalf("max_tokens %d, want the declared cap 100", got)
+		}
+	})
+
+	t.Run("rejected", func(t *testing.T) {
+		tests := []struct {
+			name        string
+			e           *env
+			params      oai.ChatCompletionNewParams
+			param, code string
+		}{
+			{"temperature 5", text, oai.ChatCompletionNewParams{Model: "echo", Messages: msgs, Temperature: oai.Float(5)}, "temperature", "decimal_above_max_value"},
+			{"top_p 2", text, oai.ChatCompletionNewParams{Model: "echo", Messages: msgs, TopP: oai.Float(2)}, "top_p", "decimal_above_max_value"},
+			{"max_completion_tokens 0", text, oai.ChatCompletionNewParams{Model: "echo", Messages: msgs, MaxCompletionTokens: oai.Int(0)}, "max_completion_tokens", "integer_below_min_value"},
+			{"five stops", text, oai.ChatCompletionNewParams{Model: "echo", Messages: msgs,
+				Stop: oai.ChatCompletionNewParamsStopUnion{OfStringArray: []string{"a", "b", "c", "d", "e"}}}, "stop", "array_above_max_length"},
+			{"json_object for text", text, oai.ChatCompletionNewParams{Model: "echo", Messages: msgs,
+				ResponseFormat: oai.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}}, "response_format", "unsupported_value"},
+			{"text for a record", record, oai.ChatCompletionNewParams{Model: "judge", Messages: msgs,
+				ResponseFormat: oai.ChatCompletionNewParamsResponseFormatUnion{OfText: &shared.ResponseFormatTextParam{}}}, "response_format", "unsupported_value"},
+		}
+		for _, tc := range tests {
+			t.Run(tc.name, func(t *testing.T) {
+				_, err := connect(tc.e).Chat.Completions.New(ctx, tc.params)
+				var apiErr *oai.Error
+				if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusBadRequest || apiErr.Code != tc.code || apiErr.Param != tc.param || apiErr.Type != "invalid_request_error" {
+					t.Fatalf("error %v, want 400 param %s code %s", err, tc.param, tc.code)
+				}
+			})
+		}
+	})
 }
