@@ -85,6 +85,7 @@ type Event struct {
 	// Payload, by kind (spec/events.md, "Payload fields").
 	Text         string          `json:"text,omitempty"`
 	Resume       *ResumeRequest  `json:"resume,omitempty"`
+	Sampling     *Sampling       `json:"sampling,omitempty"` // input: the request's sampling parameters
 	Runnable     string          `json:"runnable,omitempty"`
 	Model        string          `json:"model,omitempty"`
 	FinishReason string          `json:"finish_reason,omitempty"`

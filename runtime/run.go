@@ -39,6 +39,7 @@ type activeRun struct {
 	out        chan *Event
 
 	input      types.Value     // a new run's input
+	sampling   *Sampling       // the invocation's sampling parameters (nil: the declarations')
 	resume     *vm.ResumeInput // a resumption's checkpoint chain and answers
 	prevStatus RunStatus       // a resumption's status before this invocation
 
@@ -72,7 +73,7 @@ const eventBuffer = 64
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
-		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1}
+		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling}
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
 		a.inv = r.ids.nextWithPrefix("inv_")

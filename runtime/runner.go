@@ -298,6 +298,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 	ar = r.newActiveRun(ctx, key, inv, slot)
 	in := ar.newEvent(EventInput, "user", "", 0)
 	in.FilterKey = ""
+	in.Sampling = inv.Sampling
 	if prev != nil {
 		// Re-read the run under the session slot: it may have ended
 		// between GetRun and acquire.
