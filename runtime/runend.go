@@ -76,7 +76,7 @@ func runEndObservers(cfg RunnerConfig) []RunEndObserver {
 // runEnded tells the observers that run ended with status, when that is an
 // end for good.
 func (r *Runner) runEnded(ctx context.Context, run string, status RunStatus) {
-	if !status.Ended() {
+	if !status.Ended() || run == "" {
 		return
 	}
 	for i, o := range r.endObs {
