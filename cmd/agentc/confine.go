@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -32,14 +31,11 @@ func execTools(p *bytecode.Program) []string {
 // to serve command-running tools to more than one user (several token
 // users, or --open, where any X-Agentc-User is a user) when the kernel
 // cannot confine them, unless AGENTC_UNCONFINED_EXEC=1 (spec/serve.md,
-// "Executed code"); r is workspace.Confinement(). It points exec tools' data-directory hiding at data.
+// "Executed code"); r is workspace.Confinement().
 func checkExecConfinement(p *bytecode.Program, r jail.Report, tokens map[string]string, open bool, data string, stderr io.Writer) error {
 	names := execTools(p)
 	if len(names) == 0 {
 		return nil
-	}
-	if abs, err := filepath.Abs(data); err == nil {
-		_ = os.Setenv("AGENTC_DATA", abs) // declared exec tools hide $AGENTC_DATA (tools.Config.ExecHide)
 	}
 	users := map[string]bool{}
 	for _, u := range tokens {

@@ -53,6 +53,6 @@ type (
 // block where a model or tool has no implementation, warnings to stderr.
 func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data string) assemble.Options {
 	return assemble.Options{Program: prog, Verified: true, Encoding: enc, Root: root,
-		Replay: assemble.DefaultReplay(prog), Evolution: true, // workspaces: the default base, outside the data directory (spec/skills.md)
+		Replay: assemble.DefaultReplay(prog), Evolution: true, Data: data, // workspaces: the default base, outside the data directory (spec/skills.md)
 		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }}
 }

@@ -79,6 +79,9 @@ type Options struct {
 	// Workspaces is the directory per-run workspaces are made under
 	// (skill_run and the workspace tools).
 	Workspaces string
+	// Data is the data directory; confined exec tools cannot read it
+	// (tools.Config.ExecHide).
+	Data string
 	// Evolution enables the evolution policies (candidate skills after
 	// runs); off, nothing is proposed or published.
 	Evolution bool
@@ -171,8 +174,9 @@ func Prepare(o Options) (*Assembly, error) {
 	// Builtin tools no replay stands in for run for real: file tools
 	// confined to the project root, http_get only to AGENTC_ALLOW_HOSTS.
 	hosts := allowHosts(o.Env)
-	tools.Bind(cfg.Tools, p.Tools, tools.Config{Workspace: o.Root, AllowHosts: hosts, Clock: o.Clock})
-	if err := bindDeclared(cfg.Machine, cfg.Tools, o.Root, hosts, o.Env); err != nil {
+	hide := execHide(o.Data)
+	tools.Bind(cfg.Tools, p.Tools, tools.Config{Workspace: o.Root, AllowHosts: hosts, Clock: o.Clock, ExecHide: hide})
+	if err := bindDeclared(cfg.Machine, cfg.Tools, o.Root, hosts, o.Env, hide); err != nil {
 		return nil, err
 	}
 	if miss := missingTools(p, cfg.Tools); len(miss) > 0 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -118,7 +119,7 @@ func implName(t *bytecode.Tool) string {
 // into lacks (a replay wins): http reaches only hosts, exec runs confined to
 // root with a scrubbed environment. An env() header that is not set fails
 // the assembly.
-func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, root string, hosts []string, env func(string) (string, bool)) error {
+func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, root string, hosts []string, env func(string) (string, bool), hide []string) error {
 	need := false
 	for _, t := range m.Program().Tools {
 		if (t.Impl.Kind == bytecode.ImplHTTP || t.Impl.Kind == bytecode.ImplExec) && into[t.Name] == nil {
@@ -128,7 +129,7 @@ func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, root string, host
 	if !need {
 		return nil
 	}
-	if err := tools.BindDeclared(into, m, tools.Config{Workspace: root, AllowHosts: hosts, LookupEnv: env}); err != nil {
+	if err := tools.BindDeclared(into, m, tools.Config{Workspace: root, AllowHosts: hosts, LookupEnv: env, ExecHide: hide}); err != nil {
 		return fmt.Errorf("load tools: %w", err)
 	}
 	return nil
@@ -159,4 +160,16 @@ var contextTools = map[string]bool{
 var skillTools = map[string]bool{
 	"skill_load": true, "skill_run": true, "workspace_write": true, "workspace_read": true,
 	"workspace_list": true, "workspace_exec": true, "workspace_save_artifact": true,
+}
+
+// execHide is what confined exec tools may not read: the data directory,
+// absolute (none when data is empty).
+func execHide(data string) []string {
+	if data == "" {
+		return nil
+	}
+	if abs, err := filepath.Abs(data); err == nil {
+		data = abs
+	}
+	return []string{data}
 }
