@@ -82,6 +82,18 @@ func (c *checker) flow(b *graphBuild) {
 				w.set(s.Field.Index)
 			}
 		}
+		// A set node's writes: flow runs before checkNode fills n.Set, so
+		// they come from the syntax (an unknown field is reported there).
+		if sn, ok := setSyntax(n); ok && g.State != nil && sn.Body != nil {
+			for _, a := range sn.Body.Attrs {
+				if a.Key == nil || a.Value == nil || isNullLiteral(a.Value) {
+					continue
+				}
+				if f := g.State.Field(a.Key.Name); f != nil {
+					w.set(f.Index)
+				}
+			}
+		}
 		b.flowWrites[n.Index] = w
 	}
 	init := newBitset(nf)
@@ -247,4 +259,13 @@ func (c *checker) witness(b *graphBuild, n *Node, f *Field) string {
 		path[i], path[j] = path[j], path[i]
 	}
 	return "a path that does not write " + f.Name + ": " + strings.Join(path, " -> ") + mapNote
+}
+
+// setSyntax returns n's body when n is a set node.
+func setSyntax(n *Node) (*syntax.SetNode, bool) {
+	if n.Syntax == nil {
+		return nil, false
+	}
+	sn, ok := n.Syntax.Body.(*syntax.SetNode)
+	return sn, ok && sn != nil
 }
