@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -240,7 +241,7 @@ func clauseKind(cl *syntax.Clause) int {
 // allowedClauses by node kind; map bodies allow clItem.
 var allowedClauses = map[NodeKind]int{
 	NodeCall:      clRetry | clTimeout | clCatch | clCache | clInto,
-	NodeSet:       0,
+	NodeSet:       clCatch,
 	NodeMap:       clInto,
 	NodeInterrupt: clInto,
 	NodeJoin:      0,
@@ -284,12 +285,21 @@ func (c *checker) policies(b *graphBuild, n *Node, cls []*syntax.Clause, allowed
 			continue
 		}
 		if allowed&k == 0 {
-			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on a %s", clauseNames[k], what)
+			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on %s %s", clauseNames[k], article(what), what)
 			switch {
 			case what == "map node" && k&itemClauses != 0:
 				d.Detail = "per-item policies go inside the map body, after the call"
 			case what == "map body" && k == clInto:
 				d.Detail = "into goes after the map's closing brace"
+			}
+			if k == clCatch && cl.Catch != nil {
+				// The route is refused, but its target is still meant to
+				// be reached through it: without the edge it would be
+				// unreachable and its reads of error unbound (follow-on
+				// errors). P511 keeps the program from being lowered.
+				if t := c.edgeEnd(b, cl.Catch, false); t != nil {
+					c.addEdge(b.g, &Edge{From: n, To: t, Kind: EdgeCatch, Span: cl.Span(), Case: -1})
+				}
 			}
 			continue
 		}
@@ -775,4 +785,12 @@ func graphCallee(n *Node, c *checker) (*syntax.Ident, *Graph) {
 	}
 	g, _ := c.info.byName[cn.Callee.Name].(*Graph)
 	return cn.Callee, g
+}
+
+// article is "an" before a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
 }

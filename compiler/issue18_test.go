@@ -1,9 +1,14 @@
 package compiler
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"testing/fstest"
+	"time"
+
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/vm"
 )
 
 // Regression tests for the compiler bugs of issue 18 (found by writing
@@ -40,6 +45,31 @@ graph g(S) input q output out {
 `,
 			want: []string{"T306 a is optional and may be unset"},
 		},
+		{
+			name: "catch on a set node",
+			src: `state S { q: string, xs: list<string> = [], out: string = "", failure: error? }
+graph g(S) input q output out {
+  node pick     = set { out = xs[3] } catch -> fallback
+  node fallback = set { out = "none: {error.message}", failure = error }
+  start -> pick
+  pick -> end
+  fallback -> end
+}
+`,
+		},
+		{
+			name: "catch on an interrupt: P511 without follow-on errors",
+			src: `state S { q: string, out: string = "", failure: error? }
+graph g(S) input q output out {
+  node ask      = interrupt "ok?" returns string into out catch -> fallback
+  node fallback = set { out = "none: {error.message}", failure = error }
+  start -> ask
+  ask -> end
+  fallback -> end
+}
+`,
+			want: []string{"P511 catch is not allowed on an interrupt node"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,5 +86,33 @@ graph g(S) input q output out {
 				t.Errorf("diagnostics:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(tc.want, "\n  "))
 			}
 		})
+	}
+}
+
+// TestCatchOnSetRuns: a set node's evaluation failure goes to its catch
+// target, which reads it as error.
+func TestCatchOnSetRuns(t *testing.T) {
+	prog, ds := compileSource(t, `
+state S { q: string, xs: list<string> = [], out: string = "", failure: error? }
+graph g(S) input q output out {
+  node pick     = set { out = xs[3] } catch -> fallback
+  node fallback = set { out = "none: {error.kind}", failure = error }
+  start -> pick
+  pick -> end
+  fallback -> end
+}
+`)
+	if prog == nil {
+		t.Fatal(ds)
+	}
+	m, err := vm.New(prog, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := m.Run(ctx, 0, vm.Options{RunID: "r", Input: types.MakeString("c"), Clock: instantClock{}, Entropy: fixedEntropy{}})
+	if err != nil || res.Output.Str() != "none: eval" {
+		t.Fatalf("run: %v, output %v", err, res)
 	}
 }
