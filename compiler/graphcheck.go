@@ -668,9 +668,9 @@ func (c *checker) switches(b *graphBuild) {
 				otherwise = e
 				continue
 			}
-			key := ExprText(e.When)
+			key := conditionKey(e.When)
 			if prev, dup := conds[key]; dup {
-				d := c.errorf(DuplicateEdge, e.Span, "condition %s repeats an earlier edge of %s; this edge never fires", key, n.Name)
+				d := c.errorf(DuplicateEdge, e.Span, "condition %s repeats an earlier edge of %s; this edge never fires", ExprText(e.When), n.Name)
 				related(d, "first edge with this condition", prev.Span)
 				continue
 			}
@@ -808,8 +808,8 @@ func (c *checker) caseOf(e *syntax.Expr) (string, []string, []string, bool) {
 }
 
 func writeAddText(x *syntax.AddExpr) string {
-	var sb strings.Builder
-	writeAdd(&sb, x)
+	var sb exprWriter
+	sb.writeAdd(x)
 	return sb.String()
 }
 

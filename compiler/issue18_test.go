@@ -70,6 +70,27 @@ graph g(S) input q output out {
 `,
 			want: []string{"P511 catch is not allowed on an interrupt node"},
 		},
+		{
+			name: "G407 sees a parenthesised copy of a condition",
+			src: `state S { q: string, ok: bool = false, out: string = "" }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  node b = set { out = "b" }
+  node c = set { out = "c" }
+  node d = set { out = "d" }
+  start -> a when q == "x"
+  start -> b when (q == "x")
+  start -> c when (q == "y" or ok) and q != "z"
+  start -> d when q == "y" or ok and q != "z"
+  start -> end otherwise
+  a -> end
+  b -> end
+  c -> end
+  d -> end
+}
+`,
+			want: []string{"G407 condition (q == \"x\") repeats an earlier edge of start"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
