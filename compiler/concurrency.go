@@ -226,6 +226,9 @@ func (c *checker) concurrency(b *graphBuild) {
 			}
 		}
 		if len(always) >= 2 {
+			always = distinctTargets(always)
+		}
+		if len(always) >= 2 {
 			s.forkK[n.Index] = len(always)
 			for i, e := range always {
 				s.branch[e.Index] = int32(i)
@@ -264,6 +267,20 @@ func (c *checker) concurrency(b *graphBuild) {
 	c.needsJoin(s)
 	c.joins(s)
 	c.writeConflicts(b)
+}
+
+// distinctTargets drops the edges that repeat an earlier one's target: a
+// repeated edge (G407) is not a second branch.
+func distinctTargets(es []*Edge) []*Edge {
+	seen := make(map[*Node]bool, len(es))
+	out := es[:0]
+	for _, e := range es {
+		if !seen[e.To] {
+			seen[e.To] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // needsJoin reports plain nodes reached by concurrent branches.

@@ -37,7 +37,23 @@ type graphBuild struct {
 	// decoded as the into target's type.
 	structured map[*Call]bool
 	tags       [][]tag // concurrency tags by node index (concurrency.go)
+	// Edges with an end that did not resolve (reported as such): brokenOut
+	// marks sources whose target failed (brokenWhen: on a when edge),
+	// brokenIn targets whose source failed. The graph's checks stay quiet
+	// about what the missing edge would have given (follow-on errors).
+	brokenOut, brokenWhen, brokenIn []bool
 }
+
+// markBroken records an edge of n whose other end did not resolve.
+func (b *graphBuild) markBroken(marks *[]bool, n *Node) {
+	if *marks == nil {
+		*marks = make([]bool, len(b.g.Nodes))
+	}
+	(*marks)[n.Index] = true
+}
+
+// broken reports a mark of n.
+func broken(marks []bool, n *Node) bool { return marks != nil && marks[n.Index] }
 
 func (c *checker) buildGraph(g *Graph) {
 	syn, ok := g.syn.(*syntax.Graph)
@@ -102,6 +118,15 @@ func (c *checker) buildGraph(g *Graph) {
 		}
 		from := c.edgeEnd(b, es.From, true)
 		to := c.edgeEnd(b, es.To, false)
+		switch {
+		case from != nil && to == nil:
+			b.markBroken(&b.brokenOut, from)
+			if es.When != nil {
+				b.markBroken(&b.brokenWhen, from)
+			}
+		case from == nil && to != nil:
+			b.markBroken(&b.brokenIn, to)
+		}
 		if from == nil || to == nil {
 			continue
 		}
@@ -124,6 +149,7 @@ func (c *checker) buildGraph(g *Graph) {
 				at := es.Else.Span()
 				target := c.edgeEnd(b, es.Else, false)
 				if target == nil {
+					b.markBroken(&b.brokenOut, from)
 					continue
 				}
 				el := &Edge{From: from, To: target, Kind: EdgeElse, Span: at, Syntax: es, Parent: e, Case: -1}

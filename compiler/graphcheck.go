@@ -305,19 +305,44 @@ func (c *checker) reachability(b *graphBuild) {
 	if len(g.Start.Out) == 0 {
 		c.errorf(StartEndMisuse, g.span, "graph %s has no edge from start", g.name).Detail = "add `start -> NODE`"
 	}
+	// Nodes an edge with an unknown source leads to are not reported: the
+	// edge was meant to reach them.
+	fromBroken := reachFromAll(g, b.brokenIn, false)
 	for _, n := range g.Nodes[2:] {
-		if !b.reach[n.Index] {
+		if !b.reach[n.Index] && !broken(fromBroken, n) {
 			c.errorf(UnreachableNode, n.Span, "node %s is unreachable from start", n.Name)
 		}
 	}
+}
+
+// reachFromAll is reachFrom over every marked node (nil: none marked).
+func reachFromAll(g *Graph, marks []bool, reverse bool) []bool {
+	var out []bool
+	for i, m := range marks {
+		if !m {
+			continue
+		}
+		r := reachFrom(g, g.Nodes[i], reverse)
+		if out == nil {
+			out = r
+			continue
+		}
+		for j := range out {
+			out[j] = out[j] || r[j]
+		}
+	}
+	return out
 }
 
 // liveness reports reachable nodes from which end cannot be reached.
 func (c *checker) liveness(b *graphBuild) {
 	g := b.g
 	toEnd := reachFrom(g, g.End, true)
+	// Nodes that reach an edge whose target is unknown may have been meant
+	// to reach end through it.
+	toBroken := reachFromAll(g, b.brokenOut, true)
 	for _, n := range g.Nodes[2:] {
-		if !b.reach[n.Index] || toEnd[n.Index] {
+		if !b.reach[n.Index] || toEnd[n.Index] || broken(toBroken, n) {
 			continue
 		}
 		if len(n.Out) == 0 {
@@ -662,7 +687,7 @@ func (c *checker) switches(b *graphBuild) {
 					continue
 				case i < lastWhen:
 					c.errorf(MisplacedOtherwise, e.Span, "otherwise must be the last edge of %s's switch; the edges after it never fire", n.Name)
-				case lastWhen < 0:
+				case lastWhen < 0 && !broken(b.brokenWhen, n):
 					c.errorf(MisplacedOtherwise, e.Span, "otherwise without when edges; write an unconditional edge instead")
 				}
 				otherwise = e
@@ -686,7 +711,7 @@ func (c *checker) switches(b *graphBuild) {
 		a.Switches[n.Index] = ordered
 		total, missing := c.totality(sw)
 		a.Total[n.Index] = total
-		if otherwise == nil && !total {
+		if otherwise == nil && !total && !broken(b.brokenWhen, n) {
 			last := sw[len(sw)-1]
 			d := c.errorf(NonExhaustive, last.Span, "switch of node %s has no otherwise and its conditions are not provably total", n.Name)
 			if missing != "" {

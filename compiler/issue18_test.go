@@ -91,6 +91,93 @@ graph g(S) input q output out {
 `,
 			want: []string{"G407 condition (q == \"x\") repeats an earlier edge of start"},
 		},
+		{
+			name: "no G402 after a misspelled edge target",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  start -> a
+  a -> ennd
+}
+`,
+			want: []string{"N201 graph g has no node ennd"},
+		},
+		{
+			name: "no G401 or G405 after misspelled edge ends",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  node b = set { out = "b" }
+  start -> a
+  a -> bb when q == "y"
+  a -> end otherwise
+  bx -> b
+  b -> end
+}
+`,
+			want: []string{"N201 graph g has no node bb", "N201 graph g has no node bx"},
+		},
+		{
+			name: "no G405 after an edge into start",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  node b = set { out = "b" }
+  start -> a
+  a -> start when q == "y"
+  a -> b otherwise
+  b -> end
+}
+`,
+			want: []string{"G408 no edge may lead into start"},
+		},
+		{
+			name: "no G402 after an edge into start",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  start -> a
+  a -> start
+}
+`,
+			want: []string{"G408 no edge may lead into start"},
+		},
+		{
+			name: "a repeated edge is not two branches (no G409 from start and start)",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  start -> a
+  start -> a
+  a -> end
+}
+`,
+			want: []string{"G407 edge start -> a is declared twice"},
+		},
+		{
+			name: "no T313 after a repeated record key",
+			src: `state S { q: string, out: string = "", r: json = { x: 1, x: 2 } }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  start -> a
+  a -> end
+}
+`,
+			want: []string{"N202 key x is repeated"},
+		},
+		{
+			name: "a real G402 is still reported",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node a = set { out = "a" }
+  node b = set { out = "b" }
+  start -> a when q == "a"
+  start -> b otherwise
+  a -> ennd
+}
+`,
+			want: []string{"G402 node b has no out-edges", "N201 graph g has no node ennd"},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
