@@ -259,6 +259,9 @@ func (c *checker) concurrency(b *graphBuild) {
 	}
 	s.alts = make([][]alternative, len(g.Nodes))
 	for _, n := range g.Nodes {
+		if !mayDecide(n) {
+			continue
+		}
 		if a := alternatives(n); len(a) >= 2 {
 			s.alts[n.Index] = a
 		}
@@ -382,6 +385,24 @@ func sccIndex(g *Graph) []int {
 		}
 	}
 	return out
+}
+
+// mayDecide reports whether n can have two alternatives (see
+// alternatives): every out-edge but the unconditional ones is one, and
+// the unconditional ones together are one.
+func mayDecide(n *Node) bool {
+	k, always := 0, false
+	for _, e := range n.Out {
+		if e.Kind == EdgeAlways {
+			always = true
+		} else {
+			k++
+		}
+	}
+	if always {
+		k++
+	}
+	return k >= 2
 }
 
 // alternative is one way a decision node can route: the targets activated

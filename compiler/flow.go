@@ -71,9 +71,17 @@ func (c *checker) flow(b *graphBuild) {
 		nf = len(g.State.Fields)
 	}
 	nn := len(g.Nodes)
+	// Every node's three sets (writes, in, out) come from one allocation.
+	words := (nf + 63) / 64
+	slab := make([]uint64, 3*nn*words)
+	next := func() bitset {
+		bs := bitset(slab[:words:words])
+		slab = slab[words:]
+		return bs
+	}
 	b.flowWrites = make([]bitset, nn)
 	for _, n := range g.Nodes {
-		w := newBitset(nf)
+		w := next()
 		if n.Into != nil && n.Kind != NodeMap {
 			w.set(n.Into.Index)
 		}
@@ -110,8 +118,8 @@ func (c *checker) flow(b *graphBuild) {
 	b.in = make([]bitset, nn)
 	b.out = make([]bitset, nn)
 	for i := range g.Nodes {
-		b.in[i] = newBitset(nf)
-		b.out[i] = newBitset(nf)
+		b.in[i] = next()
+		b.out[i] = next()
 		if i != g.Start.Index {
 			b.in[i].fill(nf)
 			b.out[i].fill(nf)

@@ -407,16 +407,22 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 			n.Output = n.Call.Output
 		}
 	case *syntax.SetNode:
-		seen := map[string]diag.Span{}
-		for _, a := range body.Body.Attrs {
+		attrs := body.Body.Attrs
+		var seen map[string]diag.Span // only for long lists; short ones are scanned
+		if len(attrs) > 8 {
+			seen = make(map[string]diag.Span, len(attrs))
+		}
+		for i, a := range attrs {
 			if a.Key == nil {
 				continue
 			}
-			if prev, dup := seen[a.Key.Name]; dup {
+			if prev, dup := firstKey(attrs[:i], a.Key.Name, seen); dup {
 				related(c.errorf(diag.DuplicateAttr, a.Key.Span(), "%s is set twice", a.Key.Name), "first set here", prev)
 				continue
 			}
-			seen[a.Key.Name] = a.Key.Span()
+			if seen != nil {
+				seen[a.Key.Name] = a.Key.Span()
+			}
 			if a.Value == nil {
 				c.errorf(TypeMismatch, a.Key.Span(), "set takes values: %s = ...", a.Key.Name)
 				continue
@@ -819,4 +825,19 @@ func article(word string) string {
 		return "an"
 	}
 	return "a"
+}
+
+// firstKey finds an attribute named name among before (through seen when
+// it is not nil), for duplicate detection.
+func firstKey(before []*syntax.Attr, name string, seen map[string]diag.Span) (diag.Span, bool) {
+	if seen != nil {
+		sp, ok := seen[name]
+		return sp, ok
+	}
+	for _, b := range before {
+		if b.Key != nil && b.Key.Name == name {
+			return b.Key.Span(), true
+		}
+	}
+	return diag.Span{}, false
 }

@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,11 +127,12 @@ func (c *checker) checkGraph(g *Graph) {
 }
 
 func nodeWrites(n *Node) []*Field {
-	var out []*Field
-	seen := map[*Field]bool{}
+	if n.Into == nil && len(n.Set) == 0 {
+		return nil
+	}
+	out := make([]*Field, 0, len(n.Set)+1)
 	add := func(f *Field) {
-		if f != nil && !seen[f] {
-			seen[f] = true
+		if f != nil && !slices.Contains(out, f) { // a node writes few fields
 			out = append(out, f)
 		}
 	}
@@ -138,7 +140,7 @@ func nodeWrites(n *Node) []*Field {
 	for _, s := range n.Set {
 		add(s.Field)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	slices.SortFunc(out, func(a, b *Field) int { return a.Index - b.Index })
 	return out
 }
 
@@ -607,23 +609,21 @@ func topoOrder(g *Graph, keep func(*Edge) bool) []*Node {
 			indeg[e.To.Index]++
 		}
 	}
-	var queue, out []*Node
+	// out doubles as the queue: out[head:] are the nodes not yet expanded.
+	out := make([]*Node, 0, len(g.Nodes))
 	for _, n := range g.Nodes {
 		if indeg[n.Index] == 0 {
-			queue = append(queue, n)
+			out = append(out, n)
 		}
 	}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		out = append(out, n)
-		for _, e := range n.Out {
+	for head := 0; head < len(out); head++ {
+		for _, e := range out[head].Out {
 			if !keep(e) {
 				continue
 			}
 			indeg[e.To.Index]--
 			if indeg[e.To.Index] == 0 {
-				queue = append(queue, e.To)
+				out = append(out, e.To)
 			}
 		}
 	}
@@ -658,8 +658,14 @@ func (c *checker) switches(b *graphBuild) {
 				related(d, "first edge of the other kind", firstKind.Span)
 			}
 		}
-		seen := map[*Node]*Edge{}
+		var seen map[*Node]*Edge
+		if len(always) >= 2 {
+			seen = make(map[*Node]*Edge, len(always))
+		}
 		for _, e := range always {
+			if seen == nil {
+				break
+			}
 			if prev, dup := seen[e.To]; dup {
 				related(c.errorf(DuplicateEdge, e.Span, "edge %s -> %s is declared twice", n.Name, e.To.Name), "first here", prev.Span)
 				continue
