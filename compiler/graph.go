@@ -42,6 +42,17 @@ type graphBuild struct {
 	// brokenIn targets whose source failed. The graph's checks stay quiet
 	// about what the missing edge would have given (follow-on errors).
 	brokenOut, brokenWhen, brokenIn []bool
+	edgeSlab                        []Edge // the declared edges (see newEdge)
+}
+
+// newEdge returns a pointer to a copy of e in the edge slab (or a new
+// edge once the slab is full).
+func (b *graphBuild) newEdge(e Edge) *Edge {
+	if len(b.edgeSlab) == cap(b.edgeSlab) {
+		return &e
+	}
+	b.edgeSlab = append(b.edgeSlab, e)
+	return &b.edgeSlab[len(b.edgeSlab)-1]
 }
 
 // markBroken records an edge of n whose other end did not resolve.
@@ -75,6 +86,24 @@ func (c *checker) buildGraph(g *Graph) {
 		g.Output = c.bindingField(g, syn.Output, "output")
 	}
 
+	// Nodes and edges come from two slabs (sized by the declarations; the
+	// slices never grow, so the pointers into them stay valid).
+	nNodes, nEdges := 0, 0
+	for _, it := range syn.Items {
+		switch {
+		case it.Node != nil:
+			nNodes++
+		case it.Edge != nil:
+			nEdges++
+			if it.Edge.Else != nil {
+				nEdges++
+			}
+		}
+	}
+	nodeSlab := make([]Node, 0, nNodes)
+	b.edgeSlab = make([]Edge, 0, nEdges)
+	g.Nodes = slices.Grow(g.Nodes, nNodes)
+
 	// Nodes.
 	for _, it := range syn.Items {
 		nd := it.Node
@@ -90,7 +119,8 @@ func (c *checker) buildGraph(g *Graph) {
 			related(c.errorf(diag.DuplicateName, nd.Name.Span(), "node %s is declared twice", name), "first declared here", prev.Span)
 			continue
 		}
-		n := &Node{Name: name, Span: nd.Name.Span(), Index: len(g.Nodes), Syntax: nd}
+		nodeSlab = append(nodeSlab, Node{Name: name, Span: nd.Name.Span(), Index: len(g.Nodes), Syntax: nd})
+		n := &nodeSlab[len(nodeSlab)-1]
 		switch body := nd.Body.(type) {
 		case *syntax.CallNode:
 			n.Kind = NodeCall
@@ -104,6 +134,7 @@ func (c *checker) buildGraph(g *Graph) {
 			n.Kind = NodeJoin
 			n.JoinAll = body.Mode == "all"
 		default:
+			nodeSlab = nodeSlab[:len(nodeSlab)-1]
 			continue
 		}
 		g.Nodes = append(g.Nodes, n)
@@ -130,7 +161,7 @@ func (c *checker) buildGraph(g *Graph) {
 		if from == nil || to == nil {
 			continue
 		}
-		e := &Edge{From: from, To: to, Span: es.Span(), Syntax: es, Kind: EdgeAlways, Case: -1}
+		e := b.newEdge(Edge{From: from, To: to, Span: es.Span(), Syntax: es, Kind: EdgeAlways, Case: -1})
 		switch {
 		case es.When != nil:
 			e.Kind, e.When = EdgeWhen, es.When
@@ -152,7 +183,7 @@ func (c *checker) buildGraph(g *Graph) {
 					b.markBroken(&b.brokenOut, from)
 					continue
 				}
-				el := &Edge{From: from, To: target, Kind: EdgeElse, Span: at, Syntax: es, Parent: e, Case: -1}
+				el := b.newEdge(Edge{From: from, To: target, Kind: EdgeElse, Span: at, Syntax: es, Parent: e, Case: -1})
 				e.Else = el
 				c.addEdge(g, el)
 			}
@@ -507,8 +538,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 
 // nodeScope is the scope of a node's expressions.
 func (c *checker) nodeScope(b *graphBuild, n *Node, assigned bitset) *scope {
-	sc := &scope{where: InGraph, file: b.file, state: b.g.State, assigned: assigned, quiet: b.g.State == nil}
-	sc.witness = func(f *Field) string { return c.witness(b, n, f) }
+	sc := &scope{where: InGraph, file: b.file, state: b.g.State, assigned: assigned, quiet: b.g.State == nil, witnessGraph: b, witnessNode: n}
 	if b.catchOnly != nil && n.Index < len(b.catchOnly) && b.catchOnly[n.Index] {
 		sc.vars = map[string]*types.Type{"error": types.ErrorType}
 	}
