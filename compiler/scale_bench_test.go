@@ -19,8 +19,8 @@ import (
 //
 // chain: n set nodes in a row, each writing one replace field (every pair
 // of writers is a candidate for W-conflicts, none can run concurrently).
-// ladder: n nodes, each a three-way switch on a counter into the next
-// node (two conditions and an otherwise), each writing one replace field.
+// ladder: n nodes, each a switch on a counter into the next node (a
+// condition and an otherwise), each writing two replace fields.
 // fanout: blocks of 8 parallel nodes writing an append field and one
 // replace field each (distinct per branch), closed by a join all.
 
@@ -39,16 +39,18 @@ func scaleChain(n int) string {
 }
 
 func scaleLadder(n int) string {
+	// Compact text (still valid source) keeps 100K nodes under the 8 MiB
+	// file limit.
 	var b strings.Builder
 	b.WriteString("workflow ladder \"A switch ladder\"\n\nstate S { q: string, n: int = 0, last: string = \"\" }\n\ngraph ladder(S) input q output last {\n")
 	for i := range n {
-		fmt.Fprintf(&b, "  node s%d = set { n = n + 1, last = \"s%d\" }\n", i, i)
+		fmt.Fprintf(&b, "node s%d=set{n=n+1,last=q}\n", i)
 	}
-	b.WriteString("  start -> s0\n")
+	b.WriteString("start->s0\n")
 	for i := 1; i < n; i++ {
-		fmt.Fprintf(&b, "  s%d -> s%d when n == 1\n  s%d -> s%d when n == 2\n  s%d -> s%d otherwise\n", i-1, i, i-1, i, i-1, i)
+		fmt.Fprintf(&b, "s%d->s%d when n<2\ns%d->s%d otherwise\n", i-1, i, i-1, i)
 	}
-	fmt.Fprintf(&b, "  s%d -> end\n}\n", n-1)
+	fmt.Fprintf(&b, "s%d->end\n}\n", n-1)
 	return b.String()
 }
 
