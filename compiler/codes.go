@@ -54,6 +54,7 @@ const (
 	InvalidExpect      diag.Code = "P513"
 	SkillFile          diag.Code = "P514"
 	ShellInterpolation diag.Code = "P515"
+	WeakToolEffect     diag.Code = "P516"
 )
 
 func init() {
@@ -105,5 +106,6 @@ func init() {
 		diag.CodeInfo{Code: InvalidExpect, Severity: diag.Error, Title: "invalid expectation", Doc: "`expect A before B` needs visited(node) on both sides."},
 		diag.CodeInfo{Code: SkillFile, Severity: diag.Error, Title: "invalid SKILL.md", Doc: "A skill's SKILL.md does not start with a YAML front matter between `---` lines, the YAML does not parse, a key is unknown or repeated, a value has the wrong type, or name (lower-case letters, digits, - and _) or description is missing. The position is in SKILL.md; the related location is the skill declaration."},
 		diag.CodeInfo{Code: ShellInterpolation, Severity: diag.Error, Title: "input in a shell script", Doc: "An exec command runs a shell or an interpreter with code from an argument (`sh -c SCRIPT`, also bash, zsh, dash, ksh, fish, csh, busybox; python -c; perl, ruby and node -e; an option cluster such as -ec counts) and that argument is not a constant string: an interpolated value would be parsed as code (shell injection). Keep the script constant and pass values as the arguments after it (`[\"sh\", \"-c\", \"echo \\\"$1\\\"\", \"sh\", \"{input.x}\"]`)."},
+		diag.CodeInfo{Code: WeakToolEffect, Severity: diag.Error, Title: "tool effect weaker than its agent", Doc: "A tool run by an agent (`run = agent NAME`) declares an effect weaker than the agent's, the strongest of what the agent can reach (its tools, its agents, `side_effect` for an `exec` skill grant). The effect decides whether a crash may re-run the call: declare the agent's effect or a stronger one."},
 	)
 }

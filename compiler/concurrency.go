@@ -226,6 +226,9 @@ func (c *checker) concurrency(b *graphBuild) {
 			}
 		}
 		if len(always) >= 2 {
+			always = distinctTargets(always)
+		}
+		if len(always) >= 2 {
 			s.forkK[n.Index] = len(always)
 			for i, e := range always {
 				s.branch[e.Index] = int32(i)
@@ -256,6 +259,9 @@ func (c *checker) concurrency(b *graphBuild) {
 	}
 	s.alts = make([][]alternative, len(g.Nodes))
 	for _, n := range g.Nodes {
+		if !mayDecide(n) {
+			continue
+		}
 		if a := alternatives(n); len(a) >= 2 {
 			s.alts[n.Index] = a
 		}
@@ -264,6 +270,20 @@ func (c *checker) concurrency(b *graphBuild) {
 	c.needsJoin(s)
 	c.joins(s)
 	c.writeConflicts(b)
+}
+
+// distinctTargets drops the edges that repeat an earlier one's target: a
+// repeated edge (G407) is not a second branch.
+func distinctTargets(es []*Edge) []*Edge {
+	seen := make(map[*Node]bool, len(es))
+	out := es[:0]
+	for _, e := range es {
+		if !seen[e.To] {
+			seen[e.To] = true
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // needsJoin reports plain nodes reached by concurrent branches.
@@ -365,6 +385,24 @@ func sccIndex(g *Graph) []int {
 		}
 	}
 	return out
+}
+
+// mayDecide reports whether n can have two alternatives (see
+// alternatives): every out-edge but the unconditional ones is one, and
+// the unconditional ones together are one.
+func mayDecide(n *Node) bool {
+	k, always := 0, false
+	for _, e := range n.Out {
+		if e.Kind == EdgeAlways {
+			always = true
+		} else {
+			k++
+		}
+	}
+	if always {
+		k++
+	}
+	return k >= 2
 }
 
 // alternative is one way a decision node can route: the targets activated
@@ -525,36 +563,125 @@ func (s *concState) ancestorsAvoiding(k int, p, avoid *Node, top int) ([]bool, [
 
 // writeConflicts reports two nodes that may run in one superstep and write
 // one replace field.
+//
+// Two nodes may run together only when they carry tags of one fork (mhp),
+// so writers without tags never take part, and a pair is only examined
+// when both writers carry a tag of some common fork and their tags of that
+// fork differ (or are self-concurrent). The pairs found are reported in
+// the order of the full pairwise scan, each once.
 func (c *checker) writeConflicts(b *graphBuild) {
 	g := b.g
 	if g.State == nil {
 		return
 	}
-	writers := make([][]*Node, len(g.State.Fields))
+	var writers [][]*Node
 	for _, n := range g.Nodes {
-		if !b.reach[n.Index] {
+		if !b.reach[n.Index] || len(b.tags[n.Index]) == 0 {
 			continue
 		}
 		for _, f := range n.Writes {
 			if f.Reducer == ReduceReplace {
+				if writers == nil {
+					writers = make([][]*Node, len(g.State.Fields))
+				}
 				writers[f.Index] = append(writers[f.Index], n)
 			}
 		}
 	}
 	for fi, ws := range writers {
+		if len(ws) < 2 {
+			continue
+		}
 		f := g.State.Fields[fi]
-		for i := 0; i < len(ws); i++ {
-			for j := i + 1; j < len(ws); j++ {
-				x, y := ws[i], ws[j]
-				if !mhp(b.tags[x.Index], b.tags[y.Index]) {
-					continue
+		for _, p := range conflictCandidates(b.tags, ws) {
+			x, y := ws[p[0]], ws[p[1]]
+			if !mhp(b.tags[x.Index], b.tags[y.Index]) {
+				continue
+			}
+			d := c.errorf(WriteConflict, writeSpan(y, f), "nodes %s and %s may run in the same superstep and both write %s, whose reducer is replace", x.Name, y.Name, f.Name)
+			d.Detail = "declare a reducer for " + f.Name + " (append, merge, sum, max, min) or order the two nodes"
+			related(d, x.Name+" writes "+f.Name+" here", writeSpan(x, f))
+		}
+	}
+}
+
+// conflictCandidates returns the pairs (i < j, sorted) of writers ws that
+// share a fork in their tags with different (or self-concurrent) tags of
+// that fork: a superset of the pairs mhp holds for. Writers carrying the
+// same tags of a fork, such as the nodes of one branch, are grouped and
+// not paired through that fork.
+func conflictCandidates(tags [][]tag, ws []*Node) [][2]int {
+	type group struct {
+		ws   []int // writers, ascending
+		self bool  // their tags of the fork are concurrent with themselves
+	}
+	type forkGroups struct {
+		byKey map[string]int
+		list  []*group
+	}
+	var forks []int32
+	byFork := map[int32]*forkGroups{}
+	var key []byte
+	for w, n := range ws {
+		ts := tags[n.Index]
+		for i := 0; i < len(ts); {
+			j := i
+			key = key[:0]
+			for j < len(ts) && ts[j].fork == ts[i].fork {
+				key = append(key, ts[j].atoms...)
+				key = append(key, 0xff)
+				j++
+			}
+			fg := byFork[ts[i].fork]
+			if fg == nil {
+				fg = &forkGroups{byKey: map[string]int{}}
+				byFork[ts[i].fork] = fg
+				forks = append(forks, ts[i].fork)
+			}
+			k, ok := fg.byKey[string(key)]
+			if !ok {
+				k = len(fg.list)
+				fg.byKey[string(key)] = k
+				fg.list = append(fg.list, &group{self: selfConcurrent(ts[i:j])})
+			}
+			fg.list[k].ws = append(fg.list[k].ws, w)
+			i = j
+		}
+	}
+	var out [][2]int
+	add := func(a, z int) { out = append(out, [2]int{min(a, z), max(a, z)}) }
+	for _, f := range forks {
+		gs := byFork[f].list
+		for gi, g := range gs {
+			if g.self {
+				for a := range g.ws {
+					for z := a + 1; z < len(g.ws); z++ {
+						add(g.ws[a], g.ws[z])
+					}
 				}
-				d := c.errorf(WriteConflict, writeSpan(y, f), "nodes %s and %s may run in the same superstep and both write %s, whose reducer is replace", x.Name, y.Name, f.Name)
-				d.Detail = "declare a reducer for " + f.Name + " (append, merge, sum, max, min) or order the two nodes"
-				related(d, x.Name+" writes "+f.Name+" here", writeSpan(x, f))
+			}
+			for _, h := range gs[gi+1:] {
+				for _, a := range g.ws {
+					for _, z := range h.ws {
+						add(a, z)
+					}
+				}
 			}
 		}
 	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i][0] != out[j][0] {
+			return out[i][0] < out[j][0]
+		}
+		return out[i][1] < out[j][1]
+	})
+	uniq := out[:0]
+	for i, p := range out {
+		if i == 0 || p != out[i-1] {
+			uniq = append(uniq, p)
+		}
+	}
+	return uniq
 }
 
 // writeSpan is where n writes f.

@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"fmt"
 	"io/fs"
 	"path"
 	"slices"
@@ -411,6 +412,40 @@ func (c *checker) finishAgentEffects() {
 	for _, a := range c.info.Agents {
 		a.Effect = c.agentEffect(a, map[*Agent]bool{})
 	}
+	// A tool run by an agent must declare an effect that covers the
+	// agent's (§12.9): a weaker one would let a crash re-run side effects.
+	for _, t := range c.info.Tools {
+		a := t.Impl.Agent
+		if t.Impl.Kind != ImplAgent || a == nil || t.Effect >= a.Effect {
+			continue
+		}
+		at := t.Attrs.Get("effect")
+		if at == nil {
+			continue
+		}
+		d := c.errorf(WeakToolEffect, at.Span, "tool %s declares effect %s, but its agent %s has effect %s", t.name, t.Effect, a.name, a.Effect)
+		d.Detail = "declare effect = " + a.Effect.String() + " (or stronger); " + effectCause(a)
+	}
+}
+
+// effectCause names what gives agent a its effect.
+func effectCause(a *Agent) string {
+	for _, t := range a.Tools {
+		if t.Effect == a.Effect {
+			return fmt.Sprintf("the agent calls tool %s (%s)", t.name, t.Effect)
+		}
+	}
+	for _, g := range a.Skills {
+		if g.Exec && a.Effect == SideEffect {
+			return "the agent holds an exec skill grant"
+		}
+	}
+	for _, s := range a.Agents {
+		if s.Effect == a.Effect {
+			return fmt.Sprintf("the agent calls agent %s (%s)", s.name, s.Effect)
+		}
+	}
+	return "an agent's effect is the strongest of what it can reach"
 }
 
 var effectByName = map[string]Effect{"read_only": ReadOnly, "idempotent": Idempotent, "side_effect": SideEffect}

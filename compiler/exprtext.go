@@ -12,106 +12,145 @@ import (
 // with the same text are the same condition (used to find duplicate `when`
 // edges), and messages quote conditions this way.
 func ExprText(e *syntax.Expr) string {
-	var b strings.Builder
-	writeExpr(&b, e)
+	var b exprWriter
+	b.writeExpr(e)
 	return b.String()
 }
 
-func writeExpr(b *strings.Builder, e *syntax.Expr) {
+// conditionKey is the structure of a condition as text: every binary
+// operation is parenthesised and the source's own parentheses are dropped,
+// so `(q == "x")`, `((q == "x"))` and `q == "x"` have one key while
+// `(a or b) and c` and `a or b and c` do not.
+func conditionKey(e *syntax.Expr) string {
+	b := exprWriter{canon: true}
+	b.writeExpr(e)
+	return b.String()
+}
+
+// exprWriter renders expressions; canon selects conditionKey's form.
+type exprWriter struct {
+	strings.Builder
+	canon bool
+}
+
+// open and close parenthesise a binary operation in canonical form.
+func (b *exprWriter) open(binary bool) {
+	if b.canon && binary {
+		b.WriteByte('(')
+	}
+}
+
+func (b *exprWriter) close(binary bool) {
+	if b.canon && binary {
+		b.WriteByte(')')
+	}
+}
+
+func (b *exprWriter) writeExpr(e *syntax.Expr) {
 	if e == nil || e.Or == nil {
 		return
 	}
 	o := e.Or
-	writeAnd(b, o.Head)
+	b.open(len(o.Tail) > 0)
+	b.writeAnd(o.Head)
 	for _, t := range o.Tail {
 		b.WriteString(" or ")
-		writeAnd(b, t)
+		b.writeAnd(t)
 	}
+	b.close(len(o.Tail) > 0)
 }
 
-func writeAnd(b *strings.Builder, a *syntax.AndExpr) {
+func (b *exprWriter) writeAnd(a *syntax.AndExpr) {
 	if a == nil {
 		return
 	}
-	writeNot(b, a.Head)
+	b.open(len(a.Tail) > 0)
+	b.writeNot(a.Head)
 	for _, t := range a.Tail {
 		b.WriteString(" and ")
-		writeNot(b, t)
+		b.writeNot(t)
 	}
+	b.close(len(a.Tail) > 0)
 }
 
-func writeNot(b *strings.Builder, n *syntax.NotExpr) {
+func (b *exprWriter) writeNot(n *syntax.NotExpr) {
 	if n == nil {
 		return
 	}
 	if n.Not != nil {
 		b.WriteString("not ")
-		writeNot(b, n.Not)
+		b.writeNot(n.Not)
 		return
 	}
 	c := n.Cmp
 	if c == nil {
 		return
 	}
-	writeAdd(b, c.Left)
+	b.open(c.Op != "")
+	defer b.close(c.Op != "")
+	b.writeAdd(c.Left)
 	if c.Op != "" {
 		op := c.Op
 		if op == "notin" { // the parser joins the two captured tokens
 			op = "not in"
 		}
 		b.WriteString(" " + op + " ")
-		writeAdd(b, c.Right)
+		b.writeAdd(c.Right)
 	}
 }
 
-func writeAdd(b *strings.Builder, a *syntax.AddExpr) {
+func (b *exprWriter) writeAdd(a *syntax.AddExpr) {
 	if a == nil {
 		return
 	}
-	writeMul(b, a.Head)
+	b.open(len(a.Tail) > 0)
+	b.writeMul(a.Head)
 	for _, t := range a.Tail {
 		b.WriteString(" " + t.Op + " ")
-		writeMul(b, t.Operand)
+		b.writeMul(t.Operand)
 	}
+	b.close(len(a.Tail) > 0)
 }
 
-func writeMul(b *strings.Builder, m *syntax.MulExpr) {
+func (b *exprWriter) writeMul(m *syntax.MulExpr) {
 	if m == nil {
 		return
 	}
-	writeUnary(b, m.Head)
+	b.open(len(m.Tail) > 0)
+	b.writeUnary(m.Head)
 	for _, t := range m.Tail {
 		b.WriteString(" " + t.Op + " ")
-		writeUnary(b, t.Operand)
+		b.writeUnary(t.Operand)
 	}
+	b.close(len(m.Tail) > 0)
 }
 
-func writeUnary(b *strings.Builder, u *syntax.Unary) {
+func (b *exprWriter) writeUnary(u *syntax.Unary) {
 	if u == nil {
 		return
 	}
 	if u.Neg != nil {
 		b.WriteString("-")
-		writeUnary(b, u.Neg)
+		b.writeUnary(u.Neg)
 		return
 	}
 	p := u.Postfix
 	if p == nil {
 		return
 	}
-	writePrimary(b, p.Primary)
+	b.writePrimary(p.Primary)
 	for _, s := range p.Sel {
 		if s.Field != nil {
 			b.WriteString("." + s.Field.Name)
 		} else {
 			b.WriteString("[")
-			writeExpr(b, s.Index)
+			b.writeExpr(s.Index)
 			b.WriteString("]")
 		}
 	}
 }
 
-func writePrimary(b *strings.Builder, p syntax.Primary) {
+func (b *exprWriter) writePrimary(p syntax.Primary) {
 	switch p := p.(type) {
 	case *syntax.Literal:
 		switch {
@@ -129,8 +168,12 @@ func writePrimary(b *strings.Builder, p syntax.Primary) {
 	case *syntax.Name:
 		b.WriteString(p.Ident)
 	case *syntax.Paren:
+		if b.canon {
+			b.writeExpr(p.X)
+			return
+		}
 		b.WriteString("(")
-		writeExpr(b, p.X)
+		b.writeExpr(p.X)
 		b.WriteString(")")
 	case *syntax.Call:
 		if p.Func != nil {
@@ -141,7 +184,7 @@ func writePrimary(b *strings.Builder, p syntax.Primary) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeExpr(b, a)
+			b.writeExpr(a)
 		}
 		b.WriteString(")")
 	case *syntax.ListLit:
@@ -150,7 +193,7 @@ func writePrimary(b *strings.Builder, p syntax.Primary) {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			writeExpr(b, el.X)
+			b.writeExpr(el.X)
 			if el.Tag != nil {
 				b.WriteString(": " + el.Tag.Name)
 			}
@@ -165,23 +208,23 @@ func writePrimary(b *strings.Builder, p syntax.Primary) {
 			if en.Key != nil {
 				b.WriteString(en.Key.Name)
 			} else if en.StrKey != nil {
-				writeString(b, en.StrKey)
+				b.writeString(en.StrKey)
 			}
 			b.WriteString(": ")
-			writeExpr(b, en.Value)
+			b.writeExpr(en.Value)
 		}
 		b.WriteString("}")
 	case *syntax.String:
-		writeString(b, p)
+		b.writeString(p)
 	}
 }
 
-func writeString(b *strings.Builder, s *syntax.String) {
+func (b *exprWriter) writeString(s *syntax.String) {
 	b.WriteByte('"')
 	for _, seg := range s.Segments() {
 		if seg.Expr != nil {
 			b.WriteByte('{')
-			writeExpr(b, seg.Expr)
+			b.writeExpr(seg.Expr)
 			b.WriteByte('}')
 			continue
 		}

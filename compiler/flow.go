@@ -71,15 +71,35 @@ func (c *checker) flow(b *graphBuild) {
 		nf = len(g.State.Fields)
 	}
 	nn := len(g.Nodes)
+	// Every node's three sets (writes, in, out) come from one allocation.
+	words := (nf + 63) / 64
+	slab := make([]uint64, 3*nn*words)
+	next := func() bitset {
+		bs := bitset(slab[:words:words])
+		slab = slab[words:]
+		return bs
+	}
 	b.flowWrites = make([]bitset, nn)
 	for _, n := range g.Nodes {
-		w := newBitset(nf)
+		w := next()
 		if n.Into != nil && n.Kind != NodeMap {
 			w.set(n.Into.Index)
 		}
 		for _, s := range n.Set {
 			if !isNullLiteral(s.Value) {
 				w.set(s.Field.Index)
+			}
+		}
+		// A set node's writes: flow runs before checkNode fills n.Set, so
+		// they come from the syntax (an unknown field is reported there).
+		if sn, ok := setSyntax(n); ok && g.State != nil && sn.Body != nil {
+			for _, a := range sn.Body.Attrs {
+				if a.Key == nil || a.Value == nil || isNullLiteral(a.Value) {
+					continue
+				}
+				if f := g.State.Field(a.Key.Name); f != nil {
+					w.set(f.Index)
+				}
 			}
 		}
 		b.flowWrites[n.Index] = w
@@ -98,8 +118,8 @@ func (c *checker) flow(b *graphBuild) {
 	b.in = make([]bitset, nn)
 	b.out = make([]bitset, nn)
 	for i := range g.Nodes {
-		b.in[i] = newBitset(nf)
-		b.out[i] = newBitset(nf)
+		b.in[i] = next()
+		b.out[i] = next()
 		if i != g.Start.Index {
 			b.in[i].fill(nf)
 			b.out[i].fill(nf)
@@ -247,4 +267,13 @@ func (c *checker) witness(b *graphBuild, n *Node, f *Field) string {
 		path[i], path[j] = path[j], path[i]
 	}
 	return "a path that does not write " + f.Name + ": " + strings.Join(path, " -> ") + mapNote
+}
+
+// setSyntax returns n's body when n is a set node.
+func setSyntax(n *Node) (*syntax.SetNode, bool) {
+	if n.Syntax == nil {
+		return nil, false
+	}
+	sn, ok := n.Syntax.Body.(*syntax.SetNode)
+	return sn, ok && sn != nil
 }

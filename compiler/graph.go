@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -36,7 +37,34 @@ type graphBuild struct {
 	// decoded as the into target's type.
 	structured map[*Call]bool
 	tags       [][]tag // concurrency tags by node index (concurrency.go)
+	// Edges with an end that did not resolve (reported as such): brokenOut
+	// marks sources whose target failed (brokenWhen: on a when edge),
+	// brokenIn targets whose source failed. The graph's checks stay quiet
+	// about what the missing edge would have given (follow-on errors).
+	brokenOut, brokenWhen, brokenIn []bool
+	edgeSlab                        []Edge // the declared edges (see newEdge)
 }
+
+// newEdge returns a pointer to a copy of e in the edge slab (or a new
+// edge once the slab is full).
+func (b *graphBuild) newEdge(e Edge) *Edge {
+	if len(b.edgeSlab) == cap(b.edgeSlab) {
+		return &e
+	}
+	b.edgeSlab = append(b.edgeSlab, e)
+	return &b.edgeSlab[len(b.edgeSlab)-1]
+}
+
+// markBroken records an edge of n whose other end did not resolve.
+func (b *graphBuild) markBroken(marks *[]bool, n *Node) {
+	if *marks == nil {
+		*marks = make([]bool, len(b.g.Nodes))
+	}
+	(*marks)[n.Index] = true
+}
+
+// broken reports a mark of n.
+func broken(marks []bool, n *Node) bool { return marks != nil && marks[n.Index] }
 
 func (c *checker) buildGraph(g *Graph) {
 	syn, ok := g.syn.(*syntax.Graph)
@@ -58,6 +86,24 @@ func (c *checker) buildGraph(g *Graph) {
 		g.Output = c.bindingField(g, syn.Output, "output")
 	}
 
+	// Nodes and edges come from two slabs (sized by the declarations; the
+	// slices never grow, so the pointers into them stay valid).
+	nNodes, nEdges := 0, 0
+	for _, it := range syn.Items {
+		switch {
+		case it.Node != nil:
+			nNodes++
+		case it.Edge != nil:
+			nEdges++
+			if it.Edge.Else != nil {
+				nEdges++
+			}
+		}
+	}
+	nodeSlab := make([]Node, 0, nNodes)
+	b.edgeSlab = make([]Edge, 0, nEdges)
+	g.Nodes = slices.Grow(g.Nodes, nNodes)
+
 	// Nodes.
 	for _, it := range syn.Items {
 		nd := it.Node
@@ -73,7 +119,8 @@ func (c *checker) buildGraph(g *Graph) {
 			related(c.errorf(diag.DuplicateName, nd.Name.Span(), "node %s is declared twice", name), "first declared here", prev.Span)
 			continue
 		}
-		n := &Node{Name: name, Span: nd.Name.Span(), Index: len(g.Nodes), Syntax: nd}
+		nodeSlab = append(nodeSlab, Node{Name: name, Span: nd.Name.Span(), Index: len(g.Nodes), Syntax: nd})
+		n := &nodeSlab[len(nodeSlab)-1]
 		switch body := nd.Body.(type) {
 		case *syntax.CallNode:
 			n.Kind = NodeCall
@@ -87,6 +134,7 @@ func (c *checker) buildGraph(g *Graph) {
 			n.Kind = NodeJoin
 			n.JoinAll = body.Mode == "all"
 		default:
+			nodeSlab = nodeSlab[:len(nodeSlab)-1]
 			continue
 		}
 		g.Nodes = append(g.Nodes, n)
@@ -101,10 +149,19 @@ func (c *checker) buildGraph(g *Graph) {
 		}
 		from := c.edgeEnd(b, es.From, true)
 		to := c.edgeEnd(b, es.To, false)
+		switch {
+		case from != nil && to == nil:
+			b.markBroken(&b.brokenOut, from)
+			if es.When != nil {
+				b.markBroken(&b.brokenWhen, from)
+			}
+		case from == nil && to != nil:
+			b.markBroken(&b.brokenIn, to)
+		}
 		if from == nil || to == nil {
 			continue
 		}
-		e := &Edge{From: from, To: to, Span: es.Span(), Syntax: es, Kind: EdgeAlways, Case: -1}
+		e := b.newEdge(Edge{From: from, To: to, Span: es.Span(), Syntax: es, Kind: EdgeAlways, Case: -1})
 		switch {
 		case es.When != nil:
 			e.Kind, e.When = EdgeWhen, es.When
@@ -123,9 +180,10 @@ func (c *checker) buildGraph(g *Graph) {
 				at := es.Else.Span()
 				target := c.edgeEnd(b, es.Else, false)
 				if target == nil {
+					b.markBroken(&b.brokenOut, from)
 					continue
 				}
-				el := &Edge{From: from, To: target, Kind: EdgeElse, Span: at, Syntax: es, Parent: e, Case: -1}
+				el := b.newEdge(Edge{From: from, To: target, Kind: EdgeElse, Span: at, Syntax: es, Parent: e, Case: -1})
 				e.Else = el
 				c.addEdge(g, el)
 			}
@@ -240,7 +298,7 @@ func clauseKind(cl *syntax.Clause) int {
 // allowedClauses by node kind; map bodies allow clItem.
 var allowedClauses = map[NodeKind]int{
 	NodeCall:      clRetry | clTimeout | clCatch | clCache | clInto,
-	NodeSet:       0,
+	NodeSet:       clCatch,
 	NodeMap:       clInto,
 	NodeInterrupt: clInto,
 	NodeJoin:      0,
@@ -284,12 +342,21 @@ func (c *checker) policies(b *graphBuild, n *Node, cls []*syntax.Clause, allowed
 			continue
 		}
 		if allowed&k == 0 {
-			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on a %s", clauseNames[k], what)
+			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on %s %s", clauseNames[k], article(what), what)
 			switch {
 			case what == "map node" && k&itemClauses != 0:
 				d.Detail = "per-item policies go inside the map body, after the call"
 			case what == "map body" && k == clInto:
 				d.Detail = "into goes after the map's closing brace"
+			}
+			if k == clCatch && cl.Catch != nil {
+				// The route is refused, but its target is still meant to
+				// be reached through it: without the edge it would be
+				// unreachable and its reads of error unbound (follow-on
+				// errors). P511 keeps the program from being lowered.
+				if t := c.edgeEnd(b, cl.Catch, false); t != nil {
+					c.addEdge(b.g, &Edge{From: n, To: t, Kind: EdgeCatch, Span: cl.Span(), Case: -1})
+				}
 			}
 			continue
 		}
@@ -371,16 +438,22 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 			n.Output = n.Call.Output
 		}
 	case *syntax.SetNode:
-		seen := map[string]diag.Span{}
-		for _, a := range body.Body.Attrs {
+		attrs := body.Body.Attrs
+		var seen map[string]diag.Span // only for long lists; short ones are scanned
+		if len(attrs) > 8 {
+			seen = make(map[string]diag.Span, len(attrs))
+		}
+		for i, a := range attrs {
 			if a.Key == nil {
 				continue
 			}
-			if prev, dup := seen[a.Key.Name]; dup {
+			if prev, dup := firstKey(attrs[:i], a.Key.Name, seen); dup {
 				related(c.errorf(diag.DuplicateAttr, a.Key.Span(), "%s is set twice", a.Key.Name), "first set here", prev)
 				continue
 			}
-			seen[a.Key.Name] = a.Key.Span()
+			if seen != nil {
+				seen[a.Key.Name] = a.Key.Span()
+			}
 			if a.Value == nil {
 				c.errorf(TypeMismatch, a.Key.Span(), "set takes values: %s = ...", a.Key.Name)
 				continue
@@ -465,8 +538,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 
 // nodeScope is the scope of a node's expressions.
 func (c *checker) nodeScope(b *graphBuild, n *Node, assigned bitset) *scope {
-	sc := &scope{where: InGraph, file: b.file, state: b.g.State, assigned: assigned, quiet: b.g.State == nil}
-	sc.witness = func(f *Field) string { return c.witness(b, n, f) }
+	sc := &scope{where: InGraph, file: b.file, state: b.g.State, assigned: assigned, quiet: b.g.State == nil, witnessGraph: b, witnessNode: n}
 	if b.catchOnly != nil && n.Index < len(b.catchOnly) && b.catchOnly[n.Index] {
 		sc.vars = map[string]*types.Type{"error": types.ErrorType}
 	}
@@ -775,4 +847,27 @@ func graphCallee(n *Node, c *checker) (*syntax.Ident, *Graph) {
 	}
 	g, _ := c.info.byName[cn.Callee.Name].(*Graph)
 	return cn.Callee, g
+}
+
+// article is "an" before a vowel, else "a".
+func article(word string) string {
+	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
+		return "an"
+	}
+	return "a"
+}
+
+// firstKey finds an attribute named name among before (through seen when
+// it is not nil), for duplicate detection.
+func firstKey(before []*syntax.Attr, name string, seen map[string]diag.Span) (diag.Span, bool) {
+	if seen != nil {
+		sp, ok := seen[name]
+		return sp, ok
+	}
+	for _, b := range before {
+		if b.Key != nil && b.Key.Name == name {
+			return b.Key.Span(), true
+		}
+	}
+	return diag.Span{}, false
 }

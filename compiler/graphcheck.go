@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -126,11 +127,12 @@ func (c *checker) checkGraph(g *Graph) {
 }
 
 func nodeWrites(n *Node) []*Field {
-	var out []*Field
-	seen := map[*Field]bool{}
+	if n.Into == nil && len(n.Set) == 0 {
+		return nil
+	}
+	out := make([]*Field, 0, len(n.Set)+1)
 	add := func(f *Field) {
-		if f != nil && !seen[f] {
-			seen[f] = true
+		if f != nil && !slices.Contains(out, f) { // a node writes few fields
 			out = append(out, f)
 		}
 	}
@@ -138,7 +140,7 @@ func nodeWrites(n *Node) []*Field {
 	for _, s := range n.Set {
 		add(s.Field)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	slices.SortFunc(out, func(a, b *Field) int { return a.Index - b.Index })
 	return out
 }
 
@@ -305,19 +307,44 @@ func (c *checker) reachability(b *graphBuild) {
 	if len(g.Start.Out) == 0 {
 		c.errorf(StartEndMisuse, g.span, "graph %s has no edge from start", g.name).Detail = "add `start -> NODE`"
 	}
+	// Nodes an edge with an unknown source leads to are not reported: the
+	// edge was meant to reach them.
+	fromBroken := reachFromAll(g, b.brokenIn, false)
 	for _, n := range g.Nodes[2:] {
-		if !b.reach[n.Index] {
+		if !b.reach[n.Index] && !broken(fromBroken, n) {
 			c.errorf(UnreachableNode, n.Span, "node %s is unreachable from start", n.Name)
 		}
 	}
+}
+
+// reachFromAll is reachFrom over every marked node (nil: none marked).
+func reachFromAll(g *Graph, marks []bool, reverse bool) []bool {
+	var out []bool
+	for i, m := range marks {
+		if !m {
+			continue
+		}
+		r := reachFrom(g, g.Nodes[i], reverse)
+		if out == nil {
+			out = r
+			continue
+		}
+		for j := range out {
+			out[j] = out[j] || r[j]
+		}
+	}
+	return out
 }
 
 // liveness reports reachable nodes from which end cannot be reached.
 func (c *checker) liveness(b *graphBuild) {
 	g := b.g
 	toEnd := reachFrom(g, g.End, true)
+	// Nodes that reach an edge whose target is unknown may have been meant
+	// to reach end through it.
+	toBroken := reachFromAll(g, b.brokenOut, true)
 	for _, n := range g.Nodes[2:] {
-		if !b.reach[n.Index] || toEnd[n.Index] {
+		if !b.reach[n.Index] || toEnd[n.Index] || broken(toBroken, n) {
 			continue
 		}
 		if len(n.Out) == 0 {
@@ -582,23 +609,21 @@ func topoOrder(g *Graph, keep func(*Edge) bool) []*Node {
 			indeg[e.To.Index]++
 		}
 	}
-	var queue, out []*Node
+	// out doubles as the queue: out[head:] are the nodes not yet expanded.
+	out := make([]*Node, 0, len(g.Nodes))
 	for _, n := range g.Nodes {
 		if indeg[n.Index] == 0 {
-			queue = append(queue, n)
+			out = append(out, n)
 		}
 	}
-	for len(queue) > 0 {
-		n := queue[0]
-		queue = queue[1:]
-		out = append(out, n)
-		for _, e := range n.Out {
+	for head := 0; head < len(out); head++ {
+		for _, e := range out[head].Out {
 			if !keep(e) {
 				continue
 			}
 			indeg[e.To.Index]--
 			if indeg[e.To.Index] == 0 {
-				queue = append(queue, e.To)
+				out = append(out, e.To)
 			}
 		}
 	}
@@ -633,8 +658,14 @@ func (c *checker) switches(b *graphBuild) {
 				related(d, "first edge of the other kind", firstKind.Span)
 			}
 		}
-		seen := map[*Node]*Edge{}
+		var seen map[*Node]*Edge
+		if len(always) >= 2 {
+			seen = make(map[*Node]*Edge, len(always))
+		}
 		for _, e := range always {
+			if seen == nil {
+				break
+			}
 			if prev, dup := seen[e.To]; dup {
 				related(c.errorf(DuplicateEdge, e.Span, "edge %s -> %s is declared twice", n.Name, e.To.Name), "first here", prev.Span)
 				continue
@@ -662,15 +693,15 @@ func (c *checker) switches(b *graphBuild) {
 					continue
 				case i < lastWhen:
 					c.errorf(MisplacedOtherwise, e.Span, "otherwise must be the last edge of %s's switch; the edges after it never fire", n.Name)
-				case lastWhen < 0:
+				case lastWhen < 0 && !broken(b.brokenWhen, n):
 					c.errorf(MisplacedOtherwise, e.Span, "otherwise without when edges; write an unconditional edge instead")
 				}
 				otherwise = e
 				continue
 			}
-			key := ExprText(e.When)
+			key := conditionKey(e.When)
 			if prev, dup := conds[key]; dup {
-				d := c.errorf(DuplicateEdge, e.Span, "condition %s repeats an earlier edge of %s; this edge never fires", key, n.Name)
+				d := c.errorf(DuplicateEdge, e.Span, "condition %s repeats an earlier edge of %s; this edge never fires", ExprText(e.When), n.Name)
 				related(d, "first edge with this condition", prev.Span)
 				continue
 			}
@@ -686,7 +717,7 @@ func (c *checker) switches(b *graphBuild) {
 		a.Switches[n.Index] = ordered
 		total, missing := c.totality(sw)
 		a.Total[n.Index] = total
-		if otherwise == nil && !total {
+		if otherwise == nil && !total && !broken(b.brokenWhen, n) {
 			last := sw[len(sw)-1]
 			d := c.errorf(NonExhaustive, last.Span, "switch of node %s has no otherwise and its conditions are not provably total", n.Name)
 			if missing != "" {
@@ -808,8 +839,8 @@ func (c *checker) caseOf(e *syntax.Expr) (string, []string, []string, bool) {
 }
 
 func writeAddText(x *syntax.AddExpr) string {
-	var sb strings.Builder
-	writeAdd(&sb, x)
+	var sb exprWriter
+	sb.writeAdd(x)
 	return sb.String()
 }
 

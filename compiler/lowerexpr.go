@@ -57,6 +57,9 @@ type exprCompiler struct {
 
 	pending     syntax.Node // the syntax of the next instructions (see at)
 	pendingSpan diag.Span
+	// partial is a record literal built with only the fields it names (a
+	// write into a merge field: see mergeLiteral).
+	partial *syntax.RecordLit
 }
 
 // chunk compiles e (checked against want) into a new chunk and returns its
@@ -77,6 +80,34 @@ func (l *lowerer) chunkFunc(name string, sc *exprScope, emit func(x *exprCompile
 		l.internal("%v", err)
 	}
 	return i
+}
+
+// partialRecord builds record literal r of record type t with only the
+// fields r names, in t's order, as a record of those fields.
+func (x *exprCompiler) partialRecord(r *syntax.RecordLit, t *types.Type) {
+	var fs []types.Field
+	var vals []*syntax.Expr
+	for i := 0; i < t.NumFields(); i++ {
+		f := t.Field(i)
+		for _, en := range r.Entries {
+			if k, _ := entryKey(en); k == f.Name {
+				fs = append(fs, types.Field{Name: f.Name, Type: f.Type})
+				vals = append(vals, en.Value)
+				break
+			}
+		}
+	}
+	p, err := types.NewRecord("", fs)
+	if err != nil {
+		x.l.internal("chunk %s: %v", x.what, err)
+		x.emit(bytecode.NULL, 0)
+		return
+	}
+	for i, v := range vals {
+		x.expr(v, fs[i].Type)
+	}
+	x.at(r)
+	x.emit(bytecode.MAKERECORD, x.l.typ(p))
 }
 
 // emitConst emits CONST of v through the lowerer's constant cache.
@@ -388,6 +419,10 @@ func (x *exprCompiler) record(r *syntax.RecordLit) {
 		}
 		x.at(r)
 		x.emit(bytecode.MAKEMAP, uint32(len(r.Entries)))
+		return
+	}
+	if r == x.partial {
+		x.partialRecord(r, t)
 		return
 	}
 	for i := 0; i < t.NumFields(); i++ {

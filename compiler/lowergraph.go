@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/lang/syntax"
 )
 
 // Graph lowering. A graph keeps Info's node order (start 0, end 1, then the
@@ -104,10 +105,14 @@ func (gl *graphLowerer) node(n *Node) bytecode.Node {
 	case NodeSet:
 		out.Kind = bytecode.NodeSet
 		for _, it := range n.Set {
-			out.Set = append(out.Set, bytecode.Assign{
-				Field: uint32(it.Field.Index),
-				Code:  l.chunk(gl.chunkName(n, "set."+it.Field.Name, -1), gl.scope(false), it.Value, writeType(it.Field, l.info.ExprTypes[it.Value])),
-			})
+			name := gl.chunkName(n, "set."+it.Field.Name, -1)
+			var code uint32
+			if r := gl.mergeLiteral(n, it); r != nil {
+				code = l.chunkFunc(name, gl.scope(false), func(x *exprCompiler) { x.partial = r; x.expr(it.Value, nil) })
+			} else {
+				code = l.chunk(name, gl.scope(false), it.Value, writeType(it.Field, l.info.ExprTypes[it.Value]))
+			}
+			out.Set = append(out.Set, bytecode.Assign{Field: uint32(it.Field.Index), Code: code})
 		}
 	case NodeInterrupt:
 		out.Kind = bytecode.NodeInterrupt
@@ -149,6 +154,32 @@ func writeType(f *Field, have *types.Type) *types.Type {
 		}
 	}
 	return t
+}
+
+// mergeLiteral returns the record literal a set item of n writes into a
+// merge field of record type when it names only some of the fields: it is
+// built with those fields alone (not the others' defaults), so the merge
+// keeps the current values of the rest.
+// Only when the field holds a value before the node (a default, or
+// definitely assigned): a first write stores the written value, which must
+// then be whole.
+func (gl *graphLowerer) mergeLiteral(n *Node, it *SetItem) *syntax.RecordLit {
+	f := it.Field
+	if f.Reducer != ReduceMerge {
+		return nil
+	}
+	a := gl.g.Analysis
+	held := f.HasDefault && !f.DefaultValue.IsNull() ||
+		a != nil && n.Index < len(a.assigned) && a.assigned[n.Index].has(f.Index)
+	if !held {
+		return nil
+	}
+	t := unopt(it.Field.Type)
+	r, ok := primaryOf(it.Value).(*syntax.RecordLit)
+	if !ok || t == nil || t.Kind() != types.KindRecord || len(r.Entries) >= t.NumFields() {
+		return nil
+	}
+	return r
 }
 
 var callKinds = map[string]struct {

@@ -25,9 +25,11 @@ type scope struct {
 	// state is the graph's (or test's) state; its fields are names.
 	state *State
 	// assigned is the set of definitely assigned fields (graph scope); nil
-	// disables the check. witness explains a missing field.
-	assigned bitset
-	witness  func(f *Field) string
+	// disables the check. A missing field is explained by a path from
+	// start to witnessNode in witnessGraph (when set).
+	assigned     bitset
+	witnessGraph *graphBuild
+	witnessNode  *Node
 	// lenient lets reads select through optional values (tests: a null on
 	// the way makes the expectation fail at run time).
 	lenient bool
@@ -541,14 +543,14 @@ func (c *checker) fieldRead(n *syntax.Name, sc *scope, selects bool) *types.Type
 			t = t.Elem()
 		case t.Kind() == types.KindOptional && selects:
 			d := c.errorf(Unassigned, n.Span(), "%s is optional and may be unset here; reading through it needs it written on every path from start", f.Name)
-			if sc.witness != nil {
-				d.Detail = sc.witness(f)
+			if sc.witnessGraph != nil {
+				d.Detail = c.witness(sc.witnessGraph, sc.witnessNode, f)
 			}
 			return nil
 		case t.Kind() != types.KindOptional && !set && !f.HasDefault:
 			d := c.errorf(Unassigned, n.Span(), "%s may be unassigned here: it has no default and is not written on every path from start", f.Name)
-			if sc.witness != nil {
-				d.Detail = sc.witness(f)
+			if sc.witnessGraph != nil {
+				d.Detail = c.witness(sc.witnessGraph, sc.witnessNode, f)
 			}
 			return nil
 		}

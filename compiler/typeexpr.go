@@ -202,13 +202,18 @@ func (c *checker) fieldList(fs []*syntax.Field, file, what string) ([]types.Fiel
 // defaultValue type-checks a default expression and evaluates it.
 func (c *checker) defaultValue(e *syntax.Expr, want *types.Type, file string) (types.Value, bool) {
 	sc := &scope{where: InConst, file: file}
+	before := c.diags.Len()
 	t := c.expect(e, sc, want, "default")
 	if t == nil {
 		return types.Value{}, false
 	}
 	v, ok := c.constValue(e, want)
 	if !ok {
-		c.errorf(NotConstant, e.Span(), "a default must be a literal value")
+		// A literal the type check already reported on (a repeated key,
+		// say) is not also "not a literal".
+		if c.diags.Len() == before {
+			c.errorf(NotConstant, e.Span(), "a default must be a literal value")
+		}
 		return types.Value{}, false
 	}
 	cv, err := types.Convert(v, want)

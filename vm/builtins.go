@@ -131,9 +131,14 @@ func builtinKeys(args []types.Value) (types.Value, error) {
 		return types.MakeList(out), nil
 	case types.ValRecord:
 		s := m.Shape()
-		out := make([]types.Value, s.Len())
-		for i := range out {
-			out[i] = types.MakeString(s.Name(i))
+		names := make([]string, s.Len())
+		for i := range names {
+			names[i] = s.Name(i)
+		}
+		slices.Sort(names) // sorted, as a map's keys are (spec §4.6)
+		out := make([]types.Value, len(names))
+		for i, n := range names {
+			out[i] = types.MakeString(n)
 		}
 		return types.MakeList(out), nil
 	}

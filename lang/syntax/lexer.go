@@ -124,9 +124,14 @@ func lexAll(file string, src []byte) ([]lexer.Token, []diag.Diagnostic) {
 		stack: []frame{{mode: modeCode}},
 		toks:  make([]lexer.Token, 0, len(src)/3+1), // dense code has ~3 bytes per token
 	}
+	if bytes.HasPrefix(src, utf8BOM) { // a UTF-8 byte-order mark is accepted and ignored
+		s.pos.Offset = len(utf8BOM)
+	}
 	s.run()
 	return s.toks, s.diags
 }
+
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
 
 func (s *scanner) errorf(code diag.Code, at, end lexer.Position, format string, args ...any) {
 	if len(s.diags) == maxLexErrors {
