@@ -90,6 +90,7 @@
 package format
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -139,6 +140,9 @@ func Bytes(name string, src []byte) ([]byte, []diag.Diagnostic) {
 // check refuses trees that cannot be printed faithfully: declarations that
 // did not parse, positions outside src, and source text that belongs to no
 // declaration and no comment (what the parser skipped after an error).
+// utf8BOM is the byte-order mark a file may start with.
+var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+
 func check(f *syntax.File, src []byte) error {
 	if end := f.Span().End.Offset; end != len(src) {
 		return fmt.Errorf("the syntax tree ends at byte %d but the source has %d bytes", end, len(src))
@@ -152,6 +156,9 @@ func check(f *syntax.File, src []byte) error {
 	}
 	s := newScanner(src, f.Comments)
 	covered := 0
+	if bytes.HasPrefix(src, utf8BOM) {
+		covered = len(utf8BOM) // the parser ignores it; the canonical form drops it
+	}
 	for _, d := range f.Decls {
 		if d == nil {
 			return errors.New("the syntax tree holds a nil declaration")
