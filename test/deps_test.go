@@ -60,6 +60,9 @@ var allowed = map[string][]string{
 		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/openai"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
+	// The read side over a store, for the CLI and the browser inspector.
+	"runtime/inspect": {"runtime", "runtime/session", "runtime/store", "runtime/artifact", "runtime/evolution"},
+
 	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},
 	"runtime/server/a2a":    {"runtime/server"},

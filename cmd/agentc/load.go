@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -21,12 +22,9 @@ func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
 	if err != nil {
 		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
 	}
-	p, err := bytecode.Decode(b)
+	p, err := inspect.DecodeProgram(b)
 	if err != nil {
-		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
-	}
-	if err := bytecode.Verify(p); err != nil {
-		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
+		return nil, nil, failErr(fmt.Errorf("%s: %w", file, err))
 	}
 	return p, b, nil
 }
