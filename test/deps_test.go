@@ -31,6 +31,9 @@ var allowed = map[string][]string{
 	"compiler/builtin":  {"compiler/bytecode", "compiler/types"},
 	"compiler":          {"compiler/bytecode", "compiler/builtin", "lang/syntax", "compiler/skillmd"},
 	"compiler/skillmd":  {"lang/diag"},
+	// A command's project: its root, the compiler's configuration over it,
+	// the source files named, diagnostics for display.
+	"compiler/project": {"compiler", "lang/diag"},
 
 	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -44,12 +43,7 @@ exist, 2 on usage errors.`,
 	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	with := func(fn func(*inspect.Inspector) error) error {
-		if f.app == "" {
-			return usageErr(errors.New("--app is required (the workflow's name)"))
-		}
-		return withInspector(f.data, fn)
-	}
+	with := func(fn func(*inspect.Inspector) error) error { return withApp(f.app, f.data, fn) }
 	list := &cobra.Command{
 		Use:   "list --app APP [--user U] [--session S]",
 		Short: "List artifacts (the latest revision of each)",

@@ -30,7 +30,7 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			prog, _, ds, srcs, err := proj.compile(args[0])
+			prog, _, ds, srcs, err := proj.Compile(args[0])
 			if err != nil {
 				return usageErr(err)
 			}

@@ -26,6 +26,14 @@ func withInspector(data string, fn func(*inspect.Inspector) error) error {
 	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
 }
 
+// withApp is withInspector for the commands that need --app.
+func withApp(app, data string, fn func(*inspect.Inspector) error) error {
+	if app == "" {
+		return usageErr(errors.New("--app is required (the workflow's name)"))
+	}
+	return withInspector(data, fn)
+}
+
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.
 func inspectErr(err error) error {
 	if errors.Is(err, inspect.ErrInvalid) {
@@ -69,12 +77,7 @@ exist, 2 on usage errors.`,
 	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	with := func(fn func(*inspect.Inspector) error) error {
-		if f.app == "" {
-			return usageErr(errors.New("--app is required (the workflow's name)"))
-		}
-		return withInspector(f.data, fn)
-	}
+	with := func(fn func(*inspect.Inspector) error) error { return withApp(f.app, f.data, fn) }
 	key := func(s string) store.SessionKey {
 		u := f.user
 		if u == "" {
