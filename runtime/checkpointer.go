@@ -169,7 +169,7 @@ func (a *activeRun) stateDelta(rec *vm.StepRecord) *Event {
 	}
 	if rec.Full {
 		for _, c := range changes {
-			add(c.Field, "set", c.Value)
+			add(c.Field, ChangeSet, c.Value)
 		}
 	} else if len(rec.State) > 0 {
 		ds, err := vm.DecodeDelta(rec.State, len(a.fields))

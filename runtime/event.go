@@ -85,6 +85,7 @@ type Event struct {
 	// Payload, by kind (spec/events.md, "Payload fields").
 	Text         string          `json:"text,omitempty"`
 	Resume       *ResumeRequest  `json:"resume,omitempty"`
+	Sampling     *Sampling       `json:"sampling,omitempty"` // input: the request's sampling parameters
 	Runnable     string          `json:"runnable,omitempty"`
 	Model        string          `json:"model,omitempty"`
 	FinishReason string          `json:"finish_reason,omitempty"`
@@ -111,12 +112,21 @@ type ErrorInfo struct {
 
 // StateChange is one field changed by a superstep. Op is "set" (Value is
 // the new value), "append" (the elements appended) or "merge" (the map
-// merged into the field).
+// merged into the field): the VM's decoded delta (vm.DeltaOp), so that a
+// reader maps it onto its own format without reducer semantics (AG-UI: one
+// JSON Patch operation per value, element or key).
 type StateChange struct {
 	Field string          `json:"field"`
 	Op    string          `json:"op"`
 	Value json.RawMessage `json:"value"`
 }
+
+// StateChange ops: the names of vm.DeltaOp.
+const (
+	ChangeSet    = "set"
+	ChangeAppend = "append"
+	ChangeMerge  = "merge"
+)
 
 // InterruptInfo is a pending interrupt. ID ("graph/node") is what a resume
 // answers; Schema is the JSON Schema of the value it takes.

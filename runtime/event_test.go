@@ -127,6 +127,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 			Decisions:  []DecisionInfo{{ID: "g/x", Node: "x", MapIndex: -1, Attempt: 2, Key: "k"}}},
 		{ID: "6", Kind: EventInput, Resume: &ResumeRequest{Run: "r", Values: map[string]json.RawMessage{"b": json.RawMessage(`1`), "a": json.RawMessage(`true`)},
 			Decisions: map[string]DecisionRequest{"x": {Action: "fail"}}}, Error: &ErrorInfo{Kind: "k"}},
+		{ID: "7", Kind: EventInput, Text: "hi", Sampling: &Sampling{Temperature: new(0.0), TopP: new(0.5), MaxTokens: 7, Stop: []string{"\n", "<"}, Seed: new(int64(-3))}},
 	}
 	for _, e := range events {
 		got, err := EncodeEvent(e)

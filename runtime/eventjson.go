@@ -44,6 +44,11 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if e.Sampling != nil {
+		if b, err = appendMarshaled(b, "sampling", e.Sampling); err != nil {
+			return nil, err
+		}
+	}
 	b = optMember(b, "runnable", e.Runnable)
 	b = optMember(b, "model", e.Model)
 	b = optMember(b, "finish_reason", e.FinishReason)

@@ -33,6 +33,8 @@ type agentInfo struct {
 	specs       []ToolSpec
 	maxTurns    int
 	temperature *float64
+	topP        *float64
+	seed        *int64
 	maxTokens   int
 	index       int      // in Program.Agents
 	toolNames   []string // the names of tools, in order
@@ -74,6 +76,15 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 				if f, ok := p.AttrNumber(at); ok {
 					ai.temperature = &f
 				}
+			}
+			if at, ok := bytecode.FindAttr(md.Attrs, "top_p"); ok {
+				if f, ok := p.AttrNumber(at); ok {
+					ai.topP = &f
+				}
+			}
+			if _, ok := bytecode.FindAttr(md.Attrs, "seed"); ok {
+				n := int64(p.AttrInt(md.Attrs, "seed", 0))
+				ai.seed = &n
 			}
 			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
 		}

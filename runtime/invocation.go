@@ -23,6 +23,44 @@ type Invocation struct {
 	// Resume, when set, continues an interrupted (or canceled, failed, or
 	// needs_decision) run of this session instead of starting a new one.
 	Resume *ResumeRequest
+	// Sampling, when set, is the request's sampling parameters for the
+	// model calls this invocation makes (the llm loop's requests). The
+	// input event records it.
+	Sampling *Sampling
+}
+
+// Sampling is a request's sampling parameters (spec/serve.md, "Sampling
+// parameters"). A set field replaces the model declaration's value, except
+// MaxTokens, which may lower the declared max_tokens but never exceed it.
+// The protocol adapter checks the ranges; the Runner does not.
+type Sampling struct {
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	MaxTokens   int      `json:"max_tokens,omitempty"` // 0: none
+	Stop        []string `json:"stop,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+}
+
+// apply writes s's values over the declaration's in req.
+func (s *Sampling) apply(req *ModelRequest) {
+	if s == nil {
+		return
+	}
+	if s.Temperature != nil {
+		req.Temperature = s.Temperature
+	}
+	if s.TopP != nil {
+		req.TopP = s.TopP
+	}
+	if s.MaxTokens > 0 && (req.MaxTokens <= 0 || s.MaxTokens < req.MaxTokens) {
+		req.MaxTokens = s.MaxTokens
+	}
+	if len(s.Stop) > 0 {
+		req.Stop = s.Stop
+	}
+	if s.Seed != nil {
+		req.Seed = s.Seed
+	}
 }
 
 // ResumeRequest continues a run.

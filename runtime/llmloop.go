@@ -93,7 +93,8 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		// a model that appends to Messages cannot write into ours.
 		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: ag.specs})
 		req := &ModelRequest{Site: CallSite{Node: c.node, MapIndex: c.item, Turn: turn}, Messages: slices.Clip(sent),
-			Tools: ag.specs, ResponseSchema: schema, Temperature: ag.temperature, MaxTokens: ag.maxTokens}
+			Tools: ag.specs, ResponseSchema: schema, Temperature: ag.temperature, TopP: ag.topP, Seed: ag.seed, MaxTokens: ag.maxTokens}
+		a.sampling.apply(req)
 		onDelta := func(text string) {
 			ev := a.newEvent(EventModelDelta, name, c.node, c.step)
 			ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), text, turn

@@ -71,7 +71,10 @@ type ModelRequest struct {
 	// (JSON Schema of the `into` target's type).
 	ResponseSchema map[string]any
 	Temperature    *float64
-	MaxTokens      int
+	TopP           *float64
+	MaxTokens      int      // 0: the provider's default
+	Stop           []string // stop sequences (at most 4)
+	Seed           *int64
 }
 
 // ModelResponse is a complete model reply. Text and ToolCalls may both be set.

@@ -39,6 +39,7 @@ type activeRun struct {
 	out        chan *Event
 
 	input      types.Value     // a new run's input
+	sampling   *Sampling       // the invocation's sampling parameters (nil: the declarations')
 	resume     *vm.ResumeInput // a resumption's checkpoint chain and answers
 	prevStatus RunStatus       // a resumption's status before this invocation
 
@@ -72,7 +73,7 @@ const eventBuffer = 64
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
-		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1}
+		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling}
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
 		a.inv = r.ids.nextWithPrefix("inv_")
@@ -263,7 +264,7 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	ctx := context.WithoutCancel(a.ctx)
 	now := a.r.clock.Now()
 
-	committed := false
+	committed, recorded := false, true
 	if a.final != nil && res != nil && (res.Status == vm.StatusCompleted || res.Status == vm.StatusInterrupted) {
 		events := append(a.finalEvs, terminal...)
 		if _, err := a.commit(ctx, a.final, events, store.RunStatus(status)); err != nil {
@@ -287,10 +288,18 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		a.mu.Unlock()
 		if err := a.endRun(ctx, events, store.RunStatus(status), now); err != nil {
 			a.r.log.Error("runtime: record the end of a run", "run", a.id, "status", status, "err", err)
+			recorded = false
 		}
 	}
 	if status == StatusFailed && einfo != nil {
 		a.r.log.Warn("runtime: run failed", "run", a.id, "kind", einfo.Kind, "node", einfo.Node, "err", einfo.Message)
+	}
+
+	// What was kept for a run that ended for good (its workspace) is freed
+	// before the caller sees run_finished — once the store says it ended
+	// (else a resume would find the run, not its files).
+	if recorded {
+		a.r.runEnded(ctx, a.id, status)
 	}
 
 	// The session accepts its next run before the caller sees run_finished.

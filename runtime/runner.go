@@ -96,6 +96,9 @@ type RunnerConfig struct {
 	// Summary, Memory and Evolution run, in this order, on the post-run
 	// workers after each run ends (nil: nothing).
 	Summary, Memory, Evolution PostRunHook
+	// RunEnd are told when a run has ended for good (RunEndObserver);
+	// tools that keep resources per run (RunScoped) add theirs.
+	RunEnd []RunEndObserver
 	// Preloaders add context before an llm agent's first model turn
 	// (recall, memory); see Preloader.
 	Preloaders []Preloader
@@ -145,7 +148,8 @@ type Runner struct {
 	stop     context.Context // canceled when Close stops waiting for runs
 	stopRuns context.CancelFunc
 
-	post *postRunPool
+	post   *postRunPool
+	endObs []RunEndObserver // RunEnd and the RunScoped tools' observers
 
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 }
@@ -200,6 +204,8 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r.stop, r.stopRuns = context.WithCancel(context.Background())
 	r.post = newPostRunPool(r.log, cfg)
+	r.endObs = runEndObservers(cfg)
+	r.sweepRuns(context.Background())
 	if cfg.Context == nil {
 		r.ledger = NewLedgerCache(plainCacheSessions, PlainHistoryEvents)
 	}
@@ -298,6 +304,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 	ar = r.newActiveRun(ctx, key, inv, slot)
 	in := ar.newEvent(EventInput, "user", "", 0)
 	in.FilterKey = ""
+	in.Sampling = inv.Sampling
 	if prev != nil {
 		// Re-read the run under the session slot: it may have ended
 		// between GetRun and acquire.

@@ -64,6 +64,57 @@ agentc validate examples/
 agentc fmt --check examples/
 agentc test examples/
 
+step "postgresql: a throwaway cluster on 127.0.0.1 for the PostgreSQL store's tests"
+# The tests read AGENTC_TEST_POSTGRES; in CI they fail without it. A URL set
+# by the caller is used as is; otherwise Debian's postgresql is installed when
+# missing and a temporary cluster is started and removed at exit.
+pg_bindir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+pg_stop() {
+  [ -n "${pg_dir:-}" ] || return 0
+  $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -m fast -w stop >/dev/null 2>&1 || true
+  rm -rf "$pg_dir"
+}
+if [ -z "${AGENTC_TEST_POSTGRES:-}" ]; then
+  if { ! command -v psql >/dev/null || [ -z "$(pg_bindir)" ]; } && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    # postgresql-common first, told not to create (and start) a main cluster:
+    # the tests use their own.
+    (apt-get update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql-common >/dev/null &&
+      sed -ri 's/^#? *(create_main_cluster) .*$/\1 = false/' /etc/postgresql-common/createcluster.conf &&
+      DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) ||
+      echo "warning: could not install postgresql"
+  fi
+  pg_bin=$(pg_bindir)
+  if [ -z "$pg_bin" ]; then
+    echo "warning: no initdb under /usr/lib/postgresql/*/bin; the PostgreSQL store's tests will skip (fail in CI)"
+  else
+    pg_dir=$(mktemp -d /tmp/agentc-pg.XXXXXX)
+    trap pg_stop EXIT
+    pg_as=""
+    if [ "$(id -u)" = 0 ]; then # initdb refuses root
+      chown postgres: "$pg_dir"
+      pg_as="runuser -u postgres --"
+    fi
+    $pg_as "$pg_bin/initdb" -D "$pg_dir/data" -U postgres -A trust -E UTF8 --locale=C >"$pg_dir/initdb.log" 2>&1 ||
+      { cat "$pg_dir/initdb.log"; fail "initdb"; }
+    printf 'host all all 127.0.0.1/32 trust\n' | $pg_as tee "$pg_dir/data/pg_hba.conf" >/dev/null
+    pg_port=""
+    for _ in 1 2 3 4 5 6 7 8; do
+      port=$((20000 + RANDOM % 40000))
+      (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && continue # taken
+      if $pg_as "$pg_bin/pg_ctl" -D "$pg_dir/data" -l "$pg_dir/server.log" -w -t 60 \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$pg_dir" start >/dev/null; then
+        pg_port=$port
+        break
+      fi
+    done
+    [ -n "$pg_port" ] || { cat "$pg_dir/server.log" 2>/dev/null; fail "could not start postgres"; }
+    "$pg_bin/createdb" -h 127.0.0.1 -p "$pg_port" -U postgres agentc_test || fail "createdb"
+    export AGENTC_TEST_POSTGRES="postgres://postgres@127.0.0.1:$pg_port/agentc_test?sslmode=disable"
+    echo "postgres $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port ($pg_dir)"
+  fi
+fi
+
 step "go test -race ./..."
 go test -race -count=1 ./...
 

@@ -56,21 +56,18 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing/fstest"
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
+	"github.com/agentc/agentc/bench/internal/benchsrc"
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/history"
 	"github.com/agentc/agentc/runtime/recall"
 	"github.com/agentc/agentc/runtime/store"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
-	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -304,16 +301,6 @@ agent assistant llm {
 	}
 	b.WriteString("}\n")
 	return b.String()
-}
-
-// compileSource compiles one file's source.
-func compileSource(name, src string) (*bytecode.Program, error) {
-	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
-	prog, _, ds := compiler.Build(cfg, name)
-	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		return nil, fmt.Errorf("compile %s: %v", name, ds)
-	}
-	return prog, nil
 }
 
 // funcTable is vm.Builtins() plus a null stub for every other function the
@@ -611,7 +598,7 @@ func savings(ctx context.Context, cfg savingsConfig) (*SavingsReport, error) {
 	rep := &SavingsReport{Config: cfg}
 	progs := make([]*bytecode.Program, len(variants))
 	for i, v := range variants {
-		p, err := compileSource("savings.agent", programSource(v, cfg.Window))
+		p, err := benchsrc.Compile("savings.agent", programSource(v, cfg.Window))
 		if err != nil {
 			return nil, fmt.Errorf("configuration %s: %w", v.Name, err)
 		}

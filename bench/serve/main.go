@@ -40,11 +40,10 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
-	"testing/fstest"
 	"text/tabwriter"
 	"time"
 
-	"github.com/agentc/agentc/compiler"
+	"github.com/agentc/agentc/bench/internal/benchsrc"
 	art "github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/model"
@@ -53,7 +52,6 @@ import (
 	"github.com/agentc/agentc/runtime/server/openai"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/pebble"
-	"github.com/agentc/agentc/stdlib"
 )
 
 const token = "bench-token"
@@ -136,10 +134,9 @@ func (e *entropy) Uint64() uint64 {
 }
 
 func serveChild() error {
-	cfg := compiler.Config{FS: fstest.MapFS{"bench.agent": {Data: []byte(source)}}, Root: ".", Universe: stdlib.Universe()}
-	prog, out, ds := compiler.Build(cfg, "bench.agent")
-	if prog == nil {
-		return fmt.Errorf("compile: %v", ds)
+	prog, out, err := benchsrc.CompileBytes("bench.agent", source)
+	if err != nil {
+		return err
 	}
 	fx, err := model.LoadFixture("bench.yaml", []byte(fixture))
 	if err != nil {
@@ -158,7 +155,7 @@ func serveChild() error {
 	}
 	// Assembled as agentc serve assembles a program, with the model
 	// scripted and an empty environment.
-	r, err := assemble.New(st, assemble.Options{Program: prog, Verified: true, Encoding: out.Bytes,
+	r, err := assemble.New(st, assemble.Options{Program: prog, Verified: true, Encoding: out,
 		Clock: wallClock{}, Entropy: &entropy{}, Env: func(string) (string, bool) { return "", false },
 		Models: map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)}})
 	if err != nil {
@@ -262,36 +259,24 @@ type directResult struct {
 func direct(r *art.Runner, n, c int) directResult {
 	var res directResult
 	lat := make([]time.Duration, n)
-	var next, errs atomic.Int64
+	var errs atomic.Int64
 	res.Before = readStats()
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range c {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				t0 := time.Now()
-				ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: "d" + strconv.FormatInt(t0.UnixNano(), 36) + strconv.Itoa(i), Input: "Why does the TLS handshake fail?"})
-				if err != nil {
-					errs.Add(1)
-					continue
-				}
-				ok := false
-				for e := range ch {
-					ok = e.Kind == art.EventRunFinished && e.Status == art.StatusCompleted
-				}
-				if !ok {
-					errs.Add(1)
-				}
-				lat[i] = time.Since(t0)
-			}
-		})
-	}
-	wg.Wait()
-	res.Wall = time.Since(start)
+	res.Wall = fanOut(n, c, func(i int) {
+		t0 := time.Now()
+		ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: "d" + strconv.FormatInt(t0.UnixNano(), 36) + strconv.Itoa(i), Input: "Why does the TLS handshake fail?"})
+		if err != nil {
+			errs.Add(1)
+			return
+		}
+		ok := false
+		for e := range ch {
+			ok = e.Kind == art.EventRunFinished && e.Status == art.StatusCompleted
+		}
+		if !ok {
+			errs.Add(1)
+		}
+		lat[i] = time.Since(t0)
+	})
 	res.After = readStats()
 	res.Lat = lat
 	res.Errors = int(errs.Load())
@@ -506,7 +491,31 @@ func delta(v float64, name string) string {
 // time and the number of failed requests.
 func load(hc *http.Client, sc scenario, n, c, offset int) ([]time.Duration, time.Duration, int) {
 	lat := make([]time.Duration, n)
-	var next, errs atomic.Int64
+	var errs atomic.Int64
+	wall := fanOut(n, c, func(i int) {
+		req, ok := sc.req(offset + i)
+		t0 := time.Now()
+		resp, err := hc.Do(req)
+		if err != nil {
+			errs.Add(1)
+			return
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		lat[i] = time.Since(t0)
+		if err != nil || resp.StatusCode != 200 || !ok(body) {
+			if errs.Add(1) == 1 {
+				fmt.Fprintf(os.Stderr, "%s: status %d: %.300s\n", sc.name, resp.StatusCode, body)
+			}
+		}
+	})
+	return lat, wall, int(errs.Load())
+}
+
+// fanOut runs do(0) ... do(n-1) on c workers, each taking the next index, and
+// returns the wall time.
+func fanOut(n, c int, do func(i int)) time.Duration {
+	var next atomic.Int64
 	start := time.Now()
 	var wg sync.WaitGroup
 	for range c {
@@ -516,26 +525,12 @@ func load(hc *http.Client, sc scenario, n, c, offset int) ([]time.Duration, time
 				if i >= n {
 					return
 				}
-				req, ok := sc.req(offset + i)
-				t0 := time.Now()
-				resp, err := hc.Do(req)
-				if err != nil {
-					errs.Add(1)
-					continue
-				}
-				body, err := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				lat[i] = time.Since(t0)
-				if err != nil || resp.StatusCode != 200 || !ok(body) {
-					if errs.Add(1) == 1 {
-						fmt.Fprintf(os.Stderr, "%s: status %d: %.300s\n", sc.name, resp.StatusCode, body)
-					}
-				}
+				do(i)
 			}
 		})
 	}
 	wg.Wait()
-	return lat, time.Since(start), int(errs.Load())
+	return time.Since(start)
 }
 
 // quantile is the p-quantile of sorted durations, in milliseconds.

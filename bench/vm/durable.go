@@ -15,6 +15,7 @@ import (
 
 	rawpebble "github.com/cockroachdb/pebble/v2"
 
+	"github.com/agentc/agentc/bench/internal/benchsrc"
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
@@ -94,7 +95,13 @@ type bench struct {
 	st *recStore
 }
 
-func (h *harness) openBench(name string, prog *bytecode.Program) (*bench, error) {
+// openBench compiles src as the file file and opens a bench over it in the
+// directory name.
+func (h *harness) openBench(name, file, src string) (*bench, error) {
+	prog, err := benchsrc.Compile(file, src)
+	if err != nil {
+		return nil, err
+	}
 	st, err := pebble.Open(filepath.Join(h.dir, name), nil)
 	if err != nil {
 		return nil, err
@@ -159,11 +166,7 @@ func rawBatch(db *rawpebble.DB, seq *uint64, records [][]byte) (time.Duration, e
 
 func (h *harness) durable(ctx context.Context) error {
 	const n = 20
-	prog, err := compileSource("chain.agent", chainSource(n))
-	if err != nil {
-		return err
-	}
-	b, err := h.openBench("durable", prog)
+	b, err := h.openBench("durable", "chain.agent", chainSource(n))
 	if err != nil {
 		return err
 	}
@@ -216,11 +219,7 @@ func (h *harness) durable(ctx context.Context) error {
 
 func (h *harness) concurrent(ctx context.Context) error {
 	const n = 20
-	prog, err := compileSource("chain.agent", chainSource(n))
-	if err != nil {
-		return err
-	}
-	b, err := h.openBench("concurrent", prog)
+	b, err := h.openBench("concurrent", "chain.agent", chainSource(n))
 	if err != nil {
 		return err
 	}
@@ -272,11 +271,7 @@ func (h *harness) concurrent(ctx context.Context) error {
 
 func (h *harness) bytes(ctx context.Context) error {
 	const n = 300 // past vm.DefaultSnapshotEvery, so that one full snapshot is amortized
-	prog, err := compileSource("heavy.agent", heavySource(n))
-	if err != nil {
-		return err
-	}
-	b, err := h.openBench("bytes", prog)
+	b, err := h.openBench("bytes", "heavy.agent", heavySource(n))
 	if err != nil {
 		return err
 	}

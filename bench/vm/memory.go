@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentc/agentc/bench/internal/benchsrc"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/vm"
 )
@@ -48,13 +49,18 @@ func (h *harness) rounds2(d time.Duration, f, base func() error) (float64, float
 	return median(fs), median(bs), nil
 }
 
+// newMachine compiles src as the file name and loads it with the builtins.
+func newMachine(name, src string) (*vm.Machine, error) {
+	prog, err := benchsrc.Compile(name, src)
+	if err != nil {
+		return nil, err
+	}
+	return vm.New(prog, vm.Builtins())
+}
+
 func (h *harness) chain(ctx context.Context) error {
 	const n = 100
-	prog, err := compileSource("chain.agent", chainSource(n))
-	if err != nil {
-		return err
-	}
-	m, err := vm.New(prog, vm.Builtins())
+	m, err := newMachine("chain.agent", chainSource(n))
 	if err != nil {
 		return err
 	}
@@ -107,11 +113,7 @@ func (h *harness) fanout(ctx context.Context) error {
 	host := vm.HostFunc(func(context.Context, vm.CallRequest) (types.Value, error) { return x, nil })
 	opts := vm.Options{RunID: "run_bench", Input: types.MakeString("go"), Host: host, Workers: 8}
 	fan := func(into bool) (func() error, error) {
-		prog, err := compileSource("fan.agent", fanSource(blocks, into))
-		if err != nil {
-			return nil, err
-		}
-		m, err := vm.New(prog, vm.Builtins())
+		m, err := newMachine("fan.agent", fanSource(blocks, into))
 		if err != nil {
 			return nil, err
 		}
@@ -169,11 +171,7 @@ func (h *harness) fanout(ctx context.Context) error {
 
 func (h *harness) suspended(ctx context.Context) error {
 	const runs = 10000
-	prog, err := compileSource("park.agent", parkSource)
-	if err != nil {
-		return err
-	}
-	m, err := vm.New(prog, vm.Builtins())
+	m, err := newMachine("park.agent", parkSource)
 	if err != nil {
 		return err
 	}

@@ -5,29 +5,7 @@ package main
 import (
 	"fmt"
 	"strings"
-	"testing/fstest"
-
-	"github.com/agentc/agentc/compiler"
-	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
-	"github.com/agentc/agentc/stdlib"
 )
-
-func compileSource(name, src string) (*bytecode.Program, error) {
-	prog, _, err := compileSourceBytes(name, src)
-	return prog, err
-}
-
-// compileSourceBytes is compileSource with the program's encoding, as
-// agentc has it after compiling.
-func compileSourceBytes(name, src string) (*bytecode.Program, []byte, error) {
-	cfg := compiler.Config{FS: fstest.MapFS{name: {Data: []byte(src)}}, Root: ".", Universe: stdlib.Universe()}
-	prog, out, ds := compiler.Build(cfg, name)
-	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		return nil, nil, fmt.Errorf("compile %s: %v", name, ds)
-	}
-	return prog, out.Bytes, nil
-}
 
 // chainSource: n set nodes in a row, each incrementing one int.
 func chainSource(n int) string {

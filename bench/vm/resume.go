@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentc/agentc/bench/internal/benchsrc"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store/pebble"
@@ -140,7 +141,7 @@ func (h *harness) resumePhases(ctx context.Context) (compile, open, cleanOpen, r
 	var cs, os_, clean, rs []float64
 	for i := range h.resumeRuns {
 		t0 := time.Now()
-		prog, enc, err := compileSourceBytes("park.agent", parkSource)
+		prog, enc, err := benchsrc.CompileBytes("park.agent", parkSource)
 		if err != nil {
 			return 0, 0, 0, 0, err
 		}

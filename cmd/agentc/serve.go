@@ -142,21 +142,27 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
 		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: server.NewMetrics(),
 	}
-	mounts, closers, names, err := assemble.Mounts(b, prog, set, nil)
-	if err != nil {
-		closeRunner()
-		return &exitError{code: exitFail, err: err}
-	}
-	srv, err := server.New(server.Config{Addr: set.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
-		Tokens: set.Tokens, Open: set.Open, Logger: logger})
-	if err != nil {
-		closeRunner()
-		return usageErr(err)
-	}
+	// Listen first: the A2A card names the address actually bound (a
+	// --addr with port 0 gets one from the kernel).
 	l, err := net.Listen("tcp", set.Addr)
 	if err != nil {
 		closeRunner()
 		return &exitError{code: exitFail, err: fmt.Errorf("listen: %w", err)}
+	}
+	bound := set
+	bound.Addr = l.Addr().String()
+	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
+	if err != nil {
+		_ = l.Close()
+		closeRunner()
+		return &exitError{code: exitFail, err: err}
+	}
+	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
+		Tokens: set.Tokens, Open: set.Open, Logger: logger})
+	if err != nil {
+		_ = l.Close()
+		closeRunner()
+		return usageErr(err)
 	}
 	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; data %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), set.Data)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

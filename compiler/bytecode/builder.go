@@ -40,47 +40,34 @@ func (b *ProgramBuilder) Const(v types.Value) (uint32, error) {
 	if err != nil {
 		return 0, fmt.Errorf("constant %v: %w", v, err)
 	}
-	if i, ok := b.consts[string(enc)]; ok {
-		return i, nil
-	}
-	i := uint32(len(b.p.Consts))
-	b.p.Consts = append(b.p.Consts, v)
-	b.consts[string(enc)] = i
-	return i, nil
+	return intern(b.consts, &b.p.Consts, string(enc), v), nil
 }
 
 // Type returns the index of t in the type table, adding it if needed;
 // identical types share an index.
 func (b *ProgramBuilder) Type(t *types.Type) uint32 {
-	h := types.Hash(t)
-	if i, ok := b.types[h]; ok {
-		return i
-	}
-	i := uint32(len(b.p.Types))
-	b.p.Types = append(b.p.Types, t)
-	b.types[h] = i
-	return i
+	return intern(b.types, &b.p.Types, types.Hash(t), t)
 }
 
 // Func returns the index of the named builtin function in Program.Funcs.
 func (b *ProgramBuilder) Func(name string) uint32 {
-	if i, ok := b.funcs[name]; ok {
-		return i
-	}
-	i := uint32(len(b.p.Funcs))
-	b.p.Funcs = append(b.p.Funcs, name)
-	b.funcs[name] = i
-	return i
+	return intern(b.funcs, &b.p.Funcs, name, name)
 }
 
 // File returns the index of a source file (a relative, slash-separated path).
 func (b *ProgramBuilder) File(path string) uint32 {
-	if i, ok := b.files[path]; ok {
+	return intern(b.files, &b.p.Files, path, path)
+}
+
+// intern returns the index in table of the entry keyed k, appending v (and
+// indexing it under k) when there is none.
+func intern[K comparable, V any](index map[K]uint32, table *[]V, k K, v V) uint32 {
+	if i, ok := index[k]; ok {
 		return i
 	}
-	i := uint32(len(b.p.Files))
-	b.p.Files = append(b.p.Files, path)
-	b.files[path] = i
+	i := uint32(len(*table))
+	*table = append(*table, v)
+	index[k] = i
 	return i
 }
 

@@ -280,29 +280,9 @@ func (r *reader) str() string {
 	return s
 }
 
-func (r *reader) strs() []string {
-	n := r.count(1)
-	if n == 0 {
-		return nil
-	}
-	ss := make([]string, n)
-	for i := range ss {
-		ss[i] = r.str()
-	}
-	return ss
-}
+func (r *reader) strs() []string { return list(r, 1, func(r *reader, s *string) { *s = r.str() }) }
 
-func (r *reader) u32s() []uint32 {
-	n := r.count(1)
-	if n == 0 {
-		return nil
-	}
-	xs := make([]uint32, n)
-	for i := range xs {
-		xs[i] = r.u32()
-	}
-	return xs
-}
+func (r *reader) u32s() []uint32 { return list(r, 1, func(r *reader, x *uint32) { *x = r.u32() }) }
 
 const spanMin = 7 // bytes of the smallest span
 
@@ -341,12 +321,7 @@ func (r *reader) attrs() []Attr {
 		case AttrRef:
 			a.Refs = []Ref{r.ref()}
 		case AttrRefs:
-			if m := r.count(2); m > 0 {
-				a.Refs = make([]Ref, m)
-				for j := range a.Refs {
-					a.Refs[j] = r.ref()
-				}
-			}
+			a.Refs = list(r, 2, func(r *reader, x *Ref) { *x = r.ref() })
 		default:
 			r.off--
 			r.fail("invalid attribute kind %d", a.Kind)
@@ -383,6 +358,21 @@ func listIn[T any](r *reader, slab *arena[T], min int, f func(*reader, *T)) []T 
 	return xs
 }
 
+// encoded decodes a counted list of values in the types package's own
+// encoding (constants, types); a bad one is reported as "what i".
+func encoded[T any](r *reader, what string, decode func(string) (T, int, error)) []T {
+	xs := make([]T, r.count(1))
+	for i := range xs {
+		x, m, err := decode(r.s[r.off:r.end])
+		if err != nil {
+			r.nested(fmt.Sprintf("%s %d", what, i), err)
+			return xs
+		}
+		xs[i], r.off = x, r.off+m
+	}
+	return xs
+}
+
 func (r *reader) section(p *Program, id int) {
 	switch id {
 	case secMeta:
@@ -390,27 +380,9 @@ func (r *reader) section(p *Program, id int) {
 		p.Doc = r.str()
 		p.Files = r.strs()
 	case secConsts:
-		n := r.count(1)
-		p.Consts = make([]types.Value, n)
-		for i := range p.Consts {
-			v, m, err := types.DecodeValue(r.s[r.off:r.end])
-			if err != nil {
-				r.nested(fmt.Sprintf("const %d", i), err)
-				return
-			}
-			p.Consts[i], r.off = v, r.off+m
-		}
+		p.Consts = encoded(r, "const", types.DecodeValue[string])
 	case secTypes:
-		n := r.count(1)
-		p.Types = make([]*types.Type, n)
-		for i := range p.Types {
-			t, m, err := types.DecodeType(r.s[r.off:r.end])
-			if err != nil {
-				r.nested(fmt.Sprintf("type %d", i), err)
-				return
-			}
-			p.Types[i], r.off = t, r.off+m
-		}
+		p.Types = encoded(r, "type", types.DecodeType[string])
 	case secFuncs:
 		p.Funcs = r.strs()
 	case secStates:

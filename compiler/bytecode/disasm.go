@@ -15,14 +15,20 @@ import (
 // source span changes. Indexes that are out of range print as `?N`, so Disasm
 // is safe on unverified programs.
 func Disasm(p *Program) string {
-	d := disasm{p: p}
+	d := &disasm{p: p}
 	d.header()
 	d.graphs()
 	d.tools()
-	d.models()
+	rows(d, "models", p.Models, func(m *Model) (string, Span, []Attr) {
+		return fmt.Sprintf("%s provider %s", m.Name, m.Provider), m.Span, m.Attrs
+	})
 	d.agents()
-	d.skills()
-	d.policies()
+	rows(d, "skills", p.Skills, func(s *Skill) (string, Span, []Attr) {
+		return fmt.Sprintf("%s from %s", s.Name, strconv.Quote(s.Path)), s.Span, s.Attrs
+	})
+	rows(d, "policies", p.Policies, func(pl *Policy) (string, Span, []Attr) {
+		return fmt.Sprintf("%s %s", pl.Kind, pl.Name), pl.Span, pl.Attrs
+	})
 	d.serve()
 	d.tests()
 	d.chunks()
@@ -35,6 +41,28 @@ type disasm struct {
 }
 
 func (d *disasm) printf(format string, args ...any) { fmt.Fprintf(&d.sb, format, args...) }
+
+// section prints the table title, then entry for each element of xs;
+// nothing when xs is empty.
+func section[T any](d *disasm, title string, xs []T, entry func(i int, x *T)) {
+	if len(xs) == 0 {
+		return
+	}
+	d.printf("%s\n", title)
+	for i := range xs {
+		entry(i, &xs[i])
+	}
+}
+
+// rows is a section of one-line entries: "i text  @ span", then the
+// entry's attributes.
+func rows[T any](d *disasm, title string, xs []T, row func(*T) (text string, s Span, attrs []Attr)) {
+	section(d, title, xs, func(i int, x *T) {
+		text, s, attrs := row(x)
+		d.printf("  %-3d %s  @ %s\n", i, text, d.spanStr(s))
+		d.attrs("      ", attrs)
+	})
+}
 
 func bad(i any) string { return fmt.Sprintf("?%v", i) }
 
@@ -76,6 +104,15 @@ func (d *disasm) nodeName(g *Graph, i int64) string {
 	return bad(i)
 }
 
+// entry is the name of entry i, or ?i when i is out of range (or t the
+// zero table of an invalid kind).
+func (t table) entry(i uint32) string {
+	if int(i) < t.n {
+		return t.name(i)
+	}
+	return bad(i)
+}
+
 func named[T any](xs []T, i uint32, name func(*T) string) string {
 	if int(i) < len(xs) {
 		return name(&xs[i])
@@ -83,26 +120,12 @@ func named[T any](xs []T, i uint32, name func(*T) string) string {
 	return bad(i)
 }
 
-func (d *disasm) refStr(r Ref) string {
-	p := d.p
-	var name string
-	switch r.Kind {
-	case RefGraph:
-		name = named(p.Graphs, r.Index, func(g *Graph) string { return g.Name })
-	case RefAgent:
-		name = named(p.Agents, r.Index, func(a *Agent) string { return a.Name })
-	case RefTool:
-		name = named(p.Tools, r.Index, func(t *Tool) string { return t.Name })
-	case RefModel:
-		name = named(p.Models, r.Index, func(m *Model) string { return m.Name })
-	case RefSkill:
-		name = named(p.Skills, r.Index, func(s *Skill) string { return s.Name })
-	case RefPolicy:
-		name = named(p.Policies, r.Index, func(pl *Policy) string { return pl.Name })
-	default:
-		name = bad(r.Index)
-	}
-	return r.Kind.String() + " " + name
+func (d *disasm) refStr(r Ref) string { return r.Kind.String() + " " + d.name(r.Kind, r.Index) }
+
+// name is the name of entry i of the table references of kind k index.
+func (d *disasm) name(k RefKind, i uint32) string {
+	t, _ := d.p.refTable(k)
+	return t.entry(i)
 }
 
 func (d *disasm) spanStr(s Span) string {
@@ -193,19 +216,8 @@ func (d *disasm) graphs() {
 }
 
 func (d *disasm) call(c *Call) string {
-	p := d.p
-	var name string
-	switch c.Kind {
-	case CallLLM, CallAgent:
-		name = named(p.Agents, c.Callee, func(a *Agent) string { return a.Name })
-	case CallTool:
-		name = named(p.Tools, c.Callee, func(t *Tool) string { return t.Name })
-	case CallGraph:
-		name = named(p.Graphs, c.Callee, func(g *Graph) string { return g.Name })
-	default:
-		name = bad(c.Callee)
-	}
-	return c.Kind.String() + " " + name
+	t, _ := d.p.callTable(c.Kind)
+	return c.Kind.String() + " " + t.entry(c.Callee)
 }
 
 func (d *disasm) node(g *Graph, ni int, state int64) {
@@ -318,12 +330,7 @@ func (d *disasm) attrValue(a *Attr) string {
 
 func (d *disasm) tools() {
 	p := d.p
-	if len(p.Tools) == 0 {
-		return
-	}
-	d.printf("tools\n")
-	for i := range p.Tools {
-		t := &p.Tools[i]
+	section(d, "tools", p.Tools, func(i int, t *Tool) {
 		d.printf("  %-3d %s %s input %s output %s effect %s  @ %s\n", i, t.Name, strconv.Quote(t.Doc),
 			d.typeStr(t.Input), d.typeStr(t.Output), t.Effect, d.spanStr(t.Span))
 		im := &t.Impl
@@ -344,42 +351,25 @@ func (d *disasm) tools() {
 			}
 			d.printf("\n")
 		case ImplAgent:
-			d.printf("      agent %s\n", named(p.Agents, im.Agent, func(a *Agent) string { return a.Name }))
+			d.printf("      agent %s\n", d.name(RefAgent, im.Agent))
 		default:
 			d.printf("      %s\n", im.Kind)
 		}
 		d.attrs("        option ", im.Options)
 		d.attrs("      ", t.Attrs)
-	}
-}
-
-func (d *disasm) models() {
-	if len(d.p.Models) == 0 {
-		return
-	}
-	d.printf("models\n")
-	for i := range d.p.Models {
-		m := &d.p.Models[i]
-		d.printf("  %-3d %s provider %s  @ %s\n", i, m.Name, m.Provider, d.spanStr(m.Span))
-		d.attrs("      ", m.Attrs)
-	}
+	})
 }
 
 func (d *disasm) agents() {
 	p := d.p
-	if len(p.Agents) == 0 {
-		return
-	}
-	d.printf("agents\n")
-	for i := range p.Agents {
-		a := &p.Agents[i]
+	section(d, "agents", p.Agents, func(i int, a *Agent) {
 		d.printf("  %-3d %s %s", i, a.Name, a.Kind)
 		if a.Doc != "" {
 			d.printf(" %s", strconv.Quote(a.Doc))
 		}
 		d.printf("  @ %s\n", d.spanStr(a.Span))
 		if a.Model != None {
-			d.printf("      model %s\n", named(p.Models, uint32(a.Model), func(m *Model) string { return m.Name }))
+			d.printf("      model %s\n", d.name(RefModel, uint32(a.Model)))
 		}
 		if a.Instruction != None {
 			d.printf("      instruction %s\n", chunkRef(uint32(a.Instruction)))
@@ -393,13 +383,13 @@ func (d *disasm) agents() {
 		}
 		if len(a.Tools) > 0 {
 			d.printf("      tools %s\n", names(a.Tools, func(x uint32) string {
-				return named(p.Tools, x, func(t *Tool) string { return t.Name })
+				return d.name(RefTool, x)
 			}))
 		}
 		if len(a.Skills) > 0 {
 			var gs []string
 			for _, g := range a.Skills {
-				gs = append(gs, named(p.Skills, g.Skill, func(s *Skill) string { return s.Name })+":"+g.Grant.String())
+				gs = append(gs, d.name(RefSkill, g.Skill)+":"+g.Grant.String())
 			}
 			d.printf("      skills %s\n", strings.Join(gs, ", "))
 		}
@@ -413,7 +403,7 @@ func (d *disasm) agents() {
 		}
 		if len(a.SubAgents) > 0 {
 			d.printf("      agents %s\n", names(a.SubAgents, func(x uint32) string {
-				return named(p.Agents, x, func(a *Agent) string { return a.Name })
+				return d.name(RefAgent, x)
 			}))
 		}
 		if a.Until != None {
@@ -423,34 +413,10 @@ func (d *disasm) agents() {
 			d.printf("      max %d\n", a.Max)
 		}
 		if a.Graph != None {
-			d.printf("      lowered to graph %s\n", named(p.Graphs, uint32(a.Graph), func(g *Graph) string { return g.Name }))
+			d.printf("      lowered to graph %s\n", d.name(RefGraph, uint32(a.Graph)))
 		}
 		d.attrs("      ", a.Attrs)
-	}
-}
-
-func (d *disasm) skills() {
-	if len(d.p.Skills) == 0 {
-		return
-	}
-	d.printf("skills\n")
-	for i := range d.p.Skills {
-		s := &d.p.Skills[i]
-		d.printf("  %-3d %s from %s  @ %s\n", i, s.Name, strconv.Quote(s.Path), d.spanStr(s.Span))
-		d.attrs("      ", s.Attrs)
-	}
-}
-
-func (d *disasm) policies() {
-	if len(d.p.Policies) == 0 {
-		return
-	}
-	d.printf("policies\n")
-	for i := range d.p.Policies {
-		pl := &d.p.Policies[i]
-		d.printf("  %-3d %s %s  @ %s\n", i, pl.Kind, pl.Name, d.spanStr(pl.Span))
-		d.attrs("      ", pl.Attrs)
-	}
+	})
 }
 
 func (d *disasm) serve() {
@@ -471,12 +437,7 @@ func (d *disasm) serve() {
 
 func (d *disasm) tests() {
 	p := d.p
-	if len(p.Tests) == 0 {
-		return
-	}
-	d.printf("tests\n")
-	for i := range p.Tests {
-		t := &p.Tests[i]
+	section(d, "tests", p.Tests, func(i int, t *Test) {
 		d.printf("  %-3d %s run %s", i, strconv.Quote(t.Name), d.refStr(t.Run))
 		if t.Input != None {
 			d.printf(" input %s", d.constStr(uint32(t.Input)))
@@ -509,7 +470,7 @@ func (d *disasm) tests() {
 			}
 		}
 		d.attrs("      ", t.Attrs)
-	}
+	})
 }
 
 func (d *disasm) chunks() {

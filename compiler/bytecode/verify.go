@@ -413,19 +413,12 @@ func callKindOf(k NodeKind) CallKind {
 
 func (v *verifier) call(c *Call, gi int, state int32, locals uint32, at func() string) {
 	p := v.p
-	var n int
-	switch c.Kind {
-	case CallLLM, CallAgent:
-		n = len(p.Agents)
-	case CallTool:
-		n = len(p.Tools)
-	case CallGraph:
-		n = len(p.Graphs)
-	default:
+	t, ok := p.callTable(c.Kind)
+	if !ok {
 		v.errorf("%s: invalid call kind %d", at(), c.Kind)
 		return
 	}
-	if int(c.Callee) >= n {
+	if int(c.Callee) >= t.n {
 		v.errorf("%s: %s callee %d out of range", at(), c.Kind, c.Callee)
 		return
 	}
@@ -597,27 +590,56 @@ func envType(t *types.Type) bool {
 }
 
 // ref checks a reference into a program table.
+// table is a descriptor table as a reference or a call names it: its
+// length and the name of entry i (i < n).
+type table struct {
+	n    int
+	name func(i uint32) string
+}
+
+func tableOf[T any](xs []T, name func(*T) string) table {
+	return table{len(xs), func(i uint32) string { return name(&xs[i]) }}
+}
+
+// refTables maps each reference kind to the table it indexes.
+var refTables = map[RefKind]func(p *Program) table{
+	RefGraph:  func(p *Program) table { return tableOf(p.Graphs, func(g *Graph) string { return g.Name }) },
+	RefAgent:  func(p *Program) table { return tableOf(p.Agents, func(a *Agent) string { return a.Name }) },
+	RefTool:   func(p *Program) table { return tableOf(p.Tools, func(t *Tool) string { return t.Name }) },
+	RefModel:  func(p *Program) table { return tableOf(p.Models, func(m *Model) string { return m.Name }) },
+	RefSkill:  func(p *Program) table { return tableOf(p.Skills, func(s *Skill) string { return s.Name }) },
+	RefPolicy: func(p *Program) table { return tableOf(p.Policies, func(pl *Policy) string { return pl.Name }) },
+}
+
+// callRefs maps each call kind to the kind of reference its callee is.
+var callRefs = map[CallKind]RefKind{CallLLM: RefAgent, CallAgent: RefAgent, CallTool: RefTool, CallGraph: RefGraph}
+
+// refTable returns the table a reference of kind k indexes; ok is false
+// for an invalid kind.
+func (p *Program) refTable(k RefKind) (t table, ok bool) {
+	f, ok := refTables[k]
+	if !ok {
+		return table{}, false
+	}
+	return f(p), true
+}
+
+// callTable returns the table a call of kind k indexes.
+func (p *Program) callTable(k CallKind) (table, bool) {
+	rk, ok := callRefs[k]
+	if !ok {
+		return table{}, false
+	}
+	return p.refTable(rk)
+}
+
 func (v *verifier) ref(what string, r Ref) bool {
-	p := v.p
-	var n int
-	switch r.Kind {
-	case RefGraph:
-		n = len(p.Graphs)
-	case RefAgent:
-		n = len(p.Agents)
-	case RefTool:
-		n = len(p.Tools)
-	case RefModel:
-		n = len(p.Models)
-	case RefSkill:
-		n = len(p.Skills)
-	case RefPolicy:
-		n = len(p.Policies)
-	default:
+	t, ok := v.p.refTable(r.Kind)
+	if !ok {
 		v.errorf("%s: invalid reference kind %d", what, r.Kind)
 		return false
 	}
-	if int(r.Index) >= n {
+	if int(r.Index) >= t.n {
 		v.errorf("%s: %s %d out of range", what, r.Kind, r.Index)
 		return false
 	}

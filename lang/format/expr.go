@@ -143,9 +143,7 @@ func (p *printer) typ(t *syntax.Type) {
 	case len(t.Enum) > 0:
 		for i, s := range t.Enum {
 			if i > 0 {
-				p.sp()
-				p.kw("|")
-				p.sp()
+				p.spacedKw("|")
 			}
 			p.str(s, "enum value")
 		}
@@ -157,15 +155,9 @@ func (p *printer) typ(t *syntax.Type) {
 func (p *printer) singleType(t *syntax.SingleType) {
 	switch {
 	case t.List != nil:
-		p.tok(start(t), "list")
-		p.kw("<")
-		p.typ(t.List)
-		p.kw(">")
+		p.generic(t, "list", t.List)
 	case t.Map != nil:
-		p.tok(start(t), "map")
-		p.kw("<")
-		p.typ(t.Map)
-		p.kw(">")
+		p.generic(t, "map", t.Map)
 	case t.Record != nil:
 		p.recordType(t.Record)
 	case t.Paren != nil:
@@ -182,6 +174,14 @@ func (p *printer) singleType(t *syntax.SingleType) {
 	}
 }
 
+// generic prints the type name<arg> that t is.
+func (p *printer) generic(t *syntax.SingleType, name string, arg *syntax.Type) {
+	p.tok(start(t), name)
+	p.kw("<")
+	p.typ(arg)
+	p.kw(">")
+}
+
 // ---- expressions ----
 
 func (p *printer) expr(e *syntax.Expr) {
@@ -193,13 +193,7 @@ func (p *printer) expr(e *syntax.Expr) {
 }
 
 func (p *printer) or(e *syntax.OrExpr) {
-	p.and(e.Head)
-	for _, t := range e.Tail {
-		p.sp()
-		p.kw("or")
-		p.sp()
-		p.and(t)
-	}
+	chain(p, e.Head, e.Tail, p.and, func(t *syntax.AndExpr) (int, string, *syntax.AndExpr) { return -1, "or", t })
 }
 
 func (p *printer) and(e *syntax.AndExpr) {
@@ -207,25 +201,52 @@ func (p *printer) and(e *syntax.AndExpr) {
 		p.missing("operand")
 		return
 	}
-	p.not(e.Head)
-	for _, t := range e.Tail {
+	chain(p, e.Head, e.Tail, p.not, func(t *syntax.NotExpr) (int, string, *syntax.NotExpr) { return -1, "and", t })
+}
+
+// chain prints a binary level: head op x op y ... split gives a tail's
+// operator, the operator's source offset (-1 for a keyword the tree keeps no
+// node of: kw finds it) and the operand.
+func chain[X, T any](p *printer, head X, tail []*T, operand func(X), split func(*T) (off int, op string, x X)) {
+	operand(head)
+	for _, t := range tail {
+		if t == nil {
+			p.missing("operand")
+			continue
+		}
+		off, op, x := split(t)
 		p.sp()
-		p.kw("and")
+		if off < 0 {
+			p.kw(op)
+		} else {
+			p.tok(off, op)
+		}
 		p.sp()
-		p.not(t)
+		operand(x)
 	}
 }
 
 func (p *printer) not(e *syntax.NotExpr) {
-	switch {
-	case e == nil:
+	if e == nil {
 		p.missing("operand")
-	case e.Not != nil:
-		p.tok(start(e), "not")
-		p.sp()
-		p.not(e.Not)
-	case e.Cmp != nil:
-		p.cmp(e.Cmp)
+		return
+	}
+	prefixed(p, e, "not", e.Not, p.not, e.Cmp, p.cmp)
+}
+
+// prefixed prints a level that is either a prefix operator applied to the
+// level itself or the next level down: "not x" or a comparison, "-x" or a
+// postfix expression.
+func prefixed[E, N any](p *printer, at syntax.Node, op string, operand *E, self func(*E), next *N, down func(*N)) {
+	switch {
+	case operand != nil:
+		p.tok(start(at), op)
+		if isIdentByte(op[len(op)-1]) {
+			p.sp() // a word operator needs the space: "not x", but "-x"
+		}
+		self(operand)
+	case next != nil:
+		down(next)
 	default:
 		p.missing("operand")
 	}
@@ -254,17 +275,7 @@ func (p *printer) add(e *syntax.AddExpr) {
 		p.missing("operand")
 		return
 	}
-	p.mul(e.Head)
-	for _, t := range e.Tail {
-		if t == nil {
-			p.missing("operand")
-			continue
-		}
-		p.sp()
-		p.tok(start(t), t.Op)
-		p.sp()
-		p.mul(t.Operand)
-	}
+	chain(p, e.Head, e.Tail, p.mul, func(t *syntax.AddOp) (int, string, *syntax.MulExpr) { return start(t), t.Op, t.Operand })
 }
 
 func (p *printer) mul(e *syntax.MulExpr) {
@@ -272,31 +283,15 @@ func (p *printer) mul(e *syntax.MulExpr) {
 		p.missing("operand")
 		return
 	}
-	p.unary(e.Head)
-	for _, t := range e.Tail {
-		if t == nil {
-			p.missing("operand")
-			continue
-		}
-		p.sp()
-		p.tok(start(t), t.Op)
-		p.sp()
-		p.unary(t.Operand)
-	}
+	chain(p, e.Head, e.Tail, p.unary, func(t *syntax.MulOp) (int, string, *syntax.Unary) { return start(t), t.Op, t.Operand })
 }
 
 func (p *printer) unary(e *syntax.Unary) {
-	switch {
-	case e == nil:
+	if e == nil {
 		p.missing("operand")
-	case e.Neg != nil:
-		p.tok(start(e), "-")
-		p.unary(e.Neg)
-	case e.Postfix != nil:
-		p.postfix(e.Postfix)
-	default:
-		p.missing("operand")
+		return
 	}
+	prefixed(p, e, "-", e.Neg, p.unary, e.Postfix, p.postfix)
 }
 
 func (p *printer) postfix(e *syntax.Postfix) {
@@ -319,46 +314,30 @@ func (p *printer) postfix(e *syntax.Postfix) {
 }
 
 func (p *printer) primary(e syntax.Primary) {
+	if isNil(e) {
+		p.missing("operand")
+		return
+	}
 	switch e := e.(type) {
 	case *syntax.Name:
-		if e != nil {
-			p.tok(start(e), e.Ident)
-			return
-		}
+		p.tok(start(e), e.Ident)
 	case *syntax.Literal:
-		if e != nil {
-			p.literal(e)
-			return
-		}
+		p.literal(e)
 	case *syntax.String:
-		if e != nil {
-			p.str(e, "string")
-			return
-		}
+		p.str(e, "string")
 	case *syntax.Call:
-		if e != nil {
-			p.call(e)
-			return
-		}
+		p.call(e)
 	case *syntax.Paren:
-		if e != nil {
-			p.tok(start(e), "(")
-			p.expr(e.X)
-			p.tok(p.closing(e, ')'), ")")
-			return
-		}
+		p.tok(start(e), "(")
+		p.expr(e.X)
+		p.tok(p.closing(e, ')'), ")")
 	case *syntax.ListLit:
-		if e != nil {
-			p.listLit(e)
-			return
-		}
+		p.listLit(e)
 	case *syntax.RecordLit:
-		if e != nil {
-			p.recordLit(e)
-			return
-		}
+		p.recordLit(e)
+	default:
+		p.missing("operand")
 	}
-	p.missing("operand")
 }
 
 func (p *printer) literal(l *syntax.Literal) {
@@ -395,46 +374,28 @@ func (p *printer) call(c *syntax.Call) {
 }
 
 func (p *printer) listLit(l *syntax.ListLit) {
-	if slices.Contains(l.Elems, nil) {
-		p.missing("list element")
-		return
-	}
-	pos, end := nodeSeq(p, l.Elems)
-	p.seq(seq{open: start(l), close: p.closing(l, ']'), brackets: "[]", n: len(l.Elems),
-		pos: pos, end: end, kind: func(int) int { return alignNone },
-		item: func(i int, _ bool) {
-			el := l.Elems[i]
-			p.expr(el.X)
-			if el.Tag != nil {
-				p.kw(":")
-				p.sp()
-				p.ident(el.Tag, "tag")
-			}
-		},
-		oneLineOK: true, commas: true, trailing: true})
+	inlineSeq(p, l, "[]", l.Elems, "list element", alignNone, true, func(el *syntax.ListElem, _ bool) {
+		p.expr(el.X)
+		if el.Tag != nil {
+			p.kw(":")
+			p.sp()
+			p.ident(el.Tag, "tag")
+		}
+	})
 }
 
 func (p *printer) recordLit(r *syntax.RecordLit) {
-	if slices.Contains(r.Entries, nil) {
-		p.missing("record entry")
-		return
-	}
-	pos, end := nodeSeq(p, r.Entries)
-	p.seq(seq{open: start(r), close: p.closing(r, '}'), brackets: "{}", n: len(r.Entries),
-		pos: pos, end: end, kind: func(int) int { return alignNone },
-		item: func(i int, _ bool) {
-			en := r.Entries[i]
-			switch {
-			case en.Key != nil:
-				p.ident(en.Key, "key")
-			case en.StrKey != nil:
-				p.str(en.StrKey, "key")
-			default:
-				p.missing("key")
-			}
-			p.kw(":")
-			p.sp()
-			p.expr(en.Value)
-		},
-		oneLineOK: true, commas: true, trailing: true})
+	inlineSeq(p, r, "{}", r.Entries, "record entry", alignNone, true, func(en *syntax.RecordEntry, _ bool) {
+		switch {
+		case en.Key != nil:
+			p.ident(en.Key, "key")
+		case en.StrKey != nil:
+			p.str(en.StrKey, "key")
+		default:
+			p.missing("key")
+		}
+		p.kw(":")
+		p.sp()
+		p.expr(en.Value)
+	})
 }

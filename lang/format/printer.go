@@ -3,6 +3,7 @@ package format
 import (
 	"bytes"
 	"fmt"
+	"reflect"
 	"slices"
 	"unicode/utf8"
 
@@ -146,6 +147,19 @@ func (p *printer) tok(off int, text string) {
 
 // sp asks for a space before the next token.
 func (p *printer) sp() { p.space = true }
+
+// lead writes the keyword node n starts with, then asks for a space.
+func (p *printer) lead(n syntax.Node, kw string) {
+	p.tok(start(n), kw)
+	p.sp()
+}
+
+// spacedKw writes kw (see kw) with a space on either side: " = ", " -> ".
+func (p *printer) spacedKw(text string) {
+	p.sp()
+	p.kw(text)
+	p.sp()
+}
 
 // kw writes a keyword or punctuation token that has no node of its own,
 // finding it in the source right after the last emitted token so comments
@@ -415,24 +429,20 @@ func (p *printer) file(f *syntax.File) {
 func (p *printer) decl(d syntax.Decl) {
 	switch d := d.(type) {
 	case *syntax.Workflow:
-		p.tok(start(d), "workflow")
-		p.sp()
+		p.lead(d, "workflow")
 		p.ident(d.Name, "workflow name")
 		p.optString(d.Doc)
 	case *syntax.Import:
-		p.tok(start(d), "import")
-		p.sp()
+		p.lead(d, "import")
 		p.str(d.Path, "import path")
 	case *syntax.BlockDecl:
-		p.tok(start(d), d.Kind)
-		p.sp()
+		p.lead(d, d.Kind)
 		p.ident(d.Name, d.Kind+" name")
 		p.cell()
 		p.sp()
 		p.block(d.Body)
 	case *syntax.TypeDecl:
-		p.tok(start(d), "type")
-		p.sp()
+		p.lead(d, "type")
 		p.ident(d.Name, "type name")
 		p.cell()
 		p.sp()
@@ -447,33 +457,27 @@ func (p *printer) decl(d syntax.Decl) {
 			p.missing("type definition")
 		}
 	case *syntax.Tool:
-		p.tok(start(d), "tool")
-		p.sp()
+		p.lead(d, "tool")
 		p.ident(d.Name, "tool name")
 		p.optString(d.Doc)
 		p.sp()
 		body(p, d, d.Items, func(i int) int { return alignTool }, func(i int, _ bool) { p.toolItem(d.Items[i]) })
 	case *syntax.Skill:
-		p.tok(start(d), "skill")
-		p.sp()
+		p.lead(d, "skill")
 		p.ident(d.Name, "skill name")
-		p.sp()
-		p.kw("from")
-		p.sp()
+		p.spacedKw("from")
 		p.str(d.From, "skill folder")
 		if d.Body != nil {
 			p.sp()
 			p.block(d.Body)
 		}
 	case *syntax.State:
-		p.tok(start(d), "state")
-		p.sp()
+		p.lead(d, "state")
 		p.ident(d.Name, "state name")
 		p.sp()
 		body(p, d, d.Fields, func(int) int { return alignField }, func(i int, _ bool) { p.field(d.Fields[i], true) })
 	case *syntax.Agent:
-		p.tok(start(d), "agent")
-		p.sp()
+		p.lead(d, "agent")
 		p.ident(d.Name, "agent name")
 		p.sp()
 		p.ident(d.Kind, "agent kind")
@@ -483,12 +487,10 @@ func (p *printer) decl(d syntax.Decl) {
 	case *syntax.Graph:
 		p.graph(d)
 	case *syntax.Serve:
-		p.tok(start(d), "serve")
-		p.sp()
+		p.lead(d, "serve")
 		p.block(d.Body)
 	case *syntax.Test:
-		p.tok(start(d), "test")
-		p.sp()
+		p.lead(d, "test")
 		p.str(d.Name, "test name")
 		p.sp()
 		body(p, d, d.Items, func(i int) int { return testKind(d.Items[i]) }, func(i int, _ bool) { p.testItem(d.Items[i]) })
@@ -519,21 +521,32 @@ func body[T any, N interface {
 		pos: pos, end: end, kind: kind, item: item})
 }
 
+// inlineSeq prints the items of n (a block, record type, list or record
+// literal) between brackets: on one line, comma-separated, when they fit and
+// the source has them on one, else one per line, with a comma after each
+// when trailing. Every item aligns as kind align; what names a missing item.
+func inlineSeq[T any, PT interface {
+	*T
+	syntax.Node
+}](p *printer, n syntax.Node, brackets string, items []PT, what string, align int, trailing bool, item func(PT, bool)) {
+	if slices.Contains(items, nil) {
+		p.missing(what)
+		return
+	}
+	pos, end := nodeSeq(p, items)
+	p.seq(seq{open: start(n), close: p.closing(n, brackets[1]), brackets: brackets, n: len(items),
+		pos: pos, end: end, kind: func(int) int { return align },
+		item:      func(i int, expanded bool) { item(items[i], expanded) },
+		oneLineOK: true, commas: true, trailing: trailing})
+}
+
 // block prints an attribute block.
 func (p *printer) block(b *syntax.Block) {
 	if b == nil {
 		p.missing("block")
 		return
 	}
-	if slices.Contains(b.Attrs, nil) {
-		p.missing("attribute")
-		return
-	}
-	pos, end := nodeSeq(p, b.Attrs)
-	p.seq(seq{open: start(b), close: p.closing(b, '}'), brackets: "{}", n: len(b.Attrs),
-		pos: pos, end: end, kind: func(int) int { return alignAttr },
-		item:      func(i int, _ bool) { p.attr(b.Attrs[i]) },
-		oneLineOK: true, commas: true})
+	inlineSeq(p, b, "{}", b.Attrs, "attribute", alignAttr, false, func(a *syntax.Attr, _ bool) { p.attr(a) })
 }
 
 // attr prints key = value or key { … }.
@@ -559,15 +572,7 @@ func (p *printer) recordType(r *syntax.RecordType) {
 		p.missing("record type")
 		return
 	}
-	if slices.Contains(r.Fields, nil) {
-		p.missing("field")
-		return
-	}
-	pos, end := nodeSeq(p, r.Fields)
-	p.seq(seq{open: start(r), close: p.closing(r, '}'), brackets: "{}", n: len(r.Fields),
-		pos: pos, end: end, kind: func(int) int { return alignField },
-		item:      func(i int, expanded bool) { p.field(r.Fields[i], expanded) },
-		oneLineOK: true, commas: true})
+	inlineSeq(p, r, "{}", r.Fields, "field", alignField, false, p.field)
 }
 
 // field prints name: T = default reduce r; expanded fields are written
@@ -582,15 +587,11 @@ func (p *printer) field(f *syntax.Field, expanded bool) {
 	p.sp()
 	p.typ(f.Type)
 	if f.Default != nil {
-		p.sp()
-		p.kw("=")
-		p.sp()
+		p.spacedKw("=")
 		p.expr(f.Default)
 	}
 	if f.Reduce != nil {
-		p.sp()
-		p.kw("reduce")
-		p.sp()
+		p.spacedKw("reduce")
 		p.ident(f.Reduce, "reducer")
 	}
 }
@@ -610,9 +611,7 @@ func (p *printer) toolItem(it *syntax.ToolItem) {
 	case it.Run != nil:
 		p.tok(start(it), "run")
 		p.cell()
-		p.sp()
-		p.kw("=")
-		p.sp()
+		p.spacedKw("=")
 		p.toolRun(it.Run)
 	case it.Attr != nil:
 		p.attr(it.Attr)
@@ -628,16 +627,13 @@ func (p *printer) toolRun(r *syntax.ToolRun) {
 		p.kw(".")
 		p.ident(r.Builtin, "builtin name")
 	case r.HTTP != nil:
-		p.tok(start(r), "http")
-		p.sp()
+		p.lead(r, "http")
 		p.block(r.HTTP)
 	case r.Exec != nil:
-		p.tok(start(r), "exec")
-		p.sp()
+		p.lead(r, "exec")
 		p.block(r.Exec)
 	case r.Agent != nil:
-		p.tok(start(r), "agent")
-		p.sp()
+		p.lead(r, "agent")
 		p.ident(r.Agent, "agent name")
 	default:
 		p.missing("tool implementation")
@@ -658,32 +654,23 @@ func (p *printer) testItem(it *syntax.TestItem) {
 	switch {
 	case it.Replay != nil:
 		r := it.Replay
-		p.tok(start(r), r.Kind)
-		p.sp()
+		p.lead(r, r.Kind)
 		p.ident(r.Name, "replayed name")
-		p.sp()
-		p.kw("replay")
-		p.sp()
+		p.spacedKw("replay")
 		p.str(r.Fixture, "fixture path")
 	case it.Answer != nil:
 		a := it.Answer
-		p.tok(start(a), "answer")
-		p.sp()
+		p.lead(a, "answer")
 		p.ident(a.Node, "interrupt node")
 		p.cell()
-		p.sp()
-		p.kw("=")
-		p.sp()
+		p.spacedKw("=")
 		p.expr(a.Value)
 	case it.Expect != nil:
 		e := it.Expect
-		p.tok(start(e), "expect")
-		p.sp()
+		p.lead(e, "expect")
 		p.expr(e.Cond)
 		if e.Before != nil {
-			p.sp()
-			p.kw("before")
-			p.sp()
+			p.spacedKw("before")
 			p.expr(e.Before)
 		}
 	case it.Attr != nil:
@@ -696,22 +683,17 @@ func (p *printer) testItem(it *syntax.TestItem) {
 // ---- graphs ----
 
 func (p *printer) graph(g *syntax.Graph) {
-	p.tok(start(g), "graph")
-	p.sp()
+	p.lead(g, "graph")
 	p.ident(g.Name, "graph name")
 	p.kw("(")
 	p.ident(g.State, "state type")
 	p.kw(")")
 	if g.Input != nil {
-		p.sp()
-		p.kw("input")
-		p.sp()
+		p.spacedKw("input")
 		p.ident(g.Input, "input field")
 	}
 	if g.Output != nil {
-		p.sp()
-		p.kw("output")
-		p.sp()
+		p.spacedKw("output")
 		p.ident(g.Output, "output field")
 	}
 	p.optString(g.Doc)
@@ -737,13 +719,10 @@ func (p *printer) graphItem(it *syntax.GraphItem) {
 }
 
 func (p *printer) nodeDecl(n *syntax.NodeDecl) {
-	p.tok(start(n), "node")
-	p.sp()
+	p.lead(n, "node")
 	p.ident(n.Name, "node name")
 	p.cell()
-	p.sp()
-	p.kw("=")
-	p.sp()
+	p.spacedKw("=")
 	p.nodeBody(n.Body)
 	p.clauses(n.Clauses)
 }
@@ -756,36 +735,30 @@ func (p *printer) clauses(cs []*syntax.Clause) {
 }
 
 func (p *printer) nodeBody(b syntax.NodeBody) {
-	if isNilBody(b) {
+	if isNil(b) {
 		p.missing("node body")
 		return
 	}
 	switch b := b.(type) {
 	case *syntax.CallNode:
-		p.tok(start(b), b.Kind)
-		p.sp()
+		p.lead(b, b.Kind)
 		p.ident(b.Callee, "callee")
 		if b.Args != nil {
 			p.sp()
 			p.block(b.Args)
 		}
 	case *syntax.SetNode:
-		p.tok(start(b), "set")
-		p.sp()
+		p.lead(b, "set")
 		p.block(b.Body)
 	case *syntax.MapNode:
 		p.mapNode(b)
 	case *syntax.InterruptNode:
-		p.tok(start(b), "interrupt")
-		p.sp()
+		p.lead(b, "interrupt")
 		p.str(b.Prompt, "interrupt prompt")
-		p.sp()
-		p.kw("returns")
-		p.sp()
+		p.spacedKw("returns")
 		p.typ(b.Returns)
 	case *syntax.JoinNode:
-		p.tok(start(b), "join")
-		p.sp()
+		p.lead(b, "join")
 		p.kw(b.Mode)
 	default:
 		p.fail("unknown node kind %T", b)
@@ -795,21 +768,16 @@ func (p *printer) nodeBody(b syntax.NodeBody) {
 // mapNode prints map v in list concurrency n { body clauses }; its braces
 // hold two items: the body and the line of clauses.
 func (p *printer) mapNode(m *syntax.MapNode) {
-	p.tok(start(m), "map")
-	p.sp()
+	p.lead(m, "map")
 	p.ident(m.Var, "loop variable")
-	p.sp()
-	p.kw("in")
-	p.sp()
+	p.spacedKw("in")
 	p.expr(m.List)
 	if m.Concurrency != nil {
-		p.sp()
-		p.kw("concurrency")
-		p.sp()
+		p.spacedKw("concurrency")
 		p.tok(start(m.Concurrency), m.Concurrency.Text)
 	}
 	p.sp()
-	if isNilBody(m.Body) {
+	if isNil(m.Body) {
 		p.missing("map body")
 		return
 	}
@@ -850,21 +818,14 @@ func (p *printer) mapNode(m *syntax.MapNode) {
 		oneLineOK: true})
 }
 
-// isNilBody reports whether b is nil or a typed nil pointer.
-func isNilBody(b syntax.NodeBody) bool {
-	switch b := b.(type) {
-	case *syntax.CallNode:
-		return b == nil
-	case *syntax.SetNode:
-		return b == nil
-	case *syntax.MapNode:
-		return b == nil
-	case *syntax.InterruptNode:
-		return b == nil
-	case *syntax.JoinNode:
-		return b == nil
+// isNil reports whether n is nil or a typed nil pointer: an interface field
+// of a tree built by hand (or by a fuzzer) may hold one.
+func isNil(n syntax.Node) bool {
+	if n == nil {
+		return true
 	}
-	return b == nil
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func (p *printer) clause(c *syntax.Clause) {
@@ -875,21 +836,16 @@ func (p *printer) clause(c *syntax.Clause) {
 	switch {
 	case c.Retry != nil:
 		r := c.Retry
-		p.tok(start(r), "retry")
-		p.sp()
+		p.lead(r, "retry")
 		p.intLit(r.Attempts)
 		if r.Min != nil || r.Max != nil {
-			p.sp()
-			p.kw("backoff")
-			p.sp()
+			p.spacedKw("backoff")
 			p.duration(r.Min)
 			p.kw("..")
 			p.duration(r.Max)
 		}
 		if len(r.On) > 0 {
-			p.sp()
-			p.kw("on")
-			p.sp()
+			p.spacedKw("on")
 			p.kw("[")
 			for i, id := range r.On {
 				if i > 0 {
@@ -901,26 +857,20 @@ func (p *printer) clause(c *syntax.Clause) {
 			p.tok(p.closing(r, ']'), "]")
 		}
 	case c.Timeout != nil:
-		p.tok(start(c), "timeout")
-		p.sp()
+		p.lead(c, "timeout")
 		p.duration(c.Timeout)
 	case c.Catch != nil:
 		p.tok(start(c), "catch")
-		p.sp()
-		p.kw("->")
-		p.sp()
+		p.spacedKw("->")
 		p.ident(c.Catch, "catch target")
 	case c.Cache != nil:
 		p.tok(start(c.Cache), "cache")
 		if c.Cache.TTL != nil {
-			p.sp()
-			p.kw("ttl")
-			p.sp()
+			p.spacedKw("ttl")
 			p.duration(c.Cache.TTL)
 		}
 	case c.Into != nil:
-		p.tok(start(c), "into")
-		p.sp()
+		p.lead(c, "into")
 		p.ident(c.Into, "into target")
 	default:
 		p.missing("clause")
@@ -930,30 +880,22 @@ func (p *printer) clause(c *syntax.Clause) {
 func (p *printer) edge(e *syntax.Edge) {
 	p.ident(e.From, "edge source")
 	p.cell()
-	p.sp()
-	p.kw("->")
-	p.sp()
+	p.spacedKw("->")
 	p.ident(e.To, "edge target")
 	p.cell()
 	switch {
 	case e.When != nil:
-		p.sp()
-		p.kw("when")
-		p.sp()
+		p.spacedKw("when")
 		p.expr(e.When)
 	case e.Otherwise:
 		p.sp()
 		p.kw("otherwise")
 	}
 	if e.Max != nil {
-		p.sp()
-		p.kw("max")
-		p.sp()
+		p.spacedKw("max")
 		p.intLit(e.Max)
 		if e.Else != nil {
-			p.sp()
-			p.kw("else")
-			p.sp()
+			p.spacedKw("else")
 			p.kw("->")
 			p.sp()
 			p.ident(e.Else, "loop exit")

@@ -313,7 +313,7 @@ func TestSyncRelief(t *testing.T) {
 				}
 				// A fork covers the whole parent; a standalone input only what
 				// fits the summarizer's window (here two of the six runs).
-				if want := "system system user"; tc.fork && roles(b.Messages) != want {
+				if want := "system user user"; tc.fork && roles(b.Messages) != want {
 					t.Fatalf("rebuilt request = %q, want %q", roles(b.Messages), want)
 				}
 				// The next turn keeps the relieved projection.

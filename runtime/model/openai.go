@@ -156,12 +156,16 @@ func (m *openAIModel) what() string { return "openai model " + m.cfg.Model }
 // replaced, because the library drops them when they are zero: a
 // temperature of 0 (a float32 with omitempty, go-openai issue 678; a float32
 // would also turn 0.7 into 0.699999988) and an empty message content, which
-// the API requires for system, user and tool messages. The outer fields
-// shadow the embedded ones in encoding/json.
+// the API requires for system, user and tool messages. top_p, stop and seed
+// are sent the same way (a top_p of 0 would be dropped too). The outer
+// fields shadow the embedded ones in encoding/json.
 type chatRequest struct {
 	openai.ChatCompletionRequest
 	Messages    []chatMessage `json:"messages"`
 	Temperature *float64      `json:"temperature,omitempty"`
+	TopP        *float64      `json:"top_p,omitempty"`
+	Stop        []string      `json:"stop,omitempty"`
+	Seed        *int64        `json:"seed,omitempty"`
 }
 
 // chatMessage is one request message; Content is nil only for an assistant
@@ -224,6 +228,7 @@ func (m *openAIModel) params(req *runtime.ModelRequest) (openai.ChatCompletionRe
 	case m.cfg.Temperature != nil:
 		body.Temperature = m.cfg.Temperature
 	}
+	body.TopP, body.Stop, body.Seed = req.TopP, req.Stop, req.Seed
 	switch {
 	case req.MaxTokens > 0:
 		p.MaxCompletionTokens = req.MaxTokens

@@ -295,6 +295,45 @@ func TestOpenAIStructuredOutput(t *testing.T) {
 	}
 }
 
+func TestOpenAISamplingParameters(t *testing.T) {
+	tests := []struct {
+		name string
+		set  func(*runtime.ModelRequest)
+		want map[string]any // members of the body; nil: absent
+	}{
+		{"none", func(*runtime.ModelRequest) {}, map[string]any{"top_p": nil, "stop": nil, "seed": nil}},
+		{"zero top_p and seed are sent", func(r *runtime.ModelRequest) { r.TopP, r.Seed = new(0.0), new(int64(0)) },
+			map[string]any{"top_p": 0.0, "seed": 0.0, "stop": nil}},
+		{"all", func(r *runtime.ModelRequest) {
+			r.TopP, r.Seed, r.Stop = new(0.25), new(int64(42)), []string{"END", "\n\n"}
+		}, map[string]any{"top_p": 0.25, "seed": 42.0, "stop": []any{"END", "\n\n"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newChatServer(t, sse(chunk(`{"role":"assistant","content":"ok"}`, ""), chunk(`{}`, "stop"), "[DONE]"))
+			m, _ := newTestModel(t, s, nil)
+			req := simpleRequest()
+			tt.set(req)
+			if _, err := m.Generate(context.Background(), req, nil); err != nil {
+				t.Fatal(err)
+			}
+			body := s.bodies[0]
+			for k, want := range tt.want {
+				got, ok := body[k]
+				if want == nil {
+					if ok {
+						t.Errorf("%s = %v, want absent", k, got)
+					}
+					continue
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("%s = %#v, want %#v", k, got, want)
+				}
+			}
+		})
+	}
+}
+
 func TestOpenAIRateLimitRetryAfter(t *testing.T) {
 	limited := func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "2")

@@ -170,6 +170,17 @@ func TestSkillRunNeedsExecGrant(t *testing.T) {
 	if b, _, err := ws.ReadFile("report.txt", 100); err != nil || string(b) != "report for prod db\n" {
 		t.Errorf("report.txt = %q, %v", b, err)
 	}
+	// The Runner removes the workspace skill_run staged into when the run
+	// ends for good: skill_run hands it the Manager.
+	if rs, ok := run.(runtime.RunScoped); !ok || rs.RunEndObserver() != runtime.RunEndObserver(tools.Workspaces) {
+		t.Error("skill_run does not hand the Runner its workspace Manager")
+	}
+	if err := tools.Workspaces.RunEnded(ctx, "run_1", runtime.StatusCompleted); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(ws.Root); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the staged workspace stays after the run: %v", err)
+	}
 	for _, cmd := range []string{"sh -c 'rm -rf /'", "../../bin/sh", "/bin/sh", "scripts/missing.sh"} {
 		args, _ := json.Marshal(map[string]string{"skill": "report_skill", "command": cmd})
 		if _, err := call(t, run, "writer", string(args)); err == nil || !strings.Contains(err.Error(), "is not a script of skill") {

@@ -235,6 +235,15 @@ func (l *loadTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 
 type runTool struct{ t *Tools }
 
+// RunEndObserver implements runtime.RunScoped: the Runner removes a run's
+// workspace (where skill_run staged the skill) when the run ends for good.
+func (r *runTool) RunEndObserver() runtime.RunEndObserver {
+	if r.t.Workspaces == nil {
+		return nil
+	}
+	return r.t.Workspaces
+}
+
 func (r *runTool) Spec() runtime.ToolSpec { s, _ := workspace.BuiltinSpec(RunToolName); return s }
 func (r *runTool) Effect() runtime.Effect { _, e := workspace.BuiltinSpec(RunToolName); return e }
 

@@ -51,6 +51,15 @@ func BuiltinSpec(name string) (runtime.ToolSpec, runtime.Effect) {
 	return runtime.ToolSpec{Name: name, Description: d.Doc, InputSchema: d.InputSchema()}, d.Effect
 }
 
+// RunEndObserver implements runtime.RunScoped: the Runner removes a run's
+// workspace when the run ends for good.
+func (w *wsTool) RunEndObserver() runtime.RunEndObserver {
+	if w.t.Workspaces == nil {
+		return nil
+	}
+	return w.t.Workspaces
+}
+
 func (w *wsTool) Spec() runtime.ToolSpec { s, _ := BuiltinSpec(w.name); return s }
 func (w *wsTool) Effect() runtime.Effect { _, e := BuiltinSpec(w.name); return e }
 

@@ -12,6 +12,7 @@
 package workspace
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -23,6 +24,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/workspace/jail"
 )
 
@@ -280,8 +282,21 @@ func (w *Workspace) CopyDir(src, rel string, maxBytes int64) error {
 
 // Manager hands out one workspace per run under a base directory, which
 // must not be inside the data directory (DefaultBase when empty).
+//
+// A Manager is a runtime.RunEndObserver: a run's workspace is removed when
+// the run ends for good (completed, failed, canceled), and kept while it
+// may continue (interrupted, needs_decision, cut off while running). It is
+// a runtime.RunSweeper too: when a Runner starts, the workspaces of runs
+// its store records as ended for good are removed (a process killed
+// between a run's end and its removal), and, when Exclusive, those of runs
+// the store does not have.
 type Manager struct {
 	Base string
+	// Exclusive says the base belongs to one store: a workspace whose run
+	// that store does not have is stale. Off (the default, where the base
+	// is shared by every data directory of this user), such a workspace
+	// may be another store's and is kept.
+	Exclusive bool
 }
 
 var runIDRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,128}$`)
@@ -344,10 +359,89 @@ func (m *Manager) Remove(run string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.RemoveAll(filepath.Join(b, run)); err != nil {
+	if err := removeTree(filepath.Join(b, run)); err != nil {
 		return fmt.Errorf("workspace: remove %s: %w", run, err)
 	}
 	return nil
+}
+
+// removeTree removes dir and everything in it. A first failure (a command
+// left a directory without write or search permission) is retried after
+// giving every directory inside back its owner's permissions, through an
+// os.Root on dir: a symlink swapped in meanwhile is never followed out.
+func removeTree(dir string) error {
+	err := os.RemoveAll(dir)
+	if err == nil {
+		return nil
+	}
+	r, rerr := os.OpenRoot(dir)
+	if rerr != nil {
+		return err
+	}
+	defer r.Close()
+	r.Chmod(".", 0o700)
+	fs.WalkDir(r.FS(), ".", func(p string, d fs.DirEntry, werr error) error {
+		if werr == nil && d.IsDir() {
+			r.Chmod(p, 0o700)
+		} else if werr != nil && p != "." {
+			// Unreadable until its parent was fixed: fix it and walk on.
+			r.Chmod(p, 0o700)
+		}
+		return nil
+	})
+	return os.RemoveAll(dir)
+}
+
+// RunEnded implements runtime.RunEndObserver: the workspace of a run that
+// ended for good is removed (the Runner tells only of those).
+func (m *Manager) RunEnded(ctx context.Context, run string, status runtime.RunStatus) error {
+	if !status.Ended() {
+		return nil
+	}
+	return m.Remove(run)
+}
+
+// SweepRuns implements runtime.RunSweeper: every workspace under the base
+// whose run lookup reports as ended for good is removed, and, when
+// Exclusive, every one whose run is unknown. A base that does not exist yet
+// is left alone; a lookup error keeps that workspace and is returned (the
+// first).
+func (m *Manager) SweepRuns(ctx context.Context, lookup func(ctx context.Context, run string) (runtime.RunStatus, bool, error)) error {
+	b := DefaultBase()
+	if m != nil && m.Base != "" {
+		b = m.Base
+	}
+	ents, err := os.ReadDir(b)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("workspace: sweep %s: %w", b, err)
+	}
+	var first error
+	for _, e := range ents {
+		run := e.Name()
+		if !e.IsDir() || !runIDRE.MatchString(run) || run == "." || run == ".." {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		status, known, err := lookup(ctx, run)
+		switch {
+		case err != nil:
+			if first == nil {
+				first = fmt.Errorf("workspace: sweep: run %s: %w", run, err)
+			}
+			continue
+		case known && !status.Ended(), !known && (m == nil || !m.Exclusive):
+			continue
+		}
+		if err := m.Remove(run); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // chownAll gives the workspace and everything in it to uid (the

@@ -285,3 +285,112 @@ func TestWorkspaceTools(t *testing.T) {
 		}
 	}
 }
+
+// A run's workspace is removed when the run ends for good, kept while it
+// may continue; the workspace tools hand the Runner their Manager.
+func TestRemovedWhenTheRunEnds(t *testing.T) {
+	m := &Manager{Base: t.TempDir()}
+	for _, tc := range []struct {
+		status runtime.RunStatus
+		kept   bool
+	}{
+		{runtime.StatusCompleted, false}, {runtime.StatusFailed, false}, {runtime.StatusCanceled, false},
+		{runtime.StatusInterrupted, true}, {runtime.StatusNeedsDecision, true}, {runtime.StatusRunning, true},
+	} {
+		run := "run_" + string(tc.status)
+		ws, err := m.ForRun(run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ws.WriteFile("a/b/c.txt", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		// A command may leave a directory the owner cannot write or enter.
+		if err := os.Chmod(filepath.Join(ws.Root, "a", "b"), 0o500); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(ws.Root, "a"), 0o000); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.RunEnded(ctx, run, tc.status); err != nil {
+			t.Fatalf("%s: %v", tc.status, err)
+		}
+		_, err = os.Lstat(ws.Root)
+		if kept := err == nil; kept != tc.kept {
+			t.Errorf("%s: workspace kept = %v, want %v (%v)", tc.status, kept, tc.kept, err)
+		}
+		os.Chmod(filepath.Join(ws.Root, "a"), 0o700) // let TempDir clean up
+	}
+	if err := m.RunEnded(ctx, "../x", runtime.StatusCompleted); err == nil {
+		t.Error("a bad run id was accepted")
+	}
+	// Removing a workspace that was never made is no error.
+	if err := m.RunEnded(ctx, "run_none", runtime.StatusCompleted); err != nil {
+		t.Error(err)
+	}
+	for name, tool := range (&Tools{Workspaces: m, Exec: &Local{}}).All() {
+		rs, ok := tool.(runtime.RunScoped)
+		if !ok || rs.RunEndObserver() != runtime.RunEndObserver(m) {
+			t.Errorf("%s does not hand the Runner its Manager", name)
+		}
+	}
+	for name, tool := range (&Tools{Exec: &Local{}}).All() {
+		if o := tool.(runtime.RunScoped).RunEndObserver(); o != nil {
+			t.Errorf("%s without a Manager: observer %v", name, o)
+		}
+	}
+}
+
+// At start, the workspaces of runs that ended for good while nobody
+// observed them are swept; those of runs that may continue stay, and so do
+// those of runs the store does not have unless the base is the store's
+// alone.
+func TestSweepRuns(t *testing.T) {
+	runs := map[string]runtime.RunStatus{
+		"run_done": runtime.StatusCompleted, "run_failed": runtime.StatusFailed, "run_canceled": runtime.StatusCanceled,
+		"run_waiting": runtime.StatusInterrupted, "run_deciding": runtime.StatusNeedsDecision, "run_cut": runtime.StatusRunning,
+	}
+	lookup := func(_ context.Context, run string) (runtime.RunStatus, bool, error) {
+		if run == "run_broken" {
+			return "", false, errors.New("store down")
+		}
+		s, ok := runs[run]
+		return s, ok, nil
+	}
+	for _, exclusive := range []bool{false, true} {
+		m := &Manager{Base: t.TempDir(), Exclusive: exclusive}
+		all := []string{"run_done", "run_failed", "run_canceled", "run_waiting", "run_deciding", "run_cut", "run_other_store", "run_broken"}
+		for _, run := range all {
+			if _, err := m.ForRun(run); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.WriteFile(filepath.Join(m.Base, "not_a_workspace"), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		err := m.SweepRuns(ctx, lookup)
+		if err == nil || !strings.Contains(err.Error(), "run_broken") || !strings.Contains(err.Error(), "store down") {
+			t.Errorf("exclusive=%v: sweep error %v, want the failed lookup", exclusive, err)
+		}
+		var left []string
+		ents, _ := os.ReadDir(m.Base)
+		for _, e := range ents {
+			left = append(left, e.Name())
+		}
+		want := []string{"not_a_workspace", "run_broken", "run_cut", "run_deciding", "run_other_store", "run_waiting"}
+		if exclusive {
+			want = []string{"not_a_workspace", "run_broken", "run_cut", "run_deciding", "run_waiting"}
+		}
+		if strings.Join(left, ",") != strings.Join(want, ",") {
+			t.Errorf("exclusive=%v: left %v, want %v", exclusive, left, want)
+		}
+	}
+	// A base that does not exist yet is not created.
+	m := &Manager{Base: filepath.Join(t.TempDir(), "none")}
+	if err := m.SweepRuns(ctx, lookup); err != nil {
+		t.Error(err)
+	}
+	if _, err := os.Stat(m.Base); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the sweep made the base: %v", err)
+	}
+}

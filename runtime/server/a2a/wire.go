@@ -260,16 +260,9 @@ type status1 struct {
 	Timestamp string    `json:"timestamp,omitempty"`
 }
 
-type message1 struct {
-	MessageID        string          `json:"messageId"`
-	ContextID        string          `json:"contextId,omitempty"`
-	TaskID           string          `json:"taskId,omitempty"`
-	Role             string          `json:"role"`
-	Parts            []Part          `json:"parts"`
-	Metadata         json.RawMessage `json:"metadata,omitempty"`
-	Extensions       []string        `json:"extensions,omitempty"`
-	ReferenceTaskIDs []string        `json:"referenceTaskIds,omitempty"`
-}
+// message1 is a 1.0 Message: the record's fields, with the role as
+// ROLE_USER or ROLE_AGENT.
+type message1 Message
 
 type task1 struct {
 	ID        string          `json:"id"`
@@ -307,12 +300,12 @@ func encodeMessage1(m *Message) *message1 {
 	if m == nil {
 		return nil
 	}
-	role := "ROLE_USER"
+	out := message1(*m)
+	out.Role = "ROLE_USER"
 	if m.Role == "agent" {
-		role = "ROLE_AGENT"
+		out.Role = "ROLE_AGENT"
 	}
-	return &message1{MessageID: m.MessageID, ContextID: m.ContextID, TaskID: m.TaskID, Role: role, Parts: m.Parts,
-		Metadata: m.Metadata, Extensions: m.Extensions, ReferenceTaskIDs: m.ReferenceTaskIDs}
+	return &out
 }
 
 func encodeStatus1(s taskStatus) status1 {

@@ -3,9 +3,10 @@
 // with the run's events as AG-UI events over SSE.
 //
 // It translates and never executes: runs go through server.Backend (which
-// admits them and owns the Runner), the thread's state is read from the
-// session ledger, and the user is the request's authenticated user
-// (server.UserFrom), so a thread id only ever names a session of that user.
+// admits them and owns the Runner), what a thread waits for is read from
+// the session ledger and its state from the Runner (the run's checkpoints),
+// and the user is the request's authenticated user (server.UserFrom), so a
+// thread id only ever names a session of that user.
 package agui
 
 import (
@@ -122,10 +123,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.inv.Runnable = h.opts.Runnable
-	state := p.state
-	if full, ok := h.runState(ctx, p.inv); ok {
-		state = full
-	}
+	state := h.startState(ctx, p.inv)
 	run, err := h.b.Start(ctx, proto, p.inv)
 	if err != nil {
 		code, msg := startError(err)
@@ -142,6 +140,9 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	defer h.reg.remove(rk, act)
 
 	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	tr.latest = func() (map[string]json.RawMessage, bool) {
+		return h.runState(ctx, runtime.Invocation{User: user, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
+	}
 	ok := s.send(tr.start(h.b.Clock.Now(), state)...)
 	for ok && !tr.done {
 		var evs []Event

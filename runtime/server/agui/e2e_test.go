@@ -133,6 +133,13 @@ func TestGraphStepsStateInterruptResume(t *testing.T) {
 		!reflect.DeepEqual(state["notes"], []any{"prepared"}) {
 		t.Fatalf("state %v", state)
 	}
+	// The state changed: the checkpointed state is sent whole before the
+	// interrupt outcome, and it is what the patches made of the first.
+	if snaps := ofType(evs, StateSnapshot); len(snaps) != 2 || evs[len(evs)-2]["type"] != StateSnapshot ||
+		!reflect.DeepEqual(snaps[1]["snapshot"], map[string]any{"question": "example.com", "host": "example.com",
+			"notes": []any{"prepared"}, "report": "The report on the host is ready."}) {
+		t.Fatalf("snapshots %v", snaps)
+	}
 	custom := ofType(evs, Custom)
 	if len(custom) != 1 || custom[0]["name"] != "agentc.interrupt" {
 		t.Fatalf("CUSTOM %v", custom)

@@ -70,13 +70,6 @@ type Interrupt struct {
 	Metadata       map[string]any `json:"metadata,omitempty"`
 }
 
-// PatchOp is one RFC 6902 JSON Patch operation.
-type PatchOp struct {
-	Op    string          `json:"op"`
-	Path  string          `json:"path"`
-	Value json.RawMessage `json:"value,omitempty"`
-}
-
 // jsonString returns s as a JSON string.
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s) // a string always marshals

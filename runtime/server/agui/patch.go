@@ -5,108 +5,144 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentc/agentc/runtime"
 )
 
-// applyChanges applies a state_delta's changes to state (the run's state as
-// the client knows it: top-level fields to their JSON) and returns the same
-// changes as RFC 6902 JSON Patch operations against the client's copy.
+// The client's document is never copied here: a state_delta already says
+// per field what the step did (set, the elements appended, the map merged:
+// the VM's decoded delta, spec/events.md), so its patch is a direct mapping.
+// All the translator keeps is which top-level members the client's document
+// has and what kind of JSON each holds (members: field → the first byte of
+// its value, '[' a list, '{' a map, 'n' null), which decides between add and
+// replace, and between adding elements or keys and adding the whole value.
+
+// members returns the member kinds of a state snapshot.
+func membersOf(state map[string]json.RawMessage) map[string]byte {
+	m := make(map[string]byte, len(state))
+	for k, v := range state {
+		m[k] = kindOf(v)
+	}
+	return m
+}
+
+// kindOf is the first byte of a JSON value (0 for none).
+func kindOf(v json.RawMessage) byte {
+	if v = bytes.TrimLeft(v, " \t\r\n"); len(v) > 0 {
+		return v[0]
+	}
+	return 0
+}
+
+// patch returns a state_delta's changes as an RFC 6902 JSON Patch array
+// against the client's document, whose member kinds it updates; nil when
+// nothing changes:
 //
-// The changes are already per field, so the patch is a direct mapping, not a
-// diff of two documents: set → add (absent field) or replace; append → one
-// add at "/field/-" per element (or add of the whole list when the field is
-// not known yet); merge → one add per key at "/field/key" (or add of the
-// whole map). A change whose value is not valid JSON is skipped.
-func applyChanges(state map[string]json.RawMessage, changes []runtime.StateChange) []PatchOp {
-	var ops []PatchOp
-	for _, c := range changes {
-		if !json.Valid(c.Value) {
-			continue
+//	set     add (a member the client does not have) or replace
+//	append  one add at "/field/-" per element of a list member; else one
+//	        add of the whole list
+//	merge   one add at "/field/key" per key, sorted, of a map member; else
+//	        one add of the whole map
+//
+// A change whose value is not valid JSON (or, for append and merge, not a
+// list or a map) is skipped. The values are copied into the patch as they
+// are: no client state is decoded or encoded again.
+func patch(members map[string]byte, changes []runtime.StateChange) json.RawMessage {
+	var out []byte
+	n := 0
+	op := func(name string, value json.RawMessage, tokens ...string) {
+		if n == 0 {
+			out = append(out, '[')
+		} else {
+			out = append(out, ',')
 		}
-		path := "/" + escapePointer(c.Field)
-		cur, known := state[c.Field]
+		n++
+		out = append(out, `{"op":"`...)
+		out = append(out, name...)
+		out = append(out, `","path":"`...)
+		for _, t := range tokens {
+			out = append(out, '/')
+			out = appendPointerToken(out, t)
+		}
+		out = append(out, `","value":`...)
+		out = append(out, value...)
+		out = append(out, '}')
+	}
+	for _, c := range changes {
+		kind, known := members[c.Field]
 		switch c.Op {
-		case "append":
+		case runtime.ChangeAppend:
 			var elems []json.RawMessage
 			if json.Unmarshal(c.Value, &elems) != nil {
 				continue
 			}
-			if known {
-				if list, ok := appendJSON(cur, elems); ok {
-					for _, el := range elems {
-						ops = append(ops, PatchOp{Op: "add", Path: path + "/-", Value: el})
-					}
-					state[c.Field] = list
-					continue
+			if kind == '[' {
+				for _, el := range elems {
+					op("add", el, c.Field, "-")
 				}
+				continue
 			}
-			ops = append(ops, PatchOp{Op: "add", Path: path, Value: c.Value})
-			state[c.Field] = c.Value
-		case "merge":
+			op("add", c.Value, c.Field)
+		case runtime.ChangeMerge:
 			var add map[string]json.RawMessage
-			var obj map[string]json.RawMessage
 			if json.Unmarshal(c.Value, &add) != nil || add == nil {
 				continue
 			}
-			if known && json.Unmarshal(cur, &obj) == nil && obj != nil {
+			if kind == '{' {
 				keys := make([]string, 0, len(add))
 				for k := range add {
 					keys = append(keys, k)
 				}
 				slices.Sort(keys)
 				for _, k := range keys {
-					ops = append(ops, PatchOp{Op: "add", Path: path + "/" + escapePointer(k), Value: add[k]})
-					obj[k] = add[k]
+					op("add", add[k], c.Field, k)
 				}
-				state[c.Field] = mustJSON(obj)
 				continue
 			}
-			ops = append(ops, PatchOp{Op: "add", Path: path, Value: c.Value})
-			state[c.Field] = c.Value
-		default: // "set"
-			op := "add"
-			if known {
-				op = "replace"
+			op("add", c.Value, c.Field)
+		default: // runtime.ChangeSet
+			if !json.Valid(c.Value) {
+				continue
 			}
-			ops = append(ops, PatchOp{Op: op, Path: path, Value: c.Value})
-			state[c.Field] = c.Value
+			if known {
+				op("replace", c.Value, c.Field)
+			} else {
+				op("add", c.Value, c.Field)
+			}
 		}
+		members[c.Field] = kindOf(c.Value)
 	}
-	return ops
+	if n == 0 {
+		return nil
+	}
+	return append(out, ']')
 }
 
-// appendJSON returns the JSON array list with elems added at its end, by
-// splicing: the list the client holds is not decoded and encoded again per
-// delta (appends are the common delta, and lists the large fields). ok is
-// false when list is not an array.
-func appendJSON(list json.RawMessage, elems []json.RawMessage) (json.RawMessage, bool) {
-	l := bytes.TrimSpace(list)
-	if len(l) < 2 || l[0] != '[' || l[len(l)-1] != ']' {
-		return nil, false
-	}
-	inner := bytes.TrimSpace(l[1 : len(l)-1])
-	out := make([]byte, 0, len(l)+len(elems)*16)
-	out = append(append(out, '['), inner...)
-	for i, el := range elems {
-		if i > 0 || len(inner) > 0 {
-			out = append(out, ',')
+// appendPointerToken appends one JSON Pointer reference token (RFC 6901:
+// "~" → "~0", "/" → "~1") as the inside of a JSON string.
+func appendPointerToken(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			// Rare: encoding/json's escaping, without the quotes.
+			b, _ := json.Marshal(escapePointer(s)) // a string always marshals
+			return append(dst, b[1:len(b)-1]...)
 		}
-		out = append(out, el...)
 	}
-	return append(out, ']'), true
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; c {
+		case '~':
+			dst = append(dst, '~', '0')
+		case '/':
+			dst = append(dst, '~', '1')
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return dst
 }
 
 // escapePointer escapes one JSON Pointer reference token (RFC 6901).
 func escapePointer(s string) string {
 	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
-}
-
-// mustJSON marshals values that came from valid JSON.
-func mustJSON(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return json.RawMessage("null")
-	}
-	return b
 }

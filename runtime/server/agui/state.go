@@ -16,8 +16,7 @@ import (
 // (Runner.LatestState); for a new run, the state schema's defaults with the
 // input field set to the input when that field is a string
 // (Runner.InitialState). Hidden fields ($…) and unassigned ones are left
-// out. ok is false when the run or its graph cannot be read; the caller
-// then falls back to what the ledger says.
+// out. ok is false when the run or its graph cannot be read.
 func (h *handler) runState(ctx context.Context, inv runtime.Invocation) (map[string]json.RawMessage, bool) {
 	out := map[string]json.RawMessage{}
 	put := func(name string, v types.Value) {
@@ -50,4 +49,20 @@ func (h *handler) runState(ctx context.Context, inv runtime.Invocation) (map[str
 		put(f.Name, f.Value)
 	}
 	return out, true
+}
+
+// startState is the state of a request's first STATE_SNAPSHOT (runState):
+// empty when the store does not answer, so that the deltas that follow add
+// every member they change.
+func (h *handler) startState(ctx context.Context, inv runtime.Invocation) map[string]json.RawMessage {
+	st, ok := h.runState(ctx, inv)
+	if !ok {
+		run := ""
+		if inv.Resume != nil {
+			run = inv.Resume.Run
+		}
+		h.log.Warn("agui: the state a run starts from could not be read; the snapshot is empty", "session", inv.Session, "run", run)
+		return map[string]json.RawMessage{}
+	}
+	return st
 }

@@ -68,7 +68,6 @@ type waiting struct {
 	rec        threadRecord   // the thread's record when it is about run
 	interrupt  *runtime.Event // the run's last interrupt event (nil: none)
 	finished   *runtime.Event // the run's last run_finished
-	state      map[string]json.RawMessage
 	interrupts []pendingItem
 }
 
@@ -108,11 +107,11 @@ func (h *handler) threadState(ctx context.Context, key store.SessionKey) (*waiti
 		return nil, nil
 	}
 	evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: last.ID,
-		Kinds: []runtime.EventKind{runtime.EventInterrupt, runtime.EventRunFinished, runtime.EventStateDelta}})
+		Kinds: []runtime.EventKind{runtime.EventInterrupt, runtime.EventRunFinished}})
 	if err != nil {
 		return nil, fmt.Errorf("agui: thread %s: %w", key.Session, err)
 	}
-	w := &waiting{run: last.ID, rec: rec, state: map[string]json.RawMessage{}}
+	w := &waiting{run: last.ID, rec: rec}
 	for _, e := range evs {
 		switch e.Kind {
 		case runtime.EventInterrupt:
@@ -122,10 +121,6 @@ func (h *handler) threadState(ctx context.Context, key store.SessionKey) (*waiti
 			// that leaves the run waiting as it was.
 			if len(e.Interrupts) > 0 || len(e.Decisions) > 0 {
 				w.finished = e
-			}
-		case runtime.EventStateDelta:
-			if e.Node == "" {
-				applyChanges(w.state, e.Changes)
 			}
 		}
 	}
@@ -189,7 +184,6 @@ func (e *planError) Error() string { return e.msg }
 type plan struct {
 	inv       runtime.Invocation
 	cancelled bool // the request only cancelled the paused run's interrupts
-	state     map[string]json.RawMessage
 }
 
 func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) (*plan, error) {
@@ -200,7 +194,7 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 	if err != nil {
 		return nil, err
 	}
-	p := &plan{inv: runtime.Invocation{User: key.User, Session: key.Session}, state: map[string]json.RawMessage{}}
+	p := &plan{inv: runtime.Invocation{User: key.User, Session: key.Session}}
 	newRun := func() (*plan, error) {
 		text, ok := in.lastUserText()
 		if !ok {
@@ -295,7 +289,6 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		return newRun()
 	}
 	p.inv.Resume = resume
-	p.state = w.state
 	return p, nil
 }
 

@@ -30,8 +30,12 @@ type translator struct {
 	lastText map[taskKey]string    // the last text message of a task's current turn
 	calls    map[callKey]*toolCall // tool calls started
 	steps    []string              // open steps, in opening order
-	state    map[string]json.RawMessage
-	dirty    bool // a STATE_DELTA was sent since the last STATE_SNAPSHOT
+	members  map[string]byte       // the client document's members (patch.go)
+	dirty    bool                  // a STATE_DELTA was sent since the last STATE_SNAPSHOT
+	// latest reads the run's checkpointed state, for the STATE_SNAPSHOT
+	// that precedes an interrupt outcome after the state changed (nil or
+	// false: no snapshot is sent).
+	latest func() (map[string]json.RawMessage, bool)
 
 	asked     []string       // ids of the messages and tool calls that ask the interrupts
 	interrupt *runtime.Event // the run's interrupt event, if any
@@ -68,7 +72,7 @@ func newTranslator(threadID, runID string, newID func(string) string, frontend f
 	}
 	return &translator{threadID: threadID, runID: runID, newID: newID, frontend: frontend,
 		seen: map[string]bool{}, texts: map[textKey]string{}, lastText: map[taskKey]string{},
-		calls: map[callKey]*toolCall{}, state: map[string]json.RawMessage{}}
+		calls: map[callKey]*toolCall{}, members: map[string]byte{}}
 }
 
 // paused reports whether the translation ended with an interrupt outcome;
@@ -87,19 +91,21 @@ func millis(t time.Time) int64 {
 // before for a resumed one).
 func (t *translator) start(at time.Time, state map[string]json.RawMessage) []Event {
 	ts := millis(at)
-	maps.Copy(t.state, state)
 	return []Event{
 		{Type: RunStarted, Timestamp: ts, ThreadID: t.threadID, RunID: t.runID},
-		t.snapshotEvent(ts),
+		t.snapshotEvent(ts, state),
 	}
 }
 
-func (t *translator) snapshotEvent(ts int64) Event {
+// snapshotEvent is the STATE_SNAPSHOT of state, which becomes the client's
+// document.
+func (t *translator) snapshotEvent(ts int64, state map[string]json.RawMessage) Event {
 	t.dirty = false
-	b, err := json.Marshal(t.state) // keys sorted; values are valid JSON
-	if err != nil {
-		b = []byte("{}")
+	b, err := json.Marshal(state) // keys sorted; values are valid JSON
+	if err != nil || state == nil {
+		b, state = []byte("{}"), nil
 	}
+	t.members = membersOf(state)
 	return Event{Type: StateSnapshot, Timestamp: ts, Snapshot: b}
 }
 
@@ -198,12 +204,9 @@ func (t *translator) translate(e *runtime.Event) []Event {
 		if e.Node != "" { // a sub-graph's own state: not the run's shared state
 			break
 		}
-		if ops := applyChanges(t.state, e.Changes); len(ops) > 0 {
-			b, err := json.Marshal(ops)
-			if err == nil {
-				t.dirty = true
-				out = append(out, Event{Type: StateDelta, Timestamp: ts, Delta: b})
-			}
+		if p := patch(t.members, e.Changes); p != nil {
+			t.dirty = true
+			out = append(out, Event{Type: StateDelta, Timestamp: ts, Delta: p})
 		}
 	case runtime.EventInterrupt:
 		t.interrupt = e
@@ -361,9 +364,12 @@ func (t *translator) finished(e *runtime.Event, ts int64) []Event {
 		}
 		// AG-UI: the state a resume needs precedes the interrupt outcome
 		// (the client already has it when nothing changed since the last
-		// snapshot).
-		if t.dirty {
-			out = append(out, t.snapshotEvent(ts))
+		// snapshot): the run's checkpointed state, the same snapshot a
+		// resume or a re-delivery of this pause starts with.
+		if t.dirty && t.latest != nil {
+			if st, ok := t.latest(); ok {
+				out = append(out, t.snapshotEvent(ts, st))
+			}
 		}
 		out = append(out, fin(&Outcome{Type: "interrupt", Interrupts: ints}, nil))
 		return out
@@ -483,10 +489,7 @@ func (h *handler) redeliver(ctx context.Context, s *stream, key store.SessionKey
 	h.b.Metrics.Error(proto, pe.code)
 	now := h.b.Clock.Now()
 	ts := millis(now)
-	state := w.state
-	if full, ok := h.runState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: w.run}}); ok {
-		state = full
-	}
+	state := h.startState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: w.run}})
 	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
 	tr.run, tr.interrupt = w.run, w.interrupt
 	out := tr.start(now, state)

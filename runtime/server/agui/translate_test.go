@@ -21,8 +21,9 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // TestTranslateGolden runs each testdata/translate/*.txtar through a
 // translator: the runtime events of events.jsonl (one encoded event a line),
 // with the frontend tools of the optional tools section (one name a line)
-// and the known state of the optional state section, must give exactly the
-// AG-UI events of agui.jsonl. Ids are numbered (msg_1, call_2, ...).
+// the known state of the optional state section, and the run's checkpointed
+// state at its end of the optional latest section (what Runner.LatestState
+// reads), must give exactly the AG-UI events of agui.jsonl. Ids are numbered (msg_1, call_2, ...).
 func TestTranslateGolden(t *testing.T) {
 	files, err := filepath.Glob("testdata/translate/*.txtar")
 	if err != nil || len(files) == 0 {
@@ -79,6 +80,13 @@ func translateAll(t *testing.T, sections map[string][]byte) []byte {
 		return prefix + strconv.Itoa(n)
 	}
 	tr := newTranslator("thread-1", "run-1", newID, func(name string) bool { return tools[name] })
+	if s := bytes.TrimSpace(sections["latest"]); len(s) > 0 {
+		var latest map[string]json.RawMessage
+		if err := json.Unmarshal(s, &latest); err != nil {
+			t.Fatalf("latest: %v", err)
+		}
+		tr.latest = func() (map[string]json.RawMessage, bool) { return latest, true }
+	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	out := tr.start(at, state)
 	var lastTime time.Time
@@ -115,28 +123,80 @@ func translateAll(t *testing.T, sections map[string][]byte) []byte {
 	return b.Bytes()
 }
 
-func TestApplyChanges(t *testing.T) {
-	state := map[string]json.RawMessage{"list": json.RawMessage(`[1]`), "obj": json.RawMessage(`{"a":1}`), "s": json.RawMessage(`"x"`)}
-	ops := applyChanges(state, []runtime.StateChange{
-		{Field: "s", Op: "set", Value: json.RawMessage(`"y"`)},
-		{Field: "new", Op: "set", Value: json.RawMessage(`null`)},
-		{Field: "list", Op: "append", Value: json.RawMessage(`[2,3]`)},
-		{Field: "fresh", Op: "append", Value: json.RawMessage(`["a"]`)},
-		{Field: "obj", Op: "merge", Value: json.RawMessage(`{"b/c":2,"a~":3}`)},
-		{Field: "a/b", Op: "set", Value: json.RawMessage(`1`)},
-		{Field: "bad", Op: "set", Value: json.RawMessage(`{`)},
-	})
-	got, _ := json.Marshal(ops)
-	want := `[{"op":"replace","path":"/s","value":"y"},{"op":"add","path":"/new","value":null},` +
-		`{"op":"add","path":"/list/-","value":2},{"op":"add","path":"/list/-","value":3},` +
-		`{"op":"add","path":"/fresh","value":["a"]},` +
-		`{"op":"add","path":"/obj/a~0","value":3},{"op":"add","path":"/obj/b~1c","value":2},` +
-		`{"op":"add","path":"/a~1b","value":1}]`
-	if string(got) != want {
-		t.Fatalf("ops\n got %s\nwant %s", got, want)
+// BenchmarkStateDelta translates the state_delta events of a 200-step
+// conversation (each step appends one message to a list that starts with
+// 100, and sets a counter) into STATE_DELTA events.
+func BenchmarkStateDelta(b *testing.B) {
+	msg := json.RawMessage(`{"role":"assistant","content":"` + strings.Repeat("lorem ipsum ", 16) + `"}`)
+	list := make([]json.RawMessage, 100)
+	for i := range list {
+		list[i] = msg
 	}
-	final, _ := json.Marshal(state)
-	if wantState := `{"a/b":1,"fresh":["a"],"list":[1,2,3],"new":null,"obj":{"a":1,"a~":3,"b/c":2},"s":"y"}`; string(final) != wantState {
-		t.Fatalf("state\n got %s\nwant %s", final, wantState)
+	msgs, err := json.Marshal(list)
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := map[string]json.RawMessage{"messages": msgs, "turn": json.RawMessage(`0`)}
+	evs := make([]*runtime.Event, 200)
+	for i := range evs {
+		evs[i] = &runtime.Event{ID: "E" + strconv.Itoa(i), Kind: runtime.EventStateDelta, Changes: []runtime.StateChange{
+			{Field: "messages", Op: "append", Value: json.RawMessage(`[` + string(msg) + `]`)},
+			{Field: "turn", Op: "set", Value: json.RawMessage(strconv.Itoa(i + 1))},
+		}}
+	}
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	b.ReportAllocs()
+	for b.Loop() {
+		tr := newTranslator("thread-1", "run-1", func(p string) string { return p }, nil)
+		tr.start(at, start)
+		for _, e := range evs {
+			if len(tr.translate(e)) != 1 {
+				b.Fatal("no STATE_DELTA")
+			}
+		}
+	}
+}
+
+// TestInterruptSnapshot: the STATE_SNAPSHOT before an interrupt outcome is
+// the run's checkpointed state as the Runner reads it, sent only when a
+// STATE_DELTA went out since the last snapshot and the state could be read.
+func TestInterruptSnapshot(t *testing.T) {
+	delta := &runtime.Event{ID: "E1", Kind: runtime.EventStateDelta, Changes: []runtime.StateChange{{Field: "n", Op: runtime.ChangeSet, Value: json.RawMessage(`2`)}}}
+	paused := &runtime.Event{ID: "E2", Kind: runtime.EventRunFinished, Status: runtime.StatusInterrupted,
+		Interrupts: []runtime.InterruptInfo{{ID: "g/ask", Node: "ask", Prompt: "?"}}}
+	tests := []struct {
+		name   string
+		events []*runtime.Event
+		latest func() (map[string]json.RawMessage, bool)
+		want   string // the snapshot before RUN_FINISHED, "" for none
+	}{
+		{"changed", []*runtime.Event{delta, paused}, func() (map[string]json.RawMessage, bool) {
+			return map[string]json.RawMessage{"n": json.RawMessage(`2`), "s": json.RawMessage(`"x"`)}, true
+		}, `{"n":2,"s":"x"}`},
+		{"unchanged", []*runtime.Event{paused}, func() (map[string]json.RawMessage, bool) {
+			t.Error("the state was read though nothing changed")
+			return nil, false
+		}, ""},
+		{"unreadable", []*runtime.Event{delta, paused}, func() (map[string]json.RawMessage, bool) { return nil, false }, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := newTranslator("thread-1", "run-1", func(p string) string { return p }, nil)
+			tr.latest = tt.latest
+			out := tr.start(time.Time{}, map[string]json.RawMessage{"n": json.RawMessage(`1`)})
+			for _, e := range tt.events {
+				out = append(out, tr.translate(e)...)
+			}
+			if len(out) < 2 || out[len(out)-1].Type != RunFinished {
+				t.Fatalf("events %+v", out)
+			}
+			got := ""
+			if prev := out[len(out)-2]; prev.Type == StateSnapshot {
+				got = string(prev.Snapshot)
+			}
+			if got != tt.want {
+				t.Fatalf("snapshot before the outcome %q, want %q", got, tt.want)
+			}
+		})
 	}
 }

@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/fstest"
@@ -43,9 +45,21 @@ agent echo llm "Echoes the message" { model = m }
 // echoModel streams "echo: <last user message>" in three pieces. A
 // message containing "block" streams "waiting" and then waits for gate (or
 // cancellation); one containing "fail" fails with a model_error.
+// A request with a response schema gets {"ok": true, "reason": "<input>"}.
+// Every request is kept (requests).
 type echoModel struct {
 	gate    chan struct{}
 	started chan struct{} // receives once per blocking call, after its first delta
+
+	mu   sync.Mutex
+	seen []runtime.ModelRequest
+}
+
+// requests returns the requests the model received, in order.
+func (m *echoModel) requests() []runtime.ModelRequest {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.seen)
 }
 
 func (m *echoModel) Info() runtime.ModelInfo {
@@ -53,11 +67,18 @@ func (m *echoModel) Info() runtime.ModelInfo {
 }
 
 func (m *echoModel) Generate(ctx context.Context, req *runtime.ModelRequest, onDelta func(string)) (*runtime.ModelResponse, error) {
+	m.mu.Lock()
+	m.seen = append(m.seen, *req)
+	m.mu.Unlock()
 	in := ""
 	for _, msg := range req.Messages {
 		if msg.Role == runtime.RoleUser {
 			in = msg.Content
 		}
+	}
+	if req.ResponseSchema != nil {
+		b, _ := json.Marshal(map[string]any{"ok": true, "reason": in})
+		return &runtime.ModelResponse{Text: string(b), FinishReason: "stop", Model: "test:echo"}, nil
 	}
 	switch {
 	case strings.Contains(in, "huge"):
@@ -112,7 +133,8 @@ const (
 type envOpts struct {
 	support bool // serve examples/support instead of the echo agent
 	limits  server.Limits
-	all     bool // also mount AG-UI at /agui and A2A at /a2a
+	all     bool   // also mount AG-UI at /agui and A2A at /a2a
+	source  string // serve this program (its model m is the echo model) instead of the echo agent
 }
 
 func compileSource(t *testing.T, fsys fstest.MapFS, root string) *bytecode.Program {
@@ -173,9 +195,13 @@ func newEnv(t *testing.T, o envOpts) *env {
 		tools  map[string]runtime.Tool
 	)
 	em := &echoModel{gate: make(chan struct{}), started: make(chan struct{}, 16)}
-	if o.support {
+	switch {
+	case o.support:
 		prog, models, tools = compileSupport(t)
-	} else {
+	case o.source != "":
+		prog = compileSource(t, fstest.MapFS{"app.agent": {Data: []byte(o.source)}}, "app.agent")
+		models = map[string]runtime.Model{"m": em}
+	default:
 		prog = compileSource(t, fstest.MapFS{"echo.agent": {Data: []byte(echoSource)}}, "echo.agent")
 		models = map[string]runtime.Model{"m": em}
 	}

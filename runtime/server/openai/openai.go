@@ -20,6 +20,11 @@
 // Client-provided tools are refused (400, param "tools") unless tool_choice
 // is "none": the workflow runs its own tools, and a tool call cannot be
 // handed to the client and resumed from a later request.
+//
+// The sampling parameters (temperature, top_p, max_tokens or
+// max_completion_tokens, stop, seed) are checked against OpenAI's ranges and
+// apply to the run's model calls; response_format is checked against the
+// runnable's output type (sampling.go).
 package openai
 
 import (
@@ -72,7 +77,8 @@ type Handler struct {
 	model       string
 	created     int64
 	fingerprint string
-	textInput   bool // the default runnable's input takes text (history can be folded into it)
+	textInput   bool        // the default runnable's input takes text (history can be folded into it)
+	output      *types.Type // the default runnable's output type; nil: none
 	seq         atomic.Uint64
 	mux         *http.ServeMux
 
@@ -106,6 +112,7 @@ func New(b *server.Backend, opts Options) *Handler {
 		h.fingerprint = "fp_" + hex.EncodeToString(p.Hash[:6])
 		if gi, err := b.Runner.SelectRunnable(""); err == nil {
 			h.textInput = takesText(p, gi)
+			h.output = outputType(p, gi)
 		}
 	}
 	mux := http.NewServeMux()
@@ -237,6 +244,17 @@ type chatRequest struct {
 	Tools         []json.RawMessage `json:"tools"`
 	ToolChoice    json.RawMessage   `json:"tool_choice"`
 	User          string            `json:"user"`
+
+	// Sampling parameters (sampling.go).
+	Temperature         *float64        `json:"temperature"`
+	TopP                *float64        `json:"top_p"`
+	MaxTokens           *int64          `json:"max_tokens"`
+	MaxCompletionTokens *int64          `json:"max_completion_tokens"`
+	Stop                json.RawMessage `json:"stop"`
+	Seed                *int64          `json:"seed"`
+	ResponseFormat      json.RawMessage `json:"response_format"`
+
+	sampling *runtime.Sampling // the checked parameters; nil: none set
 }
 
 type streamOptions struct {
@@ -297,6 +315,10 @@ func parse(body []byte) (*chatRequest, *badRequest) {
 		if _, err := messageText(m.Content); err != nil {
 			return nil, invalid(fmt.Sprintf("messages[%d].content", i), "Invalid 'messages[%d].content': %v", i, err)
 		}
+	}
+	var bad *badRequest
+	if req.sampling, bad = req.checkSampling(); bad != nil {
+		return nil, bad
 	}
 	last := req.Messages[len(req.Messages)-1]
 	if last.Role != "user" {
@@ -395,6 +417,10 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("The model '%s' does not exist; this server serves '%s'", *req.Model, h.model))
 		return
 	}
+	if bad := checkResponseFormat(req.ResponseFormat, h.output); bad != nil {
+		h.fail(w, http.StatusBadRequest, "invalid_request_error", bad.param, bad.code, bad.msg)
+		return
+	}
 	user := server.UserFrom(r.Context())
 	if user == "" {
 		h.fail(w, http.StatusUnauthorized, "authentication_error", "", "invalid_api_key", "the request is not authenticated")
@@ -435,6 +461,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	inv.ID = id
+	inv.Sampling = req.sampling
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	run, err := h.b.Start(ctx, Protocol, inv)
@@ -647,4 +674,13 @@ func takesText(p *bytecode.Program, gi int) bool {
 		t = t.Elem()
 	}
 	return t.Kind() == types.KindString || t.Kind() == types.KindJSON
+}
+
+// outputType is graph gi's output field's type; nil when it has none.
+func outputType(p *bytecode.Program, gi int) *types.Type {
+	g := &p.Graphs[gi]
+	if g.Output == bytecode.None {
+		return nil
+	}
+	return p.Types[p.States[g.State].Fields[g.Output].Type]
 }

@@ -38,45 +38,39 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 		return store.Committed{}, fmt.Errorf("commit step: %w", err)
 	}
 	cp := c.Checkpoint
-	if err := s.lock(ctx); err != nil {
-		return store.Committed{}, err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(cp.Run)
-	if err != nil {
-		return store.Committed{}, fmt.Errorf("commit step %d: %w", cp.Step, err)
-	}
-	if r.committed(cp.Step) {
-		return store.Committed{}, fmt.Errorf("commit step %s/%d: latest is step %d: %w",
-			cp.Run, cp.Step, r.checkpoints[len(r.checkpoints)-1].Step, store.ErrConflict)
-	}
-	if len(r.checkpoints) == 0 && cp.Kind != store.Full {
-		return store.Committed{}, fmt.Errorf("commit step %s/%d: a run's first checkpoint must be full: %w", cp.Run, cp.Step, store.ErrInvalid)
-	}
-	var done store.Committed
-	if len(c.Events) > 0 {
-		sess, ok := s.sessions[r.rec.Session]
-		if !ok {
-			return store.Committed{}, fmt.Errorf("commit step %s/%d: session %s: %w", cp.Run, cp.Step, r.rec.Session, store.ErrNotFound)
+	return locked(ctx, s, s.getRun, cp.Run, fmt.Sprintf("commit step %d: ", cp.Step), func(r *run) (store.Committed, error) {
+		if r.committed(cp.Step) {
+			return store.Committed{}, fmt.Errorf("commit step %s/%d: latest is step %d: %w",
+				cp.Run, cp.Step, r.checkpoints[len(r.checkpoints)-1].Step, store.ErrConflict)
 		}
-		done.FirstEvent = sess.append(c.Events, cp.Time)
-	}
-	if len(c.Journal) > 0 {
-		done.FirstJournal = uint64(len(r.journal)) + 1
-		r.journal = append(r.journal, cloneAll(c.Journal)...)
-	}
-	cp = cloneCheckpoint(cp)
-	cp.JournalNext = uint64(len(r.journal)) + 1
-	r.checkpoints = append(r.checkpoints, cp)
-	for step := range r.pending {
-		if step <= cp.Step {
-			delete(r.pending, step)
+		if len(r.checkpoints) == 0 && cp.Kind != store.Full {
+			return store.Committed{}, fmt.Errorf("commit step %s/%d: a run's first checkpoint must be full: %w", cp.Run, cp.Step, store.ErrInvalid)
 		}
-	}
-	if c.Status != "" {
-		r.rec.Status, r.rec.Updated = c.Status, cp.Time
-	}
-	return done, nil
+		var done store.Committed
+		if len(c.Events) > 0 {
+			sess, ok := s.sessions[r.rec.Session]
+			if !ok {
+				return store.Committed{}, fmt.Errorf("commit step %s/%d: session %s: %w", cp.Run, cp.Step, r.rec.Session, store.ErrNotFound)
+			}
+			done.FirstEvent = sess.append(c.Events, cp.Time)
+		}
+		if len(c.Journal) > 0 {
+			done.FirstJournal = uint64(len(r.journal)) + 1
+			r.journal = append(r.journal, cloneAll(c.Journal)...)
+		}
+		cp = cloneCheckpoint(cp)
+		cp.JournalNext = uint64(len(r.journal)) + 1
+		r.checkpoints = append(r.checkpoints, cp)
+		for step := range r.pending {
+			if step <= cp.Step {
+				delete(r.pending, step)
+			}
+		}
+		if c.Status != "" {
+			r.rec.Status, r.rec.Updated = c.Status, cp.Time
+		}
+		return done, nil
+	})
 }
 
 // find returns the index of step in r.checkpoints, or -1.
@@ -116,22 +110,31 @@ func (s *Store) LatestCheckpoint(ctx context.Context, runID string) (store.Check
 
 // ListCheckpoints implements store.Checkpoints.
 func (s *Store) ListCheckpoints(ctx context.Context, runID string, f store.CheckpointFilter) ([]store.Checkpoint, error) {
+	return readRun(ctx, s, runID, func(r *run) []store.Checkpoint {
+		var out []store.Checkpoint
+		for i := len(r.checkpoints) - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
+			c := r.checkpoints[i]
+			if (f.Before == 0 || c.Step < f.Before) && (f.Kind == 0 || c.Kind == f.Kind) {
+				out = append(out, cloneCheckpoint(c))
+			}
+		}
+		return out
+	})
+}
+
+// readRun returns read's answer on runID's run, under the lock; a run that
+// does not exist (or no longer does) reads as empty: the zero T.
+func readRun[T any](ctx context.Context, s *Store, runID string, read func(*run) T) (T, error) {
+	var zero T
 	if err := s.lock(ctx); err != nil {
-		return nil, err
+		return zero, err
 	}
 	defer s.mu.Unlock()
 	r, ok := s.runs[runID]
 	if !ok {
-		return nil, nil
+		return zero, nil
 	}
-	var out []store.Checkpoint
-	for i := len(r.checkpoints) - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
-		c := r.checkpoints[i]
-		if (f.Before == 0 || c.Step < f.Before) && (f.Kind == 0 || c.Kind == f.Kind) {
-			out = append(out, cloneCheckpoint(c))
-		}
-	}
-	return out, nil
+	return read(r), nil
 }
 
 // chainStart returns the index of the full snapshot the chain of the
@@ -187,15 +190,7 @@ func (s *Store) PruneCheckpoints(ctx context.Context, runID string, step uint64)
 
 // ListJournal implements store.Checkpoints.
 func (s *Store) ListJournal(ctx context.Context, runID string, from uint64, limit int) ([]store.Entry, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, nil
-	}
-	return entries(r.journal, max(from, 1), limit), nil
+	return readRun(ctx, s, runID, func(r *run) []store.Entry { return entries(r.journal, max(from, 1), limit) })
 }
 
 // entries returns log[from-1:], at most limit of them, as copied entries.
@@ -212,51 +207,35 @@ func (s *Store) PutPendingWrite(ctx context.Context, runID string, step uint64, 
 	if err := store.CheckName("node", node); err != nil {
 		return fmt.Errorf("put pending write %s/%d: %w", runID, step, err)
 	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(runID)
-	if err != nil {
-		return fmt.Errorf("put pending write: %w", err)
-	}
-	if r.committed(step) {
-		return fmt.Errorf("put pending write %s/%d/%s: step already committed: %w", runID, step, node, store.ErrConflict)
-	}
-	m := r.pending[step]
-	if m == nil {
-		m = map[nodeAttempt][]byte{}
-		r.pending[step] = m
-	}
-	na := nodeAttempt{node, attempt}
-	if old, ok := m[na]; ok {
-		if !bytes.Equal(old, writes) {
+	return lockedErr(ctx, s, s.getRun, runID, "put pending write: ", func(r *run) error {
+		if r.committed(step) {
+			return fmt.Errorf("put pending write %s/%d/%s: step already committed: %w", runID, step, node, store.ErrConflict)
+		}
+		m := r.pending[step]
+		if m == nil {
+			m = map[nodeAttempt][]byte{}
+			r.pending[step] = m
+		}
+		na := nodeAttempt{node, attempt}
+		if !putOnce(m, na, writes) {
 			return fmt.Errorf("put pending write %s/%d/%s/%d: different writes recorded: %w", runID, step, node, attempt, store.ErrConflict)
 		}
 		return nil
-	}
-	m[na] = bytes.Clone(writes)
-	return nil
+	})
 }
 
 // ListPendingWrites implements store.PendingWrites.
 func (s *Store) ListPendingWrites(ctx context.Context, runID string, step uint64) ([]store.PendingWrite, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	r, ok := s.runs[runID]
-	if !ok {
-		return nil, nil
-	}
-	var out []store.PendingWrite
-	for na, w := range r.pending[step] {
-		out = append(out, store.PendingWrite{Node: na.node, Attempt: na.attempt, Writes: bytes.Clone(w)})
-	}
-	slices.SortFunc(out, func(a, b store.PendingWrite) int {
-		return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Attempt, b.Attempt))
+	return readRun(ctx, s, runID, func(r *run) []store.PendingWrite {
+		var out []store.PendingWrite
+		for na, w := range r.pending[step] {
+			out = append(out, store.PendingWrite{Node: na.node, Attempt: na.attempt, Writes: bytes.Clone(w)})
+		}
+		slices.SortFunc(out, func(a, b store.PendingWrite) int {
+			return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Attempt, b.Attempt))
+		})
+		return out
 	})
-	return out, nil
 }
 
 // PutIntent implements store.Effects.
@@ -264,68 +243,52 @@ func (s *Store) PutIntent(ctx context.Context, runID, node string, attempt uint3
 	if err := store.CheckName("node", node); err != nil {
 		return "", fmt.Errorf("put intent %s: %w", runID, err)
 	}
-	if err := s.lock(ctx); err != nil {
-		return "", err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(runID)
-	if err != nil {
-		return "", fmt.Errorf("put intent: %w", err)
-	}
-	r.intents[nodeAttempt{node, attempt}] = true
-	return store.IdempotencyKey(runID, node, attempt), nil
+	return locked(ctx, s, s.getRun, runID, "put intent: ", func(r *run) (string, error) {
+		r.intents[nodeAttempt{node, attempt}] = true
+		return store.IdempotencyKey(runID, node, attempt), nil
+	})
 }
 
 // effect resolves an idempotency key to its run and node attempt; s.mu is
 // held.
-func (s *Store) effect(key string) (*run, nodeAttempt, error) {
+func (s *Store) effect(key string) (effectSlot, error) {
 	runID, node, attempt, err := store.ParseIdempotencyKey(key)
 	if err != nil {
-		return nil, nodeAttempt{}, err
+		return effectSlot{}, err
 	}
 	na := nodeAttempt{node, attempt}
 	r, ok := s.runs[runID]
 	if !ok || !r.intents[na] {
-		return nil, na, fmt.Errorf("no intent: %w", store.ErrNotFound)
+		return effectSlot{}, fmt.Errorf("no intent: %w", store.ErrNotFound)
 	}
-	return r, na, nil
+	return effectSlot{r, na}, nil
+}
+
+// effectSlot is where one node attempt's effect result is kept.
+type effectSlot struct {
+	r  *run
+	na nodeAttempt
 }
 
 // PutEffectResult implements store.Effects.
 func (s *Store) PutEffectResult(ctx context.Context, key string, result []byte) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	r, na, err := s.effect(key)
-	if err != nil {
-		return fmt.Errorf("put effect result %s: %w", key, err)
-	}
-	if old, ok := r.effects[na]; ok {
-		if !bytes.Equal(old, result) {
+	return lockedErr(ctx, s, s.effect, key, fmt.Sprintf("put effect result %s: ", key), func(e effectSlot) error {
+		if !putOnce(e.r.effects, e.na, result) {
 			return fmt.Errorf("put effect result %s: a different result is recorded: %w", key, store.ErrConflict)
 		}
 		return nil
-	}
-	r.effects[na] = bytes.Clone(result)
-	return nil
+	})
 }
 
 // GetEffectResult implements store.Effects.
 func (s *Store) GetEffectResult(ctx context.Context, key string) ([]byte, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	r, na, err := s.effect(key)
-	if err != nil {
-		return nil, fmt.Errorf("get effect result %s: %w", key, err)
-	}
-	res, ok := r.effects[na]
-	if !ok {
-		return nil, fmt.Errorf("get effect result %s: %w", key, store.ErrNotFound)
-	}
-	return bytes.Clone(res), nil
+	return locked(ctx, s, s.effect, key, fmt.Sprintf("get effect result %s: ", key), func(e effectSlot) ([]byte, error) {
+		res, ok := e.r.effects[e.na]
+		if !ok {
+			return nil, fmt.Errorf("get effect result %s: %w", key, store.ErrNotFound)
+		}
+		return bytes.Clone(res), nil
+	})
 }
 
 // LookupEffect implements store.Effects.
@@ -334,18 +297,14 @@ func (s *Store) LookupEffect(ctx context.Context, key string) (store.Effect, err
 	if err != nil {
 		return store.Effect{}, fmt.Errorf("look up effect: %w", err)
 	}
-	if err := s.lock(ctx); err != nil {
+	e, err := readRun(ctx, s, runID, func(r *run) store.Effect {
+		na := nodeAttempt{node, attempt}
+		res, done := r.effects[na]
+		return store.Effect{Intent: r.intents[na], Done: done, Result: clone(res)}
+	})
+	if err != nil {
 		return store.Effect{}, err
 	}
-	defer s.mu.Unlock()
-	e := store.Effect{Key: key}
-	r, ok := s.runs[runID]
-	if !ok {
-		return e, nil
-	}
-	na := nodeAttempt{node, attempt}
-	e.Intent = r.intents[na]
-	res, done := r.effects[na]
-	e.Done, e.Result = done, clone(res)
+	e.Key = key
 	return e, nil
 }

@@ -85,6 +85,16 @@ func (s *Store) lock(ctx context.Context) error {
 	return nil
 }
 
+// putOnce stores a copy of b under k and reports true, or, when k is taken,
+// reports whether it holds the same bytes (storing them again is a no-op).
+func putOnce[K comparable](m map[K][]byte, k K, b []byte) bool {
+	if old, ok := m[k]; ok {
+		return bytes.Equal(old, b)
+	}
+	m[k] = bytes.Clone(b)
+	return true
+}
+
 func clone(b []byte) []byte {
 	if b == nil {
 		return nil
@@ -101,13 +111,9 @@ func (s *Store) PutProgram(ctx context.Context, hash string, program []byte) err
 		return err
 	}
 	defer s.mu.Unlock()
-	if old, ok := s.programs[hash]; ok {
-		if !bytes.Equal(old, program) {
-			return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
-		}
-		return nil
+	if !putOnce(s.programs, hash, program) {
+		return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
 	}
-	s.programs[hash] = bytes.Clone(program)
 	return nil
 }
 
@@ -153,6 +159,28 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	return nil
 }
 
+// locked returns f's answer on the entry get finds under key, with the lock
+// held; get's error (the entry is missing) is prefixed by what, f's own
+// errors are returned as they are.
+func locked[K any, V, T any](ctx context.Context, s *Store, get func(K) (V, error), key K, what string, f func(V) (T, error)) (T, error) {
+	var zero T
+	if err := s.lock(ctx); err != nil {
+		return zero, err
+	}
+	defer s.mu.Unlock()
+	v, err := get(key)
+	if err != nil {
+		return zero, fmt.Errorf("%s%w", what, err)
+	}
+	return f(v)
+}
+
+// lockedErr is locked for an f that answers only an error.
+func lockedErr[K any, V any](ctx context.Context, s *Store, get func(K) (V, error), key K, what string, f func(V) error) error {
+	_, err := locked(ctx, s, get, key, what, func(v V) (struct{}, error) { return struct{}{}, f(v) })
+	return err
+}
+
 // getRun returns the run named id; s.mu is held.
 func (s *Store) getRun(id string) (*run, error) {
 	r, ok := s.runs[id]
@@ -164,15 +192,9 @@ func (s *Store) getRun(id string) (*run, error) {
 
 // GetRun implements store.Runs.
 func (s *Store) GetRun(ctx context.Context, id string) (store.Run, error) {
-	if err := s.lock(ctx); err != nil {
-		return store.Run{}, err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(id)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("get %w", err)
-	}
-	return cloneRun(r.rec), nil
+	return locked(ctx, s, s.getRun, id, "get ", func(r *run) (store.Run, error) {
+		return cloneRun(r.rec), nil
+	})
 }
 
 // UpdateRunStatus implements store.Runs.
@@ -180,16 +202,10 @@ func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.Run
 	if err := store.CheckName("run status", string(status)); err != nil {
 		return fmt.Errorf("update run %s: %w", id, err)
 	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(id)
-	if err != nil {
-		return fmt.Errorf("update %w", err)
-	}
-	r.rec.Status, r.rec.Updated = status, now
-	return nil
+	return lockedErr(ctx, s, s.getRun, id, "update ", func(r *run) error {
+		r.rec.Status, r.rec.Updated = status, now
+		return nil
+	})
 }
 
 // EndRun implements store.Runs.
@@ -197,24 +213,18 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 	if err := store.CheckName("run status", string(status)); err != nil {
 		return 0, fmt.Errorf("end run %s: %w", id, err)
 	}
-	if err := s.lock(ctx); err != nil {
-		return 0, err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(id)
-	if err != nil {
-		return 0, fmt.Errorf("end %w", err)
-	}
-	ss, err := s.getSession(r.rec.Session)
-	if err != nil {
-		return 0, fmt.Errorf("end run %s: %w", id, err)
-	}
-	var first uint64
-	if len(events) > 0 {
-		first = ss.append(events, now)
-	}
-	r.rec.Status, r.rec.Updated = status, now
-	return first, nil
+	return locked(ctx, s, s.getRun, id, "end ", func(r *run) (uint64, error) {
+		ss, err := s.getSession(r.rec.Session)
+		if err != nil {
+			return 0, fmt.Errorf("end run %s: %w", id, err)
+		}
+		var first uint64
+		if len(events) > 0 {
+			first = ss.append(events, now)
+		}
+		r.rec.Status, r.rec.Updated = status, now
+		return first, nil
+	})
 }
 
 // ListRuns implements store.Runs.
@@ -257,17 +267,11 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 
 // DeleteRun implements store.Runs.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(id)
-	if err != nil {
-		return fmt.Errorf("delete %w", err)
-	}
-	for _, t := range r.tasks {
-		delete(s.tasks, t)
-	}
-	delete(s.runs, id)
-	return nil
+	return lockedErr(ctx, s, s.getRun, id, "delete ", func(r *run) error {
+		for _, t := range r.tasks {
+			delete(s.tasks, t)
+		}
+		delete(s.runs, id)
+		return nil
+	})
 }

@@ -55,139 +55,100 @@ func (s *Store) GetOrCreateSession(ctx context.Context, key store.SessionKey, no
 
 // GetSession implements store.Sessions.
 func (s *Store) GetSession(ctx context.Context, key store.SessionKey) (store.Session, error) {
-	if err := s.lock(ctx); err != nil {
-		return store.Session{}, err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.getSession(key)
-	if err != nil {
-		return store.Session{}, fmt.Errorf("get %w", err)
-	}
-	return ss.rec, nil
+	return locked(ctx, s, s.getSession, key, "get ", func(ss *session) (store.Session, error) {
+		return ss.rec, nil
+	})
 }
 
 // AppendEvents implements store.Sessions.
 func (s *Store) AppendEvents(ctx context.Context, key store.SessionKey, events [][]byte, now time.Time) (uint64, error) {
-	if err := s.lock(ctx); err != nil {
-		return 0, err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.getSession(key)
-	if err != nil {
-		return 0, fmt.Errorf("append events: %w", err)
-	}
-	if len(events) == 0 {
-		return 0, nil
-	}
-	return ss.append(events, now), nil
+	return locked(ctx, s, s.getSession, key, "append events: ", func(ss *session) (uint64, error) {
+		if len(events) == 0 {
+			return 0, nil
+		}
+		return ss.append(events, now), nil
+	})
 }
 
 // ListEvents implements store.Sessions.
 func (s *Store) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.getSession(key)
-	if err != nil {
-		return nil, fmt.Errorf("list events: %w", err)
-	}
-	if after == math.MaxUint64 {
-		return nil, nil
-	}
-	return entries(ss.events, after+1, limit), nil
+	return locked(ctx, s, s.getSession, key, "list events: ", func(ss *session) ([]store.Entry, error) {
+		if after == math.MaxUint64 {
+			return nil, nil
+		}
+		return entries(ss.events, after+1, limit), nil
+	})
 }
 
 // PutSessionState implements store.Sessions.
 func (s *Store) PutSessionState(ctx context.Context, key store.SessionKey, state []byte, now time.Time) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.getSession(key)
-	if err != nil {
-		return fmt.Errorf("put state: %w", err)
-	}
-	ss.state = bytes.Clone(state)
-	ss.rec.Updated = now
-	return nil
+	return lockedErr(ctx, s, s.getSession, key, "put state: ", func(ss *session) error {
+		ss.state = bytes.Clone(state)
+		ss.rec.Updated = now
+		return nil
+	})
 }
 
 // GetSessionState implements store.Sessions.
 func (s *Store) GetSessionState(ctx context.Context, key store.SessionKey) ([]byte, error) {
-	if err := s.lock(ctx); err != nil {
-		return nil, err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.getSession(key)
-	if err != nil {
-		return nil, fmt.Errorf("get state: %w", err)
-	}
-	return clone(ss.state), nil
+	return locked(ctx, s, s.getSession, key, "get state: ", func(ss *session) ([]byte, error) {
+		return clone(ss.state), nil
+	})
 }
 
 // PutSummary implements store.Sessions.
 func (s *Store) PutSummary(ctx context.Context, key store.SessionKey, sum store.Summary) error {
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.getSession(key)
-	if err != nil {
-		return fmt.Errorf("put summary %q: %w", sum.FilterKey, err)
-	}
-	if sum.Boundary > ss.rec.LastSeq {
-		return fmt.Errorf("put summary %q of %s: boundary %d is past the last event %d: %w",
-			sum.FilterKey, key, sum.Boundary, ss.rec.LastSeq, store.ErrInvalid)
-	}
-	if old, ok := ss.summaries[sum.FilterKey]; ok && sum.Boundary < old.Boundary {
-		return fmt.Errorf("put summary %q of %s: boundary %d is behind the stored %d: %w",
-			sum.FilterKey, key, sum.Boundary, old.Boundary, store.ErrConflict)
-	}
-	ss.summaries[sum.FilterKey] = sum
-	return nil
+	return lockedErr(ctx, s, s.getSession, key, fmt.Sprintf("put summary %q: ", sum.FilterKey), func(ss *session) error {
+		if sum.Boundary > ss.rec.LastSeq {
+			return fmt.Errorf("put summary %q of %s: boundary %d is past the last event %d: %w",
+				sum.FilterKey, key, sum.Boundary, ss.rec.LastSeq, store.ErrInvalid)
+		}
+		if old, ok := ss.summaries[sum.FilterKey]; ok && sum.Boundary < old.Boundary {
+			return fmt.Errorf("put summary %q of %s: boundary %d is behind the stored %d: %w",
+				sum.FilterKey, key, sum.Boundary, old.Boundary, store.ErrConflict)
+		}
+		ss.summaries[sum.FilterKey] = sum
+		return nil
+	})
 }
 
 // GetSummary implements store.Sessions.
 func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey string) (store.Summary, error) {
-	if err := s.lock(ctx); err != nil {
-		return store.Summary{}, err
-	}
-	defer s.mu.Unlock()
-	ss, err := s.getSession(key)
-	if err != nil {
-		return store.Summary{}, fmt.Errorf("get summary %q: %w", filterKey, err)
-	}
-	sum, ok := ss.summaries[filterKey]
-	if !ok {
-		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, store.ErrNotFound)
-	}
-	return sum, nil
+	return locked(ctx, s, s.getSession, key, fmt.Sprintf("get summary %q: ", filterKey), func(ss *session) (store.Summary, error) {
+		sum, ok := ss.summaries[filterKey]
+		if !ok {
+			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, store.ErrNotFound)
+		}
+		return sum, nil
+	})
 }
 
 // AcquireLease implements store.Leases.
 func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
-	if err := s.lock(ctx); err != nil {
-		return store.Lease{}, err
-	}
-	defer s.mu.Unlock()
-	l := s.leases[key]
-	switch {
-	case l.HeldAt(now) && l.Owner != owner:
-		return store.Lease{}, fmt.Errorf("acquire lease %q for %s: held by %s until %v: %w", key, owner, l.Owner, l.Expires, store.ErrConflict)
-	case !l.HeldAt(now):
-		l = store.Lease{Key: key, Owner: owner, Token: l.Token + 1}
-	}
-	l.Expires = now.Add(ttl)
-	s.leases[key] = l
-	return l, nil
+	return s.extendLease(ctx, key, owner, ttl, now, func(l store.Lease) (store.Lease, error) {
+		switch {
+		case l.HeldAt(now) && l.Owner != owner:
+			return store.Lease{}, fmt.Errorf("acquire lease %q for %s: held by %s until %v: %w", key, owner, l.Owner, l.Expires, store.ErrConflict)
+		case !l.HeldAt(now):
+			l = store.Lease{Key: key, Owner: owner, Token: l.Token + 1}
+		}
+		return l, nil
+	})
 }
 
 // RenewLease implements store.Leases.
 func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	return s.extendLease(ctx, key, owner, ttl, now, func(l store.Lease) (store.Lease, error) {
+		if !l.HeldAt(now) || l.Owner != owner {
+			return store.Lease{}, fmt.Errorf("renew lease %q for %s: not held by it: %w", key, owner, store.ErrConflict)
+		}
+		return l, nil
+	})
+}
+
+// extendLease stores the lease that take makes of key's current one (the
+// zero Lease when there is none), expiring ttl after now.
+func (s *Store) extendLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time, take func(store.Lease) (store.Lease, error)) (store.Lease, error) {
 	if err := store.CheckLease(key, owner, ttl); err != nil {
 		return store.Lease{}, err
 	}
@@ -195,9 +156,9 @@ func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Dura
 		return store.Lease{}, err
 	}
 	defer s.mu.Unlock()
-	l := s.leases[key]
-	if !l.HeldAt(now) || l.Owner != owner {
-		return store.Lease{}, fmt.Errorf("renew lease %q for %s: not held by it: %w", key, owner, store.ErrConflict)
+	l, err := take(s.leases[key])
+	if err != nil {
+		return store.Lease{}, err
 	}
 	l.Expires = now.Add(ttl)
 	s.leases[key] = l
@@ -229,24 +190,18 @@ func (s *Store) PutTaskIndex(ctx context.Context, user, task, runID string) erro
 	if err := store.CheckTask(user, task); err != nil {
 		return err
 	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	r, err := s.getRun(runID)
-	if err != nil {
-		return fmt.Errorf("index task %s/%s: %w", user, task, err)
-	}
-	tk := taskKey{user, task}
-	if old, ok := s.tasks[tk]; ok {
-		if old != runID {
-			return fmt.Errorf("index task %s/%s: mapped to run %s: %w", user, task, old, store.ErrConflict)
+	return lockedErr(ctx, s, s.getRun, runID, fmt.Sprintf("index task %s/%s: ", user, task), func(r *run) error {
+		tk := taskKey{user, task}
+		if old, ok := s.tasks[tk]; ok {
+			if old != runID {
+				return fmt.Errorf("index task %s/%s: mapped to run %s: %w", user, task, old, store.ErrConflict)
+			}
+			return nil
 		}
+		s.tasks[tk] = runID
+		r.tasks = append(r.tasks, tk)
 		return nil
-	}
-	s.tasks[tk] = runID
-	r.tasks = append(r.tasks, tk)
-	return nil
+	})
 }
 
 // LookupTask implements store.Tasks.

@@ -134,6 +134,44 @@ test("abort mid-stream", async () => {
   assert.equal(after.choices[0].finish_reason, "stop");
 });
 
+test("sampling parameters are accepted", async () => {
+  // The scripted model ignores them; the Go tests check that they reach the model.
+  const params = { temperature: 0, top_p: 0.5, max_completion_tokens: 256, stop: ["\n\nEND", "STOP"], seed: 42, response_format: { type: "text" } };
+  const c = await client.chat.completions.create({ model, messages: [{ role: "user", content: question }], ...params });
+  assert.equal(c.choices[0].finish_reason, "stop");
+  assert.match(c.choices[0].message.content, /Publish this report\?/);
+  const s = client.chat.completions.stream({ model, messages: [{ role: "user", content: question }], temperature: 1.5, max_tokens: 100, stop: "STOP" });
+  const sc = await s.finalChatCompletion();
+  assert.match(sc.choices[0].message.content, /Publish this report\?/);
+});
+
+test("out-of-range sampling parameters are 400s", async (t) => {
+  const cases = [
+    { name: "temperature 5", params: { temperature: 5 }, param: "temperature", code: "decimal_above_max_value" },
+    { name: "top_p -1", params: { top_p: -1 }, param: "top_p", code: "decimal_below_min_value" },
+    { name: "max_tokens 0", params: { max_tokens: 0 }, param: "max_tokens", code: "integer_below_min_value" },
+    { name: "five stop sequences", params: { stop: ["a", "b", "c", "d", "e"] }, param: "stop", code: "array_above_max_length" },
+    { name: "seed 1.5", params: { seed: 1.5 }, param: "seed", code: "invalid_type" },
+    { name: "json_object for a text answer", params: { response_format: { type: "json_object" } }, param: "response_format", code: "unsupported_value" },
+  ];
+  for (const c of cases) {
+    for (const stream of [false, true]) {
+      await t.test(`${c.name}${stream ? " (stream)" : ""}`, async () => {
+        await assert.rejects(
+          client.chat.completions.create({ model, stream, messages: [{ role: "user", content: question }], ...c.params }),
+          (err) => {
+            assert.ok(err instanceof OpenAI.BadRequestError, `${err}`);
+            assert.equal(err.code, c.code);
+            assert.equal(err.param, c.param);
+            assert.equal(err.type, "invalid_request_error");
+            return true;
+          },
+        );
+      });
+    }
+  }
+});
+
 test("errors", async (t) => {
   const cases = [
     { name: "unknown model", call: () => client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }), cls: OpenAI.NotFoundError, status: 404, code: "model_not_found" },

@@ -1,0 +1,62 @@
+package dial_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/dial"
+)
+
+func TestParse(t *testing.T) {
+	for _, tc := range []struct {
+		target string
+		want   dial.Kind
+		bad    bool
+	}{
+		{target: ".agentc", want: dial.Pebble},
+		{target: "/var/lib/agentc", want: dial.Pebble},
+		{target: "postgres://u@127.0.0.1:5432/db", want: dial.Postgres},
+		{target: "PostgreSQL://u@127.0.0.1/db?sslmode=disable", want: dial.Postgres},
+		{target: "mysql://u@127.0.0.1/db", bad: true},
+		{target: "", bad: true},
+	} {
+		got, err := dial.Parse(tc.target)
+		if tc.bad != (err != nil) || got != tc.want {
+			t.Errorf("Parse(%q) = %q, %v", tc.target, got, err)
+		}
+	}
+}
+
+// TestOpen opens a Pebble directory and, where the test server is given, a
+// PostgreSQL URL, and writes and reads a session through each.
+func TestOpen(t *testing.T) {
+	targets := []string{filepath.Join(t.TempDir(), "data")}
+	if url := os.Getenv("AGENTC_TEST_POSTGRES"); url != "" {
+		targets = append(targets, url)
+	} else if os.Getenv("CI") != "" {
+		t.Fatal("AGENTC_TEST_POSTGRES is not set: test/all.sh starts a PostgreSQL server for this test")
+	} else {
+		t.Log("AGENTC_TEST_POSTGRES not set: PostgreSQL not tried")
+	}
+	ctx := context.Background()
+	for _, target := range targets {
+		st, err := dial.Open(ctx, target)
+		if err != nil {
+			t.Fatalf("Open: %v", err)
+		}
+		key := store.SessionKey{App: "dial", User: "u", Session: t.Name()}
+		if _, _, err := st.GetOrCreateSession(ctx, key, time.Unix(1700000000, 0)); err != nil {
+			t.Errorf("%s: session: %v", target, err)
+		}
+		if err := st.Close(); err != nil {
+			t.Errorf("close: %v", err)
+		}
+	}
+	if _, err := dial.Open(ctx, "postgres://%zz"); err == nil {
+		t.Error("a malformed URL opened")
+	}
+}

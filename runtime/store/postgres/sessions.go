@@ -1,0 +1,427 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// sessionWhere selects one session by $1, $2, $3.
+const sessionWhere = `app = $1 AND usr = $2 AND session = $3`
+
+func sessionArgs(k store.SessionKey, more ...any) []any {
+	return append([]any{bs(k.App), bs(k.User), bs(k.Session)}, more...)
+}
+
+// GetOrCreateSession implements store.Sessions.
+func (s *Store) GetOrCreateSession(ctx context.Context, key store.SessionKey, now time.Time) (store.Session, bool, error) {
+	if err := key.Check(); err != nil {
+		return store.Session{}, false, err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return store.Session{}, false, err
+	}
+	defer exit()
+	tag, err := s.pool.Exec(ctx, `INSERT INTO sessions (app, usr, session, created, updated) VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING`,
+		sessionArgs(key, now)...)
+	if err != nil {
+		return store.Session{}, false, fmt.Errorf("create session %s: %w", key, err)
+	}
+	if tag.RowsAffected() == 1 {
+		return store.Session{Key: key, Created: utc(now), Updated: utc(now)}, true, nil
+	}
+	sess, err := s.getSession(ctx, key)
+	if err != nil {
+		return store.Session{}, false, fmt.Errorf("get %w", err)
+	}
+	return sess, false, nil
+}
+
+// getSession reads the session's record.
+func (s *Store) getSession(ctx context.Context, key store.SessionKey) (store.Session, error) {
+	sess := store.Session{Key: key}
+	var last int64
+	err := s.pool.QueryRow(ctx, `SELECT created, updated, last_seq FROM sessions WHERE `+sessionWhere, sessionArgs(key)...).
+		Scan(&sess.Created, &sess.Updated, &last)
+	if errNoRows(err) {
+		return store.Session{}, fmt.Errorf("session %s: %w", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return store.Session{}, fmt.Errorf("session %s: %w", key, err)
+	}
+	sess.Created, sess.Updated, sess.LastSeq = utc(sess.Created), utc(sess.Updated), uint64(last)
+	return sess, nil
+}
+
+// GetSession implements store.Sessions.
+func (s *Store) GetSession(ctx context.Context, key store.SessionKey) (store.Session, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return store.Session{}, err
+	}
+	defer exit()
+	sess, err := s.getSession(ctx, key)
+	if err != nil {
+		return store.Session{}, fmt.Errorf("get %w", err)
+	}
+	return sess, nil
+}
+
+// AppendEvents implements store.Sessions: one statement advances the
+// session's counter under its row lock and inserts the events after it.
+func (s *Store) AppendEvents(ctx context.Context, key store.SessionKey, events [][]byte, now time.Time) (uint64, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer exit()
+	if len(events) == 0 {
+		var ok bool
+		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE `+sessionWhere+`)`, sessionArgs(key)...).Scan(&ok); err != nil {
+			return 0, fmt.Errorf("append events to %s: %w", key, err)
+		}
+		if !ok {
+			return 0, fmt.Errorf("append events: session %s: %w", key, store.ErrNotFound)
+		}
+		return 0, nil
+	}
+	var first int64
+	err = s.pool.QueryRow(ctx, appendEventsSQL, appendEventsArgs(key, events, now)...).Scan(&first)
+	if errNoRows(err) {
+		return 0, fmt.Errorf("append events: session %s: %w", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("append events to %s: %w", key, err)
+	}
+	return uint64(first), nil
+}
+
+// ListEvents implements store.Sessions.
+func (s *Store) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer exit()
+	n, fits := i64(after)
+	if !fits {
+		n = 1<<63 - 1 // nothing follows it
+	}
+	// One statement: no row when the session does not exist, one row of
+	// NULLs when it has no events after n.
+	rows, err := s.pool.Query(ctx, `SELECT e.seq, e.data FROM sessions s
+		LEFT JOIN LATERAL (SELECT seq, data FROM events
+			WHERE app = s.app AND usr = s.usr AND session = s.session AND seq > $4 ORDER BY seq LIMIT $5) e ON true
+		WHERE s.app = $1 AND s.usr = $2 AND s.session = $3`, sessionArgs(key, n, limitArg(limit))...)
+	if err != nil {
+		return nil, fmt.Errorf("list events of %s: %w", key, err)
+	}
+	defer rows.Close()
+	found := false
+	var es []store.Entry
+	for rows.Next() {
+		found = true
+		var (
+			seq  *int64
+			data []byte
+		)
+		if err := rows.Scan(&seq, &data); err != nil {
+			return nil, fmt.Errorf("list events of %s: %w", key, err)
+		}
+		if seq != nil {
+			es = append(es, store.Entry{Seq: uint64(*seq), Data: data})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list events of %s: %w", key, err)
+	}
+	if !found {
+		return nil, fmt.Errorf("list events: session %s: %w", key, store.ErrNotFound)
+	}
+	return es, nil
+}
+
+// PutSessionState implements store.Sessions.
+func (s *Store) PutSessionState(ctx context.Context, key store.SessionKey, state []byte, now time.Time) error {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	if state == nil {
+		state = []byte{} // set, though empty: NULL means never set
+	}
+	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET state = $4, updated = $5 WHERE `+sessionWhere, sessionArgs(key, state, now)...)
+	if err != nil {
+		return fmt.Errorf("put state of %s: %w", key, err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("put state: session %s: %w", key, store.ErrNotFound)
+	}
+	return nil
+}
+
+// GetSessionState implements store.Sessions.
+func (s *Store) GetSessionState(ctx context.Context, key store.SessionKey) ([]byte, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer exit()
+	var state []byte
+	err = s.pool.QueryRow(ctx, `SELECT state FROM sessions WHERE `+sessionWhere, sessionArgs(key)...).Scan(&state)
+	if errNoRows(err) {
+		return nil, fmt.Errorf("get state: session %s: %w", key, store.ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get state of %s: %w", key, err)
+	}
+	return state, nil
+}
+
+// PutSummary implements store.Sessions. The session's row is locked FOR
+// UPDATE, so summaries of one session take turns and the boundary checks
+// see the latest ledger.
+func (s *Store) PutSummary(ctx context.Context, key store.SessionKey, sum store.Summary) error {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		var last int64
+		err := tx.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE `+sessionWhere+` FOR UPDATE`, sessionArgs(key)...).Scan(&last)
+		if errNoRows(err) {
+			return fmt.Errorf("session %s: %w", key, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if sum.Boundary > uint64(last) {
+			return fmt.Errorf("boundary %d is past the last event %d: %w", sum.Boundary, last, store.ErrInvalid)
+		}
+		var old int64
+		err = tx.QueryRow(ctx, `SELECT boundary FROM summaries WHERE `+sessionWhere+` AND filter_key = $4`,
+			sessionArgs(key, bs(sum.FilterKey))...).Scan(&old)
+		switch {
+		case err == nil && sum.Boundary < uint64(old):
+			return fmt.Errorf("boundary %d is behind the stored %d: %w", sum.Boundary, old, store.ErrConflict)
+		case err != nil && !errNoRows(err):
+			return err
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO summaries (app, usr, session, filter_key, text, boundary, time) VALUES ($1, $2, $3, $4, $5, $6, $7)
+			ON CONFLICT (app, usr, session, filter_key) DO UPDATE SET text = excluded.text, boundary = excluded.boundary, time = excluded.time`,
+			sessionArgs(key, bs(sum.FilterKey), bs(sum.Text), int64(sum.Boundary), sum.Time)...)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("put summary %q of %s: %w", sum.FilterKey, key, err)
+	}
+	return nil
+}
+
+// GetSummary implements store.Sessions.
+func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey string) (store.Summary, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return store.Summary{}, err
+	}
+	defer exit()
+	var (
+		text     []byte
+		boundary *int64
+		at       *time.Time
+	)
+	err = s.pool.QueryRow(ctx, `SELECT m.text, m.boundary, m.time FROM sessions s
+		LEFT JOIN summaries m ON m.app = s.app AND m.usr = s.usr AND m.session = s.session AND m.filter_key = $4
+		WHERE s.app = $1 AND s.usr = $2 AND s.session = $3`,
+		sessionArgs(key, bs(filterKey))...).Scan(&text, &boundary, &at)
+	switch {
+	case errNoRows(err):
+		return store.Summary{}, fmt.Errorf("get summary %q: session %s: %w", filterKey, key, store.ErrNotFound)
+	case err != nil:
+		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, err)
+	case at == nil || boundary == nil:
+		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, store.ErrNotFound)
+	}
+	return store.Summary{FilterKey: filterKey, Text: string(text), Boundary: uint64(*boundary), Time: utc(*at)}, nil
+}
+
+// AcquireLease implements store.Leases. The lease's row is created when
+// missing and then locked FOR UPDATE, so acquirers of one key take turns;
+// the token is kept in the row across holders and only grows.
+func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	if err := store.CheckLease(key, owner, ttl); err != nil {
+		return store.Lease{}, err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	defer exit()
+	var l store.Lease
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		cur, err := lockLease(ctx, tx, key)
+		if err != nil {
+			return err
+		}
+		switch {
+		case cur.HeldAt(now) && cur.Owner != owner:
+			return fmt.Errorf("held by %s until %v: %w", cur.Owner, cur.Expires, store.ErrConflict)
+		case !cur.HeldAt(now):
+			cur = store.Lease{Key: key, Owner: owner, Token: cur.Token + 1}
+		}
+		cur.Expires = now.Add(ttl)
+		l = cur
+		return writeLease(ctx, tx, cur)
+	})
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("acquire lease %q for %s: %w", key, owner, err)
+	}
+	return l, nil
+}
+
+// lockLease returns key's lease row, locked, creating an empty one.
+func lockLease(ctx context.Context, tx pgx.Tx, key string) (store.Lease, error) {
+	if _, err := tx.Exec(ctx, `INSERT INTO leases (key, owner, expires, token) VALUES ($1, '', 'epoch', 0) ON CONFLICT DO NOTHING`, bs(key)); err != nil {
+		return store.Lease{}, err
+	}
+	var (
+		owner   []byte
+		expires time.Time
+		token   int64
+	)
+	err := tx.QueryRow(ctx, `SELECT owner, expires, token FROM leases WHERE key = $1 FOR UPDATE`,
+		bs(key)).Scan(&owner, &expires, &token)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	return store.Lease{Key: key, Owner: string(owner), Expires: utc(expires), Token: uint64(token)}, nil
+}
+
+// writeLease stores l in its locked row.
+func writeLease(ctx context.Context, tx pgx.Tx, l store.Lease) error {
+	_, err := tx.Exec(ctx, `UPDATE leases SET owner = $2, expires = $3, token = $4 WHERE key = $1`,
+		bs(l.Key), bs(l.Owner), l.Expires, int64(l.Token))
+	return err
+}
+
+// RenewLease implements store.Leases.
+func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	if err := store.CheckLease(key, owner, ttl); err != nil {
+		return store.Lease{}, err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return store.Lease{}, err
+	}
+	defer exit()
+	var l store.Lease
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		cur, err := lockLease(ctx, tx, key)
+		if err != nil {
+			return err
+		}
+		if !cur.HeldAt(now) || cur.Owner != owner {
+			return fmt.Errorf("not held by it: %w", store.ErrConflict)
+		}
+		cur.Expires = now.Add(ttl)
+		l = cur
+		return writeLease(ctx, tx, cur)
+	})
+	if err != nil {
+		return store.Lease{}, fmt.Errorf("renew lease %q for %s: %w", key, owner, err)
+	}
+	return l, nil
+}
+
+// ReleaseLease implements store.Leases.
+func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
+	if err := store.CheckLease(key, owner, time.Nanosecond); err != nil {
+		return err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		cur, err := lockLease(ctx, tx, key)
+		if err != nil {
+			return err
+		}
+		if !cur.HeldAt(now) {
+			return nil
+		}
+		if cur.Owner != owner {
+			return fmt.Errorf("held by %s: %w", cur.Owner, store.ErrConflict)
+		}
+		return writeLease(ctx, tx, store.Lease{Key: key, Expires: time.Unix(0, 0), Token: cur.Token})
+	})
+	if err != nil {
+		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
+	}
+	return nil
+}
+
+// PutTaskIndex implements store.Tasks.
+func (s *Store) PutTaskIndex(ctx context.Context, user, task, run string) error {
+	if err := store.CheckTask(user, task); err != nil {
+		return err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer exit()
+	var (
+		found, inserted bool
+		old             []byte
+	)
+	err = s.pool.QueryRow(ctx, `
+		WITH r AS (SELECT 1 FROM runs WHERE id = $3 FOR SHARE),
+		ins AS (INSERT INTO tasks (usr, task, run) SELECT $1, $2, $3 FROM r ON CONFLICT DO NOTHING RETURNING 1)
+		SELECT EXISTS (SELECT 1 FROM r), EXISTS (SELECT 1 FROM ins)`, bs(user), bs(task), bs(run)).Scan(&found, &inserted)
+	switch {
+	case err != nil:
+		return fmt.Errorf("index task %s/%s: %w", user, task, err)
+	case !found:
+		return fmt.Errorf("index task %s/%s: run %s: %w", user, task, run, store.ErrNotFound)
+	case inserted:
+		return nil
+	}
+	err = s.pool.QueryRow(ctx, `SELECT run FROM tasks WHERE usr = $1 AND task = $2`, bs(user), bs(task)).Scan(&old)
+	switch {
+	case err != nil:
+		return fmt.Errorf("index task %s/%s: %w", user, task, err)
+	case string(old) != run:
+		return fmt.Errorf("index task %s/%s: mapped to run %s: %w", user, task, old, store.ErrConflict)
+	}
+	return nil
+}
+
+// LookupTask implements store.Tasks.
+func (s *Store) LookupTask(ctx context.Context, user, task string) (string, error) {
+	if err := store.CheckTask(user, task); err != nil {
+		return "", err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return "", err
+	}
+	defer exit()
+	var run []byte
+	err = s.pool.QueryRow(ctx, `SELECT run FROM tasks WHERE usr = $1 AND task = $2`, bs(user), bs(task)).Scan(&run)
+	if errNoRows(err) {
+		return "", fmt.Errorf("look up task %s of user %s: %w", task, user, store.ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("look up task %s of user %s: %w", task, user, err)
+	}
+	return string(run), nil
+}
