@@ -31,6 +31,9 @@ var allowed = map[string][]string{
 	"compiler/builtin":  {"compiler/bytecode", "compiler/types"},
 	"compiler":          {"compiler/bytecode", "compiler/builtin", "lang/syntax", "compiler/skillmd"},
 	"compiler/skillmd":  {"lang/diag"},
+	// A command's project: its root, the compiler's configuration over it,
+	// the source files named, diagnostics for display.
+	"compiler/project": {"compiler", "lang/diag"},
 
 	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
 
@@ -59,6 +62,9 @@ var allowed = map[string][]string{
 		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/workspace", "stdlib/tools", "vm",
 		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/openai"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
+
+	// The read side over a store, for the CLI and the browser inspector.
+	"runtime/inspect": {"runtime", "runtime/session", "runtime/store", "runtime/artifact", "runtime/evolution"},
 
 	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},

@@ -240,11 +240,7 @@ func (e *evaluator) eval(ci uint32, state, locals []types.Value) (types.Value, e
 // evalError builds the EvalError of the instruction at pc of chunk c.
 func (m *Machine) evalError(c *bytecode.Chunk, pc int, msg string) *EvalError {
 	sp := c.SpanAt(pc)
-	file := ""
-	if int(sp.File) < len(m.prog.Files) {
-		file = m.prog.Files[sp.File]
-	}
-	return &EvalError{Span: sp, File: file, Chunk: c.Name, PC: pc, Msg: msg}
+	return &EvalError{Span: sp, File: m.prog.SpanFile(sp), Chunk: c.Name, PC: pc, Msg: msg}
 }
 
 // makeMap builds MAKEMAP's map from k1 v1 ... kn vn; keys must be strings

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/artifact"
-	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/runtime/inspect"
 )
 
 type artifactFlags struct {
@@ -45,39 +43,26 @@ exist, 2 on usage errors.`,
 	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	open := func() (*pebble.Store, *artifact.Service, error) {
-		if f.app == "" {
-			return nil, nil, usageErr(errors.New("--app is required (the workflow's name)"))
-		}
-		st, err := pebble.Open(dataDir(f.data), nil)
-		if err != nil {
-			return nil, nil, &exitError{code: exitFail, err: err}
-		}
-		return st, artifact.New(st, time.Now), nil
-	}
+	with := func(fn func(*inspect.Inspector) error) error { return withApp(f.app, f.data, fn) }
 	list := &cobra.Command{
 		Use:   "list --app APP [--user U] [--session S]",
 		Short: "List artifacts (the latest revision of each)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			ms, err := svc.List(cmd.Context(), artifact.Filter{App: f.app, User: f.user, Session: f.session})
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
-			for _, m := range ms {
-				if f.json {
-					b, _ := json.Marshal(m)
-					fmt.Fprintf(a.stdout, "%s\n", b)
-					continue
+			return with(func(in *inspect.Inspector) error {
+				ms, err := in.Artifacts(cmd.Context(), artifact.Filter{App: f.app, User: f.user, Session: f.session})
+				if err != nil {
+					return failErr(err)
 				}
-				fmt.Fprintf(a.stdout, "%s\t%s\trev %d\t%d bytes\t%s\t%s\n", m.Session, m.Name, m.Revision, m.Size, m.MimeType, m.Created.Format(time.RFC3339))
-			}
-			return nil
+				for _, m := range ms {
+					if f.json {
+						a.printJSON(m)
+						continue
+					}
+					fmt.Fprintf(a.stdout, "%s\t%s\trev %d\t%d bytes\t%s\t%s\n", m.Session, m.Name, m.Revision, m.Size, m.MimeType, m.Created.Format(time.RFC3339))
+				}
+				return nil
+			})
 		},
 	}
 	get := &cobra.Command{
@@ -85,33 +70,28 @@ exist, 2 on usage errors.`,
 		Short: "Print one revision of an artifact (default the latest)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
 			sess := f.session
 			if sess == "" {
 				sess = defaultSession
 			}
-			art, err := svc.Get(cmd.Context(), artifact.Key{App: f.app, User: f.user, Session: sess, Name: args[0]}, f.rev)
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
-			if f.json {
-				b, _ := json.Marshal(art)
-				fmt.Fprintf(a.stdout, "%s\n", b)
-				return nil
-			}
-			if f.out != "" {
+			return with(func(in *inspect.Inspector) error {
+				art, err := in.Artifact(cmd.Context(), artifact.Key{App: f.app, User: f.user, Session: sess, Name: args[0]}, f.rev)
+				switch {
+				case err != nil:
+					return failErr(err)
+				case f.json:
+					a.printJSON(art)
+					return nil
+				case f.out == "":
+					_, err = a.stdout.Write(art.Data)
+					return err
+				}
 				if err := os.WriteFile(f.out, art.Data, 0o644); err != nil {
 					return usageErr(err)
 				}
 				fmt.Fprintf(a.stderr, "agentc: wrote %s revision %s (%d bytes) to %s\n", art.Name, strconv.Itoa(art.Revision), len(art.Data), f.out)
 				return nil
-			}
-			_, err = a.stdout.Write(art.Data)
-			return err
+			})
 		},
 	}
 	get.Flags().IntVar(&f.rev, "rev", 0, "the revision (default the latest)")

@@ -77,7 +77,7 @@ func compileFile(a *app, file string) (*bytecode.Program, []byte, error) {
 	if _, err := os.Stat(file); err != nil {
 		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
 	}
-	prog, enc, ds, srcs, err := proj.compile(file)
+	prog, enc, ds, srcs, err := proj.Compile(file)
 	if err != nil {
 		return nil, nil, usageErr(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/format"
 )
@@ -38,7 +39,7 @@ A file with syntax errors is reported and left untouched (exit 1).`,
 				}
 				return fmtOne(a, "<stdin>", src, false, check, showDiff)
 			}
-			files, err := collectAgentFiles(args)
+			files, err := project.Files(args)
 			if err != nil {
 				return usageErr(err)
 			}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/runtime/inspect"
 )
 
 func newGraphCmd(a *app) *cobra.Command {
@@ -30,7 +30,7 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			prog, _, ds, srcs, err := proj.compile(args[0])
+			prog, _, ds, srcs, err := proj.Compile(args[0])
 			if err != nil {
 				return usageErr(err)
 			}
@@ -40,7 +40,7 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 				}
 				return failed
 			}
-			gi, err := pickGraph(prog, name)
+			gi, err := inspect.PickGraph(prog, name)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -55,40 +55,4 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
 	cmd.Flags().StringVar(&name, "graph", "", "the graph (or agent) to draw")
 	return cmd
-}
-
-// pickGraph chooses the named graph (a declared graph or the graph an agent
-// is lowered to), else the serve block's graph, else the only declared
-// graph, else fails listing the declared graphs.
-func pickGraph(prog *bytecode.Program, name string) (int, error) {
-	lowered := map[int]bool{}
-	for _, ag := range prog.Agents {
-		if ag.Graph >= 0 {
-			lowered[int(ag.Graph)] = true
-		}
-	}
-	var declared []int
-	var names []string
-	for gi := range prog.Graphs {
-		if name != "" && prog.Graphs[gi].Name == name {
-			return gi, nil
-		}
-		if !lowered[gi] {
-			declared = append(declared, gi)
-			names = append(names, prog.Graphs[gi].Name)
-		}
-	}
-	switch {
-	case name != "":
-		return -1, fmt.Errorf("no graph or agent %q (graphs: %s)", name, strings.Join(names, ", "))
-	case prog.Serve != nil && prog.Serve.Run.Kind == bytecode.RefGraph:
-		return int(prog.Serve.Run.Index), nil
-	}
-	switch len(declared) {
-	case 0:
-		return -1, fmt.Errorf("the file declares no graph")
-	case 1:
-		return declared[0], nil
-	}
-	return -1, fmt.Errorf("several graphs; pick one with --graph (graphs: %s)", strings.Join(names, ", "))
 }

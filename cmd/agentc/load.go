@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/project"
+	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -21,12 +27,9 @@ func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
 	if err != nil {
 		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
 	}
-	p, err := bytecode.Decode(b)
+	p, err := inspect.DecodeProgram(b)
 	if err != nil {
-		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
-	}
-	if err := bytecode.Verify(p); err != nil {
-		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
+		return nil, nil, failErr(fmt.Errorf("%s: %w", file, err))
 	}
 	return p, b, nil
 }
@@ -56,3 +59,23 @@ func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data stri
 		Replay: assemble.DefaultReplay(prog), Evolution: true, Data: data, // workspaces: the default base, outside the data directory (spec/skills.md)
 		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }}
 }
+
+// openRunner assembles opts and opens a Runner of it over the Pebble store
+// in data. close closes the Runner, then the store.
+func openRunner(opts assemble.Options, data string) (asm *assemble.Assembly, st *pebble.Store, r *runtime.Runner, close func(), err error) {
+	if asm, err = assemble.Prepare(opts); err != nil {
+		return nil, nil, nil, nil, failErr(err)
+	}
+	if st, err = pebble.Open(data, nil); err != nil {
+		return nil, nil, nil, nil, failErr(err)
+	}
+	if r, err = asm.Runner(st); err != nil {
+		_ = st.Close()
+		return nil, nil, nil, nil, failErr(err)
+	}
+	return asm, st, r, func() { _ = r.Close(context.Background()); _ = st.Close() }, nil
+}
+
+// openProject is the project of the working directory, compiling against
+// the stdlib table's universe.
+func openProject() (*project.Project, error) { return project.Open(stdlib.Universe()) }

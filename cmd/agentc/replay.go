@@ -1,15 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/runtime"
-	"github.com/agentc/agentc/runtime/store"
-	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/vm"
 )
 
 func newReplayCmd(a *app) *cobra.Command {
@@ -30,19 +28,18 @@ Exit status: 0 identical, 1 diverged (the differing fields are printed) or
 the store, run or journal cannot be read, 2 on usage errors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withRun(cmd.Context(), data, args[0], func(st *pebble.Store, run store.Run, prog *bytecode.Program) error {
-				res, err := runtime.ReplayRun(cmd.Context(), st, prog, funcTable(prog, nil), run)
+			return withInspector(data, func(in *inspect.Inspector) error {
+				res, err := in.Replay(cmd.Context(), args[0], func(p *bytecode.Program) map[string]vm.Func { return funcTable(p, nil) })
 				if err != nil {
-					return &exitError{code: exitFail, err: err}
+					return failErr(err)
 				}
-				if asJSON {
-					b, _ := json.Marshal(map[string]any{"run": run.ID, "identical": res.Identical, "step": res.Step,
-						"want_step": res.WantStep, "diverged_at": res.DivergedAt, "diverged": res.Diverged})
-					fmt.Fprintf(a.stdout, "%s\n", b)
-				} else if res.Identical {
-					fmt.Fprintf(a.stdout, "replay of %s reached step %d: identical state\n", run.ID, res.Step)
-				} else {
-					fmt.Fprintf(a.stdout, "replay of %s diverges at step %d (replay reached step %d, the run committed step %d):\n", run.ID, res.DivergedAt, res.Step, res.WantStep)
+				switch {
+				case asJSON:
+					a.printJSON(res)
+				case res.Identical:
+					fmt.Fprintf(a.stdout, "replay of %s reached step %d: identical state\n", res.Run, res.Step)
+				default:
+					fmt.Fprintf(a.stdout, "replay of %s diverges at step %d (replay reached step %d, the run committed step %d):\n", res.Run, res.DivergedAt, res.Step, res.WantStep)
 					for _, d := range res.Diverged {
 						fmt.Fprintf(a.stdout, "  %s\n", d)
 					}

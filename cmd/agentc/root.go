@@ -36,6 +36,9 @@ func (e *exitError) Unwrap() error { return e.err }
 // usageErr marks err as a usage or I/O problem (exit 2).
 func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
 
+// failErr marks err as the command's failure (exit 1).
+func failErr(err error) error { return &exitError{code: exitFail, err: err} }
+
 // failed is an exit-1 outcome whose details were already printed.
 var failed = &exitError{code: exitFail}
 

@@ -11,9 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime"
-	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/session"
-	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
 // Exit codes of a run beyond the shared ones.
@@ -101,20 +99,11 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	asm, err := assemble.Prepare(assembleOptions(a, prog, enc, proj.root, dataDir(f.data)))
+	asm, st, r, closeRunner, err := openRunner(assembleOptions(a, prog, enc, proj.Root, dataDir(f.data)), dataDir(f.data))
 	if err != nil {
-		return &exitError{code: exitFail, err: err}
+		return err
 	}
-	st, err := pebble.Open(dataDir(f.data), nil)
-	if err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	defer st.Close()
-	r, err := asm.Runner(st)
-	if err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	defer r.Close(context.Background())
+	defer closeRunner()
 
 	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input}
 	if f.resume != "" {

@@ -20,7 +20,6 @@ import (
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
-	"github.com/agentc/agentc/runtime/store/pebble"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -105,7 +104,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return usageErr(err)
 	}
 	f.Set = cmd.Flags().Changed
-	set, err := assemble.ResolveServe(f.ServeFlags, prog, proj.root, nil)
+	set, err := assemble.ResolveServe(f.ServeFlags, prog, proj.Root, nil)
 	if err != nil {
 		return usageErr(err)
 	}
@@ -132,20 +131,11 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	default:
 		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
 	}
-	opts := assembleOptions(a, prog, enc, proj.root, set.Data)
+	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
 	opts.App, opts.Logger = set.App, logger
-	asm, err := assemble.Prepare(opts)
+	asm, st, r, closeRunner, err := openRunner(opts, set.Data)
 	if err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	st, err := pebble.Open(set.Data, nil)
-	if err != nil {
-		return &exitError{code: exitFail, err: err}
-	}
-	r, err := asm.Runner(st)
-	if err != nil {
-		_ = st.Close()
-		return &exitError{code: exitFail, err: err}
+		return err
 	}
 	clock := asm.Config().Clock
 	b := &server.Backend{
@@ -156,8 +146,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	// --addr with port 0 gets one from the kernel).
 	l, err := net.Listen("tcp", set.Addr)
 	if err != nil {
-		_ = r.Close(context.Background())
-		_ = st.Close()
+		closeRunner()
 		return &exitError{code: exitFail, err: fmt.Errorf("listen: %w", err)}
 	}
 	bound := set
@@ -165,16 +154,14 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
 	if err != nil {
 		_ = l.Close()
-		_ = r.Close(context.Background())
-		_ = st.Close()
+		closeRunner()
 		return &exitError{code: exitFail, err: err}
 	}
 	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
 		Tokens: set.Tokens, Open: set.Open, Logger: logger})
 	if err != nil {
 		_ = l.Close()
-		_ = r.Close(context.Background())
-		_ = st.Close()
+		closeRunner()
 		return usageErr(err)
 	}
 	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; data %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), set.Data)

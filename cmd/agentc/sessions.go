@@ -4,16 +4,49 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/pebble"
 )
+
+// withInspector opens the store under the data directory and calls fn
+// with an Inspector over it (forks get the wall clock and crypto ids).
+func withInspector(data string, fn func(*inspect.Inspector) error) error {
+	st, err := pebble.Open(dataDir(data), nil)
+	if err != nil {
+		return failErr(err)
+	}
+	defer st.Close()
+	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
+}
+
+// withApp is withInspector for the commands that need --app.
+func withApp(app, data string, fn func(*inspect.Inspector) error) error {
+	if app == "" {
+		return usageErr(errors.New("--app is required (the workflow's name)"))
+	}
+	return withInspector(data, fn)
+}
+
+// inspectErr is an inspect error's exit: 2 for a bad request, else 1.
+func inspectErr(err error) error {
+	if errors.Is(err, inspect.ErrInvalid) {
+		return usageErr(err)
+	}
+	return failErr(err)
+}
+
+// printJSON prints v as one line of JSON.
+func (a *app) printJSON(v any) {
+	b, _ := json.Marshal(v)
+	fmt.Fprintf(a.stdout, "%s\n", b)
+}
 
 type sessionFlags struct {
 	app, user, data string
@@ -44,16 +77,7 @@ exist, 2 on usage errors.`,
 	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	open := func() (*pebble.Store, *session.Service, error) {
-		if f.app == "" {
-			return nil, nil, usageErr(errors.New("--app is required (the workflow's name)"))
-		}
-		st, err := pebble.Open(dataDir(f.data), nil)
-		if err != nil {
-			return nil, nil, &exitError{code: exitFail, err: err}
-		}
-		return st, session.New(st), nil
-	}
+	with := func(fn func(*inspect.Inspector) error) error { return withApp(f.app, f.data, fn) }
 	key := func(s string) store.SessionKey {
 		u := f.user
 		if u == "" {
@@ -66,24 +90,20 @@ exist, 2 on usage errors.`,
 		Short: "List sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			infos, err := svc.List(cmd.Context(), session.ListFilter{App: f.app, User: f.user})
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
-			for _, in := range infos {
-				if f.json {
-					b, _ := json.Marshal(sessionJSON(in))
-					fmt.Fprintf(a.stdout, "%s\n", b)
-					continue
+			return with(func(in *inspect.Inspector) error {
+				ss, err := in.Sessions(cmd.Context(), session.ListFilter{App: f.app, User: f.user})
+				if err != nil {
+					return failErr(err)
 				}
-				fmt.Fprintf(a.stdout, "%s\t%s\t%d events\tupdated %s\n", in.Key.User, in.Key.Session, in.Events, in.Updated.UTC().Format(time.RFC3339))
-			}
-			return nil
+				for _, s := range ss {
+					if f.json {
+						a.printJSON(s)
+						continue
+					}
+					fmt.Fprintf(a.stdout, "%s\t%s\t%d events\tupdated %s\n", s.User, s.Session, s.Events, s.Updated.Format(time.RFC3339))
+				}
+				return nil
+			})
 		},
 	}
 	show := &cobra.Command{
@@ -91,26 +111,23 @@ exist, 2 on usage errors.`,
 		Short: "Show a session and its runs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			in, err := svc.Get(cmd.Context(), key(args[0]))
-			if err != nil {
-				return &exitError{code: exitFail, err: fmt.Errorf("session %s: %w", args[0], err)}
-			}
-			if f.json {
-				b, _ := json.MarshalIndent(sessionJSON(in), "", "  ")
-				fmt.Fprintf(a.stdout, "%s\n", b)
+			return with(func(in *inspect.Inspector) error {
+				s, err := in.Session(cmd.Context(), key(args[0]))
+				if err != nil {
+					return failErr(err)
+				}
+				if f.json {
+					b, _ := json.MarshalIndent(s, "", "  ")
+					fmt.Fprintf(a.stdout, "%s\n", b)
+					return nil
+				}
+				fmt.Fprintf(a.stdout, "session %s (user %s, app %s)\n", s.Session, s.User, s.App)
+				fmt.Fprintf(a.stdout, "created %s, updated %s, %d events\n", s.Created.Format(time.RFC3339), s.Updated.Format(time.RFC3339), s.Events)
+				for _, r := range s.Runs {
+					fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", r.ID, r.Runnable, r.Status)
+				}
 				return nil
-			}
-			fmt.Fprintf(a.stdout, "session %s (user %s, app %s)\n", in.Key.Session, in.Key.User, in.Key.App)
-			fmt.Fprintf(a.stdout, "created %s, updated %s, %d events\n", in.Created.UTC().Format(time.RFC3339), in.Updated.UTC().Format(time.RFC3339), in.Events)
-			for _, r := range in.Runs {
-				fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", r.ID, r.Runnable, r.Status)
-			}
-			return nil
+			})
 		},
 	}
 	events := &cobra.Command{
@@ -118,111 +135,32 @@ exist, 2 on usage errors.`,
 		Short: "Print a session's ledger",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			filter := session.EventFilter{Run: f.run}
-			for _, k := range f.kinds {
-				if !runtime.EventKind(k).Valid() {
-					return usageErr(fmt.Errorf("unknown event kind %q", k))
+			q := inspect.EventQuery{Run: f.run, Kinds: f.kinds}
+			if err := q.Check(); err != nil {
+				return usageErr(err)
+			}
+			return with(func(in *inspect.Inspector) error {
+				evs, err := in.Events(cmd.Context(), key(args[0]), q)
+				if err != nil {
+					return inspectErr(err)
 				}
-				filter.Kinds = append(filter.Kinds, runtime.EventKind(k))
-			}
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			k := key(args[0])
-			if _, err := svc.Get(cmd.Context(), k); err != nil {
-				return &exitError{code: exitFail, err: fmt.Errorf("session %s: %w", args[0], err)}
-			}
-			evs, err := svc.Events(cmd.Context(), k, filter)
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
-			for _, e := range evs {
-				if f.json {
+				for _, e := range evs {
+					if !f.json {
+						fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\n", e.Seq, e.Kind, e.Node, inspect.Summary(e))
+						continue
+					}
 					b, err := runtime.EncodeEvent(e)
 					if err != nil {
-						return &exitError{code: exitFail, err: err}
+						return failErr(err)
 					}
 					fmt.Fprintf(a.stdout, "%s\n", b)
-					continue
 				}
-				fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\n", e.Seq, e.Kind, e.Node, eventSummary(e))
-			}
-			return nil
+				return nil
+			})
 		},
 	}
 	events.Flags().StringVar(&f.run, "run", "", "only the events of this run")
 	events.Flags().StringSliceVar(&f.kinds, "kind", nil, "only events of these kinds")
 	cmd.AddCommand(list, show, events)
 	return cmd
-}
-
-type sessionOut struct {
-	App     string      `json:"app"`
-	User    string      `json:"user"`
-	Session string      `json:"session"`
-	Created time.Time   `json:"created"`
-	Updated time.Time   `json:"updated"`
-	Events  uint64      `json:"events"`
-	Runs    []runOutput `json:"runs,omitempty"`
-}
-
-type runOutput struct {
-	ID       string `json:"id"`
-	Runnable string `json:"runnable"`
-	Status   string `json:"status"`
-}
-
-func sessionJSON(in session.Info) sessionOut {
-	out := sessionOut{App: in.Key.App, User: in.Key.User, Session: in.Key.Session, Created: in.Created.UTC(), Updated: in.Updated.UTC(), Events: in.Events}
-	for _, r := range in.Runs {
-		out.Runs = append(out.Runs, runOutput{ID: r.ID, Runnable: r.Runnable, Status: string(r.Status)})
-	}
-	return out
-}
-
-// eventSummary is a one-line gist of an event's payload.
-func eventSummary(e *runtime.Event) string {
-	short := func(s string) string {
-		s = strings.Join(strings.Fields(s), " ")
-		if len(s) > 80 {
-			s = s[:77] + "..."
-		}
-		return s
-	}
-	switch e.Kind {
-	case runtime.EventInput:
-		if e.Resume != nil {
-			return "resume " + e.Resume.Run
-		}
-		return short(e.Text)
-	case runtime.EventRunStarted:
-		return e.Run + " " + e.Runnable
-	case runtime.EventModelResponse:
-		return short(e.Model + " " + e.Text)
-	case runtime.EventToolResult:
-		if e.ToolCall != nil {
-			return short(e.ToolCall.Name + " " + string(e.Result))
-		}
-	case runtime.EventStateDelta:
-		var fs []string
-		for _, c := range e.Changes {
-			fs = append(fs, c.Op+" "+c.Field)
-		}
-		return strings.Join(fs, ", ")
-	case runtime.EventInterrupt:
-		var ids []string
-		for _, in := range e.Interrupts {
-			ids = append(ids, in.ID)
-		}
-		return strings.Join(ids, ", ")
-	case runtime.EventRunError, runtime.EventNodeFailed:
-		if e.Error != nil {
-			return short(e.Error.Kind + ": " + e.Error.Message)
-		}
-	case runtime.EventRunFinished:
-		return short(string(e.Status) + " " + string(e.Output))
-	}
-	return ""
 }

@@ -1,17 +1,14 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os/user"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/evolution"
-	"github.com/agentc/agentc/runtime/skill"
-	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/runtime/inspect"
 )
 
 type skillsFlags struct {
@@ -45,15 +42,6 @@ exist or is not pending, 2 on usage errors.`,
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 	pf.StringVar(&f.by, "by", "", "who decides (default the OS user)")
 
-	open := func() (*pebble.Store, *evolution.Service, error) {
-		st, err := pebble.Open(dataDir(f.data), nil)
-		if err != nil {
-			return nil, nil, &exitError{code: exitFail, err: err}
-		}
-		svc := evolution.New(evolution.Config{Store: st, Repo: skill.NewRepository(), Now: time.Now,
-			NewID: func() string { return "" }})
-		return st, svc, nil
-	}
 	who := func() string {
 		if f.by != "" {
 			return f.by
@@ -65,8 +53,7 @@ exist or is not pending, 2 on usage errors.`,
 	}
 	print := func(c *evolution.Candidate, long bool) {
 		if f.json {
-			b, _ := json.Marshal(c)
-			fmt.Fprintf(a.stdout, "%s\n", b)
+			a.printJSON(c)
 			return
 		}
 		fmt.Fprintf(a.stdout, "%s\t%s\t%s\trev %d\t%s\n", c.ID, c.Status, c.Proposal.Name, c.Revision, c.Session.String())
@@ -94,25 +81,21 @@ exist or is not pending, 2 on usage errors.`,
 			fmt.Fprintf(a.stdout, "  reason: %s\n", c.Reason)
 		}
 	}
-	fail := func(err error) error { return &exitError{code: exitFail, err: err} }
 	pending := &cobra.Command{
 		Use:   "pending",
 		Short: "List candidates waiting for approval or evaluation",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			cs, err := svc.Pending(cmd.Context())
-			if err != nil {
-				return fail(err)
-			}
-			for _, c := range cs {
-				print(c, false)
-			}
-			return nil
+			return withInspector(f.data, func(in *inspect.Inspector) error {
+				cs, err := in.Pending(cmd.Context())
+				if err != nil {
+					return failErr(err)
+				}
+				for _, c := range cs {
+					print(c, false)
+				}
+				return nil
+			})
 		},
 	}
 	show := &cobra.Command{
@@ -120,17 +103,14 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Show one candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			c, err := svc.Get(cmd.Context(), args[0])
-			if err != nil {
-				return fail(err)
-			}
-			print(c, true)
-			return nil
+			return withInspector(f.data, func(in *inspect.Inspector) error {
+				c, err := in.Candidate(cmd.Context(), args[0])
+				if err != nil {
+					return failErr(err)
+				}
+				print(c, true)
+				return nil
+			})
 		},
 	}
 	approve := &cobra.Command{
@@ -138,21 +118,18 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Publish a pending candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			c, err := svc.Approve(cmd.Context(), args[0], who())
-			if err != nil {
-				return fail(err)
-			}
-			if f.json {
-				print(c, false)
+			return withInspector(f.data, func(in *inspect.Inspector) error {
+				c, err := in.Approve(cmd.Context(), args[0], who())
+				switch {
+				case err != nil:
+					return failErr(err)
+				case f.json:
+					print(c, false)
+				default:
+					fmt.Fprintf(a.stdout, "published %s revision %d to %s\n", c.Proposal.Name, c.Revision, c.Dir)
+				}
 				return nil
-			}
-			fmt.Fprintf(a.stdout, "published %s revision %d to %s\n", c.Proposal.Name, c.Revision, c.Dir)
-			return nil
+			})
 		},
 	}
 	reject := &cobra.Command{
@@ -160,21 +137,18 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Reject a pending candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			st, svc, err := open()
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			c, err := svc.Reject(cmd.Context(), args[0], who(), f.reason)
-			if err != nil {
-				return fail(err)
-			}
-			if f.json {
-				print(c, false)
+			return withInspector(f.data, func(in *inspect.Inspector) error {
+				c, err := in.Reject(cmd.Context(), args[0], who(), f.reason)
+				switch {
+				case err != nil:
+					return failErr(err)
+				case f.json:
+					print(c, false)
+				default:
+					fmt.Fprintf(a.stdout, "rejected %s (%s)\n", c.ID, c.Proposal.Name)
+				}
 				return nil
-			}
-			fmt.Fprintf(a.stdout, "rejected %s (%s)\n", c.ID, c.Proposal.Name)
-			return nil
+			})
 		},
 	}
 	reject.Flags().StringVar(&f.reason, "reason", "", "why")

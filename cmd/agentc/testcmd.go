@@ -4,12 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/testrun"
 )
@@ -33,7 +32,7 @@ Exit status: 0 when every test passed, 1 when any failed or did not
 compile, 2 on a usage or I/O problem.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files, err := testFiles(args)
+			files, err := project.TestFiles(args)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -59,39 +58,6 @@ compile, 2 on a usage or I/O problem.`,
 	return cmd
 }
 
-// testFiles expands FILES|DIRS like validate does; of the files found in
-// directories, only those declaring a test block are kept.
-func testFiles(args []string) ([]string, error) {
-	named := map[string]bool{}
-	for _, arg := range args {
-		if st, err := os.Stat(arg); err == nil && !st.IsDir() {
-			named[displayPath(arg)] = true
-		}
-	}
-	all, err := collectAgentFiles(args)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
-	for _, f := range all {
-		if named[f] {
-			out = append(out, f)
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(strings.TrimSpace(line), "test ") {
-				out = append(out, f)
-				break
-			}
-		}
-	}
-	return out, nil
-}
-
 // testResult is one test's outcome (the --json form).
 type testResult struct {
 	File     string   `json:"file"`
@@ -104,8 +70,8 @@ type testResult struct {
 
 // testFile runs the tests of one file and returns how many passed and how
 // many there were (a file that does not compile counts as one failure).
-func testFile(ctx context.Context, a *app, proj *project, file string, asJSON bool) (passed, total int) {
-	prog, enc, ds, srcs, err := proj.compile(file)
+func testFile(ctx context.Context, a *app, proj *project.Project, file string, asJSON bool) (passed, total int) {
+	prog, enc, ds, srcs, err := proj.Compile(file)
 	if err != nil {
 		fmt.Fprintf(a.stderr, "agentc: %v\n", err)
 		return 0, 1
@@ -115,7 +81,7 @@ func testFile(ctx context.Context, a *app, proj *project, file string, asJSON bo
 		fmt.Fprintf(a.stdout, "FAIL %s (does not compile)\n", file)
 		return 0, 1
 	}
-	cfg := testrun.Config{Root: proj.root, Display: proj.display, Verified: true, Encoding: enc}
+	cfg := testrun.Config{Root: proj.Root, Display: proj.Display, Verified: true, Encoding: enc}
 	var cov testrun.Coverage
 	for i := range prog.Tests {
 		r := testrun.Run(ctx, prog, &prog.Tests[i], cfg)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 )
 
@@ -26,7 +27,7 @@ was found, 2 on a usage or I/O problem.`,
 			default:
 				return usageErr(fmt.Errorf("unknown --format %q (want text, json or sarif)", format))
 			}
-			files, err := collectAgentFiles(args)
+			files, err := project.Files(args)
 			if err != nil {
 				return usageErr(err)
 			}
@@ -37,7 +38,7 @@ was found, 2 on a usage or I/O problem.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			ds, srcs, err := proj.check(files)
+			ds, srcs, err := proj.Check(files)
 			if err != nil {
 				return usageErr(err)
 			}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/model"
 	"github.com/agentc/agentc/vm"
@@ -39,7 +38,7 @@ func loadFixtures(p *bytecode.Program, t *bytecode.Test, root string) (*scripted
 		if err != nil {
 			return nil, fmt.Errorf("test %q: fixture: %w", t.Name, err)
 		}
-		name := RefName(p, f.Target)
+		name := p.RefName(f.Target)
 		switch f.Target.Kind {
 		case bytecode.RefModel:
 			fx, err := model.LoadFixture(f.Path, data)
@@ -59,58 +58,6 @@ func loadFixtures(p *bytecode.Program, t *bytecode.Test, root string) (*scripted
 	return s, nil
 }
 
-// RefName is the name of a graph, agent, model or tool reference ("" when
-// it does not resolve).
-func RefName(p *bytecode.Program, r bytecode.Ref) string {
-	switch r.Kind {
-	case bytecode.RefGraph:
-		if int(r.Index) < len(p.Graphs) {
-			return p.Graphs[r.Index].Name
-		}
-	case bytecode.RefAgent:
-		if int(r.Index) < len(p.Agents) {
-			return p.Agents[r.Index].Name
-		}
-	case bytecode.RefModel:
-		if int(r.Index) < len(p.Models) {
-			return p.Models[r.Index].Name
-		}
-	case bytecode.RefTool:
-		if int(r.Index) < len(p.Tools) {
-			return p.Tools[r.Index].Name
-		}
-	}
-	return ""
-}
-
-// AttrString returns a string attribute's value: a constant, or an env()
-// reference looked up with env (nil: os.LookupEnv), else its default; ""
-// when attrs has no such string attribute.
-func AttrString(p *bytecode.Program, attrs []bytecode.Attr, name string, env func(string) (string, bool)) string {
-	if env == nil {
-		env = os.LookupEnv
-	}
-	for _, at := range attrs {
-		if at.Name != name {
-			continue
-		}
-		switch at.Kind {
-		case bytecode.AttrConst:
-			if int(at.Const) < len(p.Consts) && p.Consts[at.Const].Kind() == types.ValString {
-				return p.Consts[at.Const].Str()
-			}
-		case bytecode.AttrEnv:
-			if v, ok := env(at.Env.Var); ok {
-				return v
-			}
-			if at.Env.HasDefault {
-				return at.Env.Default
-			}
-		}
-	}
-	return ""
-}
-
 // openAIModels builds an OpenAI-compatible provider per declared model.
 func openAIModels(p *bytecode.Program, key string, env func(string) (string, bool), ent vm.Entropy) (map[string]runtime.Model, error) {
 	out := map[string]runtime.Model{}
@@ -118,9 +65,9 @@ func openAIModels(p *bytecode.Program, key string, env func(string) (string, boo
 		md := &p.Models[i]
 		base, _ := env("OPENAI_BASE_URL")
 		if base == "" {
-			base = AttrString(p, md.Attrs, "base_url", env)
+			base = p.AttrString(md.Attrs, "base_url", env)
 		}
-		id := AttrString(p, md.Attrs, "name", env)
+		id := p.AttrString(md.Attrs, "name", env)
 		if id == "" {
 			id = md.Name
 		}

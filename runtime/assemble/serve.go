@@ -110,9 +110,9 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 		blockAttrs = prog.Serve.Attrs
 	}
 	s := ServeSettings{
-		Addr: pick("addr", f.Addr, "AGENTC_ADDR", y.Serve.Addr, AttrString(prog, blockAttrs, "addr", env), "127.0.0.1:8080"),
+		Addr: pick("addr", f.Addr, "AGENTC_ADDR", y.Serve.Addr, prog.AttrString(blockAttrs, "addr", env), "127.0.0.1:8080"),
 		Data: pick("data", f.Data, "AGENTC_DATA", y.Serve.Data, "", ".agentc"),
-		App:  pick("app", f.App, "AGENTC_APP", y.Serve.App, AttrString(prog, blockAttrs, "app", env), ""),
+		App:  pick("app", f.App, "AGENTC_APP", y.Serve.App, prog.AttrString(blockAttrs, "app", env), ""),
 	}
 	// Tokens: the first source that gives any.
 	s.Tokens = map[string]string{}
@@ -254,7 +254,7 @@ func Mounts(b *server.Backend, prog *bytecode.Program, set ServeSettings, env fu
 	)
 	eps := Endpoints(prog)
 	if ep, ok := eps[bytecode.ProtoOpenAI]; ok {
-		h := openai.New(b, openai.Options{Path: ep.Path, Model: AttrString(prog, ep.Attrs, "model", env)})
+		h := openai.New(b, openai.Options{Path: ep.Path, Model: prog.AttrString(ep.Attrs, "model", env)})
 		mounts = append(mounts, h.Mount())
 		names = append(names, "openai "+h.Path()+" (model "+h.Model()+")")
 	}

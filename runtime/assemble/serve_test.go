@@ -93,7 +93,7 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		})
 	}
 	eps := Endpoints(prog)
-	if len(eps) != 1 || eps[bytecode.ProtoOpenAI].Path != "/oai" || AttrString(prog, eps[bytecode.ProtoOpenAI].Attrs, "model", nil) != "w-model" {
+	if len(eps) != 1 || eps[bytecode.ProtoOpenAI].Path != "/oai" || prog.AttrString(eps[bytecode.ProtoOpenAI].Attrs, "model", nil) != "w-model" {
 		t.Fatalf("endpoints %+v", eps)
 	}
 }

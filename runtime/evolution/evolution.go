@@ -135,7 +135,7 @@ func PoliciesFromProgram(p *bytecode.Program, models map[string]runtime.Model, r
 				bp.Reviewer = models[p.Models[ag.Model].Name]
 			}
 			for _, at := range pol.Attrs {
-				v := skill.ConstAttr(p, []bytecode.Attr{at}, at.Name)
+				v, _ := p.AttrConst(at)
 				switch at.Name {
 				case "reviewer":
 					if len(at.Refs) == 1 && at.Refs[0].Kind == bytecode.RefModel && int(at.Refs[0].Index) < len(p.Models) {

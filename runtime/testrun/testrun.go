@@ -96,7 +96,7 @@ func Run(ctx context.Context, prog *bytecode.Program, t *bytecode.Test, cfg Conf
 		fail("input: %v", err)
 		return
 	}
-	inv := runtime.Invocation{User: "test", Session: "test", Input: input, Runnable: assemble.RefName(prog, t.Run)}
+	inv := runtime.Invocation{User: "test", Session: "test", Input: input, Runnable: prog.RefName(t.Run)}
 	var events []*runtime.Event
 	var runErrs []string
 	used := make([]bool, len(t.Answers))
@@ -235,10 +235,11 @@ func (e *seqEntropy) Uint64() uint64 { return e.n.Add(1) * 0x9E3779B97F4A7C15 }
 
 // sourceLine is the trimmed source line a span starts on ("" if unreadable).
 func sourceLine(cfg Config, p *bytecode.Program, s bytecode.Span) string {
-	if int(s.File) >= len(p.Files) || s.StartLine == 0 {
+	name := p.SpanFile(s)
+	if name == "" || s.StartLine == 0 {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(cfg.Root, filepath.FromSlash(p.Files[s.File])))
+	b, err := os.ReadFile(filepath.Join(cfg.Root, filepath.FromSlash(name)))
 	if err != nil {
 		return ""
 	}
@@ -251,12 +252,12 @@ func sourceLine(cfg Config, p *bytecode.Program, s bytecode.Span) string {
 
 // spanString is file:line of a span.
 func spanString(cfg Config, p *bytecode.Program, s bytecode.Span) string {
-	file := "?"
-	if int(s.File) < len(p.Files) {
-		file = p.Files[s.File]
-		if cfg.Display != nil {
-			file = cfg.Display(file)
-		}
+	file := p.SpanFile(s)
+	switch {
+	case file == "":
+		file = "?"
+	case cfg.Display != nil:
+		file = cfg.Display(file)
 	}
 	return fmt.Sprintf("%s:%d", file, s.StartLine)
 }

@@ -150,27 +150,25 @@ func (d *declared) attrValue(ctx context.Context, a bytecode.Attr, env map[strin
 	return types.Value{}, d.errorf(vm.KindInternal, "attribute %s: unsupported kind %s", a.Name, a.Kind)
 }
 
+// constAttr is a's constant (bytecode.Program.AttrConst), else an error
+// naming the tool.
 func (d *declared) constAttr(a bytecode.Attr) (types.Value, error) {
-	if a.Kind != bytecode.AttrConst || int(a.Const) >= len(d.p.Consts) {
-		return types.Value{}, fmt.Errorf("tool %s: attribute %s is not a constant", d.t.Name, a.Name)
+	if v, ok := d.p.AttrConst(a); ok {
+		return v, nil
 	}
-	return d.p.Consts[a.Const], nil
+	return types.Value{}, fmt.Errorf("tool %s: attribute %s is not a constant", d.t.Name, a.Name)
 }
 
-// resolveEnv resolves the env references among attrs (by attribute name),
-// failing the load when one is unset without a default. Values are never
-// part of an error.
+// resolveEnv resolves the env references among attrs (by attribute name,
+// bytecode.Program.AttrValue over Config.LookupEnv), failing the load when
+// one is unset without a default. Values are never part of an error.
 func (d *declared) resolveEnv(attrs []bytecode.Attr) (map[string]types.Value, error) {
 	out := map[string]types.Value{}
-	lookup := d.cfg.LookupEnv
-	if lookup == nil {
-		lookup = func(string) (string, bool) { return "", false }
-	}
 	for _, a := range attrs {
 		if a.Kind != bytecode.AttrEnv {
 			continue
 		}
-		v, err := d.p.ResolveEnv(a.Env, lookup)
+		v, _, err := d.p.AttrValue(a, d.cfg.LookupEnv)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %s: %w", d.t.Name, a.Name, err)
 		}

@@ -1,4 +1,4 @@
-package main
+package project
 
 import (
 	"fmt"
@@ -9,12 +9,12 @@ import (
 	"strings"
 )
 
-// collectAgentFiles expands FILES|DIRS into .agent files. Directories are
-// walked recursively, skipping testdata, node_modules and hidden folders (as
-// the go tool does); files named explicitly are always included. The result
-// is sorted, de-duplicated, and relative to the working directory when
+// Files expands FILES|DIRS into .agent files. Directories are walked
+// recursively, skipping testdata, node_modules and hidden folders (as the
+// go tool does); files named explicitly are always included. The result is
+// sorted, de-duplicated, and relative to the working directory when
 // possible, with forward slashes.
-func collectAgentFiles(args []string) ([]string, error) {
+func Files(args []string) ([]string, error) {
 	var out []string
 	for _, arg := range args {
 		info, err := os.Stat(arg)
@@ -47,6 +47,39 @@ func collectAgentFiles(args []string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return slices.Compact(out), nil
+}
+
+// TestFiles is Files keeping, of the files found in directories, only
+// those declaring a test block (a line starting with "test ").
+func TestFiles(args []string) ([]string, error) {
+	named := map[string]bool{}
+	for _, arg := range args {
+		if st, err := os.Stat(arg); err == nil && !st.IsDir() {
+			named[displayPath(arg)] = true
+		}
+	}
+	all, err := Files(args)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, f := range all {
+		if named[f] {
+			out = append(out, f)
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "test ") {
+				out = append(out, f)
+				break
+			}
+		}
+	}
+	return out, nil
 }
 
 // displayPath makes path relative to the working directory when it lies

@@ -1,0 +1,147 @@
+// Package project is where a command reads .agent files from: a root
+// directory (the nearest ancestor of the working directory holding
+// agentc.yaml or .git, else the working directory) that imports, skills
+// and fixtures may not leave, the compiler's configuration over it, the
+// source files named on a command line, and diagnostics rewritten for
+// display. Names inside the compiler are relative to the root; names shown
+// to the user are relative to the working directory.
+package project
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentc/agentc/compiler"
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/lang/diag"
+)
+
+// Project is a root and the working directory names are shown against.
+type Project struct {
+	Root     string // absolute
+	WD       string // absolute
+	universe *compiler.Universe
+}
+
+// Open finds the project of the working directory; u is the compiler's
+// universe (stdlib.Universe(), so that `run = builtin.NAME` is checked).
+func Open(u *compiler.Universe) (*Project, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	return At(wd, u), nil
+}
+
+// At is the project of working directory wd (absolute).
+func At(wd string, u *compiler.Universe) *Project {
+	root := wd
+	for dir := wd; ; {
+		if exists(filepath.Join(dir, "agentc.yaml")) || exists(filepath.Join(dir, ".git")) {
+			root = dir
+			break
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			break
+		}
+		dir = parent
+	}
+	return &Project{Root: root, WD: wd, universe: u}
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// Config is the compiler's configuration: the project's files and its
+// universe.
+func (p *Project) Config() compiler.Config {
+	return compiler.Config{FS: os.DirFS(p.Root), Root: ".", Universe: p.universe}
+}
+
+// Name converts a user path into a root-relative, slash-separated name.
+func (p *Project) Name(userPath string) (string, error) {
+	abs := userPath
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(p.WD, userPath)
+	}
+	rel, err := filepath.Rel(p.Root, abs)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("%s is outside the project root %s", userPath, p.Root)
+	}
+	return filepath.ToSlash(rel), nil
+}
+
+// Display converts a root-relative name into a path relative to the
+// working directory (slash-separated), for output.
+func (p *Project) Display(name string) string {
+	rel, err := filepath.Rel(p.WD, filepath.Join(p.Root, filepath.FromSlash(name)))
+	if err != nil {
+		return name
+	}
+	return filepath.ToSlash(rel)
+}
+
+// Localize rewrites the file names of diagnostics for display, reads the
+// files they mention for snippets, and sorts them.
+func (p *Project) Localize(ds []diag.Diagnostic) ([]diag.Diagnostic, diag.Sources) {
+	srcs := diag.Sources{}
+	fix := func(s *diag.Span) {
+		if s.File == "" {
+			return
+		}
+		name := s.File
+		s.File = p.Display(name)
+		if _, ok := srcs[s.File]; !ok {
+			data, err := os.ReadFile(filepath.Join(p.Root, filepath.FromSlash(name)))
+			if err == nil {
+				srcs[s.File] = data
+			} else {
+				srcs[s.File] = nil
+			}
+		}
+	}
+	out := make([]diag.Diagnostic, len(ds))
+	for i, d := range ds {
+		d.Related = append([]diag.Related(nil), d.Related...)
+		fix(&d.Subject)
+		for j := range d.Related {
+			fix(&d.Related[j].Span)
+		}
+		out[i] = d
+	}
+	diag.Sort(out)
+	return out, srcs
+}
+
+// Check checks each root file as its own program (compiler.CheckRoots)
+// and returns every diagnostic in display form.
+func (p *Project) Check(files []string) ([]diag.Diagnostic, diag.Sources, error) {
+	names := make([]string, len(files))
+	for i, f := range files {
+		var err error
+		if names[i], err = p.Name(f); err != nil {
+			return nil, nil, err
+		}
+	}
+	ds, srcs := p.Localize(compiler.CheckRoots(p.Config(), names...))
+	return ds, srcs, nil
+}
+
+// Compile builds one root file (compiler.Build). It returns the program
+// (nil when any error was found, loading included), verified, with its
+// encoding, and every diagnostic in display form.
+func (p *Project) Compile(file string) (*bytecode.Program, []byte, []diag.Diagnostic, diag.Sources, error) {
+	name, err := p.Name(file)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	prog, out, all := compiler.Build(p.Config(), name)
+	var enc []byte
+	if out != nil {
+		enc = out.Bytes
+	}
+	ds, srcs := p.Localize(all)
+	return prog, enc, ds, srcs, nil
+}
