@@ -54,3 +54,31 @@ func ParseRunCursor(f RunFilter) ([]byte, error) {
 	}
 	return k, nil
 }
+
+// ListStart validates f for ListRuns and returns the run index key its page
+// starts after (nil: from the first run f selects).
+func (f RunFilter) ListStart() ([]byte, error) {
+	if err := f.Check(); err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	after, err := ParseRunCursor(f)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	return after, nil
+}
+
+// Selects reports whether f's status filter lets r through.
+func (f RunFilter) Selects(r Run) bool { return f.Status == "" || r.Status == f.Status }
+
+// Page cuts runs, the runs f selects after its cursor in index order, to f's
+// page and returns the cursor of the next page ("" when runs fit in it). A
+// backend reads at most f.Limit+1 runs: the one past the page says another
+// page exists.
+func (f RunFilter) Page(runs []Run) (page []Run, next string) {
+	if f.Limit > 0 && len(runs) > f.Limit {
+		runs = runs[:f.Limit]
+		next = RunCursor(runs[len(runs)-1])
+	}
+	return runs, next
+}

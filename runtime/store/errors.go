@@ -1,6 +1,9 @@
 package store
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. Backends wrap them with what was being done, so callers
 // test with errors.Is and people read the whole message.
@@ -26,3 +29,7 @@ var (
 	// ErrClosed: the store was closed.
 	ErrClosed = errors.New("store: closed")
 )
+
+// ErrNoFullSnapshot is the ErrCorrupt of a checkpoint chain that has no full
+// snapshot at its start: a delta with nothing to apply it to.
+var ErrNoFullSnapshot = fmt.Errorf("no full snapshot before it: %w", ErrCorrupt)

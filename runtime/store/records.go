@@ -107,6 +107,11 @@ type CheckpointFilter struct {
 	Limit  int
 }
 
+// Selects reports whether c passes f's step bound and kind (Limit aside).
+func (f CheckpointFilter) Selects(c Checkpoint) bool {
+	return (f.Before == 0 || c.Step < f.Before) && (f.Kind == 0 || c.Kind == f.Kind)
+}
+
 // StepCommit is everything one superstep makes durable at once.
 type StepCommit struct {
 	Checkpoint Checkpoint

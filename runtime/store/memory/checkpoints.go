@@ -114,7 +114,7 @@ func (s *Store) ListCheckpoints(ctx context.Context, runID string, f store.Check
 		var out []store.Checkpoint
 		for i := len(r.checkpoints) - 1; i >= 0 && (f.Limit <= 0 || len(out) < f.Limit); i-- {
 			c := r.checkpoints[i]
-			if (f.Before == 0 || c.Step < f.Before) && (f.Kind == 0 || c.Kind == f.Kind) {
+			if f.Selects(c) {
 				out = append(out, cloneCheckpoint(c))
 			}
 		}
@@ -161,7 +161,7 @@ func (s *Store) CheckpointChain(ctx context.Context, runID string, step uint64) 
 	end := r.find(step)
 	start := r.chainStart(end)
 	if start < 0 {
-		return nil, fmt.Errorf("load checkpoint chain %s/%d: no full snapshot before it: %w", runID, step, store.ErrCorrupt)
+		return nil, fmt.Errorf("load checkpoint chain %s/%d: %w", runID, step, store.ErrNoFullSnapshot)
 	}
 	out := make([]store.Checkpoint, 0, end-start+1)
 	for _, c := range r.checkpoints[start : end+1] {
@@ -182,7 +182,7 @@ func (s *Store) PruneCheckpoints(ctx context.Context, runID string, step uint64)
 	}
 	start := r.chainStart(r.find(step))
 	if start < 0 {
-		return 0, fmt.Errorf("prune checkpoints %s before %d: no full snapshot: %w", runID, step, store.ErrCorrupt)
+		return 0, fmt.Errorf("prune checkpoints %s before %d: %w", runID, step, store.ErrNoFullSnapshot)
 	}
 	r.checkpoints = slices.Delete(r.checkpoints, 0, start)
 	return start, nil

@@ -229,12 +229,9 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 
 // ListRuns implements store.Runs.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	if err := f.Check(); err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	after, err := store.ParseRunCursor(f)
+	after, err := f.ListStart()
 	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
+		return nil, "", err
 	}
 	if err := s.lock(ctx); err != nil {
 		return nil, "", err
@@ -248,21 +245,20 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 	var all []entry
 	for _, r := range s.runs {
 		k := store.RunIndexKey(r.rec)
-		if bytes.HasPrefix(k, prefix) && bytes.Compare(k, after) > 0 && (f.Status == "" || r.rec.Status == f.Status) {
+		if bytes.HasPrefix(k, prefix) && bytes.Compare(k, after) > 0 && f.Selects(r.rec) {
 			all = append(all, entry{k, r.rec})
 		}
 	}
 	slices.SortFunc(all, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
-	next := ""
-	if f.Limit > 0 && len(all) > f.Limit {
-		all = all[:f.Limit]
-		next = store.RunCursor(all[len(all)-1].run)
-	}
-	out := make([]store.Run, len(all))
+	runs := make([]store.Run, len(all))
 	for i, e := range all {
-		out[i] = cloneRun(e.run)
+		runs[i] = e.run
 	}
-	return out, next, nil
+	runs, next := f.Page(runs)
+	for i := range runs {
+		runs[i] = cloneRun(runs[i])
+	}
+	return runs, next, nil
 }
 
 // DeleteRun implements store.Runs.

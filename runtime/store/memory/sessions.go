@@ -125,30 +125,23 @@ func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey 
 
 // AcquireLease implements store.Leases.
 func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.extendLease(ctx, key, owner, ttl, now, func(l store.Lease) (store.Lease, error) {
-		switch {
-		case l.HeldAt(now) && l.Owner != owner:
-			return store.Lease{}, fmt.Errorf("acquire lease %q for %s: held by %s until %v: %w", key, owner, l.Owner, l.Expires, store.ErrConflict)
-		case !l.HeldAt(now):
-			l = store.Lease{Key: key, Owner: owner, Token: l.Token + 1}
-		}
-		return l, nil
-	})
+	return s.stepLease(ctx, "acquire", key, owner, ttl, now, store.Lease.Acquire)
 }
 
 // RenewLease implements store.Leases.
 func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.extendLease(ctx, key, owner, ttl, now, func(l store.Lease) (store.Lease, error) {
-		if !l.HeldAt(now) || l.Owner != owner {
-			return store.Lease{}, fmt.Errorf("renew lease %q for %s: not held by it: %w", key, owner, store.ErrConflict)
-		}
-		return l, nil
-	})
+	return s.stepLease(ctx, "renew", key, owner, ttl, now, store.Lease.Renew)
 }
 
-// extendLease stores the lease that take makes of key's current one (the
-// zero Lease when there is none), expiring ttl after now.
-func (s *Store) extendLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time, take func(store.Lease) (store.Lease, error)) (store.Lease, error) {
+// lease returns key's lease: the zero one with Key set when there is none.
+func (s *Store) lease(key string) store.Lease {
+	l := s.leases[key]
+	l.Key = key
+	return l
+}
+
+// stepLease stores the lease step makes of key's current one.
+func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
 	if err := store.CheckLease(key, owner, ttl); err != nil {
 		return store.Lease{}, err
 	}
@@ -156,11 +149,10 @@ func (s *Store) extendLease(ctx context.Context, key, owner string, ttl time.Dur
 		return store.Lease{}, err
 	}
 	defer s.mu.Unlock()
-	l, err := take(s.leases[key])
+	l, err := step(s.lease(key), owner, ttl, now)
 	if err != nil {
-		return store.Lease{}, err
+		return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
 	}
-	l.Expires = now.Add(ttl)
 	s.leases[key] = l
 	return l, nil
 }
@@ -174,14 +166,13 @@ func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Ti
 		return err
 	}
 	defer s.mu.Unlock()
-	l, ok := s.leases[key]
-	if !ok || !l.HeldAt(now) {
-		return nil
+	l, changed, err := s.lease(key).Release(owner, now)
+	if err != nil {
+		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
 	}
-	if l.Owner != owner {
-		return fmt.Errorf("release lease %q for %s: held by %s: %w", key, owner, l.Owner, store.ErrConflict)
+	if changed {
+		s.leases[key] = l
 	}
-	s.leases[key] = store.Lease{Key: key, Token: l.Token}
 	return nil
 }
 

@@ -171,7 +171,7 @@ func (s *Store) ListCheckpoints(ctx context.Context, run string, f store.Checkpo
 		if c, err = checkpointAt(it, run); err != nil {
 			break
 		}
-		if f.Kind == 0 || c.Kind == f.Kind {
+		if f.Selects(c) {
 			out = append(out, c)
 		}
 	}
@@ -213,7 +213,7 @@ func (s *Store) chain(run string, step uint64) ([]store.Checkpoint, error) {
 		return nil, err
 	}
 	if len(out) == 0 || out[len(out)-1].Kind != store.Full {
-		return nil, fmt.Errorf("no full snapshot before it: %w", store.ErrCorrupt)
+		return nil, store.ErrNoFullSnapshot
 	}
 	slices.Reverse(out)
 	return out, nil

@@ -34,34 +34,17 @@ func (s *Store) putLease(l store.Lease) error {
 
 // AcquireLease implements store.Leases.
 func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	defer exit()
-	defer s.locks.lock(leaseKey(key))()
-	l, err := s.getLease(key)
-	if err != nil {
-		return store.Lease{}, fmt.Errorf("acquire lease %q: %w", key, err)
-	}
-	switch {
-	case l.HeldAt(now) && l.Owner != owner:
-		return store.Lease{}, fmt.Errorf("acquire lease %q for %s: held by %s until %v: %w", key, owner, l.Owner, l.Expires, store.ErrConflict)
-	case !l.HeldAt(now):
-		l = store.Lease{Key: key, Owner: owner, Token: l.Token + 1}
-	}
-	l.Expires = now.Add(ttl)
-	if err := s.putLease(l); err != nil {
-		return store.Lease{}, fmt.Errorf("acquire lease %q: %w", key, err)
-	}
-	return l, nil
+	return s.stepLease(ctx, "acquire", key, owner, ttl, now, store.Lease.Acquire)
 }
 
 // RenewLease implements store.Leases.
 func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	return s.stepLease(ctx, "renew", key, owner, ttl, now, store.Lease.Renew)
+}
+
+// stepLease writes the lease step makes of key's current one, under the
+// key's lock.
+func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
 	if err := store.CheckLease(key, owner, ttl); err != nil {
 		return store.Lease{}, err
 	}
@@ -72,15 +55,14 @@ func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Dura
 	defer exit()
 	defer s.locks.lock(leaseKey(key))()
 	l, err := s.getLease(key)
+	if err == nil {
+		l, err = step(l, owner, ttl, now)
+	}
+	if err == nil {
+		err = s.putLease(l)
+	}
 	if err != nil {
-		return store.Lease{}, fmt.Errorf("renew lease %q: %w", key, err)
-	}
-	if !l.HeldAt(now) || l.Owner != owner {
-		return store.Lease{}, fmt.Errorf("renew lease %q for %s: not held by it: %w", key, owner, store.ErrConflict)
-	}
-	l.Expires = now.Add(ttl)
-	if err := s.putLease(l); err != nil {
-		return store.Lease{}, fmt.Errorf("renew lease %q: %w", key, err)
+		return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
 	}
 	return l, nil
 }
@@ -97,17 +79,15 @@ func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Ti
 	defer exit()
 	defer s.locks.lock(leaseKey(key))()
 	l, err := s.getLease(key)
+	changed := false
+	if err == nil {
+		l, changed, err = l.Release(owner, now)
+	}
+	if err == nil && changed {
+		err = s.putLease(l)
+	}
 	if err != nil {
-		return fmt.Errorf("release lease %q: %w", key, err)
-	}
-	if !l.HeldAt(now) {
-		return nil
-	}
-	if l.Owner != owner {
-		return fmt.Errorf("release lease %q for %s: held by %s: %w", key, owner, l.Owner, store.ErrConflict)
-	}
-	if err := s.putLease(store.Lease{Key: key, Token: l.Token}); err != nil {
-		return fmt.Errorf("release lease %q: %w", key, err)
+		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
 	}
 	return nil
 }

@@ -15,22 +15,42 @@ import (
 // (bytecode, events, journal entries, pending writes, results, state) are the
 // payload itself.
 
+// fields is one direction of the codec: *enc appends each field it is
+// handed, *dec overwrites each with what it reads. A record lists its fields
+// once, in a function over fields, so that writing and reading it follow one
+// order.
+type fields interface {
+	uint(*uint64)
+	str(*string)
+	blob(*[]byte)
+	time(*time.Time)
+}
+
+// encode frames r's fields, with room for n payload bytes.
+func encode[T any](n int, r T, list func(fields, *T)) []byte {
+	e := &enc{store.BeginValue(n)}
+	list(e, &r)
+	return store.EndValue(e.b)
+}
+
+// decode reads the fields of the record at key into r (which holds what the
+// key says), or reports the payload corrupt.
+func decode[T any](key, payload []byte, r T, list func(fields, *T)) (T, error) {
+	d := &dec{key: key, b: payload}
+	list(d, &r)
+	return r, d.done()
+}
+
 // enc appends fields to a framed value.
 type enc struct{ b []byte }
 
-// newEnc starts a value with room for n payload bytes.
-func newEnc(n int) *enc { return &enc{store.BeginValue(n)} }
-
-func (e *enc) uint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
-func (e *enc) str(s string)  { e.uint(uint64(len(s))); e.b = append(e.b, s...) }
-func (e *enc) blob(p []byte) { e.uint(uint64(len(p))); e.b = append(e.b, p...) }
-func (e *enc) time(t time.Time) {
+func (e *enc) uint(v *uint64) { e.b = binary.AppendUvarint(e.b, *v) }
+func (e *enc) str(s *string)  { e.b = append(binary.AppendUvarint(e.b, uint64(len(*s))), *s...) }
+func (e *enc) blob(p *[]byte) { e.b = append(binary.AppendUvarint(e.b, uint64(len(*p))), *p...) }
+func (e *enc) time(t *time.Time) {
 	e.b = binary.AppendVarint(e.b, t.Unix())
-	e.uint(uint64(t.Nanosecond()))
+	e.b = binary.AppendUvarint(e.b, uint64(t.Nanosecond()))
 }
-
-// value ends the frame.
-func (e *enc) value() []byte { return store.EndValue(e.b) }
 
 // dec reads fields from a payload. The first failure sticks; done reports it,
 // or trailing bytes, as corruption of key.
@@ -47,7 +67,7 @@ func (d *dec) fail(why string) {
 	d.b = nil
 }
 
-func (d *dec) uint() uint64 {
+func (d *dec) num() uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail("bad number")
@@ -57,41 +77,36 @@ func (d *dec) uint() uint64 {
 	return v
 }
 
-func (d *dec) blob() []byte {
-	n := d.uint()
+// field reads a length-prefixed field, nil when it is bad.
+func (d *dec) field() []byte {
+	n := d.num()
 	if n > uint64(len(d.b)) {
 		d.fail("field longer than the value")
 		return nil
 	}
-	p := append([]byte(nil), d.b[:n]...)
+	p := d.b[:n]
 	d.b = d.b[n:]
 	return p
 }
 
-func (d *dec) str() string {
-	n := d.uint()
-	if n > uint64(len(d.b)) {
-		d.fail("field longer than the value")
-		return ""
-	}
-	s := string(d.b[:n])
-	d.b = d.b[n:]
-	return s
-}
+func (d *dec) uint(v *uint64) { *v = d.num() }
+func (d *dec) str(s *string)  { *s = string(d.field()) }
+func (d *dec) blob(p *[]byte) { *p = append([]byte(nil), d.field()...) }
 
-func (d *dec) time() time.Time {
+func (d *dec) time(t *time.Time) {
+	*t = time.Time{}
 	sec, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail("bad time")
-		return time.Time{}
+		return
 	}
 	d.b = d.b[n:]
-	nsec := d.uint()
+	nsec := d.num()
 	if nsec >= 1e9 {
 		d.fail("bad time")
-		return time.Time{}
+		return
 	}
-	return time.Unix(sec, int64(nsec)).UTC()
+	*t = time.Unix(sec, int64(nsec)).UTC()
 }
 
 func (d *dec) done() error {
@@ -107,85 +122,63 @@ func (d *dec) done() error {
 // ---- records ----
 
 // metaValue holds the layout version.
-func metaValue() []byte {
-	e := newEnc(2)
-	e.uint(store.LayoutVersion)
-	return e.value()
-}
+func metaValue() []byte { return encode(2, uint64(store.LayoutVersion), metaFields) }
 
-func decodeMeta(key, payload []byte) (uint64, error) {
-	d := dec{key: key, b: payload}
-	v := d.uint()
-	return v, d.done()
-}
+func decodeMeta(key, payload []byte) (uint64, error) { return decode(key, payload, 0, metaFields) }
+
+func metaFields(f fields, v *uint64) { f.uint(v) }
 
 func runValue(r store.Run) []byte {
-	e := newEnc(96 + len(r.ID) + len(r.Meta) + len(r.ProgramHash))
-	e.str(r.ID)
-	e.str(r.Session.App)
-	e.str(r.Session.User)
-	e.str(r.Session.Session)
-	e.str(r.Runnable)
-	e.str(r.ProgramHash)
-	e.str(string(r.Status))
-	e.str(r.ParentRun)
-	e.uint(r.ParentStep)
-	e.time(r.Created)
-	e.time(r.Updated)
-	e.blob(r.Meta)
-	return e.value()
+	return encode(96+len(r.ID)+len(r.Meta)+len(r.ProgramHash), r, runFields)
 }
 
 func decodeRun(key, payload []byte) (store.Run, error) {
-	d := dec{key: key, b: payload}
-	var r store.Run
-	r.ID = d.str()
-	r.Session.App = d.str()
-	r.Session.User = d.str()
-	r.Session.Session = d.str()
-	r.Runnable = d.str()
-	r.ProgramHash = d.str()
-	r.Status = store.RunStatus(d.str())
-	r.ParentRun = d.str()
-	r.ParentStep = d.uint()
-	r.Created = d.time()
-	r.Updated = d.time()
-	r.Meta = d.blob()
-	return r, d.done()
+	return decode(key, payload, store.Run{}, runFields)
+}
+
+func runFields(f fields, r *store.Run) {
+	status := string(r.Status)
+	f.str(&r.ID)
+	f.str(&r.Session.App)
+	f.str(&r.Session.User)
+	f.str(&r.Session.Session)
+	f.str(&r.Runnable)
+	f.str(&r.ProgramHash)
+	f.str(&status)
+	f.str(&r.ParentRun)
+	f.uint(&r.ParentStep)
+	f.time(&r.Created)
+	f.time(&r.Updated)
+	f.blob(&r.Meta)
+	r.Status = store.RunStatus(status)
 }
 
 func checkpointValue(c store.Checkpoint) []byte {
-	e := newEnc(64 + len(c.State) + len(c.Frontier) + len(c.Counters) + len(c.Interrupts) + len(c.ProgramHash) + len(c.SchemaHash))
-	e.uint(uint64(c.Kind))
-	e.blob(c.State)
-	e.blob(c.Frontier)
-	e.blob(c.Counters)
-	e.blob(c.Interrupts)
-	e.str(c.ProgramHash)
-	e.str(c.SchemaHash)
-	e.time(c.Time)
-	e.uint(c.JournalNext)
-	return e.value()
+	n := 64 + len(c.State) + len(c.Frontier) + len(c.Counters) + len(c.Interrupts) + len(c.ProgramHash) + len(c.SchemaHash)
+	return encode(n, c, checkpointFields)
 }
 
 // decodeCheckpoint decodes the checkpoint of run at step.
 func decodeCheckpoint(key, payload []byte, run string, step uint64) (store.Checkpoint, error) {
-	d := dec{key: key, b: payload}
-	c := store.Checkpoint{Run: run, Step: step}
-	kind := d.uint()
-	c.State = d.blob()
-	c.Frontier = d.blob()
-	c.Counters = d.blob()
-	c.Interrupts = d.blob()
-	c.ProgramHash = d.str()
-	c.SchemaHash = d.str()
-	c.Time = d.time()
-	c.JournalNext = d.uint()
-	if kind != uint64(store.Full) && kind != uint64(store.Delta) {
-		d.fail("unknown checkpoint kind")
+	c, err := decode(key, payload, store.Checkpoint{Run: run, Step: step}, checkpointFields)
+	if err == nil && c.Kind != store.Full && c.Kind != store.Delta {
+		err = store.CorruptRecord(key, "unknown checkpoint kind")
 	}
+	return c, err
+}
+
+func checkpointFields(f fields, c *store.Checkpoint) {
+	kind := uint64(c.Kind)
+	f.uint(&kind)
+	f.blob(&c.State)
+	f.blob(&c.Frontier)
+	f.blob(&c.Counters)
+	f.blob(&c.Interrupts)
+	f.str(&c.ProgramHash)
+	f.str(&c.SchemaHash)
+	f.time(&c.Time)
+	f.uint(&c.JournalNext)
 	c.Kind = store.CheckpointKind(kind)
-	return c, d.done()
 }
 
 // sessionRecord is what the session key holds; the ledger, state and
@@ -195,55 +188,40 @@ type sessionRecord struct {
 	lastSeq          uint64
 }
 
-func sessionValue(r sessionRecord) []byte {
-	e := newEnc(32)
-	e.time(r.created)
-	e.time(r.updated)
-	e.uint(r.lastSeq)
-	return e.value()
-}
+func sessionValue(r sessionRecord) []byte { return encode(32, r, sessionFields) }
 
 func decodeSession(key, payload []byte) (sessionRecord, error) {
-	d := dec{key: key, b: payload}
-	var r sessionRecord
-	r.created = d.time()
-	r.updated = d.time()
-	r.lastSeq = d.uint()
-	return r, d.done()
+	return decode(key, payload, sessionRecord{}, sessionFields)
 }
 
-func summaryValue(s store.Summary) []byte {
-	e := newEnc(32 + len(s.Text))
-	e.str(s.Text)
-	e.uint(s.Boundary)
-	e.time(s.Time)
-	return e.value()
+func sessionFields(f fields, r *sessionRecord) {
+	f.time(&r.created)
+	f.time(&r.updated)
+	f.uint(&r.lastSeq)
 }
+
+func summaryValue(s store.Summary) []byte { return encode(32+len(s.Text), s, summaryFields) }
 
 func decodeSummary(key, payload []byte, filterKey string) (store.Summary, error) {
-	d := dec{key: key, b: payload}
-	s := store.Summary{FilterKey: filterKey}
-	s.Text = d.str()
-	s.Boundary = d.uint()
-	s.Time = d.time()
-	return s, d.done()
+	return decode(key, payload, store.Summary{FilterKey: filterKey}, summaryFields)
 }
 
-func leaseValue(l store.Lease) []byte {
-	e := newEnc(32 + len(l.Owner))
-	e.str(l.Owner)
-	e.time(l.Expires)
-	e.uint(l.Token)
-	return e.value()
+func summaryFields(f fields, s *store.Summary) {
+	f.str(&s.Text)
+	f.uint(&s.Boundary)
+	f.time(&s.Time)
 }
+
+func leaseValue(l store.Lease) []byte { return encode(32+len(l.Owner), l, leaseFields) }
 
 func decodeLease(key, payload []byte, leaseKey string) (store.Lease, error) {
-	d := dec{key: key, b: payload}
-	l := store.Lease{Key: leaseKey}
-	l.Owner = d.str()
-	l.Expires = d.time()
-	l.Token = d.uint()
-	return l, d.done()
+	return decode(key, payload, store.Lease{Key: leaseKey}, leaseFields)
+}
+
+func leaseFields(f fields, l *store.Lease) {
+	f.str(&l.Owner)
+	f.time(&l.Expires)
+	f.uint(&l.Token)
 }
 
 // attemptNum decodes an attempt stored as a key's number part.

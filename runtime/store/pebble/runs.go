@@ -174,12 +174,9 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 // reads each run's record for its status; it reads one match past the page to
 // know whether another page exists.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	if err := f.Check(); err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	after, err := store.ParseRunCursor(f)
+	after, err := f.ListStart()
 	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
+		return nil, "", err
 	}
 	exit, err := s.enter(ctx)
 	if err != nil {
@@ -191,7 +188,6 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
 	var out []store.Run
-	next := ""
 	ok := it.First()
 	if after != nil {
 		ok = it.SeekGE(after)
@@ -211,18 +207,17 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 		if r, err = s.getRun(parts[3].Str); err != nil {
 			break
 		}
-		if f.Status != "" && r.Status != f.Status {
+		if !f.Selects(r) {
 			continue
 		}
-		if f.Limit > 0 && len(out) == f.Limit {
-			next = store.RunCursor(out[len(out)-1])
+		if out = append(out, r); f.Limit > 0 && len(out) > f.Limit {
 			break
 		}
-		out = append(out, r)
 	}
 	if err := it.close(err); err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
+	out, next := f.Page(out)
 	return out, next, nil
 }
 

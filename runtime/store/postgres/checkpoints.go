@@ -211,15 +211,27 @@ func (s *Store) ListCheckpoints(ctx context.Context, run string, f store.Checkpo
 }
 
 // chainBase returns the step of the full snapshot the chain of step starts
-// with; found is false when step has no checkpoint, base nil when no full
-// snapshot precedes it.
+// with: store.ErrNotFound when step has no checkpoint,
+// store.ErrNoFullSnapshot when no full snapshot precedes it.
 func chainBase(ctx context.Context, q interface {
 	QueryRow(context.Context, string, ...any) pgx.Row
-}, run string, step int64) (found bool, base *int64, err error) {
-	err = q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM checkpoints WHERE run = $1 AND step = $2),
+}, run string, step int64) (int64, error) {
+	var (
+		found bool
+		base  *int64
+	)
+	err := q.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM checkpoints WHERE run = $1 AND step = $2),
 		(SELECT max(step) FROM checkpoints WHERE run = $1 AND step <= $2 AND kind = $3)`,
 		bs(run), step, int16(store.Full)).Scan(&found, &base)
-	return found, base, err
+	switch {
+	case err != nil:
+		return 0, err
+	case !found:
+		return 0, store.ErrNotFound
+	case base == nil:
+		return 0, store.ErrNoFullSnapshot
+	}
+	return *base, nil
 }
 
 // CheckpointChain implements store.Checkpoints.
@@ -235,17 +247,12 @@ func (s *Store) CheckpointChain(ctx context.Context, run string, step uint64) ([
 	}
 	var chain []store.Checkpoint
 	err = s.tx(ctx, func(tx pgx.Tx) error {
-		found, base, err := chainBase(ctx, tx, run, n)
-		switch {
-		case err != nil:
+		base, err := chainBase(ctx, tx, run, n)
+		if err != nil {
 			return err
-		case !found:
-			return store.ErrNotFound
-		case base == nil:
-			return fmt.Errorf("no full snapshot before it: %w", store.ErrCorrupt)
 		}
 		rows, err := tx.Query(ctx, `SELECT `+checkpointCols+` FROM checkpoints WHERE run = $1 AND step >= $2 AND step <= $3 ORDER BY step`,
-			bs(run), *base, n)
+			bs(run), base, n)
 		if err != nil {
 			return err
 		}
@@ -271,16 +278,11 @@ func (s *Store) PruneCheckpoints(ctx context.Context, run string, step uint64) (
 	}
 	var pruned int
 	err = s.tx(ctx, func(tx pgx.Tx) error {
-		found, base, err := chainBase(ctx, tx, run, n)
-		switch {
-		case err != nil:
+		base, err := chainBase(ctx, tx, run, n)
+		if err != nil {
 			return err
-		case !found:
-			return store.ErrNotFound
-		case base == nil:
-			return fmt.Errorf("no full snapshot: %w", store.ErrCorrupt)
 		}
-		tag, err := tx.Exec(ctx, `DELETE FROM checkpoints WHERE run = $1 AND step < $2`, bs(run), *base)
+		tag, err := tx.Exec(ctx, `DELETE FROM checkpoints WHERE run = $1 AND step < $2`, bs(run), base)
 		pruned = int(tag.RowsAffected())
 		return err
 	})

@@ -216,12 +216,9 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 // store.RunIndexKey, so the order and the cursors are those of every other
 // backend.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	if err := f.Check(); err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	after, err := store.ParseRunCursor(f)
+	after, err := f.ListStart()
 	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
+		return nil, "", err
 	}
 	exit, err := s.enter(ctx)
 	if err != nil {
@@ -248,11 +245,7 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 	if err != nil {
 		return nil, "", fmt.Errorf("list runs: %w", err)
 	}
-	next := ""
-	if f.Limit > 0 && len(runs) > f.Limit {
-		runs = runs[:f.Limit]
-		next = store.RunCursor(runs[len(runs)-1])
-	}
+	runs, next := f.Page(runs)
 	return runs, next, nil
 }
 

@@ -256,6 +256,17 @@ func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey 
 // missing and then locked FOR UPDATE, so acquirers of one key take turns;
 // the token is kept in the row across holders and only grows.
 func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	return s.stepLease(ctx, "acquire", key, owner, ttl, now, store.Lease.Acquire)
+}
+
+// RenewLease implements store.Leases.
+func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
+	return s.stepLease(ctx, "renew", key, owner, ttl, now, store.Lease.Renew)
+}
+
+// stepLease writes the lease step makes of key's current one, in one
+// transaction holding the lease's row.
+func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
 	if err := store.CheckLease(key, owner, ttl); err != nil {
 		return store.Lease{}, err
 	}
@@ -270,18 +281,13 @@ func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Du
 		if err != nil {
 			return err
 		}
-		switch {
-		case cur.HeldAt(now) && cur.Owner != owner:
-			return fmt.Errorf("held by %s until %v: %w", cur.Owner, cur.Expires, store.ErrConflict)
-		case !cur.HeldAt(now):
-			cur = store.Lease{Key: key, Owner: owner, Token: cur.Token + 1}
+		if l, err = step(cur, owner, ttl, now); err != nil {
+			return err
 		}
-		cur.Expires = now.Add(ttl)
-		l = cur
-		return writeLease(ctx, tx, cur)
+		return writeLease(ctx, tx, l)
 	})
 	if err != nil {
-		return store.Lease{}, fmt.Errorf("acquire lease %q for %s: %w", key, owner, err)
+		return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
 	}
 	return l, nil
 }
@@ -311,35 +317,6 @@ func writeLease(ctx context.Context, tx pgx.Tx, l store.Lease) error {
 	return err
 }
 
-// RenewLease implements store.Leases.
-func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	defer exit()
-	var l store.Lease
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		cur, err := lockLease(ctx, tx, key)
-		if err != nil {
-			return err
-		}
-		if !cur.HeldAt(now) || cur.Owner != owner {
-			return fmt.Errorf("not held by it: %w", store.ErrConflict)
-		}
-		cur.Expires = now.Add(ttl)
-		l = cur
-		return writeLease(ctx, tx, cur)
-	})
-	if err != nil {
-		return store.Lease{}, fmt.Errorf("renew lease %q for %s: %w", key, owner, err)
-	}
-	return l, nil
-}
-
 // ReleaseLease implements store.Leases.
 func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
 	if err := store.CheckLease(key, owner, time.Nanosecond); err != nil {
@@ -355,13 +332,12 @@ func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Ti
 		if err != nil {
 			return err
 		}
-		if !cur.HeldAt(now) {
-			return nil
+		l, changed, err := cur.Release(owner, now)
+		if err != nil || !changed {
+			return err
 		}
-		if cur.Owner != owner {
-			return fmt.Errorf("held by %s: %w", cur.Owner, store.ErrConflict)
-		}
-		return writeLease(ctx, tx, store.Lease{Key: key, Expires: time.Unix(0, 0), Token: cur.Token})
+		l.Expires = time.Unix(0, 0)
+		return writeLease(ctx, tx, l)
 	})
 	if err != nil {
 		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
