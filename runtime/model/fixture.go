@@ -75,16 +75,9 @@ func LoadFixture(name string, data []byte) (*Fixture, error) {
 	}
 	fx := &Fixture{Name: name, Model: model}
 	if n := m.get("replies"); n != nil {
-		items, err := r.sequence(n, "replies")
+		fx.rules, err = sequenceOf(r, n, "replies", func(item *yaml.Node, i int) (*rule, error) { return r.rule(item, i+1) })
 		if err != nil {
 			return nil, err
-		}
-		for i, item := range items {
-			ru, err := r.rule(item, i+1)
-			if err != nil {
-				return nil, err
-			}
-			fx.rules = append(fx.rules, ru)
 		}
 	}
 	if n := m.get("default"); n != nil {
@@ -216,16 +209,11 @@ func (r *yamlReader) reply(m *mapping, path string, out *reply) error {
 		}
 	}
 	if n := m.get("tool_calls"); n != nil {
-		items, err := r.sequence(n, path+".tool_calls")
+		out.toolCalls, err = sequenceOf(r, n, path+".tool_calls", func(item *yaml.Node, i int) (scriptedCall, error) {
+			return r.toolCall(item, fmt.Sprintf("%s.tool_calls[%d]", path, i))
+		})
 		if err != nil {
 			return err
-		}
-		for i, item := range items {
-			c, err := r.toolCall(item, fmt.Sprintf("%s.tool_calls[%d]", path, i))
-			if err != nil {
-				return err
-			}
-			out.toolCalls = append(out.toolCalls, c)
 		}
 	}
 	out.chunks = 1

@@ -50,16 +50,9 @@ func LoadToolFixture(name string, data []byte) (*ToolFixture, error) {
 	if n == nil {
 		return nil, r.errorf(m.node, "missing results")
 	}
-	items, err := r.sequence(n, "results")
+	fx.results, err = sequenceOf(r, n, "results", func(item *yaml.Node, i int) (*toolResult, error) { return r.toolResult(item, i+1) })
 	if err != nil {
 		return nil, err
-	}
-	for i, item := range items {
-		res, err := r.toolResult(item, i+1)
-		if err != nil {
-			return nil, err
-		}
-		fx.results = append(fx.results, res)
 	}
 	if len(fx.results) == 0 {
 		return nil, r.errorf(n, "results: want at least one result")
