@@ -291,47 +291,66 @@ func (p *jsonParser) value(depth int) Value {
 	}
 }
 
-func (p *jsonParser) array(depth int) Value {
-	p.off++ // [
-	var elems []Value
+// empty steps over the opening bracket of an array or object and, when the
+// closing one follows, over that too and reports true.
+func (p *jsonParser) empty(closing byte) bool {
+	p.off++ // [ or {
 	p.space()
-	if p.off < len(p.b) && p.b[p.off] == ']' {
+	if p.off < len(p.b) && p.b[p.off] == closing {
 		p.off++
+		return true
+	}
+	return false
+}
+
+// more reads what follows an element of an array or object (in, closed by
+// closing): true after a comma, false after the closing bracket or on an
+// error (p.err set).
+func (p *jsonParser) more(closing byte, in string) bool {
+	p.space()
+	if p.off >= len(p.b) {
+		p.fail("unexpected end of input in %s", in)
+		return false
+	}
+	switch p.b[p.off] {
+	case ',':
+		p.off++
+		return true
+	case closing:
+		p.off++
+		return false
+	}
+	p.fail("want , or %c in %s", closing, in)
+	return false
+}
+
+func (p *jsonParser) array(depth int) Value {
+	if p.empty(']') {
 		return MakeList(nil)
 	}
+	var elems []Value
 	for {
 		p.space()
 		elems = append(elems, p.value(depth+1))
 		if p.err != nil {
 			return Value{}
 		}
-		p.space()
-		if p.off >= len(p.b) {
-			p.fail("unexpected end of input in array")
-			return Value{}
-		}
-		switch p.b[p.off] {
-		case ',':
-			p.off++
-		case ']':
-			p.off++
-			return MakeList(elems)
-		default:
-			p.fail("want , or ] in array")
-			return Value{}
+		if !p.more(']', "array") {
+			break
 		}
 	}
+	if p.err != nil {
+		return Value{}
+	}
+	return MakeList(elems)
 }
 
 func (p *jsonParser) object(depth int) Value {
-	p.off++ // {
-	var keys []string
-	var vals []Value
-	p.space()
-	if p.off < len(p.b) && p.b[p.off] == '}' {
-		p.off++
+	if p.empty('}') {
 		return Value{kind: ValMap}
 	}
+	var keys []string
+	var vals []Value
 	for {
 		p.space()
 		if p.off >= len(p.b) || p.b[p.off] != '"' {
@@ -353,27 +372,19 @@ func (p *jsonParser) object(depth int) Value {
 			return Value{}
 		}
 		keys, vals = append(keys, k), append(vals, v)
-		p.space()
-		if p.off >= len(p.b) {
-			p.fail("unexpected end of input in object")
-			return Value{}
-		}
-		switch p.b[p.off] {
-		case ',':
-			p.off++
-		case '}':
-			p.off++
-			m, err := MakeMap(keys, vals)
-			if err != nil { // the only possible error: a repeated key
-				p.fail("object %v", err)
-				return Value{}
-			}
-			return m
-		default:
-			p.fail("want , or } in object")
-			return Value{}
+		if !p.more('}', "object") {
+			break
 		}
 	}
+	if p.err != nil {
+		return Value{}
+	}
+	m, err := MakeMap(keys, vals)
+	if err != nil { // the only possible error: a repeated key
+		p.fail("object %v", err)
+		return Value{}
+	}
+	return m
 }
 
 // string parses a JSON string starting at its opening quote.

@@ -69,34 +69,15 @@ type scriptedError struct {
 // values are errors (*FixtureError) naming the line and the rule.
 func LoadFixture(name string, data []byte) (*Fixture, error) {
 	r := &yamlReader{file: name}
-	root, err := r.document(data)
+	m, model, err := r.head(data, "model", "replies", "default")
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.mapping(root, "fixture", "version", "model", "replies", "default")
-	if err != nil {
-		return nil, err
-	}
-	if err := r.version(m); err != nil {
-		return nil, err
-	}
-	fx := &Fixture{Name: name}
-	if n := m.get("model"); n != nil {
-		if fx.Model, err = r.str(n, "model"); err != nil {
-			return nil, err
-		}
-	}
+	fx := &Fixture{Name: name, Model: model}
 	if n := m.get("replies"); n != nil {
-		items, err := r.sequence(n, "replies")
+		fx.rules, err = sequenceOf(r, n, "replies", func(item *yaml.Node, i int) (*rule, error) { return r.rule(item, i+1) })
 		if err != nil {
 			return nil, err
-		}
-		for i, item := range items {
-			ru, err := r.rule(item, i+1)
-			if err != nil {
-				return nil, err
-			}
-			fx.rules = append(fx.rules, ru)
 		}
 	}
 	if n := m.get("default"); n != nil {
@@ -113,6 +94,28 @@ func LoadFixture(name string, data []byte) (*Fixture, error) {
 		return nil, r.errorf(m.node, "fixture has neither replies nor a default")
 	}
 	return fx, nil
+}
+
+// head reads what both kinds of fixture start with: the document, a mapping
+// of version, label and more keys, the version and the optional string
+// label (a model fixture's model, a tool fixture's tool).
+func (r *yamlReader) head(data []byte, label string, more ...string) (m *mapping, labelValue string, err error) {
+	root, err := r.document(data)
+	if err != nil {
+		return nil, "", err
+	}
+	if m, err = r.mapping(root, "fixture", append([]string{"version", label}, more...)...); err != nil {
+		return nil, "", err
+	}
+	if err := r.version(m); err != nil {
+		return nil, "", err
+	}
+	if n := m.get(label); n != nil {
+		if labelValue, err = r.str(n, label); err != nil {
+			return nil, "", err
+		}
+	}
+	return m, labelValue, nil
 }
 
 // version checks `version: 1`, which every fixture must start with.
@@ -206,16 +209,11 @@ func (r *yamlReader) reply(m *mapping, path string, out *reply) error {
 		}
 	}
 	if n := m.get("tool_calls"); n != nil {
-		items, err := r.sequence(n, path+".tool_calls")
+		out.toolCalls, err = sequenceOf(r, n, path+".tool_calls", func(item *yaml.Node, i int) (scriptedCall, error) {
+			return r.toolCall(item, fmt.Sprintf("%s.tool_calls[%d]", path, i))
+		})
 		if err != nil {
 			return err
-		}
-		for i, item := range items {
-			c, err := r.toolCall(item, fmt.Sprintf("%s.tool_calls[%d]", path, i))
-			if err != nil {
-				return err
-			}
-			out.toolCalls = append(out.toolCalls, c)
 		}
 	}
 	out.chunks = 1

@@ -41,37 +41,18 @@ type toolResult struct {
 // LoadToolFixture parses a scripted tool fixture, as strictly as LoadFixture.
 func LoadToolFixture(name string, data []byte) (*ToolFixture, error) {
 	r := &yamlReader{file: name}
-	root, err := r.document(data)
+	m, tool, err := r.head(data, "tool", "results")
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.mapping(root, "fixture", "version", "tool", "results")
-	if err != nil {
-		return nil, err
-	}
-	if err := r.version(m); err != nil {
-		return nil, err
-	}
-	fx := &ToolFixture{Name: name}
-	if n := m.get("tool"); n != nil {
-		if fx.Tool, err = r.str(n, "tool"); err != nil {
-			return nil, err
-		}
-	}
+	fx := &ToolFixture{Name: name, Tool: tool}
 	n := m.get("results")
 	if n == nil {
 		return nil, r.errorf(m.node, "missing results")
 	}
-	items, err := r.sequence(n, "results")
+	fx.results, err = sequenceOf(r, n, "results", func(item *yaml.Node, i int) (*toolResult, error) { return r.toolResult(item, i+1) })
 	if err != nil {
 		return nil, err
-	}
-	for i, item := range items {
-		res, err := r.toolResult(item, i+1)
-		if err != nil {
-			return nil, err
-		}
-		fx.results = append(fx.results, res)
 	}
 	if len(fx.results) == 0 {
 		return nil, r.errorf(n, "results: want at least one result")

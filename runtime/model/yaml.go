@@ -148,6 +148,24 @@ func (r *yamlReader) sequence(n *yaml.Node, path string) ([]*yaml.Node, error) {
 	return n.Content, nil
 }
 
+// sequenceOf reads the list n at path with item (i counts from 0); an empty
+// list gives nil.
+func sequenceOf[T any](r *yamlReader, n *yaml.Node, path string, item func(n *yaml.Node, i int) (T, error)) ([]T, error) {
+	items, err := r.sequence(n, path)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	for i, it := range items {
+		v, err := item(it, i)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
 // str reads a scalar as text. Any non-null scalar is accepted and read as
 // written, so `input: 404` is the pattern "404".
 func (r *yamlReader) str(n *yaml.Node, path string) (string, error) {

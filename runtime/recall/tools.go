@@ -25,12 +25,19 @@ func spec(name string) runtime.ToolSpec {
 	return runtime.ToolSpec{Name: d.Name, Description: d.Doc, InputSchema: d.InputSchema()}
 }
 
-// tool is what both recall tools share: the index and the program whose
-// agents' recall policies apply.
+// tool is what both recall tools share: the tool's name in the stdlib
+// table, the index and the program whose agents' recall policies apply.
 type tool struct {
+	name string
 	x    *Index
 	prog *bytecode.Program
 }
+
+// Spec implements runtime.Tool.
+func (t *tool) Spec() runtime.ToolSpec { return spec(t.name) }
+
+// Effect implements runtime.Tool.
+func (t *tool) Effect() runtime.Effect { return stdlib.LookupTool(t.name).Effect }
 
 func (t tool) policy(req runtime.ToolRequest) Policy {
 	return PolicyOf(t.prog, AgentIndex(t.prog, req.Agent))
@@ -61,14 +68,8 @@ type SearchTool struct{ tool }
 // NewSearchTool returns session_search over x; prog (may be nil) supplies
 // the calling agent's recall policy.
 func NewSearchTool(x *Index, prog *bytecode.Program) *SearchTool {
-	return &SearchTool{tool{x: x, prog: prog}}
+	return &SearchTool{tool{name: SearchToolName, x: x, prog: prog}}
 }
-
-// Spec implements runtime.Tool.
-func (t *SearchTool) Spec() runtime.ToolSpec { return spec(SearchToolName) }
-
-// Effect implements runtime.Tool.
-func (t *SearchTool) Effect() runtime.Effect { return stdlib.LookupTool(SearchToolName).Effect }
 
 // Call implements runtime.Tool.
 func (t *SearchTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {
@@ -132,14 +133,8 @@ type LoadTool struct{ tool }
 // NewLoadTool returns session_load over x; prog (may be nil) supplies the
 // calling agent's recall policy (load_window).
 func NewLoadTool(x *Index, prog *bytecode.Program) *LoadTool {
-	return &LoadTool{tool{x: x, prog: prog}}
+	return &LoadTool{tool{name: LoadToolName, x: x, prog: prog}}
 }
-
-// Spec implements runtime.Tool.
-func (t *LoadTool) Spec() runtime.ToolSpec { return spec(LoadToolName) }
-
-// Effect implements runtime.Tool.
-func (t *LoadTool) Effect() runtime.Effect { return stdlib.LookupTool(LoadToolName).Effect }
 
 // Call implements runtime.Tool.
 func (t *LoadTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {

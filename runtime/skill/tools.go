@@ -53,6 +53,15 @@ type available struct {
 	err   error
 }
 
+// description is what the grant says the skill is for, else the skill's own
+// front matter.
+func (a available) description() string {
+	if a.grant.Description != "" {
+		return a.grant.Description
+	}
+	return a.skill.Front.Description
+}
+
 // forAgent lists the skills agent may load: its grants, then the skills its
 // evolution policy published for the session's scope.
 func (t *Tools) forAgent(agent string, key store.SessionKey) []available {
@@ -81,10 +90,7 @@ func (t *Tools) Overview(agent string, key store.SessionKey) string {
 		if a.err != nil {
 			continue
 		}
-		desc := a.grant.Description
-		if desc == "" {
-			desc = a.skill.Front.Description
-		}
+		desc := a.description()
 		mode := "skill_load"
 		if a.grant.Exec {
 			mode = "skill_load, skill_run"
@@ -132,6 +138,15 @@ func (t *Tools) find(tool, agent, name string, key store.SessionKey) (available,
 	return available{}, runtime.Errorf(vm.KindToolError, "%s: unknown skill %q; this agent's skills are: %s", tool, name, strings.Join(names, ", "))
 }
 
+// args decodes tool's arguments into in and finds the skill they name
+// (skill points into in).
+func (t *Tools) args(tool string, req runtime.ToolRequest, in any, skill *string) (available, error) {
+	if err := workspace.Decode(tool, req.Args, in); err != nil {
+		return available{}, err
+	}
+	return t.find(tool, req.Agent, *skill, req.Session)
+}
+
 type loadTool struct{ t *Tools }
 
 func (l *loadTool) Spec() runtime.ToolSpec { s, _ := workspace.BuiltinSpec(LoadToolName); return s }
@@ -152,10 +167,7 @@ func (l *loadTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 		IncludeAllDocs *bool    `json:"include_all_docs"`
 		Reload         *bool    `json:"reload"`
 	}
-	if err := workspace.Decode("skill_load", req.Args, &in); err != nil {
-		return nil, err
-	}
-	a, err := l.t.find("skill_load", req.Agent, in.Skill, req.Session)
+	a, err := l.t.args(LoadToolName, req, &in, &in.Skill)
 	if err != nil {
 		return nil, err
 	}
@@ -187,11 +199,7 @@ func (l *loadTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	fresh := reload || rec.Hash != s.Hash
 	var b strings.Builder
 	if fresh {
-		desc := a.grant.Description
-		if desc == "" {
-			desc = s.Front.Description
-		}
-		fmt.Fprintf(&b, "# Skill %s\n\n%s\n\n%s", a.name, oneLine(desc), strings.TrimSpace(s.Body))
+		fmt.Fprintf(&b, "# Skill %s\n\n%s\n\n%s", a.name, oneLine(a.description()), strings.TrimSpace(s.Body))
 		if len(s.Docs) > 0 {
 			fmt.Fprintf(&b, "\n\nDocuments (load with skill_load docs=[...]): %s", strings.Join(s.Docs, ", "))
 		}
@@ -262,10 +270,7 @@ func (r *runTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMe
 		Stdin   *string `json:"stdin"`
 		Timeout *string `json:"timeout"`
 	}
-	if err := workspace.Decode("skill_run", req.Args, &in); err != nil {
-		return nil, err
-	}
-	a, err := r.t.find("skill_run", req.Agent, in.Skill, req.Session)
+	a, err := r.t.args(RunToolName, req, &in, &in.Skill)
 	if err != nil {
 		return nil, err
 	}

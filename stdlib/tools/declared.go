@@ -68,7 +68,8 @@ type declared struct {
 	t       *bytecode.Tool
 	cfg     Config
 	in, out *types.Type
-	timeout time.Duration // the tool block's `timeout`; 0 = none
+	timeout time.Duration            // the tool block's `timeout`; 0 = none
+	opts    map[string]bytecode.Attr // Impl.Options by name (http: query, body, timeout, headers as one expression; exec: dir, env, stdin)
 }
 
 func newDeclared(m *vm.Machine, t *bytecode.Tool, cfg Config) (*declared, error) {
@@ -76,7 +77,11 @@ func newDeclared(m *vm.Machine, t *bytecode.Tool, cfg Config) (*declared, error)
 	if int(t.Input) >= len(p.Types) || int(t.Output) >= len(p.Types) {
 		return nil, fmt.Errorf("tool %s: type index out of range", t.Name)
 	}
-	d := &declared{m: m, p: p, t: t, cfg: cfg, in: p.Types[t.Input], out: p.Types[t.Output]}
+	d := &declared{m: m, p: p, t: t, cfg: cfg, in: p.Types[t.Input], out: p.Types[t.Output],
+		opts: make(map[string]bytecode.Attr, len(t.Impl.Options))}
+	for _, a := range t.Impl.Options {
+		d.opts[a.Name] = a
+	}
 	for _, a := range t.Attrs {
 		if a.Name == "timeout" {
 			v, err := d.constAttr(a)
@@ -148,6 +153,38 @@ func (d *declared) attrValue(ctx context.Context, a bytecode.Attr, env map[strin
 		return d.eval(ctx, a.Name, a.Code, input)
 	}
 	return types.Value{}, d.errorf(vm.KindInternal, "attribute %s: unsupported kind %s", a.Name, a.Kind)
+}
+
+// optString evaluates the option name, which must give a string; ok is
+// false when the tool does not set it.
+func (d *declared) optString(ctx context.Context, name string, input types.Value) (s string, ok bool, err error) {
+	a, ok := d.opts[name]
+	if !ok {
+		return "", false, nil
+	}
+	v, err := d.attrValue(ctx, a, nil, input)
+	if err != nil {
+		return "", true, err
+	}
+	if v.Kind() != types.ValString {
+		return "", true, d.errorf(vm.KindToolError, "%s: want a string, got %s", name, v.Kind())
+	}
+	return v.Str(), true, nil
+}
+
+// optStringMap evaluates the option name as a map of strings (stringMap);
+// ok is false when the tool does not set it.
+func (d *declared) optStringMap(ctx context.Context, name string, input types.Value) (m map[string]string, ok bool, err error) {
+	a, ok := d.opts[name]
+	if !ok {
+		return nil, false, nil
+	}
+	v, err := d.attrValue(ctx, a, nil, input)
+	if err != nil {
+		return nil, true, err
+	}
+	m, err = d.stringMap(name, v)
+	return m, true, err
 }
 
 // constAttr is a's constant (bytecode.Program.AttrConst), else an error

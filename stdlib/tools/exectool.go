@@ -21,7 +21,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/workspace/jail"
@@ -40,20 +39,16 @@ const (
 
 type execTool struct {
 	*declared
-	opts map[string]bytecode.Attr // dir, env, stdin
-	own  time.Duration
+	own time.Duration
 }
 
 func newExecTool(d *declared) (*execTool, error) {
-	x := &execTool{declared: d, opts: map[string]bytecode.Attr{}, own: DefaultExecTimeout}
+	x := &execTool{declared: d, own: DefaultExecTimeout}
 	if len(d.t.Impl.Argv) == 0 {
 		return nil, fmt.Errorf("tool %s: exec without a command", d.t.Name)
 	}
 	if d.t.Impl.Timeout > 0 {
 		x.own = d.t.Impl.Timeout
-	}
-	for _, a := range d.t.Impl.Options {
-		x.opts[a.Name] = a
 	}
 	return x, nil
 }
@@ -82,16 +77,12 @@ func (x *execTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	if argv[0] == "" {
 		return nil, x.errorf(vm.KindToolError, "command[0] is empty")
 	}
-	dir := "."
-	if a, ok := x.opts["dir"]; ok {
-		v, err := x.attrValue(ctx, a, nil, input)
-		if err != nil {
-			return nil, err
-		}
-		if v.Kind() != types.ValString {
-			return nil, x.errorf(vm.KindToolError, "dir: want a string, got %s", v.Kind())
-		}
-		dir = v.Str()
+	dir, set, err := x.optString(ctx, "dir", input)
+	if err != nil {
+		return nil, err
+	}
+	if !set {
+		dir = "."
 	}
 	if path.IsAbs(dir) {
 		return nil, x.errorf(vm.KindToolError, "dir %q: absolute folders are refused", dir)
@@ -105,15 +96,10 @@ func (x *execTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 		return nil, err
 	}
 	var stdin []byte
-	if a, ok := x.opts["stdin"]; ok {
-		v, err := x.attrValue(ctx, a, nil, input)
-		if err != nil {
-			return nil, err
-		}
-		if v.Kind() != types.ValString {
-			return nil, x.errorf(vm.KindToolError, "stdin: want a string, got %s", v.Kind())
-		}
-		stdin = []byte(v.Str())
+	if s, set, err := x.optString(ctx, "stdin", input); err != nil {
+		return nil, err
+	} else if set {
+		stdin = []byte(s)
 	}
 	out, err := x.run(ctx, argv, realDir, env, stdin, limit)
 	if err != nil {
@@ -131,18 +117,12 @@ func (x *execTool) environ(ctx context.Context, input types.Value) ([]string, er
 			vars["PATH"] = p
 		}
 	}
-	if a, ok := x.opts["env"]; ok {
-		v, err := x.attrValue(ctx, a, nil, input)
-		if err != nil {
-			return nil, err
-		}
-		m, err := x.stringMap("env", v)
-		if err != nil {
-			return nil, err
-		}
-		for k, val := range m {
-			vars[k] = val
-		}
+	m, _, err := x.optStringMap(ctx, "env", input)
+	if err != nil {
+		return nil, err
+	}
+	for k, val := range m {
+		vars[k] = val
 	}
 	out := make([]string, 0, len(vars))
 	for k, v := range vars {

@@ -27,13 +27,12 @@ type httpTool struct {
 	method  string
 	headers []bytecode.Attr // Impl.Headers: name → template or env reference
 	env     map[string]types.Value
-	opts    map[string]bytecode.Attr // query, body, timeout, and headers written as one expression
-	own     time.Duration            // the block's timeout (default DefaultHTTPTimeout)
+	own     time.Duration // the block's timeout (default DefaultHTTPTimeout)
 }
 
 func newHTTPTool(d *declared) (*httpTool, error) {
 	h := &httpTool{declared: d, method: strings.ToUpper(d.t.Impl.Method), headers: d.t.Impl.Headers,
-		opts: map[string]bytecode.Attr{}, own: DefaultHTTPTimeout}
+		own: DefaultHTTPTimeout}
 	if h.method == "" {
 		h.method = http.MethodGet
 	}
@@ -41,9 +40,6 @@ func newHTTPTool(d *declared) (*httpTool, error) {
 	case http.MethodGet, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodHead:
 	default:
 		return nil, fmt.Errorf("tool %s: unsupported HTTP method %q", d.t.Name, h.method)
-	}
-	for _, a := range d.t.Impl.Options {
-		h.opts[a.Name] = a
 	}
 	if a, ok := h.opts["timeout"]; ok {
 		v, err := d.constAttr(a)
@@ -135,15 +131,9 @@ func (h *httpTool) request(ctx context.Context, input types.Value, idem string) 
 	if !hostAllowed(h.cfg.AllowHosts, u) {
 		return nil, nil, h.errorf(vm.KindToolError, "host %q is not allowed on port %s (AGENTC_ALLOW_HOSTS)", u.Hostname(), portOf(u))
 	}
-	if a, ok := h.opts["query"]; ok {
-		v, err := h.attrValue(ctx, a, nil, input)
-		if err != nil {
-			return nil, nil, err
-		}
-		params, err := h.stringMap("query", v)
-		if err != nil {
-			return nil, nil, err
-		}
+	if params, set, err := h.optStringMap(ctx, "query", input); err != nil {
+		return nil, nil, err
+	} else if set {
 		q := u.Query()
 		for k, val := range params {
 			q.Set(k, val)
@@ -179,22 +169,16 @@ func (h *httpTool) request(ctx context.Context, input types.Value, idem string) 
 	if idem != "" {
 		r.Header.Set("Idempotency-Key", idem)
 	}
-	if a, ok := h.opts["headers"]; ok { // headers written as one map expression
-		v, err := h.attrValue(ctx, a, nil, input)
-		if err != nil {
-			return nil, nil, err
+	hs, _, err := h.optStringMap(ctx, "headers", input) // headers written as one map expression
+	if err != nil {
+		return nil, nil, err
+	}
+	for k, val := range hs {
+		if err := oneLine(k, val); err != nil {
+			return nil, nil, h.errorf(vm.KindToolError, "%v", err)
 		}
-		hs, err := h.stringMap("headers", v)
-		if err != nil {
-			return nil, nil, err
-		}
-		for k, val := range hs {
-			if err := oneLine(k, val); err != nil {
-				return nil, nil, h.errorf(vm.KindToolError, "%v", err)
-			}
-			r.Header.Set(k, val)
-			own = append(own, k)
-		}
+		r.Header.Set(k, val)
+		own = append(own, k)
 	}
 	for _, a := range h.headers {
 		v, err := h.attrValue(ctx, a, h.env, input)

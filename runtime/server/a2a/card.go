@@ -95,15 +95,21 @@ type skill struct {
 	Tags        []string `json:"tags"`
 }
 
+// cardBody is what both versions' cards say about the agent itself, in the
+// same place of each.
+type cardBody struct {
+	Version            string       `json:"version"`
+	Capabilities       capabilities `json:"capabilities"`
+	DefaultInputModes  []string     `json:"defaultInputModes"`
+	DefaultOutputModes []string     `json:"defaultOutputModes"`
+	Skills             []skill      `json:"skills"`
+}
+
 type card1 struct {
 	Name                string           `json:"name"`
 	Description         string           `json:"description"`
 	SupportedInterfaces []agentInterface `json:"supportedInterfaces"`
-	Version             string           `json:"version"`
-	Capabilities        capabilities     `json:"capabilities"`
-	DefaultInputModes   []string         `json:"defaultInputModes"`
-	DefaultOutputModes  []string         `json:"defaultOutputModes"`
-	Skills              []skill          `json:"skills"`
+	cardBody
 }
 
 type additionalInterface struct {
@@ -112,18 +118,14 @@ type additionalInterface struct {
 }
 
 type card03 struct {
-	ProtocolVersion                   string                `json:"protocolVersion"`
-	Name                              string                `json:"name"`
-	Description                       string                `json:"description"`
-	URL                               string                `json:"url"`
-	PreferredTransport                string                `json:"preferredTransport"`
-	AdditionalInterfaces              []additionalInterface `json:"additionalInterfaces"`
-	Version                           string                `json:"version"`
-	Capabilities                      capabilities          `json:"capabilities"`
-	DefaultInputModes                 []string              `json:"defaultInputModes"`
-	DefaultOutputModes                []string              `json:"defaultOutputModes"`
-	Skills                            []skill               `json:"skills"`
-	SupportsAuthenticatedExtendedCard bool                  `json:"supportsAuthenticatedExtendedCard"`
+	ProtocolVersion      string                `json:"protocolVersion"`
+	Name                 string                `json:"name"`
+	Description          string                `json:"description"`
+	URL                  string                `json:"url"`
+	PreferredTransport   string                `json:"preferredTransport"`
+	AdditionalInterfaces []additionalInterface `json:"additionalInterfaces"`
+	cardBody
+	SupportsAuthenticatedExtendedCard bool `json:"supportsAuthenticatedExtendedCard"`
 	// The 1.0 interfaces, so that a 1.0 client that sent no header still
 	// finds the 1.0 endpoint.
 	SupportedInterfaces []agentInterface `json:"supportedInterfaces"`
@@ -231,16 +233,16 @@ func (h *Handler) card(v Version, url string) any {
 		{URL: url, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 	}
 	no := false
+	body := cardBody{Version: h.opts.Version, Capabilities: capabilities{Streaming: true},
+		DefaultInputModes: h.opts.InputModes, DefaultOutputModes: h.opts.OutputModes, Skills: h.skills()}
 	if v == V10 {
-		return card1{Name: h.opts.Name, Description: h.opts.Description, SupportedInterfaces: ifaces, Version: h.opts.Version,
-			Capabilities:      capabilities{Streaming: true, ExtendedAgentCard: &no},
-			DefaultInputModes: h.opts.InputModes, DefaultOutputModes: h.opts.OutputModes, Skills: h.skills()}
+		body.Capabilities.ExtendedAgentCard = &no
+		return card1{Name: h.opts.Name, Description: h.opts.Description, SupportedInterfaces: ifaces, cardBody: body}
 	}
+	body.Capabilities.StateTransitionHistory = &no
 	return card03{ProtocolVersion: "0.3.0", Name: h.opts.Name, Description: h.opts.Description, URL: url,
 		PreferredTransport: "JSONRPC", AdditionalInterfaces: []additionalInterface{{URL: url, Transport: "JSONRPC"}},
-		Version: h.opts.Version, Capabilities: capabilities{Streaming: true, StateTransitionHistory: &no},
-		DefaultInputModes: h.opts.InputModes, DefaultOutputModes: h.opts.OutputModes, Skills: h.skills(),
-		SupportedInterfaces: ifaces}
+		cardBody: body, SupportedInterfaces: ifaces}
 }
 
 // CardHandler serves the agent card (GET or HEAD, public: mount it outside

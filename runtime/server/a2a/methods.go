@@ -360,11 +360,8 @@ type getParams struct {
 
 func (c *call) getTask() (any, *rpcError) {
 	var p getParams
-	if e := decodeParams(c.params, &p); e != nil {
+	if e := decodeTaskParams(c.params, &p, &p.ID); e != nil {
 		return nil, e
-	}
-	if p.ID == "" {
-		return nil, invalidParams("id", "id is required")
 	}
 	if p.HistoryLength != nil && *p.HistoryLength < 0 {
 		return nil, invalidParams("historyLength", "historyLength must not be negative")
@@ -376,20 +373,30 @@ func (c *call) getTask() (any, *rpcError) {
 	return encodeTask(c.v, t.view(p.HistoryLength, true)), nil
 }
 
-type cancelParams struct {
+// idParams are the params of a method that names a task and nothing else.
+type idParams struct {
 	ID string `json:"id"`
+}
+
+// decodeTaskParams decodes the params of a method that names a task; the
+// task id (id points into p) is required.
+func decodeTaskParams(raw json.RawMessage, p any, id *string) *rpcError {
+	if e := decodeParams(raw, p); e != nil {
+		return e
+	}
+	if *id == "" {
+		return invalidParams("id", "id is required")
+	}
+	return nil
 }
 
 // cancelTask cancels a task's run (a run in flight), or a task waiting for
 // input (its run stays interrupted in the store and is never resumed
 // through A2A). A terminal task is -32002.
 func (c *call) cancelTask() (any, *rpcError) {
-	var p cancelParams
-	if e := decodeParams(c.params, &p); e != nil {
+	var p idParams
+	if e := decodeTaskParams(c.params, &p, &p.ID); e != nil {
 		return nil, e
-	}
-	if p.ID == "" {
-		return nil, invalidParams("id", "id is required")
 	}
 	h := c.h
 	for attempt := 0; attempt < 3; attempt++ {
@@ -445,21 +452,13 @@ func (c *call) cancelTask() (any, *rpcError) {
 	return nil, unsupported("the task kept changing while it was being canceled; try again")
 }
 
-type subscribeParams struct {
-	ID string `json:"id"`
-}
-
 // subscribe answers SubscribeToTask (tasks/resubscribe): the task now,
 // then its updates until its run ends. A task waiting for input has no
 // run in flight: the stream is the task (and, in 0.3, its final status).
 func (c *call) subscribe() {
-	var p subscribeParams
-	if e := decodeParams(c.params, &p); e != nil {
+	var p idParams
+	if e := decodeTaskParams(c.params, &p, &p.ID); e != nil {
 		c.finish(nil, e)
-		return
-	}
-	if p.ID == "" {
-		c.finish(nil, invalidParams("id", "id is required"))
 		return
 	}
 	if lt := c.h.liveFor(c.user, p.ID); lt != nil {
