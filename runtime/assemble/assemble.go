@@ -164,7 +164,7 @@ func Prepare(o Options) (*Assembly, error) {
 		for name, m := range o.Models {
 			cfg.Models[name] = m
 		}
-		stubTools(p, cfg.Tools)
+		refuseUnbound(p, cfg.Tools)
 		stubModels(p, cfg.Models)
 		return &Assembly{o: o, cfg: cfg}, nil
 	}
@@ -183,7 +183,7 @@ func Prepare(o Options) (*Assembly, error) {
 		// A call fails with a tool_error naming the tool; the run goes on
 		// as far as it can without it.
 		o.Warn(fmt.Sprintf("warning: no implementation in this build and no replay for tools %s; calling one fails", strings.Join(miss, ", ")))
-		stubTools(p, cfg.Tools)
+		refuseUnbound(p, cfg.Tools)
 	}
 	return &Assembly{o: o, cfg: cfg}, nil
 }

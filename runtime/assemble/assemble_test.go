@@ -66,7 +66,7 @@ func TestPrepareModels(t *testing.T) {
 			if strings.Join(warns, "\n") != strings.Join(tc.warns, "\n") {
 				t.Errorf("warnings:\n%s\nwant:\n%s", strings.Join(warns, "\n"), strings.Join(tc.warns, "\n"))
 			}
-			if _, stub := cfg.Tools["session_search"].(*unimplementedTool); tc.offline != stub {
+			if _, stub := cfg.Tools["session_search"].(*unboundTool); tc.offline != stub {
 				t.Errorf("session_search before the store: %T (offline %v)", cfg.Tools["session_search"], tc.offline)
 			}
 			r, err := a.Runner(memstore.New())

@@ -41,7 +41,7 @@ func TestBindContext(t *testing.T) {
 			t.Errorf("%s is reported missing", m)
 		}
 	}
-	stubTools(prog, rc.Tools)
+	refuseUnbound(prog, rc.Tools)
 	if err := bindContext(&rc, Options{}); err != nil {
 		t.Fatal(err)
 	}

@@ -22,7 +22,7 @@ import (
 // replaceable reports whether tools[name] may be replaced by a service's
 // tool: it is unset or a stub (a replay or the caller's tool wins).
 func replaceable(tools map[string]runtime.Tool, name string) bool {
-	_, stub := tools[name].(*unimplementedTool)
+	_, stub := tools[name].(*unboundTool)
 	return tools[name] == nil || stub
 }
 

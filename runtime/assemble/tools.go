@@ -53,17 +53,19 @@ func Funcs(p *bytecode.Program, visited func(node string) bool, env func(string)
 	return funcs
 }
 
-// unimplementedTool stands in for a tool with no implementation in this
-// build; calling it fails with a tool_error naming it.
-type unimplementedTool struct {
+// unboundTool is what a declared tool is bound to when neither this build
+// nor the test block's replay gives it an implementation (agentc test never
+// touches the network; agentc run warns at start): calling it fails with a
+// tool_error naming the tool and why, so the run goes on as far as it can.
+type unboundTool struct {
 	spec   runtime.ToolSpec
 	effect runtime.Effect
 	why    string
 }
 
-func (t *unimplementedTool) Spec() runtime.ToolSpec { return t.spec }
-func (t *unimplementedTool) Effect() runtime.Effect { return t.effect }
-func (t *unimplementedTool) Call(context.Context, runtime.ToolRequest) (json.RawMessage, error) {
+func (t *unboundTool) Spec() runtime.ToolSpec { return t.spec }
+func (t *unboundTool) Effect() runtime.Effect { return t.effect }
+func (t *unboundTool) Call(context.Context, runtime.ToolRequest) (json.RawMessage, error) {
 	return nil, vm.NewError(vm.KindToolError, "tool %s has no implementation (%s) and no replay", t.spec.Name, t.why)
 }
 
@@ -73,15 +75,15 @@ func bound(t *bytecode.Tool, tools map[string]runtime.Tool) bool {
 	return tools[t.Name] != nil || (t.Impl.Kind == bytecode.ImplBuiltin && tools[t.Impl.Builtin] != nil)
 }
 
-// stubTools adds an unimplementedTool for every non-agent tool that tools
+// refuseUnbound binds an unboundTool to every non-agent tool that tools
 // lacks.
-func stubTools(p *bytecode.Program, tools map[string]runtime.Tool) {
+func refuseUnbound(p *bytecode.Program, tools map[string]runtime.Tool) {
 	for i := range p.Tools {
 		t := &p.Tools[i]
 		if t.Impl.Kind == bytecode.ImplAgent || bound(t, tools) {
 			continue
 		}
-		tools[t.Name] = &unimplementedTool{spec: runtime.ToolSpec{Name: t.Name, Description: t.Doc}, effect: runtime.Effect(t.Effect), why: implName(t)}
+		tools[t.Name] = &unboundTool{spec: runtime.ToolSpec{Name: t.Name, Description: t.Doc}, effect: runtime.Effect(t.Effect), why: implName(t)}
 	}
 }
 
