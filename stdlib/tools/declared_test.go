@@ -322,6 +322,12 @@ tool fail "Fails" {
   run    = exec { command = ["./bin/fail.sh"] }
 }
 
+tool deploy "Deploys once per key" {
+  input  {}
+  run    = exec { command = ["env"], env = { AGENTC_IDEMPOTENCY_KEY: "forged" } }
+  effect = side_effect
+}
+
 tool hang "Hangs" {
   input  {}
   run    = exec { command = ["./bin/hang.sh"], timeout = 300ms }
@@ -397,6 +403,29 @@ func TestExecTool(t *testing.T) {
 		}
 		if strings.Join(names, ",") != "PATH,REGION,TOKEN" && strings.Join(names, ",") != "PATH,PWD,REGION,TOKEN" {
 			t.Errorf("environment %q", s)
+		}
+	})
+	t.Run("idempotency key in the environment", func(t *testing.T) {
+		envOf := func(tl runtime.Tool, key string) map[string]string {
+			out, err := tl.Call(context.Background(), runtime.ToolRequest{Args: json.RawMessage(`{}`), IdempotencyKey: key})
+			if err != nil {
+				t.Fatal(err)
+			}
+			vars := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSpace(jsonString(out)), "\n") {
+				k, v, _ := strings.Cut(l, "=")
+				vars[k] = v
+			}
+			return vars
+		}
+		if got := envOf(tools["deploy"], "run_1/deploy/1")[IdempotencyEnv]; got != "run_1/deploy/1" {
+			t.Errorf("%s = %q, want the runtime's key (a declared entry must not forge it)", IdempotencyEnv, got)
+		}
+		if got, ok := envOf(tools["deploy"], "")[IdempotencyEnv]; ok {
+			t.Errorf("%s = %q for a call without a key", IdempotencyEnv, got)
+		}
+		if got, ok := envOf(tools["envdump"], "")[IdempotencyEnv]; ok {
+			t.Errorf("read-only call: %s = %q", IdempotencyEnv, got)
 		}
 	})
 	t.Run("non-zero exit quotes standard error", func(t *testing.T) {

@@ -91,7 +91,7 @@ func (x *execTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	env, err := x.environ(ctx, input)
+	env, err := x.environ(ctx, input, req.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -108,9 +108,15 @@ func (x *execTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	return x.result("standard output", out)
 }
 
+// IdempotencyEnv is the variable an exec tool's command reads the runtime's
+// idempotency key from, as an http tool reads its Idempotency-Key header.
+const IdempotencyEnv = "AGENTC_IDEMPOTENCY_KEY"
+
 // environ is the child's whole environment: PATH (from Config.LookupEnv,
-// else a default) and the declared env map, nothing else of this process.
-func (x *execTool) environ(ctx context.Context, input types.Value) ([]string, error) {
+// else a default), the declared env map, and for an idempotent or
+// side-effect call the runtime's idempotency key as IdempotencyEnv (set
+// last: a declared entry cannot forge it), nothing else of this process.
+func (x *execTool) environ(ctx context.Context, input types.Value, idem string) ([]string, error) {
 	vars := map[string]string{"PATH": defaultPath}
 	if x.cfg.LookupEnv != nil {
 		if p, ok := x.cfg.LookupEnv("PATH"); ok && p != "" {
@@ -123,6 +129,10 @@ func (x *execTool) environ(ctx context.Context, input types.Value) ([]string, er
 	}
 	for k, val := range m {
 		vars[k] = val
+	}
+	delete(vars, IdempotencyEnv)
+	if idem != "" {
+		vars[IdempotencyEnv] = idem
 	}
 	out := make([]string, 0, len(vars))
 	for k, v := range vars {
