@@ -40,6 +40,7 @@ type runFlags struct {
 	input, session, user, data string
 	json                       bool
 	resume, value              string
+	decide                     []string
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -61,7 +62,10 @@ Progress goes to standard error, the final output to standard output;
 --json prints every event as one JSON line instead. --resume RUN (or
 "latest": the session's newest run that is interrupted, needs a decision,
 or was cut off while running) continues that run; --value JSON answers
-its pending interrupts (required when it waits on one).
+its pending interrupts (required when it waits on one). --decide settles a
+side effect of a run that needs a decision (repeatable): ID=done:JSON (it
+happened; JSON is its result), ID=retry (call it again with the same
+idempotency key) or ID=fail, where ID is the decision's id or its node.
 
 Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 --resume), 130 canceled.`,
@@ -78,12 +82,16 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line on standard output")
 	fl.StringVar(&f.resume, "resume", "", "resume this run (run_…, or latest) instead of starting one")
 	fl.StringVar(&f.value, "value", "", "with --resume: the JSON value answering the pending interrupt(s)")
+	fl.StringArrayVar(&f.decide, "decide", nil, "with --resume: settle a pending side effect, ID=done:JSON|retry|fail (repeatable)")
 	return cmd
 }
 
 func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if f.value != "" && f.resume == "" {
 		return usageErr(errors.New("--value needs --resume"))
+	}
+	if len(f.decide) > 0 && f.resume == "" {
+		return usageErr(errors.New("--decide needs --resume"))
 	}
 	if f.resume == "" && f.input == "" {
 		return usageErr(errors.New("--input is required"))
@@ -114,8 +122,12 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 			}
 			f.resume = id
 		}
-		req, key, err := session.New(st).Resume(ctx, f.resume, json.RawMessage(f.value))
-		if errors.Is(err, session.ErrNoRun) {
+		svc := session.New(st)
+		req, key, err := svc.Resume(ctx, f.resume, json.RawMessage(f.value))
+		if err == nil {
+			err = svc.Decide(ctx, req, f.decide)
+		}
+		if errors.Is(err, session.ErrNoRun) || errors.Is(err, session.ErrBadDecision) {
 			return usageErr(err)
 		} else if err != nil {
 			return &exitError{code: exitFail, err: err}
@@ -158,6 +170,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		for _, d := range fin.Decisions {
 			fmt.Fprintf(a.stderr, "  decision %s (node %s, attempt %d)\n", d.ID, d.Node, d.Attempt)
 		}
+		fmt.Fprintf(a.stderr, "settle with: agentc run %s --resume %s --decide ID=done:RESULT_JSON|retry|fail\n", file, fin.Run)
 		return &exitError{code: exitInterrupted}
 	case runtime.StatusCanceled:
 		return &exitError{code: exitCanceled, err: fmt.Errorf("run %s canceled", fin.Run)}

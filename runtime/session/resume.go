@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
@@ -61,3 +62,104 @@ type noRunError struct {
 
 func (e *noRunError) Error() string   { return e.msg }
 func (e *noRunError) Unwrap() []error { return []error{ErrNoRun, e.err} }
+
+// ErrBadDecision: a decision names no pending side effect, or its action or
+// value is malformed.
+var ErrBadDecision = errors.New("session: bad decision")
+
+// Decide adds to req the decisions written as "ID=ACTION" or
+// "ID=result:JSON" (the CLI's --decide), for run, a run in needs_decision.
+// ID is a decision id as run_finished reports it, or the bare node name
+// when one decision of that node is pending. ACTION is done (the side
+// effect happened; its result is the JSON after "done:" or "result:"),
+// rerun (call it again with the same idempotency key; "retry" is the same)
+// or fail (the attempt failed, no further retries). The Runner type-checks
+// a result against the tool's output type.
+func (s *Service) Decide(ctx context.Context, req *runtime.ResumeRequest, specs []string) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	r, err := s.st.GetRun(ctx, req.Run)
+	if err != nil {
+		return &noRunError{msg: fmt.Sprintf("run %s: %v", req.Run, err), err: err}
+	}
+	if r.Status != store.RunStatus(runtime.StatusNeedsDecision) {
+		return fmt.Errorf("%w: run %s is %s, not %s", ErrBadDecision, req.Run, r.Status, runtime.StatusNeedsDecision)
+	}
+	evs, err := s.Events(ctx, r.Session, EventFilter{Run: req.Run, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+	if err != nil {
+		return err
+	}
+	var pending []runtime.DecisionInfo
+	if len(evs) > 0 {
+		pending = evs[len(evs)-1].Decisions
+	}
+	for _, spec := range specs {
+		id, d, err := parseDecision(spec, pending)
+		if err != nil {
+			return err
+		}
+		if req.Decisions == nil {
+			req.Decisions = map[string]runtime.DecisionRequest{}
+		}
+		if _, dup := req.Decisions[id]; dup {
+			return fmt.Errorf("%w: %s is decided twice", ErrBadDecision, id)
+		}
+		req.Decisions[id] = d
+	}
+	return nil
+}
+
+func parseDecision(spec string, pending []runtime.DecisionInfo) (string, runtime.DecisionRequest, error) {
+	name, action, ok := strings.Cut(spec, "=")
+	if !ok || name == "" || action == "" {
+		return "", runtime.DecisionRequest{}, fmt.Errorf("%w: %q: want ID=done:JSON, ID=rerun or ID=fail", ErrBadDecision, spec)
+	}
+	id := ""
+	var ids []string
+	for _, p := range pending {
+		ids = append(ids, p.ID)
+		if p.ID == name {
+			id = name
+			break
+		}
+		if p.Node == name {
+			if id != "" {
+				return "", runtime.DecisionRequest{}, fmt.Errorf("%w: node %s has several pending decisions; name one by id (%s)", ErrBadDecision, name, strings.Join(idsOf(pending, name), ", "))
+			}
+			id = p.ID
+		}
+	}
+	if id == "" {
+		return "", runtime.DecisionRequest{}, fmt.Errorf("%w: %s is not a pending decision (pending: %s)", ErrBadDecision, name, strings.Join(ids, ", "))
+	}
+	verb, value, hasValue := strings.Cut(action, ":")
+	var d runtime.DecisionRequest
+	switch verb {
+	case "done", "result":
+		if !hasValue || !json.Valid([]byte(value)) {
+			return "", d, fmt.Errorf("%w: %s=%s needs the side effect's result as JSON after %q (e.g. %s=%s:{\"ok\":true})", ErrBadDecision, name, verb, verb+":", name, verb)
+		}
+		d = runtime.DecisionRequest{Action: "result", Value: json.RawMessage(value)}
+	case "rerun", "retry":
+		d.Action = "rerun"
+	case "fail":
+		d.Action = "fail"
+	default:
+		return "", d, fmt.Errorf("%w: %s: action %q (want done:JSON, rerun or fail)", ErrBadDecision, name, verb)
+	}
+	if hasValue && d.Action != "result" {
+		return "", d, fmt.Errorf("%w: %s=%s takes no value", ErrBadDecision, name, verb)
+	}
+	return id, d, nil
+}
+
+func idsOf(pending []runtime.DecisionInfo, node string) []string {
+	var out []string
+	for _, p := range pending {
+		if p.Node == node {
+			out = append(out, p.ID)
+		}
+	}
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/agentc/agentc/runtime"
@@ -78,5 +79,82 @@ func TestResume(t *testing.T) {
 	}
 	if _, _, err := svc.Resume(ctx, "run_9", json.RawMessage(`true`)); !errors.Is(err, session.ErrNoRun) || !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a missing run: %v", err)
+	}
+}
+
+// TestDecide: --decide specs name a pending decision by id or node, map
+// done/retry onto the Runner's result/rerun, and are refused with the
+// pending ids when they name none.
+func TestDecide(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	defer st.Close()
+	key := store.SessionKey{App: "app", User: "u", Session: "s"}
+	if _, _, err := st.GetOrCreateSession(ctx, key, now); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []store.Run{{ID: "run_1", Status: store.RunStatus(runtime.StatusNeedsDecision)}, {ID: "run_2", Status: store.RunCompleted}} {
+		r.Session, r.Runnable, r.ProgramHash, r.Created, r.Updated = key, "g", "h", now, now
+		if err := st.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := runtime.EncodeEvent(&runtime.Event{ID: "f1", Kind: runtime.EventRunFinished, App: "app", User: "u", Session: "s", Run: "run_1",
+		Status: runtime.StatusNeedsDecision, Persisted: true, Decisions: []runtime.DecisionInfo{
+			{ID: "pay#0", Node: "pay", Attempt: 1}, {ID: "ship#0", Node: "ship", MapIndex: 0, Attempt: 1}, {ID: "ship#1", Node: "ship", MapIndex: 1, Attempt: 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.AppendEvents(ctx, key, [][]byte{b}, now); err != nil {
+		t.Fatal(err)
+	}
+	svc := session.New(st)
+	tests := []struct {
+		name    string
+		run     string
+		specs   []string
+		want    map[string]runtime.DecisionRequest
+		wantErr string
+	}{
+		{"node name, done with a result", "run_1", []string{`pay=done:{"ok":true}`},
+			map[string]runtime.DecisionRequest{"pay#0": {Action: "result", Value: json.RawMessage(`{"ok":true}`)}}, ""},
+		{"ids, retry and fail", "run_1", []string{"ship#0=retry", "ship#1=fail"},
+			map[string]runtime.DecisionRequest{"ship#0": {Action: "rerun"}, "ship#1": {Action: "fail"}}, ""},
+		{"ambiguous node", "run_1", []string{"ship=rerun"}, nil, "name one by id (ship#0, ship#1)"},
+		{"unknown", "run_1", []string{"nope=rerun"}, nil, "not a pending decision (pending: pay#0, ship#0, ship#1)"},
+		{"done needs a value", "run_1", []string{"pay=done"}, nil, "needs the side effect's result as JSON"},
+		{"bad JSON", "run_1", []string{"pay=done:{"}, nil, "needs the side effect's result as JSON"},
+		{"rerun takes no value", "run_1", []string{"pay=rerun:1"}, nil, "takes no value"},
+		{"bad action", "run_1", []string{"pay=maybe"}, nil, `action "maybe"`},
+		{"no equals", "run_1", []string{"pay"}, nil, "want ID=done:JSON"},
+		{"twice", "run_1", []string{"pay=fail", "pay#0=rerun"}, nil, "decided twice"},
+		{"not waiting on a decision", "run_2", []string{"pay=fail"}, nil, "not needs_decision"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := &runtime.ResumeRequest{Run: tc.run}
+			err := svc.Decide(ctx, req, tc.specs)
+			if tc.wantErr != "" {
+				if err == nil || !errors.Is(err, session.ErrBadDecision) || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want ErrBadDecision containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(req.Decisions) != len(tc.want) {
+				t.Fatalf("decisions = %v, want %v", req.Decisions, tc.want)
+			}
+			for id, w := range tc.want {
+				g := req.Decisions[id]
+				if g.Action != w.Action || string(g.Value) != string(w.Value) {
+					t.Errorf("%s = %+v, want %+v", id, g, w)
+				}
+			}
+		})
+	}
+	if err := svc.Decide(ctx, &runtime.ResumeRequest{Run: "run_9"}, []string{"a=fail"}); !errors.Is(err, session.ErrNoRun) {
+		t.Errorf("missing run: %v", err)
 	}
 }
