@@ -124,8 +124,24 @@ grep -rnoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sort | while IFS=
   pkg=$(dirname "$file")
   log=$(mktemp)
   if ! go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s >"$log" 2>&1; then
-    tail -40 "$log"
-    fail "fuzz $target in $pkg"
+    # Go 1.26's fuzz coordinator can report the -fuzztime deadline itself as a
+    # failure (go.dev/issue/75804): a bare "context deadline exceeded" with no
+    # input written. A real crash, hang or panic always writes its input to
+    # testdata/fuzz and fails here; the bare deadline is retried once and then
+    # reported, never counted as a found bug.
+    if ! grep -q 'Failing input written' "$log" && grep -q 'context deadline exceeded' "$log"; then
+      echo "note $target: the toolchain's fuzztime deadline race (go.dev/issue/75804); running it again"
+      if ! go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s >"$log" 2>&1; then
+        if grep -q 'Failing input written' "$log" || ! grep -q 'context deadline exceeded' "$log"; then
+          tail -40 "$log"
+          fail "fuzz $target in $pkg"
+        fi
+        echo "note $target: the deadline race again, no failing input; not a finding"
+      fi
+    else
+      tail -40 "$log"
+      fail "fuzz $target in $pkg"
+    fi
   fi
   rm -f "$log"
   echo "ok   $target ($pkg)"
