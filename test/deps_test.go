@@ -60,7 +60,7 @@ var allowed = map[string][]string{
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
 		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/workspace", "stdlib/tools", "vm",
-		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/openai"},
+		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/openai", "runtime/store/dial"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
 	// The read side over a store, for the CLI and the browser inspector.
@@ -76,6 +76,8 @@ var allowed = map[string][]string{
 
 	// A fake OpenAI-compatible endpoint for tests (net/http only).
 	"internal/openaitest": {},
+	// The test PostgreSQL server and throwaway schemas in it.
+	"internal/pgtest": {},
 }
 
 // external pins third-party imports to the one package that owns each.
@@ -87,8 +89,9 @@ var external = map[string][]string{
 	"github.com/sashabaranov/go-openai":   {"runtime/model"},
 	"github.com/tiktoken-go/tokenizer":    {"runtime/history"},
 	"github.com/landlock-lsm/go-landlock": {"runtime/workspace/jail"},
-	"github.com/jackc/pgx":                {"runtime/store/postgres"},
+	"github.com/jackc/pgx":                {"runtime/store/postgres", "internal/pgtest"},
 	"github.com/spf13/cobra":              {"cmd/agentc"},
+	"github.com/spf13/pflag":              {"cmd/agentc"}, // cobra's flag sets, named in shared flag helpers
 	"github.com/pmezard/go-difflib":       {"cmd/agentc"}, // fmt -d
 	"gopkg.in/yaml.v3":                    {"compiler/skillmd", "runtime/assemble", "runtime/model"},
 	"golang.org/x/text":                   {"runtime"},                // NFKC for preload markers

@@ -13,9 +13,10 @@ import (
 )
 
 type artifactFlags struct {
-	app, user, session, data, out string
-	rev                           int
-	json                          bool
+	app, user, session, out string
+	storeFlags
+	rev  int
+	json bool
 }
 
 func newArtifactsCmd(a *app) *cobra.Command {
@@ -24,8 +25,9 @@ func newArtifactsCmd(a *app) *cobra.Command {
 		Use:   "artifacts list|get",
 		Short: "List and read the artifacts runs saved in the local store",
 		Long: `Artifacts reads the files runs saved with workspace_save_artifact, kept per
-session with revisions 1, 2, … in the store under --data (default
-$AGENTC_DATA, else ./.agentc). --app is the workflow's name.
+session with revisions 1, 2, … in the store (--store, $AGENTC_STORE,
+store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
+./.agentc). --app is the workflow's name.
 
   agentc artifacts list --app APP [--user U] [--session S]   latest revision of each
   agentc artifacts get NAME --app APP [--session S] [--rev N] [-o FILE]
@@ -40,16 +42,18 @@ exist, 2 on usage errors.`,
 	pf.StringVar(&f.app, "app", "", "the app (the workflow's name); required")
 	pf.StringVar(&f.user, "user", defaultUser, "the user")
 	pf.StringVar(&f.session, "session", "", "the session (list: every session of the user; get: "+defaultSession+")")
-	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	f.storeFlags.add(pf)
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	with := func(fn func(*inspect.Inspector) error) error { return withApp(f.app, f.data, fn) }
+	with := func(cmd *cobra.Command, fn func(*inspect.Inspector) error) error {
+		return withApp(cmd.Context(), f.app, f.storeFlags, fn)
+	}
 	list := &cobra.Command{
 		Use:   "list --app APP [--user U] [--session S]",
 		Short: "List artifacts (the latest revision of each)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(in *inspect.Inspector) error {
+			return with(cmd, func(in *inspect.Inspector) error {
 				ms, err := in.Artifacts(cmd.Context(), artifact.Filter{App: f.app, User: f.user, Session: f.session})
 				if err != nil {
 					return failErr(err)
@@ -74,7 +78,7 @@ exist, 2 on usage errors.`,
 			if sess == "" {
 				sess = defaultSession
 			}
-			return with(func(in *inspect.Inspector) error {
+			return with(cmd, func(in *inspect.Inspector) error {
 				art, err := in.Artifact(cmd.Context(), artifact.Key{App: f.app, User: f.user, Session: sess, Name: args[0]}, f.rev)
 				switch {
 				case err != nil:

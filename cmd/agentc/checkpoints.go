@@ -14,7 +14,7 @@ import (
 )
 
 type checkpointFlags struct {
-	data    string
+	storeFlags
 	json    bool
 	step    int64
 	set     []string
@@ -26,8 +26,9 @@ func newCheckpointsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "checkpoints list|show|fork RUN",
 		Short: "Inspect a run's checkpoints and fork a run from one",
-		Long: `Checkpoints reads the store agentc run writes (--data, else $AGENTC_DATA,
-else ./.agentc). Every committed superstep of a run has a checkpoint: a
+		Long: `Checkpoints reads the store agentc run writes (--store, else $AGENTC_STORE,
+else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
+./.agentc). Every committed superstep of a run has a checkpoint: a
 full snapshot of the state or a delta over the previous step.
 
   agentc checkpoints list RUN                 step, kind, nodes finished, time, bytes
@@ -46,7 +47,7 @@ Exit status: 0, 1 when the store cannot be read or the run or step does
 not exist, 2 on usage errors (including a --set that does not fit).`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	f.storeFlags.add(pf)
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
 	list := &cobra.Command{
@@ -54,7 +55,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 		Short: "List a run's checkpoints, oldest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(f.data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
 				cps, err := in.Checkpoints(cmd.Context(), args[0])
 				if err != nil {
 					return failErr(err)
@@ -79,7 +80,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 		Short: "Print the state of a run at a step, as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(f.data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
 				s, err := in.State(cmd.Context(), args[0], f.step)
 				if err != nil {
 					return failErr(err)
@@ -121,7 +122,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 					return failErr(err)
 				}
 			}
-			return withInspector(f.data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
 				nr, err := in.Fork(cmd.Context(), req)
 				if err != nil {
 					return inspectErr(err)

@@ -11,9 +11,11 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
-	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
+	"github.com/spf13/pflag"
 )
 
 // loadVerified compiles FILE (.agent) or reads, decodes and verifies FILE
@@ -60,13 +62,13 @@ func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data stri
 		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }}
 }
 
-// openRunner assembles opts and opens a Runner of it over the Pebble store
-// in data. close closes the Runner, then the store.
-func openRunner(opts assemble.Options, data string) (asm *assemble.Assembly, st *pebble.Store, r *runtime.Runner, close func(), err error) {
+// openRunner assembles opts and opens a Runner of it over the store the
+// flags select. close closes the Runner, then the store.
+func openRunner(ctx context.Context, opts assemble.Options, target string) (asm *assemble.Assembly, st store.Store, r *runtime.Runner, close func(), err error) {
 	if asm, err = assemble.Prepare(opts); err != nil {
 		return nil, nil, nil, nil, failErr(err)
 	}
-	if st, err = pebble.Open(data, nil); err != nil {
+	if st, err = dial.Open(ctx, target); err != nil {
 		return nil, nil, nil, nil, failErr(err)
 	}
 	if r, err = asm.Runner(st); err != nil {
@@ -74,6 +76,50 @@ func openRunner(opts assemble.Options, data string) (asm *assemble.Assembly, st 
 		return nil, nil, nil, nil, failErr(err)
 	}
 	return asm, st, r, func() { _ = r.Close(context.Background()); _ = st.Close() }, nil
+}
+
+// storeFlags are --data and --store, on every command that opens a store
+// (spec/storage.md, "Selecting a store").
+type storeFlags struct{ data, store string }
+
+// The help of --data and --store.
+const (
+	dataHelp  = "the data directory (default $AGENTC_DATA, else ./.agentc)"
+	storeHelp = "the store: a postgres:// URL or a Pebble directory (default $AGENTC_STORE, else store: in agentc.yaml, else the data directory)"
+)
+
+func (f *storeFlags) add(fl *pflag.FlagSet) {
+	fl.StringVar(&f.data, "data", "", dataHelp)
+	fl.StringVar(&f.store, "store", "", storeHelp)
+}
+
+// dir is the data directory.
+func (f storeFlags) dir() string { return dataDir(f.data) }
+
+// target is the selected store target; a bad one is a usage error.
+func (f storeFlags) target() (string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", failErr(fmt.Errorf("working directory: %w", err))
+	}
+	t, err := assemble.ResolveStore(f.store, f.store != "", f.dir(), project.At(wd, nil).Root, nil)
+	if err != nil {
+		return "", usageErr(err)
+	}
+	return t, nil
+}
+
+// open opens the selected store.
+func (f storeFlags) open(ctx context.Context) (store.Store, error) {
+	t, err := f.target()
+	if err != nil {
+		return nil, err
+	}
+	st, err := dial.Open(ctx, t)
+	if err != nil {
+		return nil, failErr(err)
+	}
+	return st, nil
 }
 
 // openProject is the project of the working directory, compiling against

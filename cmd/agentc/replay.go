@@ -11,10 +11,10 @@ import (
 )
 
 func newReplayCmd(a *app) *cobra.Command {
-	var data string
+	var sf storeFlags
 	var asJSON bool
 	cmd := &cobra.Command{
-		Use:   "replay RUN [--data DIR] [--json]",
+		Use:   "replay RUN [--data DIR|--store URL] [--json]",
 		Short: "Re-execute a run offline from its journal and compare its final state",
 		Long: `Replay re-executes RUN offline from its journal (every model and tool
 result, random draw and resume value it recorded), under the program that
@@ -28,7 +28,7 @@ Exit status: 0 identical, 1 diverged (the differing fields are printed) or
 the store, run or journal cannot be read, 2 on usage errors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), sf, func(in *inspect.Inspector) error {
 				res, err := in.Replay(cmd.Context(), args[0], func(p *bytecode.Program) map[string]vm.Func { return funcTable(p, nil) })
 				if err != nil {
 					return failErr(err)
@@ -51,7 +51,7 @@ the store, run or journal cannot be read, 2 on usage errors.`,
 			})
 		},
 	}
-	cmd.Flags().StringVar(&data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	sf.add(cmd.Flags())
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
 }

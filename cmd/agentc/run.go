@@ -37,21 +37,24 @@ func dataDir(flag string) string {
 }
 
 type runFlags struct {
-	input, session, user, data string
-	json                       bool
-	resume, value              string
-	decide                     []string
+	input, session, user string
+	storeFlags
+	json          bool
+	resume, value string
+	decide        []string
 }
 
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR] [--json] [--resume RUN|latest [--value JSON]]",
+		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON]]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs its serve target,
 else its only graph or agent, with --input as the user's message, in
-session --session of user --user. State and the session ledger live in a
-Pebble store under --data (default $AGENTC_DATA, else ./.agentc).
+session --session of user --user. State and the session ledger live in the
+store --store selects (a postgres:// URL or a Pebble directory; default
+$AGENTC_STORE, else store: in agentc.yaml, else the Pebble store in the
+data directory --data, $AGENTC_DATA, ./.agentc).
 
 Models: with OPENAI_API_KEY set, each model declaration calls an
 OpenAI-compatible endpoint (OPENAI_BASE_URL, else the model's base_url).
@@ -78,7 +81,7 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 	fl.StringVar(&f.input, "input", "", "the user's message (a string, or JSON for other input types)")
 	fl.StringVar(&f.session, "session", defaultSession, "the session to run in")
 	fl.StringVar(&f.user, "user", defaultUser, "the user the session belongs to")
-	fl.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	f.storeFlags.add(fl)
 	fl.BoolVar(&f.json, "json", false, "print every event as a JSON line on standard output")
 	fl.StringVar(&f.resume, "resume", "", "resume this run (run_…, or latest) instead of starting one")
 	fl.StringVar(&f.value, "value", "", "with --resume: the JSON value answering the pending interrupt(s)")
@@ -107,7 +110,11 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	asm, st, r, closeRunner, err := openRunner(assembleOptions(a, prog, enc, proj.Root, dataDir(f.data)), dataDir(f.data))
+	target, err := f.target()
+	if err != nil {
+		return err
+	}
+	asm, st, r, closeRunner, err := openRunner(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
 	if err != nil {
 		return err
 	}

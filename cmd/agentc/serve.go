@@ -20,6 +20,7 @@ import (
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -32,14 +33,16 @@ type serveFlags struct {
 func newServeCmd(a *app) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
-		Use:   "serve FILE|OUT.agb [--addr HOST:PORT] [--data DIR] [--token TOKEN=USER]... [--open]",
+		Use:   "serve FILE|OUT.agb [--addr HOST:PORT] [--data DIR|--store URL] [--token TOKEN=USER]... [--open]",
 		Short: "Serve a workflow over AG-UI, A2A and the OpenAI chat API",
 		Long: `Serve compiles FILE (or loads verified bytecode) and serves its serve
 target, else its only graph or agent, on one port: the protocols its serve
 block configures (all three when it configures none: AG-UI at /agui, A2A at
 /a2a, OpenAI-compatible at /v1), GET /healthz and GET /metrics (Prometheus).
-State and session ledgers live in a Pebble store under --data (default
-$AGENTC_DATA, else ./.agentc).
+State and session ledgers live in the store --store selects (a postgres://
+URL, or a Pebble directory; default $AGENTC_STORE, else store: in
+agentc.yaml, else the Pebble store in the data directory --data,
+$AGENTC_DATA, ./.agentc).
 
 Every request needs "Authorization: Bearer TOKEN"; each token maps to a
 user id (--token TOKEN=USER, repeatable, or AGENTC_TOKENS="t1=alice,t2=bob").
@@ -72,7 +75,8 @@ closed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Addr, "addr", "", "listen address (default 127.0.0.1:8080)")
-	fl.StringVar(&f.Data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	fl.StringVar(&f.Data, "data", "", dataHelp)
+	fl.StringVar(&f.Store, "store", "", storeHelp)
 	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
 	fl.StringArrayVar(&f.Tokens, "token", nil, "a bearer token and the user it authenticates, TOKEN=USER (repeatable)")
 	fl.BoolVar(&f.Open, "open", false, "serve without authentication (loopback addresses only)")
@@ -133,7 +137,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	}
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
 	opts.App, opts.Logger = set.App, logger
-	asm, st, r, closeRunner, err := openRunner(opts, set.Data)
+	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
 	if err != nil {
 		return err
 	}
@@ -164,7 +168,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		closeRunner()
 		return usageErr(err)
 	}
-	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; data %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), set.Data)
+	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; store %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), dial.Display(set.Store))
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	served := make(chan error, 1)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,26 +13,25 @@ import (
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
-	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
-// withInspector opens the store under the data directory and calls fn
-// with an Inspector over it (forks get the wall clock and crypto ids).
-func withInspector(data string, fn func(*inspect.Inspector) error) error {
-	st, err := pebble.Open(dataDir(data), nil)
+// withInspector opens the store the flags select and calls fn with an
+// Inspector over it (forks get the wall clock and crypto ids).
+func withInspector(ctx context.Context, f storeFlags, fn func(*inspect.Inspector) error) error {
+	st, err := f.open(ctx)
 	if err != nil {
-		return failErr(err)
+		return err
 	}
 	defer st.Close()
 	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
 }
 
 // withApp is withInspector for the commands that need --app.
-func withApp(app, data string, fn func(*inspect.Inspector) error) error {
+func withApp(ctx context.Context, app string, f storeFlags, fn func(*inspect.Inspector) error) error {
 	if app == "" {
 		return usageErr(errors.New("--app is required (the workflow's name)"))
 	}
-	return withInspector(data, fn)
+	return withInspector(ctx, f, fn)
 }
 
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.
@@ -49,10 +49,11 @@ func (a *app) printJSON(v any) {
 }
 
 type sessionFlags struct {
-	app, user, data string
-	json            bool
-	run             string
-	kinds           []string
+	app, user string
+	storeFlags
+	json  bool
+	run   string
+	kinds []string
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
@@ -60,8 +61,9 @@ func newSessionsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "sessions list|show|events",
 		Short: "List and inspect the sessions in the local store",
-		Long: `Sessions reads the store agentc run writes (--data, else $AGENTC_DATA,
-else ./.agentc). --app is the app the sessions belong to: the workflow's
+		Long: `Sessions reads the store agentc run writes (--store, else $AGENTC_STORE,
+else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
+./.agentc). --app is the app the sessions belong to: the workflow's
 name unless the Runner was given another.
 
   agentc sessions list --app APP [--user U]      sessions, by (user, session)
@@ -74,10 +76,12 @@ exist, 2 on usage errors.`,
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.app, "app", "", "the app (the workflow's name); required")
 	pf.StringVar(&f.user, "user", "", "the user (list: all users; show/events: "+defaultUser+")")
-	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	f.storeFlags.add(pf)
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	with := func(fn func(*inspect.Inspector) error) error { return withApp(f.app, f.data, fn) }
+	with := func(cmd *cobra.Command, fn func(*inspect.Inspector) error) error {
+		return withApp(cmd.Context(), f.app, f.storeFlags, fn)
+	}
 	key := func(s string) store.SessionKey {
 		u := f.user
 		if u == "" {
@@ -90,7 +94,7 @@ exist, 2 on usage errors.`,
 		Short: "List sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(in *inspect.Inspector) error {
+			return with(cmd, func(in *inspect.Inspector) error {
 				ss, err := in.Sessions(cmd.Context(), session.ListFilter{App: f.app, User: f.user})
 				if err != nil {
 					return failErr(err)
@@ -111,7 +115,7 @@ exist, 2 on usage errors.`,
 		Short: "Show a session and its runs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(func(in *inspect.Inspector) error {
+			return with(cmd, func(in *inspect.Inspector) error {
 				s, err := in.Session(cmd.Context(), key(args[0]))
 				if err != nil {
 					return failErr(err)
@@ -139,7 +143,7 @@ exist, 2 on usage errors.`,
 			if err := q.Check(); err != nil {
 				return usageErr(err)
 			}
-			return with(func(in *inspect.Inspector) error {
+			return with(cmd, func(in *inspect.Inspector) error {
 				evs, err := in.Events(cmd.Context(), key(args[0]), q)
 				if err != nil {
 					return inspectErr(err)

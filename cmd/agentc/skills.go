@@ -12,8 +12,9 @@ import (
 )
 
 type skillsFlags struct {
-	data, by, reason string
-	json             bool
+	by, reason string
+	storeFlags
+	json bool
 }
 
 func newSkillsCmd(a *app) *cobra.Command {
@@ -22,8 +23,9 @@ func newSkillsCmd(a *app) *cobra.Command {
 		Use:   "skills pending|show|approve|reject",
 		Short: "Review the skills evolution proposed",
 		Long: `Skills manages the candidate skills an evolution policy's reviewer drafted
-after runs (spec/skills.md), kept in the store under --data (default
-$AGENTC_DATA, else ./.agentc).
+after runs (spec/skills.md), kept in the store (--store, $AGENTC_STORE,
+store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
+./.agentc).
 
   agentc skills pending            candidates waiting for a person or an evaluation
   agentc skills show ID            one candidate: proposal, evidence, gates
@@ -38,7 +40,7 @@ Exit status: 0, 1 when the store cannot be read, the candidate does not
 exist or is not pending, 2 on usage errors.`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	f.storeFlags.add(pf)
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 	pf.StringVar(&f.by, "by", "", "who decides (default the OS user)")
 
@@ -86,7 +88,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "List candidates waiting for approval or evaluation",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(f.data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
 				cs, err := in.Pending(cmd.Context())
 				if err != nil {
 					return failErr(err)
@@ -103,7 +105,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Show one candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(f.data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
 				c, err := in.Candidate(cmd.Context(), args[0])
 				if err != nil {
 					return failErr(err)
@@ -118,7 +120,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Publish a pending candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(f.data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
 				c, err := in.Approve(cmd.Context(), args[0], who())
 				switch {
 				case err != nil:
@@ -137,7 +139,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Reject a pending candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(f.data, func(in *inspect.Inspector) error {
+			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
 				c, err := in.Reject(cmd.Context(), args[0], who(), f.reason)
 				switch {
 				case err != nil:

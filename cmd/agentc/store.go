@@ -8,21 +8,36 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
-type storeFlags struct {
-	data string
+type storeCmdFlags struct {
+	storeFlags
 	json bool
 }
 
+// pebbleDir is the Pebble directory check and repair work on: the
+// selected store, which must be one.
+func (f storeCmdFlags) pebbleDir() (string, error) {
+	t, err := f.target()
+	if err != nil {
+		return "", err
+	}
+	if kind, _ := dial.Parse(t); kind != dial.Pebble {
+		return "", usageErr(fmt.Errorf("store check and repair work on a Pebble directory, not %s: PostgreSQL checks its own pages (spec/storage.md)", dial.Display(t)))
+	}
+	return t, nil
+}
+
 func newStoreCmd(a *app) *cobra.Command {
-	var f storeFlags
+	var f storeCmdFlags
 	cmd := &cobra.Command{
 		Use:   "store check|repair",
 		Short: "Check and repair the local store",
-		Long: `Store checks the store agentc run and agentc serve write (--data, else
-$AGENTC_DATA, else ./.agentc) while no process holds it.
+		Long: `Store checks the Pebble store agentc run and agentc serve write (the
+selected store: --store, $AGENTC_STORE, store: in agentc.yaml, else the
+data directory --data, $AGENTC_DATA, ./.agentc) while no process holds it.
 
   agentc store check [--data DIR] [--json]    verify without changing anything:
       the directory layout, the seal of a cleanly closed store, every WAL
@@ -40,14 +55,18 @@ problems remain or the store cannot be read, 2 on usage errors.
 See spec/storage.md, "Durability".`,
 	}
 	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.data, "data", "", "the data directory (default $AGENTC_DATA, else ./.agentc)")
+	f.storeFlags.add(pf)
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 	check := &cobra.Command{
 		Use:   "check [--data DIR]",
 		Short: "Verify the store without changing it",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rep, err := pebble.Check(cmd.Context(), dataDir(f.data))
+			dir, err := f.pebbleDir()
+			if err != nil {
+				return err
+			}
+			rep, err := pebble.Check(cmd.Context(), dir)
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
@@ -69,7 +88,11 @@ See spec/storage.md, "Durability".`,
 		Short: "Repair the store, keeping a copy of what it drops",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			res, err := pebble.Repair(cmd.Context(), dataDir(f.data), time.Now())
+			dir, err := f.pebbleDir()
+			if err != nil {
+				return err
+			}
+			res, err := pebble.Repair(cmd.Context(), dir, time.Now())
 			if f.json && res != nil {
 				if jerr := json.NewEncoder(a.stdout).Encode(res); jerr != nil {
 					return jerr

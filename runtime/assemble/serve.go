@@ -10,12 +10,9 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime/artifact"
@@ -28,9 +25,9 @@ import (
 // ServeFlags are the server settings given on agentc serve's command line.
 // Set reports whether a flag was given, by its name (addr, data, app,
 // token, open, max-runs, max-body, run-timeout, write-timeout, public-url,
-// trusted-proxy); nil: none was.
+// trusted-proxy, store); nil: none was.
 type ServeFlags struct {
-	Addr, Data, App          string
+	Addr, Data, App, Store   string
 	Tokens                   []string // TOKEN=USER entries
 	Open                     bool
 	MaxRuns                  int
@@ -44,9 +41,12 @@ type ServeFlags struct {
 // ServeSettings are the resolved settings of a server.
 type ServeSettings struct {
 	Addr, Data, App string
-	Tokens          map[string]string // token → user
-	Open            bool
-	Limits          server.Limits
+	// Store is the store target (spec/storage.md, "Selecting a store"):
+	// a Pebble directory (by default Data) or a postgres:// URL.
+	Store  string
+	Tokens map[string]string // token → user
+	Open   bool
+	Limits server.Limits
 	// PublicURL is the server's public base URL (the A2A card's url),
 	// empty for the listen address.
 	PublicURL string
@@ -84,12 +84,11 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 	if changed == nil {
 		changed = func(string) bool { return false }
 	}
-	var y yamlServe
-	if b, err := os.ReadFile(filepath.Join(root, "agentc.yaml")); err == nil {
-		if err := yaml.Unmarshal(b, &y); err != nil {
-			return ServeSettings{}, fmt.Errorf("agentc.yaml: %w", err)
-		}
+	py, err := readProjectYAML(root)
+	if err != nil {
+		return ServeSettings{}, err
 	}
+	y := py.yamlServe
 	pick := func(flag, flagVal, env, yamlVal, block, def string) string {
 		if changed(flag) {
 			return flagVal
@@ -113,6 +112,9 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 		Addr: pick("addr", f.Addr, "AGENTC_ADDR", y.Serve.Addr, prog.AttrString(blockAttrs, "addr", env), "127.0.0.1:8080"),
 		Data: pick("data", f.Data, "AGENTC_DATA", y.Serve.Data, "", ".agentc"),
 		App:  pick("app", f.App, "AGENTC_APP", y.Serve.App, prog.AttrString(blockAttrs, "app", env), ""),
+	}
+	if s.Store, err = pickStore(f.Store, changed("store"), py.Store, s.Data, env); err != nil {
+		return s, err
 	}
 	// Tokens: the first source that gives any.
 	s.Tokens = map[string]string{}
@@ -143,7 +145,6 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 		openStr = strconv.FormatBool(*y.Serve.Open)
 	}
 	openV := pick("open", strconv.FormatBool(f.Open), "AGENTC_OPEN", openStr, "", "false")
-	var err error
 	if s.Open, err = strconv.ParseBool(openV); err != nil {
 		return s, fmt.Errorf("open: %q is not a boolean", openV)
 	}

@@ -39,19 +39,25 @@ func TestServeSettingsPrecedence(t *testing.T) {
 	}{
 		{"serve block", "", nil, ServeFlags{}, nil,
 			func(s ServeSettings) bool {
-				return s.Addr == "127.0.0.1:7001" && s.Data == ".agentc" && len(s.Tokens) == 0
-			}, "block addr, default data"},
+				return s.Addr == "127.0.0.1:7001" && s.Data == ".agentc" && s.Store == ".agentc" && len(s.Tokens) == 0
+			}, "block addr, default data, the Pebble store in it"},
 		{"env() in the serve block", "", map[string]string{"W_ADDR": "127.0.0.1:7005"}, ServeFlags{}, nil,
 			func(s ServeSettings) bool { return s.Addr == "127.0.0.1:7005" }, "the block's env() value"},
 		{"agentc.yaml over the block", yamlAll, nil, ServeFlags{}, nil,
 			func(s ServeSettings) bool {
-				return s.Addr == "127.0.0.1:7002" && s.Data == "yaml-data" && s.Tokens["ytok"] == "yuser" &&
+				return s.Addr == "127.0.0.1:7002" && s.Data == "yaml-data" && s.Store == "yaml-data" && s.Tokens["ytok"] == "yuser" &&
 					s.Limits.MaxRuns == 7 && s.Limits.RunTimeout == 2*time.Minute
 			}, "yaml values"},
 		{"env over agentc.yaml", yamlAll, map[string]string{"AGENTC_ADDR": "127.0.0.1:7003", "AGENTC_TOKENS": "etok=euser", "AGENTC_MAX_RUNS": "9", "AGENTC_DATA": "env-data"}, ServeFlags{}, nil,
 			func(s ServeSettings) bool {
 				return s.Addr == "127.0.0.1:7003" && s.Data == "env-data" && s.Tokens["etok"] == "euser" && s.Tokens["ytok"] == "" && s.Limits.MaxRuns == 9
 			}, "env values"},
+		{"store: in agentc.yaml", "store: postgres://y@127.0.0.1/db\n" + yamlAll, nil, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return s.Store == "postgres://y@127.0.0.1/db" && s.Data == "yaml-data" }, "the yaml store"},
+		{"AGENTC_STORE over agentc.yaml", "store: postgres://y@127.0.0.1/db\n", map[string]string{"AGENTC_STORE": "/srv/env-store"}, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return s.Store == "/srv/env-store" && s.Data == ".agentc" }, "the env store"},
+		{"--store over AGENTC_STORE", "", map[string]string{"AGENTC_STORE": "/srv/env-store"}, ServeFlags{Store: "postgresql://f@127.0.0.1/db"}, []string{"store"},
+			func(s ServeSettings) bool { return s.Store == "postgresql://f@127.0.0.1/db" }, "the flag store"},
 		{"flags over env", yamlAll, map[string]string{"AGENTC_ADDR": "127.0.0.1:7003", "AGENTC_TOKENS": "etok=euser"},
 			ServeFlags{Addr: "127.0.0.1:7004", Tokens: []string{"ftok=fuser", "gtok=guser"}, MaxRuns: 3, Open: true},
 			[]string{"addr", "token", "max-runs", "open"},
@@ -67,7 +73,7 @@ func TestServeSettingsPrecedence(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, k := range []string{"AGENTC_ADDR", "AGENTC_DATA", "AGENTC_TOKENS", "AGENTC_MAX_RUNS", "AGENTC_OPEN", "W_ADDR"} {
+			for _, k := range []string{"AGENTC_ADDR", "AGENTC_DATA", "AGENTC_TOKENS", "AGENTC_MAX_RUNS", "AGENTC_OPEN", "AGENTC_STORE", "W_ADDR"} {
 				t.Setenv(k, tc.env[k]) // restored after the test
 				if _, ok := tc.env[k]; !ok {
 					os.Unsetenv(k)

@@ -7,6 +7,7 @@ package dial
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/agentc/agentc/runtime/store"
@@ -60,4 +61,20 @@ func Open(ctx context.Context, target string) (store.Store, error) {
 		return nil, err
 	}
 	return st, nil
+}
+
+// Display is target as it may be printed: a URL's password shown as
+// "xxxxx" (url.URL.Redacted); a directory unchanged. A URL that does not
+// parse is shown by its scheme alone, since where its password ends is not
+// known.
+func Display(target string) string {
+	scheme, _, ok := strings.Cut(target, "://")
+	if !ok {
+		return target
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return scheme + "://…"
+	}
+	return u.Redacted()
 }

@@ -2,11 +2,11 @@ package dial_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
+	"github.com/agentc/agentc/internal/pgtest"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
 )
@@ -34,14 +34,7 @@ func TestParse(t *testing.T) {
 // TestOpen opens a Pebble directory and, where the test server is given, a
 // PostgreSQL URL, and writes and reads a session through each.
 func TestOpen(t *testing.T) {
-	targets := []string{filepath.Join(t.TempDir(), "data")}
-	if url := os.Getenv("AGENTC_TEST_POSTGRES"); url != "" {
-		targets = append(targets, url)
-	} else if os.Getenv("CI") != "" {
-		t.Fatal("AGENTC_TEST_POSTGRES is not set: test/all.sh starts a PostgreSQL server for this test")
-	} else {
-		t.Log("AGENTC_TEST_POSTGRES not set: PostgreSQL not tried")
-	}
+	targets := []string{filepath.Join(t.TempDir(), "data"), pgtest.WithSchema(t, pgtest.URL(t))}
 	ctx := context.Background()
 	for _, target := range targets {
 		st, err := dial.Open(ctx, target)
@@ -58,5 +51,20 @@ func TestOpen(t *testing.T) {
 	}
 	if _, err := dial.Open(ctx, "postgres://%zz"); err == nil {
 		t.Error("a malformed URL opened")
+	}
+}
+
+// TestDisplay: a URL's password never reaches a printed target.
+func TestDisplay(t *testing.T) {
+	for target, want := range map[string]string{
+		".agentc":                   ".agentc",
+		"postgres://u@127.0.0.1/db": "postgres://u@127.0.0.1/db",
+		"postgres://u:s3cret@127.0.0.1:5432/db?x=1": "postgres://u:xxxxx@127.0.0.1:5432/db?x=1",
+		"postgres://u:s3cret@[::1/db":               "postgres://…",
+		"mysql://u:s3cret@h/db":                     "mysql://u:xxxxx@h/db",
+	} {
+		if got := dial.Display(target); got != want {
+			t.Errorf("Display(%q) = %q, want %q", target, got, want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/agentc/agentc/internal/pgtest"
 	"github.com/agentc/agentc/runtime/store"
 )
 
@@ -171,8 +172,8 @@ func BenchmarkCommitters(b *testing.B) {
 	state := benchPayload(1 << 10)
 	for _, n := range []int{1, 8} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			url := testURL(b)
-			s, err := Open(ctx, url, &Options{Schema: freshSchema(b, url), MaxConns: int32(n)})
+			url := pgtest.URL(b)
+			s, err := Open(ctx, url, &Options{Schema: pgtest.FreshSchema(b, url), MaxConns: int32(n)})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -2,10 +2,7 @@ package postgres
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -14,54 +11,18 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/agentc/agentc/internal/pgtest"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/storetest"
 )
 
 var ctx = context.Background()
 
-// testURL returns the server the tests use, from AGENTC_TEST_POSTGRES. In CI
-// a missing server fails the test; elsewhere it skips.
-func testURL(t testing.TB) string {
-	t.Helper()
-	url := os.Getenv("AGENTC_TEST_POSTGRES")
-	if url == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatal("AGENTC_TEST_POSTGRES is not set: CI must provide a PostgreSQL server (test/all.sh starts one)")
-		}
-		t.Skip("AGENTC_TEST_POSTGRES is not set (a postgres:// URL); test/all.sh starts a throwaway server and sets it")
-	}
-	return url
-}
-
-// freshSchema returns the name of a schema that does not exist yet and
-// drops it, with everything in it, when the test ends.
-func freshSchema(t testing.TB, url string) string {
-	t.Helper()
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	name := "agentc_Test_" + hex.EncodeToString(b[:]) // mixed case: names are quoted everywhere
-	t.Cleanup(func() {
-		conn, err := pgx.Connect(ctx, url)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{name}.Sanitize()+` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", name, err)
-		}
-	})
-	return name
-}
-
 // openFresh opens a store in a fresh schema.
 func openFresh(t testing.TB) *Store {
 	t.Helper()
-	url := testURL(t)
-	s, err := Open(ctx, url, &Options{Schema: freshSchema(t, url)})
+	url := pgtest.URL(t)
+	s, err := Open(ctx, url, &Options{Schema: pgtest.FreshSchema(t, url)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +30,7 @@ func openFresh(t testing.TB) *Store {
 }
 
 func TestConformance(t *testing.T) {
-	testURL(t)
+	pgtest.URL(t)
 	storetest.Run(t, func(t *testing.T) store.Store { return openFresh(t) })
 }
 
@@ -78,8 +39,8 @@ func TestConformance(t *testing.T) {
 // concurrent Opens of a new schema all succeed (the advisory lock), and
 // that a schema migrated by a newer build is refused.
 func TestMigrations(t *testing.T) {
-	url := testURL(t)
-	schema := freshSchema(t, url)
+	url := pgtest.URL(t)
+	schema := pgtest.FreshSchema(t, url)
 	var wg sync.WaitGroup
 	errs := make(chan error, 4)
 	for range 4 {
@@ -151,8 +112,8 @@ func TestMigrations(t *testing.T) {
 // same session at once, and that a lease taken through one is held against
 // the other.
 func TestTwoStores(t *testing.T) {
-	url := testURL(t)
-	schema := freshSchema(t, url)
+	url := pgtest.URL(t)
+	schema := pgtest.FreshSchema(t, url)
 	var stores [2]*Store
 	for i := range stores {
 		s, err := Open(ctx, url, &Options{Schema: schema})
@@ -221,8 +182,8 @@ func TestOpenBadURL(t *testing.T) {
 // and checks that the statements before it, the events and the journal
 // entries, were rolled back with it.
 func TestCommitAtomic(t *testing.T) {
-	url := testURL(t)
-	schema := freshSchema(t, url)
+	url := pgtest.URL(t)
+	schema := pgtest.FreshSchema(t, url)
 	s, err := Open(ctx, url, &Options{Schema: schema})
 	if err != nil {
 		t.Fatal(err)
@@ -274,8 +235,8 @@ func TestCommitAtomic(t *testing.T) {
 // listener of another store on the same schema, and not a listener of
 // another schema, and that Wait returns when its context ends.
 func TestNotify(t *testing.T) {
-	url := testURL(t)
-	schema := freshSchema(t, url)
+	url := pgtest.URL(t)
+	schema := pgtest.FreshSchema(t, url)
 	var stores [2]*Store
 	for i := range stores {
 		s, err := Open(ctx, url, &Options{Schema: schema})
@@ -285,7 +246,7 @@ func TestNotify(t *testing.T) {
 		t.Cleanup(func() { s.Close() })
 		stores[i] = s
 	}
-	other, err := Open(ctx, url, &Options{Schema: freshSchema(t, url)})
+	other, err := Open(ctx, url, &Options{Schema: pgtest.FreshSchema(t, url)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,8 +300,8 @@ func TestNotify(t *testing.T) {
 // its writer holds the lease, and that once another process has taken the
 // lease over, the former holder's fenced commit writes nothing.
 func TestCommitFenced(t *testing.T) {
-	url := testURL(t)
-	schema := freshSchema(t, url)
+	url := pgtest.URL(t)
+	schema := pgtest.FreshSchema(t, url)
 	var a, b *Store
 	for _, p := range []**Store{&a, &b} {
 		s, err := Open(ctx, url, &Options{Schema: schema})
