@@ -463,13 +463,24 @@ func TestMalformed(t *testing.T) {
 	e.post(aliceToken, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18")
 	status, _, body := e.post(aliceToken, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":[1]}}`,
 		"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18")
-	if status != 200 || !strings.Contains(body, `"isError":true`) && !strings.Contains(body, `"error"`) {
+	if status != 200 || !strings.Contains(body, `"isError":true`) || !strings.Contains(body, "must be a JSON object") {
 		t.Fatalf("array arguments: %d %s", status, body)
 	}
 	status, _, body = e.post(aliceToken, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"nope"}}`,
 		"Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18")
-	if status != 200 || !strings.Contains(body, `"error"`) && !strings.Contains(body, `"isError":true`) {
+	if status != 200 || !strings.Contains(body, `"error":{"code":-32602,"message":"unknown tool \"nope\""}`) {
 		t.Fatalf("unknown tool: %d %s", status, body)
+	}
+	req, _ := http.NewRequest("GET", e.url+"/mcp", nil)
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusMethodNotAllowed {
+		t.Fatalf("GET: %d", resp.StatusCode)
 	}
 	// The server still serves.
 	cs := e.session(aliceToken, nil)
@@ -509,5 +520,42 @@ func TestStdio(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("ServeStdio did not return after the client closed")
+	}
+}
+
+// TestStdioElicitation: over stdio, with the protocol version the SDK's
+// client negotiates there, an interrupt is answered by an elicitation in
+// the same call; a request state that is not the caller's run is refused.
+func TestStdioElicitation(t *testing.T) {
+	e := newEnv(t)
+	cr, sw := io.Pipe()
+	sr, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- e.h.ServeStdio(ctx, "carol", sr, sw) }()
+	asked := 0
+	c := sdk.NewClient(&sdk.Implementation{Name: "test", Version: "1"}, &sdk.ClientOptions{
+		ElicitationHandler: func(_ context.Context, r *sdk.ElicitRequest) (*sdk.ElicitResult, error) {
+			asked++
+			return &sdk.ElicitResult{Action: "accept", Content: map[string]any{"approved": true}}, nil
+		}})
+	cs, err := c.Connect(ctx, &sdk.IOTransport{Reader: cr, Writer: cw}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, sc := call(t, cs, &sdk.CallToolParams{Name: "answer", Arguments: map[string]any{"input": "publish"}})
+	if res.IsError || sc["status"] != "completed" || text(res) != "published: echo: publish" || asked != 1 {
+		t.Fatalf("%v %q %v asked %d", res.IsError, text(res), sc, asked)
+	}
+	// A forged request state names no run of this user.
+	res, _ = call(t, cs, &sdk.CallToolParams{Name: "answer", Arguments: map[string]any{"input": "x"}, RequestState: "run_forged"})
+	if !res.IsError || !strings.Contains(text(res), "there is no run") {
+		t.Fatalf("forged state: %v %q", res.IsError, text(res))
+	}
+	_ = cs.Close()
+	_ = cw.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
