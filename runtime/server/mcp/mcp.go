@@ -128,7 +128,7 @@ func New(b *server.Backend, opts Options) (*Handler, error) {
 		t := newTool(p, name, gi)
 		h.tools = append(h.tools, t)
 		h.byName[name] = t
-		h.resume = h.resume || canInterrupt(p, gi, 0)
+		h.resume = h.resume || canInterrupt(p, gi, map[int]bool{})
 	}
 	if len(h.tools) == 0 {
 		return nil, errors.New("mcp: the program has no graph or agent to serve")
@@ -151,19 +151,25 @@ func runnableName(p *bytecode.Program, r bytecode.Ref, gi int) string {
 	return p.Graphs[gi].Name
 }
 
-// canInterrupt reports whether graph gi, or a graph it runs, has an
-// interrupt node.
-func canInterrupt(p *bytecode.Program, gi, depth int) bool {
-	if gi < 0 || gi >= len(p.Graphs) || depth > 32 {
+// canInterrupt reports whether graph gi, or a graph it calls (a sub-graph,
+// a composed agent's graph, a map node's body), has an interrupt node.
+func canInterrupt(p *bytecode.Program, gi int, seen map[int]bool) bool {
+	if gi < 0 || gi >= len(p.Graphs) || seen[gi] {
 		return false
 	}
+	seen[gi] = true
 	for _, n := range p.Graphs[gi].Nodes {
-		switch n.Kind {
-		case bytecode.NodeInterrupt:
+		if n.Kind == bytecode.NodeInterrupt {
 			return true
-		case bytecode.NodeGraph, bytecode.NodeAgent, bytecode.NodeMap:
-			// A sub-graph or composition may interrupt; say so rather
-			// than follow every call form.
+		}
+		callee := -1
+		switch {
+		case n.Call.Kind == bytecode.CallGraph:
+			callee = int(n.Call.Callee)
+		case n.Call.Kind == bytecode.CallAgent && int(n.Call.Callee) < len(p.Agents):
+			callee = int(p.Agents[n.Call.Callee].Graph)
+		}
+		if canInterrupt(p, callee, seen) {
 			return true
 		}
 	}

@@ -92,11 +92,31 @@ type env struct {
 	t   *testing.T
 	url string
 	h   *mcp.Handler
+	b   *server.Backend
 }
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
-	prog := runtimetest.Compile(t, fstest.MapFS{"desk.agent": {Data: []byte(source)}}, "desk.agent")
+	b := newBackend(t, source)
+	h, err := mcp.New(b, mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Mounts: []server.Mount{h.Mount()}, Store: b.Docs.(*memory.Store),
+		Tokens: map[string]string{aliceToken: "alice", bobToken: "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	t.Cleanup(ts.Close)
+	return &env{t: t, url: ts.URL, h: h, b: b}
+}
+
+// newBackend compiles src (its model m is the echo model) into a Backend
+// over a memory store.
+func newBackend(t *testing.T, src string) *server.Backend {
+	t.Helper()
+	prog := runtimetest.Compile(t, fstest.MapFS{"desk.agent": {Data: []byte(src)}}, "desk.agent")
 	funcs := vm.Builtins()
 	for _, name := range prog.Funcs {
 		if _, ok := funcs[name]; !ok {
@@ -114,23 +134,12 @@ func newEnv(t *testing.T) *env {
 	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
 		NewID:   func(p string) string { return fmt.Sprintf("%s%06d", p, ids.Add(1)) },
 		Metrics: server.NewMetrics(), Limits: server.Limits{MaxBodyBytes: 64 << 10}}
-	h, err := mcp.New(b, mcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Mounts: []server.Mount{h.Mount()}, Store: st,
-		Tokens: map[string]string{aliceToken: "alice", bobToken: "bob"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts := httptest.NewServer(srv.Handler())
 	t.Cleanup(func() {
-		ts.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = r.Close(ctx)
 	})
-	return &env{t: t, url: ts.URL, h: h}
+	return b
 }
 
 // bearer adds a token to every request.
@@ -557,5 +566,70 @@ func TestStdioElicitation(t *testing.T) {
 	_ = cw.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestToolsOfPrograms: which runnables are tools, and when agentc_resume
+// is listed.
+func TestToolsOfPrograms(t *testing.T) {
+	const head = "workflow w \"W\"\n\nmodel m { provider = openai, name = \"x\" }\n\nagent echo llm \"Echoes\" { model = m }\n\n"
+	const sub = `state S { q: string, ok: bool = false, out: string = "" }
+
+graph ask(S) input q output out {
+  node a = interrupt "OK?" returns bool into ok
+  start -> a
+  a -> end
+}
+
+graph outer(S) input q output out {
+  node inner = graph ask { q = q } into out
+  start -> inner
+  inner -> end
+}
+`
+	tests := []struct {
+		name, src string
+		want      []string
+		err       string
+	}{
+		{"one agent, no interrupt", head, []string{"echo"}, ""},
+		{"serve block run", head + "serve { run = echo }\n", []string{"echo"}, ""},
+		{"an interrupt in a sub-graph", head + sub + "serve { run = outer }\n", []string{"outer", mcp.ResumeTool}, ""},
+		{"every runnable", head + sub, []string{"ask", "echo", "outer", mcp.ResumeTool}, ""},
+		{"a runnable named like the resume tool", head + "agent agentc_resume llm \"R\" { model = m }\n", nil, "name of the resume tool"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			h, err := mcp.New(newBackend(t, tc.src), mcp.Options{})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := h.Tools(); !slices.Equal(got, tc.want) {
+				t.Fatalf("tools %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	e := newEnv(t)
+	cs := e.session(aliceToken, nil)
+	call(t, cs, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "m"}})
+	call(t, cs, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"input": 1}})
+	var b strings.Builder
+	if _, err := e.b.Metrics.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`agentc_runs_started_total{protocol="mcp"} 1`, `agentc_runs_finished_total{protocol="mcp",status="completed"} 1`,
+		`agentc_errors_total{protocol="mcp",code="invalid_arguments"} 1`, `agentc_http_requests_total{protocol="mcp",code="200"}`} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("metrics lack %s:\n%s", want, b.String())
+		}
 	}
 }
