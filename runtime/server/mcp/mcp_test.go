@@ -66,7 +66,8 @@ graph ask(Ask) input q output answer {
 }
 `
 
-// echoModel answers "echo: <last user message>".
+// echoModel answers "echo: <last user message>"; a message containing
+// "block" waits until its context ends.
 type echoModel struct{}
 
 func (echoModel) Info() runtime.ModelInfo {
@@ -79,6 +80,10 @@ func (echoModel) Generate(ctx context.Context, req *runtime.ModelRequest, onDelt
 		if msg.Role == runtime.RoleUser {
 			in = msg.Content
 		}
+	}
+	if strings.Contains(in, "block") {
+		<-ctx.Done() // until the call is canceled
+		return nil, ctx.Err()
 	}
 	return &runtime.ModelResponse{Text: "echo: " + in, FinishReason: "stop", Model: "test:echo"}, nil
 }
@@ -631,5 +636,31 @@ func TestMetrics(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("metrics lack %s:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestCancel: a client that cancels its call (notifications/cancelled)
+// cancels the run; the run records its end and stays resumable.
+func TestCancel(t *testing.T) {
+	e := newEnv(t)
+	cs := e.session(aliceToken, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "block"}}); err == nil {
+		t.Fatal("a canceled call returned a result")
+	}
+	for deadline := time.Now().Add(5 * time.Second); e.b.Running() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs still running after the call was canceled", e.b.Running())
+		}
+	}
+	var m strings.Builder
+	_, _ = e.b.Metrics.WriteTo(&m)
+	if !strings.Contains(m.String(), `agentc_runs_finished_total{protocol="mcp",status="canceled"} 1`) {
+		t.Fatalf("the run did not end canceled:\n%s", m.String())
+	}
+	// The session still serves.
+	if res, _ := call(t, cs, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "after"}}); text(res) != "echo: after" {
+		t.Fatalf("after cancel: %q", text(res))
 	}
 }
