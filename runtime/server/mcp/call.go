@@ -218,6 +218,9 @@ func multiRoundTrip(req *sdk.CallToolRequest) bool {
 func (h *Handler) run(ctx context.Context, req *sdk.CallToolRequest, inv runtime.Invocation, elicit bool) (*sdk.CallToolResult, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if hc, ok := h.requestContext(req); ok {
+		defer context.AfterFunc(hc, cancel)() // the client went away
+	}
 	run, err := h.b.Start(ctx, Protocol, inv)
 	if err != nil {
 		return h.startFailure(inv, err), nil

@@ -36,6 +36,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,6 +78,9 @@ type Handler struct {
 	resume  bool // some served runnable can interrupt: ResumeTool is listed
 	http    http.Handler
 	seq     atomic.Uint64
+
+	mu       sync.Mutex
+	requests map[string]context.Context // callHeader value → its POST's context
 }
 
 // tool is one served runnable.
@@ -109,7 +113,8 @@ func New(b *server.Backend, opts Options) (*Handler, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	h := &Handler{b: b, path: "/" + strings.Trim(opts.Path, "/"), version: opts.Version, byName: map[string]*tool{}}
+	h := &Handler{b: b, path: "/" + strings.Trim(opts.Path, "/"), version: opts.Version, byName: map[string]*tool{},
+		requests: map[string]context.Context{}}
 	p := b.Runner.Program()
 	names := p.Runnables()
 	if p.Serve != nil && p.Serve.Run.Kind != 0 {
@@ -316,7 +321,38 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", internalBearer)
+	if r.Method == http.MethodPost {
+		// The SDK runs a call on its session's context, not the POST's:
+		// the header (which it hands to the tool handler) names the POST,
+		// so that a client that goes away cancels its runs (run).
+		id := strconv.FormatUint(h.seq.Add(1), 36)
+		r.Header.Set(callHeader, id)
+		h.mu.Lock()
+		h.requests[id] = r.Context()
+		h.mu.Unlock()
+		defer func() {
+			h.mu.Lock()
+			delete(h.requests, id)
+			h.mu.Unlock()
+		}()
+	}
 	auth.RequireBearerToken(verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h.http).ServeHTTP(w, r)
+}
+
+// callHeader names the POST a call came in (set by ServeHTTP, over any
+// value the client sent).
+const callHeader = "X-Agentc-Mcp-Request"
+
+// requestContext is the context of the POST that carried req, if it came
+// over HTTP and is still in flight.
+func (h *Handler) requestContext(req *sdk.CallToolRequest) (context.Context, bool) {
+	if req.Extra == nil || req.Extra.Header == nil {
+		return nil, false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ctx, ok := h.requests[req.Extra.Header.Get(callHeader)]
+	return ctx, ok
 }
 
 // verify is the SDK's token verifier: the token is internalBearer's, the

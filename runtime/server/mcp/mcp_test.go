@@ -23,6 +23,7 @@ import (
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/mcp"
 	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/vm"
 )
@@ -654,13 +655,53 @@ func TestCancel(t *testing.T) {
 			t.Fatalf("%d runs still running after the call was canceled", e.b.Running())
 		}
 	}
-	var m strings.Builder
-	_, _ = e.b.Metrics.WriteTo(&m)
-	if !strings.Contains(m.String(), `agentc_runs_finished_total{protocol="mcp",status="canceled"} 1`) {
-		t.Fatalf("the run did not end canceled:\n%s", m.String())
+	runs, _, err := e.b.Docs.(*memory.Store).ListRuns(context.Background(), store.RunFilter{App: e.b.App(), User: "alice"})
+	if err != nil || len(runs) != 1 || runs[0].Status != store.RunCanceled {
+		t.Fatalf("runs %+v, %v: want one canceled run", runs, err)
 	}
 	// The session still serves.
 	if res, _ := call(t, cs, &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "after"}}); text(res) != "echo: after" {
 		t.Fatalf("after cancel: %q", text(res))
+	}
+}
+
+// TestDisconnect: a client whose POST goes away (without sending
+// notifications/cancelled) cancels the run it started.
+func TestDisconnect(t *testing.T) {
+	e := newEnv(t)
+	_, hd, _ := e.post(aliceToken, initialize)
+	sid := hd.Get("Mcp-Session-Id")
+	e.post(aliceToken, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", "2025-06-18")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", e.url+"/mcp",
+		strings.NewReader(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"input":"block"}}}`))
+	for k, v := range map[string]string{"Authorization": "Bearer " + aliceToken, "Content-Type": "application/json",
+		"Accept": "application/json, text/event-stream", "Mcp-Session-Id": sid, "Mcp-Protocol-Version": "2025-06-18",
+		"X-Agentc-Mcp-Request": "forged"} {
+		req.Header.Set(k, v)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, err = io.ReadAll(resp.Body) // the stream stays open while the run blocks
+			resp.Body.Close()
+		}
+		errc <- err
+	}()
+	for deadline := time.Now().Add(5 * time.Second); e.b.Running() == 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not start")
+		}
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("the request finished although its run blocks")
+	}
+	for deadline := time.Now().Add(5 * time.Second); e.b.Running() > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d runs still running after the client went away", e.b.Running())
+		}
 	}
 }
