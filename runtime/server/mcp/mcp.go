@@ -143,6 +143,11 @@ func New(b *server.Backend, opts Options) (*Handler, error) {
 		Logger:              b.Logger,
 		SessionTimeout:      SessionIdle,
 		MaxRequestBodyBytes: b.Limits.WithDefaults().MaxBodyBytes,
+		// The server's own policy applies, as to every protocol: bearer
+		// tokens, or in open mode loopback Host and Origin checks. The
+		// SDK's check would refuse a reverse proxy on the same host
+		// (a loopback peer sending the public Host).
+		DisableLocalhostProtection: true,
 	})
 	return h, nil
 }

@@ -436,6 +436,26 @@ func (e *env) post(token, body string, headers ...string) (int, http.Header, str
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
+// TestProxiedHost: a reverse proxy on the same host (a loopback peer
+// sending the public Host) is served, as on the other protocols.
+func TestProxiedHost(t *testing.T) {
+	e := newEnv(t)
+	req, _ := http.NewRequest("POST", e.url+"/mcp", strings.NewReader(initialize))
+	req.Host = "agents.example.com"
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"protocolVersion"`) {
+		t.Fatalf("%d %s", resp.StatusCode, body)
+	}
+}
+
 func TestSessionBoundToUser(t *testing.T) {
 	e := newEnv(t)
 	status, hd, body := e.post(aliceToken, initialize)
