@@ -95,13 +95,13 @@ const (
 )
 
 type env struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	h   *mcp.Handler
 	b   *server.Backend
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	b := newBackend(t, source)
 	h, err := mcp.New(b, mcp.Options{})
@@ -120,7 +120,7 @@ func newEnv(t *testing.T) *env {
 
 // newBackend compiles src (its model m is the echo model) into a Backend
 // over a memory store.
-func newBackend(t *testing.T, src string) *server.Backend {
+func newBackend(t testing.TB, src string) *server.Backend {
 	t.Helper()
 	prog := runtimetest.Compile(t, fstest.MapFS{"desk.agent": {Data: []byte(src)}}, "desk.agent")
 	funcs := vm.Builtins()
@@ -722,6 +722,23 @@ func TestDisconnect(t *testing.T) {
 	for deadline := time.Now().Add(5 * time.Second); e.b.Running() > 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d runs still running after the client went away", e.b.Running())
+		}
+	}
+}
+
+// BenchmarkCallTool: one tools/call of the echo agent over streamable
+// HTTP (a run with one model call, memory store), through the whole
+// server: authentication, the SDK, the run, the result.
+func BenchmarkCallTool(b *testing.B) {
+	e := newEnv(b)
+	cs := e.session(aliceToken, nil)
+	p := &sdk.CallToolParams{Name: "echo", Arguments: map[string]any{"input": "bench"}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := cs.CallTool(context.Background(), p)
+		if err != nil || res.IsError {
+			b.Fatal(err, res)
 		}
 	}
 }
