@@ -74,7 +74,6 @@ type Handler struct {
 	path    string
 	version string
 	tools   []*tool
-	byName  map[string]*tool
 	resume  bool // some served runnable can interrupt: ResumeTool is listed
 	http    http.Handler
 	seq     atomic.Uint64
@@ -113,7 +112,7 @@ func New(b *server.Backend, opts Options) (*Handler, error) {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	h := &Handler{b: b, path: "/" + strings.Trim(opts.Path, "/"), version: opts.Version, byName: map[string]*tool{},
+	h := &Handler{b: b, path: "/" + strings.Trim(opts.Path, "/"), version: opts.Version,
 		requests: map[string]context.Context{}}
 	p := b.Runner.Program()
 	names := p.Runnables()
@@ -132,7 +131,6 @@ func New(b *server.Backend, opts Options) (*Handler, error) {
 		}
 		t := newTool(p, name, gi)
 		h.tools = append(h.tools, t)
-		h.byName[name] = t
 		h.resume = h.resume || canInterrupt(p, gi, map[int]bool{})
 	}
 	if len(h.tools) == 0 {
