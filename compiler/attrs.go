@@ -221,6 +221,10 @@ var openaiSchema = &blockSchema{what: "openai", attrs: []attrSpec{
 	constA("model", tString, "the model name clients use"),
 }}
 
+var mcpSchema = &blockSchema{what: "mcp", attrs: []attrSpec{
+	constA("path", tString, "the URL path of the streamable HTTP endpoint"),
+}}
+
 var serveSchema = &blockSchema{what: "serve", attrs: []attrSpec{
 	refA("run", "the runnable served", DeclGraph, DeclAgent),
 	constA("addr", tString, "the listen address"),
@@ -228,6 +232,7 @@ var serveSchema = &blockSchema{what: "serve", attrs: []attrSpec{
 	constA("agui", tString, "the AG-UI mount path"),
 	blockA("a2a", a2aSchema, "the A2A endpoint"),
 	blockA("openai", openaiSchema, "the OpenAI-compatible endpoint"),
+	blockA("mcp", mcpSchema, "the MCP endpoint (streamable HTTP)"),
 }}
 
 var httpSchema = &blockSchema{what: "http", attrs: []attrSpec{

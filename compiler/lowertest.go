@@ -17,12 +17,13 @@ var protocolKinds = map[string]struct {
 	"agui":   {bytecode.ProtoAGUI, "/agui"},
 	"a2a":    {bytecode.ProtoA2A, "/a2a"},
 	"openai": {bytecode.ProtoOpenAI, "/v1"},
+	"mcp":    {bytecode.ProtoMCP, "/mcp"},
 }
 
 // serve lowers the serve block: `run` becomes Serve.Run, each configured
 // protocol a Protocol (its path, with the default when the block gives
 // none; a path from env() is an option that overrides it at load), the rest
-// attributes. No protocol configured means all three (the runtime's
+// attributes. No protocol configured means all four (the runtime's
 // default).
 func (l *lowerer) serve() {
 	s := l.info.Serve

@@ -104,11 +104,10 @@ func (c *checker) checkServe() {
 		paths[p] = a.Value.Span()
 	}
 	checkPath(s.Attrs.Get("agui"))
-	if a := s.Attrs.Get("a2a"); a != nil {
-		checkPath(a.Block.Get("path"))
-	}
-	if a := s.Attrs.Get("openai"); a != nil {
-		checkPath(a.Block.Get("path"))
+	for _, name := range []string{"a2a", "openai", "mcp"} {
+		if a := s.Attrs.Get(name); a != nil {
+			checkPath(a.Block.Get("path"))
+		}
 	}
 }
 

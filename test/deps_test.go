@@ -60,7 +60,7 @@ var allowed = map[string][]string{
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
 		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/workspace", "stdlib/tools", "vm",
-		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/openai", "runtime/store/dial"},
+		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
 	// The read side over a store, for the CLI and the browser inspector.
@@ -70,6 +70,7 @@ var allowed = map[string][]string{
 	"runtime/server/agui":   {"runtime/server"},
 	"runtime/server/a2a":    {"runtime/server"},
 	"runtime/server/openai": {"runtime/server"},
+	"runtime/server/mcp":    {"runtime/server"},
 
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
 	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},
@@ -82,20 +83,21 @@ var allowed = map[string][]string{
 
 // external pins third-party imports to the one package that owns each.
 var external = map[string][]string{
-	"github.com/alecthomas/participle":    {"lang/syntax"},
-	"github.com/dominikbraun/graph":       {"compiler"},
-	"github.com/cockroachdb/pebble":       {"runtime/store/pebble", "bench/vm"}, // bench/vm: the raw synced-batch baseline
-	"github.com/openai/openai-go":         {},                                   // tests only: an independent client of runtime/server/openai
-	"github.com/sashabaranov/go-openai":   {"runtime/model"},
-	"github.com/tiktoken-go/tokenizer":    {"runtime/history"},
-	"github.com/landlock-lsm/go-landlock": {"runtime/workspace/jail"},
-	"github.com/jackc/pgx":                {"runtime/store/postgres", "internal/pgtest"},
-	"github.com/spf13/cobra":              {"cmd/agentc"},
-	"github.com/spf13/pflag":              {"cmd/agentc"}, // cobra's flag sets, named in shared flag helpers
-	"github.com/pmezard/go-difflib":       {"cmd/agentc"}, // fmt -d
-	"gopkg.in/yaml.v3":                    {"compiler/skillmd", "runtime/assemble", "runtime/model"},
-	"golang.org/x/text":                   {"runtime"},                // NFKC for preload markers
-	"golang.org/x/sys":                    {"runtime/workspace/jail"}, // namespaces, uid maps
+	"github.com/alecthomas/participle":       {"lang/syntax"},
+	"github.com/dominikbraun/graph":          {"compiler"},
+	"github.com/cockroachdb/pebble":          {"runtime/store/pebble", "bench/vm"}, // bench/vm: the raw synced-batch baseline
+	"github.com/openai/openai-go":            {},                                   // tests only: an independent client of runtime/server/openai
+	"github.com/modelcontextprotocol/go-sdk": {"runtime/server/mcp"},               // the MCP server (its tests also use the SDK's client)
+	"github.com/sashabaranov/go-openai":      {"runtime/model"},
+	"github.com/tiktoken-go/tokenizer":       {"runtime/history"},
+	"github.com/landlock-lsm/go-landlock":    {"runtime/workspace/jail"},
+	"github.com/jackc/pgx":                   {"runtime/store/postgres", "internal/pgtest"},
+	"github.com/spf13/cobra":                 {"cmd/agentc"},
+	"github.com/spf13/pflag":                 {"cmd/agentc"}, // cobra's flag sets, named in shared flag helpers
+	"github.com/pmezard/go-difflib":          {"cmd/agentc"}, // fmt -d
+	"gopkg.in/yaml.v3":                       {"compiler/skillmd", "runtime/assemble", "runtime/model"},
+	"golang.org/x/text":                      {"runtime"},                // NFKC for preload markers
+	"golang.org/x/sys":                       {"runtime/workspace/jail"}, // namespaces, uid maps
 }
 
 // thirdParty reports whether imp is outside the standard library and the

@@ -71,6 +71,7 @@ func newRoot(a *app) *cobra.Command {
 		newCheckpointsCmd(a),
 		newReplayCmd(a),
 		newServeCmd(a),
+		newMCPCmd(a),
 		newArtifactsCmd(a),
 		newSkillsCmd(a),
 		newStoreCmd(a),

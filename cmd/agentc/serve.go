@@ -34,11 +34,12 @@ func newServeCmd(a *app) *cobra.Command {
 	var f serveFlags
 	cmd := &cobra.Command{
 		Use:   "serve FILE|OUT.agb [--addr HOST:PORT] [--data DIR|--store URL] [--token TOKEN=USER]... [--open]",
-		Short: "Serve a workflow over AG-UI, A2A and the OpenAI chat API",
+		Short: "Serve a workflow over AG-UI, A2A, the OpenAI chat API and MCP",
 		Long: `Serve compiles FILE (or loads verified bytecode) and serves its serve
 target, else its only graph or agent, on one port: the protocols its serve
-block configures (all three when it configures none: AG-UI at /agui, A2A at
-/a2a, OpenAI-compatible at /v1), GET /healthz and GET /metrics (Prometheus).
+block configures (all four when it configures none: AG-UI at /agui, A2A at
+/a2a, OpenAI-compatible at /v1, MCP streamable HTTP at /mcp), GET /healthz
+and GET /metrics (Prometheus).
 State and session ledgers live in the store --store selects (a postgres://
 URL, or a Pebble directory; default $AGENTC_STORE, else store: in
 agentc.yaml, else the Pebble store in the data directory --data,
@@ -155,6 +156,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	}
 	bound := set
 	bound.Addr = l.Addr().String()
+	bound.Version = agentcVersion()
 	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
 	if err != nil {
 		_ = l.Close()

@@ -479,6 +479,7 @@ const (
 	ProtoAGUI ProtocolKind = iota + 1
 	ProtoA2A
 	ProtoOpenAI
+	ProtoMCP
 	protocolKindEnd
 )
 
@@ -766,7 +767,7 @@ func (k RefKind) String() string {
 }
 
 func (k ProtocolKind) String() string {
-	return enumName([]string{"", "agui", "a2a", "openai"}, uint8(k), "protocol")
+	return enumName([]string{"", "agui", "a2a", "openai", "mcp"}, uint8(k), "protocol")
 }
 
 func (k ExpectKind) String() string {

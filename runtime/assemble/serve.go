@@ -19,6 +19,7 @@ import (
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/server/agui"
+	"github.com/agentc/agentc/runtime/server/mcp"
 	"github.com/agentc/agentc/runtime/server/openai"
 )
 
@@ -52,6 +53,9 @@ type ServeSettings struct {
 	PublicURL string
 	// TrustedProxies are the peers whose X-Forwarded-Host/Proto count.
 	TrustedProxies []netip.Prefix
+	// Version is the server version protocols report (MCP serverInfo);
+	// empty: "dev".
+	Version string
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -216,7 +220,7 @@ type Endpoint struct {
 }
 
 // Endpoints lists the configured protocols; none configured means all
-// three at their default paths.
+// four at their default paths.
 func Endpoints(p *bytecode.Program) map[bytecode.ProtocolKind]Endpoint {
 	out := map[bytecode.ProtocolKind]Endpoint{}
 	if p.Serve != nil {
@@ -228,8 +232,9 @@ func Endpoints(p *bytecode.Program) map[bytecode.ProtocolKind]Endpoint {
 		out[bytecode.ProtoAGUI] = Endpoint{}
 		out[bytecode.ProtoA2A] = Endpoint{}
 		out[bytecode.ProtoOpenAI] = Endpoint{}
+		out[bytecode.ProtoMCP] = Endpoint{}
 	}
-	defaults := map[bytecode.ProtocolKind]string{bytecode.ProtoAGUI: "/agui", bytecode.ProtoA2A: "/a2a", bytecode.ProtoOpenAI: "/v1"}
+	defaults := map[bytecode.ProtocolKind]string{bytecode.ProtoAGUI: "/agui", bytecode.ProtoA2A: "/a2a", bytecode.ProtoOpenAI: "/v1", bytecode.ProtoMCP: "/mcp"}
 	for k, e := range out {
 		if e.Path == "" {
 			e.Path = defaults[k]
@@ -278,6 +283,14 @@ func Mounts(b *server.Backend, prog *bytecode.Program, set ServeSettings, env fu
 		mounts = append(mounts, h.Mounts()...)
 		closers = append(closers, h.Close)
 		names = append(names, "a2a "+h.Path())
+	}
+	if ep, ok := eps[bytecode.ProtoMCP]; ok {
+		h, err := mcp.New(b, mcp.Options{Path: ep.Path, Version: set.Version})
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("serve block mcp: %w", err)
+		}
+		mounts = append(mounts, h.Mount())
+		names = append(names, "mcp "+h.Path()+" (tools "+strings.Join(h.Tools(), ", ")+")")
 	}
 	return mounts, closers, names, nil
 }

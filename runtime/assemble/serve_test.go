@@ -103,3 +103,42 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		t.Fatalf("endpoints %+v", eps)
 	}
 }
+
+// TestEndpoints: without a serve block (or with one that configures no
+// protocol) all four protocols are served at their default paths; a block
+// that configures some serves only those.
+func TestEndpoints(t *testing.T) {
+	tests := []struct {
+		name  string
+		serve string
+		want  map[bytecode.ProtocolKind]string
+	}{
+		{"no serve block", "", map[bytecode.ProtocolKind]string{
+			bytecode.ProtoAGUI: "/agui", bytecode.ProtoA2A: "/a2a", bytecode.ProtoOpenAI: "/v1", bytecode.ProtoMCP: "/mcp"}},
+		{"no protocol", "serve { run = a }", map[bytecode.ProtocolKind]string{
+			bytecode.ProtoAGUI: "/agui", bytecode.ProtoA2A: "/a2a", bytecode.ProtoOpenAI: "/v1", bytecode.ProtoMCP: "/mcp"}},
+		{"mcp only", `serve { mcp { path = "/tools" } }`, map[bytecode.ProtocolKind]string{bytecode.ProtoMCP: "/tools"}},
+		{"mcp default path", `serve {
+  mcp {}
+  openai { path = "/oai" }
+}`, map[bytecode.ProtocolKind]string{bytecode.ProtoMCP: "/mcp", bytecode.ProtoOpenAI: "/oai"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			src := "workflow w \"W\"\n\nmodel m { provider = openai, name = \"x\" }\n\nagent a llm \"A\" { model = m }\n\n" + tc.serve + "\n"
+			eps := Endpoints(runtimetest.CompileSource(t, "w.agent", src))
+			got := map[bytecode.ProtocolKind]string{}
+			for k, e := range eps {
+				got[k] = e.Path
+			}
+			if len(got) != len(tc.want) {
+				t.Fatalf("endpoints %v, want %v", got, tc.want)
+			}
+			for k, p := range tc.want {
+				if got[k] != p {
+					t.Fatalf("endpoints %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}

@@ -2,8 +2,9 @@
 # Runs every official-client conformance suite (test/conformance/*/run.mjs)
 # against the real binary: builds agentc, serves examples/support/support.agent
 # on a free loopback port with a temporary data directory and a token, waits
-# for /healthz, runs each suite with AGENTC_URL and AGENTC_TOKEN, and stops the
-# server. Exits non-zero when a suite fails or the server does not stop cleanly.
+# for /healthz, runs each suite with AGENTC_URL and AGENTC_TOKEN (and AGENTC_BIN,
+# the binary, for suites that start it themselves: mcp's stdio checks), and stops
+# the server. Exits non-zero when a suite fails or the server does not stop cleanly.
 #
 # Each suite's node_modules must be installed (test/all.sh runs `npm ci` in
 # every suite directory first; run it yourself when calling this directly).
@@ -57,7 +58,7 @@ for suite in "$root"/test/conformance/*/run.mjs; do
   dir=$(dirname "$suite")
   name=$(basename "$dir")
   echo "== conformance: $name"
-  if ! (cd "$dir" && AGENTC_URL="$url" AGENTC_TOKEN="$token" node run.mjs); then
+  if ! (cd "$dir" && AGENTC_URL="$url" AGENTC_TOKEN="$token" AGENTC_BIN="$work/agentc" node run.mjs); then
     echo "FAIL: conformance suite $name" >&2
     status=1
   fi

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"os/user"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/mcp"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store/dial"
+	"github.com/agentc/agentc/runtime/workspace"
+)
+
+func newMCPCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "mcp",
+		Short: "Serve a workflow to MCP clients",
+	}
+	var (
+		f        assemble.ServeFlags
+		userName string
+	)
+	stdio := &cobra.Command{
+		Use:   "stdio FILE|OUT.agb [--data DIR|--store URL] [--app APP] [--user U]",
+		Short: "Serve a workflow's runnables as MCP tools over standard input and output",
+		Long: `mcp stdio serves the same MCP tools as agentc serve's /mcp endpoint over
+newline-delimited JSON-RPC on standard input and output, for a desktop
+client that starts agentc itself: one tool per served runnable, plus
+agentc_resume when a run can wait for input. Logs and warnings go to
+standard error; nothing but the protocol is written to standard output.
+
+There is no authentication: every run belongs to one user, the local OS
+user (else $USER), or --user. Runs are stored in the store agentc run
+uses (--store, $AGENTC_STORE, store: in agentc.yaml, else the Pebble
+store in the data directory --data, $AGENTC_DATA, ./.agentc), so agentc sessions and
+agentc run --resume see them.
+
+Models: with OPENAI_API_KEY set, each model declaration calls an
+OpenAI-compatible endpoint; without it, the models and tools replay the
+fixtures of the first test block that runs the served runnable.
+
+The command ends when the client closes standard input, or on SIGINT or
+SIGTERM (running runs are canceled and stay resumable).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.Set = cmd.Flags().Changed
+			return mcpStdioCommand(cmd, a, args[0], f, userName)
+		},
+	}
+	fl := stdio.Flags()
+	fl.StringVar(&f.Data, "data", "", dataHelp)
+	fl.StringVar(&f.Store, "store", "", storeHelp)
+	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
+	fl.StringVar(&userName, "user", "", "the user every run belongs to (default: the local OS user)")
+	cmd.AddCommand(stdio)
+	return cmd
+}
+
+// localUser is the OS user running agentc.
+func localUser() (string, error) {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username, nil
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u, nil
+	}
+	return "", errors.New("cannot tell the local user: give --user")
+}
+
+func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFlags, userName string) error {
+	prog, enc, err := loadVerified(a, file)
+	if err != nil {
+		return err
+	}
+	proj, err := openProject()
+	if err != nil {
+		return usageErr(err)
+	}
+	set, err := assemble.ResolveServe(f, prog, proj.Root, nil)
+	if err != nil {
+		return usageErr(err)
+	}
+	if userName = strings.TrimSpace(userName); userName == "" {
+		if userName, err = localUser(); err != nil {
+			return usageErr(err)
+		}
+	}
+	if err := checkExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, set.Data, a.stderr); err != nil {
+		return usageErr(err)
+	}
+	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
+	opts.App, opts.Logger = set.App, logger
+	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
+	if err != nil {
+		return err
+	}
+	defer closeRunner()
+	b := &server.Backend{
+		Runner: r, Docs: st, Sessions: session.New(st), Clock: asm.Config().Clock,
+		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: server.NewMetrics(),
+	}
+	h, err := mcp.New(b, mcp.Options{Version: agentcVersion()})
+	if err != nil {
+		return failErr(err)
+	}
+	fmt.Fprintf(a.stderr, "agentc: serving %s over MCP stdio as user %s (tools %s; store %s)\n", r.App(), userName, strings.Join(h.Tools(), ", "), dial.Display(set.Store))
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := h.ServeStdio(ctx, userName, cmd.InOrStdin(), a.stdout); err != nil {
+		return failErr(err)
+	}
+	return nil
+}
