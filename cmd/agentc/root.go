@@ -74,6 +74,7 @@ func newRoot(a *app) *cobra.Command {
 		newArtifactsCmd(a),
 		newSkillsCmd(a),
 		newStoreCmd(a),
+		newLSPCmd(a),
 	)
 	return root
 }
