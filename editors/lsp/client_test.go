@@ -21,6 +21,7 @@ type client struct {
 	nextID int
 	done   chan error
 	cancel context.CancelFunc
+	srv    *Server // read only between sync and the next message
 
 	mu        sync.Mutex
 	responses map[string]*message
@@ -39,8 +40,9 @@ func newClient(t testing.TB, root string) *client {
 		responses: map[string]*message{}, diags: map[string]publishDiagnosticsParams{},
 		arrived: make(chan struct{}, 1),
 	}
+	c.srv = newServer(sout, Options{Universe: stdlib.Universe(), Version: "test"})
 	go func() {
-		c.done <- Serve(ctx, sin, sout, Options{Universe: stdlib.Universe(), Version: "test"})
+		c.done <- c.srv.serve(ctx, sin)
 		sout.Close()
 	}()
 	go c.readLoop(newReader(cin))
@@ -207,4 +209,34 @@ func (w *syncWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.b.Write(p)
+}
+
+// serverDoc is the server's state of an open document; call it after
+// sync, while the server waits for the next message.
+func (c *client) serverDoc(uri string) *document {
+	c.t.Helper()
+	d := c.srv.docs[uri]
+	if d == nil {
+		c.t.Fatalf("%s is not open", uri)
+	}
+	return d
+}
+
+// waitPublished waits for the diagnostics of uri at version.
+func (c *client) waitPublished(uri string, version int) []Diagnostic {
+	c.t.Helper()
+	deadline := time.After(20 * time.Second)
+	for {
+		c.mu.Lock()
+		p, ok := c.diags[uri]
+		c.mu.Unlock()
+		if ok && p.Version != nil && *p.Version == version {
+			return p.Diagnostics
+		}
+		select {
+		case <-c.arrived:
+		case <-deadline:
+			c.t.Fatalf("no diagnostics for %s version %d", uri, version)
+		}
+	}
 }

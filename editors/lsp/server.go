@@ -57,7 +57,10 @@ var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
 // exit, in ends, or ctx is cancelled (which closes in to stop the read).
 // It returns nil after shutdown and exit, and at the end of in.
 func Serve(ctx context.Context, in io.ReadCloser, out io.Writer, opts Options) error {
-	s := newServer(out, opts)
+	return newServer(out, opts).serve(ctx, in)
+}
+
+func (s *Server) serve(ctx context.Context, in io.ReadCloser) error {
 	stop := context.AfterFunc(ctx, func() { in.Close() })
 	defer stop()
 	r := newReader(in)
@@ -448,7 +451,9 @@ func (s *Server) didClose(p *didCloseParams) error {
 	delete(s.docs, d.uri)
 	s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: d.uri, Diagnostics: []Diagnostic{}})
 	// The disk version replaces the buffer for the importers.
-	s.recheckImporters(d, nil)
+	for _, e := range s.recheckImporters(d) {
+		s.publish(e)
+	}
 	return nil
 }
 
@@ -457,15 +462,20 @@ func (s *Server) didClose(p *didCloseParams) error {
 func (s *Server) changed(d *document) {
 	start := s.opts.Now()
 	s.check(d)
-	done := map[*document]bool{d: true}
-	s.recheckImporters(d, done)
+	again := s.recheckImporters(d)
 	s.lastCheck = s.opts.Now().Sub(start)
+	s.publish(d)
+	for _, e := range again {
+		s.publish(e)
+	}
 }
 
-func (s *Server) recheckImporters(d *document, done map[*document]bool) {
+// recheckImporters re-checks the other open documents of d's root whose
+// import closure holds d, and returns them by name.
+func (s *Server) recheckImporters(d *document) []*document {
 	var again []*document
 	for _, e := range s.docs {
-		if e.root == d.root && !done[e] && e.pkg.File(d.name) != nil {
+		if e.root == d.root && e != d && e.pkg.File(d.name) != nil {
 			again = append(again, e)
 		}
 	}
@@ -473,12 +483,7 @@ func (s *Server) recheckImporters(d *document, done map[*document]bool) {
 	for _, e := range again {
 		s.check(e)
 	}
-	if done != nil {
-		s.publish(d)
-	}
-	for _, e := range again {
-		s.publish(e)
-	}
+	return again
 }
 
 // config is the compiler's configuration for one root: the disk under the
