@@ -93,6 +93,26 @@ func TestExamples(t *testing.T) {
 				fmt.Fprintf(&out, "hover %s.%s\n  %s\n", s.Name, ch.Name, strings.ReplaceAll(strings.TrimSpace(h.Contents.Value), "\n", "\n  "))
 			}
 		}
+		// Attribute hovers of the model and llm agent blocks of this file.
+		for _, blk := range checkedBlocks(c.serverDoc(uris[f]).info) {
+			if blk.kind != "model" && blk.kind != "llm agent" {
+				continue
+			}
+			for _, a := range blk.attrs.List {
+				if a.Syn == nil || a.Syn.Key == nil || a.Syn.Key.Span().File != rel {
+					continue
+				}
+				var h *Hover
+				p := c.serverDoc(uris[f]).text.position(a.Syn.Key.Span().Start.Offset)
+				c.request("textDocument/hover", textDocumentPositionParams{TextDocument: textDocumentIdentifier{URI: uris[f]}, Position: p}, &h)
+				if h == nil {
+					t.Errorf("%s: no hover on attribute %s", rel, a.Name)
+					continue
+				}
+				v := strings.NewReplacer("```agent\n", "", "\n```", "", "\n\n", " / ", "\n", " ").Replace(h.Contents.Value)
+				fmt.Fprintf(&out, "hover %d:%d %s\n", p.Line+1, p.Character+1, v)
+			}
+		}
 		// Go to definition resolves every name the checker resolved in
 		// this file (one request per distinct name).
 		seen := map[string]bool{}

@@ -60,6 +60,7 @@ func TestFixtureCleanAndHover(t *testing.T) {
 		{"type across import", "Verdict?", 0, []string{`type Verdict = "yes" | "no"`}},
 		{"state in graph header", "decide(S)", 0, []string{"state S {", "question: string"}},
 		{"edge target", "-> end", 0, []string{"end"}},
+		{"node argument", "prompt = question", 0, []string{"prompt = question", "llm node attribute"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
