@@ -357,8 +357,9 @@ func suggestion(detail string) (string, bool) {
 	return m[1], true
 }
 
-// codeActions offers the quick fixes the diagnostics in the request
-// carry: the suggested name for a misspelled one.
+// codeActions offers quick fixes for the diagnostics in the request: the
+// missing import of a name another file declares, the otherwise edge of a
+// switch that is not total, and the suggested name for a misspelled one.
 func (s *Server) codeActions(p *codeActionParams) ([]CodeAction, error) {
 	d, err := s.doc(p.TextDocument.URI)
 	if err != nil {
@@ -366,6 +367,8 @@ func (s *Server) codeActions(p *codeActionParams) ([]CodeAction, error) {
 	}
 	out := []CodeAction{}
 	for _, x := range p.Context.Diagnostics {
+		out = append(out, s.importActions(d, x)...)
+		out = append(out, s.otherwiseAction(d, x)...)
 		var fd fixData
 		if len(x.Data) == 0 || json.Unmarshal(x.Data, &fd) != nil || !identRE.MatchString(fd.Replace) {
 			continue

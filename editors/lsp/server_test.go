@@ -426,3 +426,97 @@ func TestTextPositions(t *testing.T) {
 		t.Errorf("offset past the line end = %d, want 6", got)
 	}
 }
+
+// applyEdits applies one document's edits (non-overlapping) to src.
+func applyEdits(t *testing.T, src string, edits []TextEdit) string {
+	t.Helper()
+	slices.SortFunc(edits, func(a, b TextEdit) int {
+		tx := newText([]byte(src))
+		return tx.offset(b.Range.Start) - tx.offset(a.Range.Start)
+	})
+	for _, e := range edits {
+		out, err := newText([]byte(src)).apply(contentChange{Range: &e.Range, Text: e.NewText})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src = string(out)
+	}
+	return src
+}
+
+func codeActions(t *testing.T, c *client, uri string, ds []Diagnostic) []CodeAction {
+	t.Helper()
+	var actions []CodeAction
+	for _, d := range ds {
+		var got []CodeAction
+		c.request("textDocument/codeAction", codeActionParams{TextDocument: textDocumentIdentifier{URI: uri}, Range: d.Range,
+			Context: struct {
+				Diagnostics []Diagnostic `json:"diagnostics"`
+			}{[]Diagnostic{d}}}, &got)
+		actions = append(actions, got...)
+	}
+	return actions
+}
+
+// The missing import: main without its import line has unknown names;
+// the quick fix adds `import "lib.agent"`, after which it checks clean.
+func TestQuickFixImport(t *testing.T) {
+	c, mainURI, _, src := fixture(t)
+	noImport := strings.Replace(src, "import \"lib.agent\"\n", "", 1)
+	c.change(mainURI, 2, contentChange{Text: noImport})
+	c.sync()
+	ds := c.diagnostics(mainURI)
+	if len(ds) == 0 {
+		t.Fatal("no diagnostics without the import")
+	}
+	var fix *CodeAction
+	for _, a := range codeActions(t, c, mainURI, ds) {
+		if a.Title == `Add import "lib.agent" (declares judge)` {
+			fix = &a
+		}
+	}
+	if fix == nil {
+		t.Fatalf("no import fix among %+v", codeActions(t, c, mainURI, ds))
+	}
+	fixed := applyEdits(t, noImport, fix.Edit.Changes[mainURI])
+	if !strings.HasPrefix(fixed, "workflow demo \"Asks the judge\"\nimport \"lib.agent\"\n") {
+		t.Errorf("fixed source:\n%s", fixed)
+	}
+	c.change(mainURI, 3, contentChange{Text: fixed})
+	c.sync()
+	if ds := c.diagnostics(mainURI); len(ds) != 0 {
+		t.Errorf("after the fix: %+v", ds)
+	}
+}
+
+// A switch without otherwise gets `NODE -> end otherwise` after its last
+// edge, indented like it.
+func TestQuickFixOtherwise(t *testing.T) {
+	c, mainURI, _, src := fixture(t)
+	partial := strings.Replace(src, "  ask   -> mark\n", "  ask   -> mark when answer == \"x\"\n", 1)
+	c.change(mainURI, 2, contentChange{Text: partial})
+	c.sync()
+	ds := c.diagnostics(mainURI)
+	var g404 []Diagnostic
+	for _, d := range ds {
+		if d.Code == "G404" {
+			g404 = append(g404, d)
+		}
+	}
+	if len(g404) != 1 {
+		t.Fatalf("diagnostics = %+v, want one G404", ds)
+	}
+	acts := codeActions(t, c, mainURI, g404)
+	if len(acts) != 1 || acts[0].Title != "Add `ask -> end otherwise`" {
+		t.Fatalf("actions = %+v", acts)
+	}
+	fixed := applyEdits(t, partial, acts[0].Edit.Changes[mainURI])
+	if !strings.Contains(fixed, "  ask   -> mark when answer == \"x\"\n  ask -> end otherwise\n") {
+		t.Errorf("fixed source:\n%s", fixed)
+	}
+	c.change(mainURI, 3, contentChange{Text: fixed})
+	c.sync()
+	if ds := c.diagnostics(mainURI); len(ds) != 0 {
+		t.Errorf("after the fix: %+v", ds)
+	}
+}
