@@ -3,9 +3,11 @@ package lsp
 import (
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentc/agentc/compiler"
+	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/syntax"
 )
 
@@ -16,8 +18,8 @@ import (
 // completionCtx is what the text before the cursor says.
 type completionCtx struct {
 	prefix string // the identifier being typed
-	prev   string // the word or "->" / "=" before it
-	key    string // before "=": the attribute key being assigned
+	prev   string // the word or "->" / "=" / "==" before it
+	key    string // before "=", "==" or "!=": the key or operand
 	decl   syntax.Decl
 }
 
@@ -57,7 +59,12 @@ func contextAt(f *syntax.File, src []byte, off int) completionCtx {
 	var at int
 	c.prev, at = wordBefore(src, start)
 	if c.prev == "=" {
-		c.key, _ = wordBefore(src, at)
+		if op, at2 := wordBefore(src, at); op == "=" || op == "!" {
+			c.prev = op + "=" // == or !=
+			c.key, _ = wordBefore(src, at2)
+		} else {
+			c.key = op
+		}
 	}
 	if f != nil {
 		for _, d := range f.Decls {
@@ -232,6 +239,26 @@ func fieldItems(st *compiler.State) []CompletionItem {
 	return out
 }
 
+// enumItems offers the quoted literals of an enum-typed state field.
+func enumItems(st *compiler.State, field string) []CompletionItem {
+	f := st.Field(field)
+	if f == nil || f.Type == nil {
+		return nil
+	}
+	t := f.Type
+	if t.Kind() == types.KindOptional {
+		t = t.Elem()
+	}
+	if t == nil || t.Kind() != types.KindEnum {
+		return nil
+	}
+	var out []CompletionItem
+	for _, l := range t.Literals() {
+		out = append(out, CompletionItem{Label: strconv.Quote(l), Kind: completionEnum, Detail: f.Type.String()})
+	}
+	return out
+}
+
 // blockKind is the attribute table of the declaration that holds the
 // cursor.
 func blockKind(info *compiler.Info, d syntax.Decl) string {
@@ -314,7 +341,16 @@ func complete(info *compiler.Info, c completionCtx, g *compiler.Graph) []Complet
 		if _, ok := c.decl.(*syntax.Graph); ok {
 			return declItems(info, compiler.DeclState)
 		}
+	case "==", "!=":
+		if g != nil {
+			return enumItems(g.State, c.key)
+		}
 	case "=":
+		if g != nil {
+			if items := enumItems(g.State, c.key); items != nil {
+				return items // set { field = ... }
+			}
+		}
 		kind := blockKind(info, c.decl)
 		if ws := attrWords(kind, c.key); ws != nil {
 			return ws

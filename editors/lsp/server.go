@@ -308,7 +308,10 @@ func (s *Server) handle(m *message) (any, error) {
 			return nil, err
 		}
 		return s.codeActions(p)
-	case "$/cancelRequest", "$/setTrace", "workspace/didChangeConfiguration", "workspace/didChangeWatchedFiles":
+	case "workspace/didChangeWatchedFiles":
+		s.diskChanged()
+		return nil, nil
+	case "$/cancelRequest", "$/setTrace", "workspace/didChangeConfiguration":
 		return nil, nil
 	}
 	if m.isRequest() {
@@ -484,6 +487,23 @@ func (s *Server) recheckImporters(d *document) []*document {
 		s.check(e)
 	}
 	return again
+}
+
+// diskChanged re-checks every open document: a file they import changed
+// on disk (a checkout, another editor), which only the client's file
+// watcher reports.
+func (s *Server) diskChanged() {
+	all := make([]*document, 0, len(s.docs))
+	for _, d := range s.docs {
+		all = append(all, d)
+	}
+	slices.SortFunc(all, func(a, b *document) int { return strings.Compare(a.uri, b.uri) })
+	for _, d := range all {
+		s.check(d)
+	}
+	for _, d := range all {
+		s.publish(d)
+	}
 }
 
 // config is the compiler's configuration for one root: the disk under the

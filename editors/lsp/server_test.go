@@ -301,6 +301,11 @@ func TestCompletion(t *testing.T) {
 	// A model block: its attributes; the word list of provider.
 	model := src + "\nmodel m {\n  \n}\n"
 	has("model attributes", labels(model, pos(t, model, "model m {\n  ", 0, len("model m {\n  "))), "provider", "name", "temperature")
+	// Enum literals: after == on an enum field, and as a set value.
+	cmp := strings.Replace(src, "  ask   -> mark\n", "  ask   -> mark when verdict == \n", 1)
+	has("enum comparison", labels(cmp, pos(t, cmp, "verdict == ", 0, len("verdict == "))), `"yes"`, `"no"`)
+	set := strings.Replace(src, `verdict = "yes"`, `verdict = `, 1)
+	has("enum set value", labels(set, pos(t, set, "verdict = ", 0, len("verdict = "))), `"yes"`, `"no"`)
 	prov := src + "\nmodel m {\n  provider = \n}\n"
 	has("provider words", labels(prov, pos(t, prov, "provider = ", 0, len("provider = "))), "openai")
 }
@@ -518,5 +523,33 @@ func TestQuickFixOtherwise(t *testing.T) {
 	c.sync()
 	if ds := c.diagnostics(mainURI); len(ds) != 0 {
 		t.Errorf("after the fix: %+v", ds)
+	}
+}
+
+// A file changed on disk (not open) re-checks its importers when the
+// client's watcher reports it.
+func TestWatchedFileChange(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib", "types.agent")
+	if err := os.MkdirAll(filepath.Dir(lib), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lib, []byte("type T = \"a\" | \"b\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, dir)
+	uri := c.open(filepath.Join(dir, "main.agent"), "import \"lib/types.agent\"\n\nstate S { t: T = \"a\" }\n")
+	c.sync()
+	if ds := c.diagnostics(uri); len(ds) != 1 || ds[0].Code != "N205" {
+		t.Fatalf("before: %+v, want only the unused-state warning", ds)
+	}
+	if err := os.WriteFile(lib, []byte("type U = \"a\" | \"b\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.notify("workspace/didChangeWatchedFiles", map[string]any{"changes": []map[string]any{{"uri": uriOf(lib), "type": 2}}})
+	c.sync()
+	ds := c.diagnostics(uri)
+	if !slices.ContainsFunc(ds, func(d Diagnostic) bool { return d.Code == "N201" && strings.Contains(d.Message, "did you mean U?") }) {
+		t.Errorf("after the disk change: %+v", ds)
 	}
 }
