@@ -51,7 +51,7 @@ func FuzzRequests(f *testing.F) {
 		var ds []Diagnostic
 		for _, d := range s.docs[uri].diags {
 			if d.Subject.File == s.docs[uri].name {
-				ds = append(ds, s.toDiagnostic(s.docs[uri], d))
+				ds = append(ds, s.toDiagnostic(s.docs[uri].root, s.docs[uri].text, d))
 			}
 		}
 		call("textDocument/codeAction", codeActionParams{TextDocument: tp.TextDocument, Context: struct {

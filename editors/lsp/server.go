@@ -92,6 +92,9 @@ type Server struct {
 	docs    map[string]*document // by URI
 	folders []string             // workspace folders (absolute paths)
 
+	// extra are the unopened files with diagnostics published (URIs).
+	extra map[string]bool
+
 	initialized, shutdown, exited bool
 	// lastCheck is how long the last re-check after a change took (all
 	// the documents it re-checked), for the latency benchmark and the log.
@@ -457,6 +460,7 @@ func (s *Server) didClose(p *didCloseParams) error {
 	for _, e := range s.recheckImporters(d) {
 		s.publish(e)
 	}
+	s.publishClosed()
 	return nil
 }
 
@@ -471,6 +475,7 @@ func (s *Server) changed(d *document) {
 	for _, e := range again {
 		s.publish(e)
 	}
+	s.publishClosed()
 }
 
 // recheckImporters re-checks the other open documents of d's root whose
@@ -504,6 +509,7 @@ func (s *Server) diskChanged() {
 	for _, d := range all {
 		s.publish(d)
 	}
+	s.publishClosed()
 }
 
 // config is the compiler's configuration for one root: the disk under the
@@ -549,13 +555,87 @@ func (s *Server) publish(d *document) {
 		if x.Subject.File != d.name {
 			continue
 		}
-		out = append(out, s.toDiagnostic(d, x))
+		out = append(out, s.toDiagnostic(d.root, d.text, x))
 	}
 	v := d.version
 	s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: d.uri, Version: &v, Diagnostics: out})
 }
 
-func (s *Server) toDiagnostic(d *document, x diag.Diagnostic) Diagnostic {
+// publishClosed publishes the diagnostics of the files that open
+// documents import but that are not open themselves (an error in an
+// imported file shows in the editor's problem list), and clears those of
+// files no open document reaches any more.
+func (s *Server) publishClosed() {
+	open := map[string]bool{}
+	for uri := range s.docs {
+		open[uri] = true
+	}
+	type fileDiags struct {
+		root, name string
+		list       diag.List
+	}
+	found := map[string]*fileDiags{}
+	for _, d := range s.sameRootAll() {
+		for _, x := range d.diags {
+			if x.Subject.File == "" || x.Subject.File == d.name {
+				continue
+			}
+			uri := uriIn(d.root, x.Subject.File)
+			if open[uri] {
+				continue
+			}
+			fd := found[uri]
+			if fd == nil {
+				fd = &fileDiags{root: d.root, name: x.Subject.File}
+				found[uri] = fd
+			}
+			fd.list.Add(x)
+		}
+	}
+	uris := make([]string, 0, len(found)+len(s.extra))
+	for uri := range found {
+		uris = append(uris, uri)
+	}
+	for uri := range s.extra {
+		if found[uri] == nil {
+			uris = append(uris, uri)
+		}
+	}
+	slices.Sort(uris)
+	next := map[string]bool{}
+	for _, uri := range uris {
+		fd := found[uri]
+		if fd == nil {
+			if !open[uri] {
+				s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: uri, Diagnostics: []Diagnostic{}})
+			}
+			continue
+		}
+		t, ok := s.textOf(fd.root, fd.name)
+		if !ok {
+			continue
+		}
+		out := []Diagnostic{}
+		for _, x := range fd.list.Sorted() {
+			out = append(out, s.toDiagnostic(fd.root, t, x))
+		}
+		s.notify("textDocument/publishDiagnostics", publishDiagnosticsParams{URI: uri, Diagnostics: out})
+		next[uri] = true
+	}
+	s.extra = next
+}
+
+// sameRootAll is every open document, by URI.
+func (s *Server) sameRootAll() []*document {
+	out := make([]*document, 0, len(s.docs))
+	for _, d := range s.docs {
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b *document) int { return strings.Compare(a.uri, b.uri) })
+	return out
+}
+
+func (s *Server) toDiagnostic(root string, t *text, x diag.Diagnostic) Diagnostic {
 	sev := severityInformation
 	switch x.Severity {
 	case diag.Error:
@@ -567,12 +647,12 @@ func (s *Server) toDiagnostic(d *document, x diag.Diagnostic) Diagnostic {
 	if x.Detail != "" {
 		msg += "\n" + x.Detail
 	}
-	out := Diagnostic{Range: d.text.rangeOf(x.Subject), Severity: sev, Code: string(x.Code), Source: "agentc", Message: msg}
+	out := Diagnostic{Range: t.rangeOf(x.Subject), Severity: sev, Code: string(x.Code), Source: "agentc", Message: msg}
 	if name, ok := suggestion(x.Detail); ok {
 		out.Data, _ = json.Marshal(fixData{Replace: name})
 	}
 	for _, r := range x.Related {
-		loc, ok := s.location(d.root, r.Span)
+		loc, ok := s.location(root, r.Span)
 		if !ok {
 			continue
 		}

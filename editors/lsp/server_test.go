@@ -553,3 +553,27 @@ func TestWatchedFileChange(t *testing.T) {
 		t.Errorf("after the disk change: %+v", ds)
 	}
 }
+
+// An error in an imported file that is not open is published under that
+// file's URI, and cleared once no open file reaches it.
+func TestClosedImportDiagnostics(t *testing.T) {
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "lib.agent")
+	if err := os.WriteFile(lib, []byte("type T = \"a\" | \"b\"\ntype U = { x: Missing }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newClient(t, dir)
+	src := "import \"lib.agent\"\n\nstate S { t: T = \"a\" }\n"
+	uri := c.open(filepath.Join(dir, "main.agent"), src)
+	c.sync()
+	ds := c.diagnostics(uriOf(lib))
+	if len(ds) != 1 || ds[0].Code != "N201" || ds[0].Range.Start != (Position{Line: 1, Character: 14}) {
+		t.Fatalf("lib diagnostics: %+v", ds)
+	}
+	// Dropping the import clears them.
+	c.change(uri, 2, contentChange{Text: "state S { t: string = \"a\" }\n"})
+	c.sync()
+	if ds := c.diagnostics(uriOf(lib)); len(ds) != 0 {
+		t.Errorf("lib diagnostics after dropping the import: %+v", ds)
+	}
+}
