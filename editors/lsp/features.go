@@ -198,6 +198,10 @@ func (s *Server) hover(p *textDocumentPositionParams) (*Hover, error) {
 	}
 	t := targetAt(d.info, d.name, off)
 	if t == nil {
+		if sp, owner, f, ok := selectorAt(d.info, d.name, off); ok {
+			r := d.text.rangeOf(sp)
+			return &Hover{Contents: markupContent{Kind: "markdown", Value: describeSelector(owner, f)}, Range: &r}, nil
+		}
 		if a, kind := attrAt(d.info, d.name, off); a != nil {
 			r := d.text.rangeOf(a.Syn.Key.Span())
 			return &Hover{Contents: markupContent{Kind: "markdown", Value: describeAttr(a, kind)}, Range: &r}, nil

@@ -351,7 +351,7 @@ func (s *Server) initialize(p *initializeParams) any {
 			"documentSymbolProvider":     true,
 			"documentFormattingProvider": true,
 			"renameProvider":             map[string]any{"prepareProvider": true},
-			"completionProvider":         map[string]any{"triggerCharacters": []string{".", ">", " "}},
+			"completionProvider":         map[string]any{"triggerCharacters": []string{">"}},
 			"codeActionProvider":         map[string]any{"codeActionKinds": []string{"quickfix"}},
 		},
 		"serverInfo": map[string]any{"name": "agentc", "version": s.opts.Version},

@@ -577,3 +577,39 @@ func TestClosedImportDiagnostics(t *testing.T) {
 		t.Errorf("lib diagnostics after dropping the import: %+v", ds)
 	}
 }
+
+// Hover on a record field selector walks the checked type of the chain.
+func TestSelectorHover(t *testing.T) {
+	root, _ := exampleFiles(t)
+	c := newClient(t, root)
+	path := filepath.Join(root, "examples", "expense", "expense.agent")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	uri := c.open(path, src)
+	c.sync()
+	tests := []struct {
+		needle string
+		delta  int
+		want   []string
+	}{
+		{"claim.category }", len("claim."), []string{"category: Category", "field of type `Claim`"}},
+		{"claim.currency", len("claim."), []string{`currency: string = "EUR"`}},
+		{"manager.decision", len("manager.d"), []string{`decision: "approve" | "reject"`, "field of type `Approval`"}},
+	}
+	for _, tc := range tests {
+		var h *Hover
+		c.request("textDocument/hover", textDocumentPositionParams{TextDocument: textDocumentIdentifier{URI: uri}, Position: pos(t, src, tc.needle, 0, tc.delta)}, &h)
+		if h == nil {
+			t.Errorf("%s: no hover", tc.needle)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(h.Contents.Value, w) {
+				t.Errorf("%s: hover lacks %q:\n%s", tc.needle, w, h.Contents.Value)
+			}
+		}
+	}
+}
