@@ -75,6 +75,11 @@ var allowed = map[string][]string{
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
 	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},
 
+	// The language server: the compiler's loader, checker and Info, the
+	// formatter, over an overlay of the editor's buffers (no stdlib: the
+	// command hands it the universe).
+	"editors/lsp": {"compiler", "compiler/project", "compiler/types", "lang/diag", "lang/format", "lang/syntax"},
+
 	// A fake OpenAI-compatible endpoint for tests (net/http only).
 	"internal/openaitest": {},
 	// The test PostgreSQL server and throwaway schemas in it.

@@ -22,4 +22,4 @@ installed() {
 if ! installed; then
   npm ci --no-audit --no-fund
 fi
-exec node --test scopes.test.mjs
+exec node --test scopes.test.mjs client.test.mjs
