@@ -224,37 +224,66 @@ func (r *Runner) decisionType(g *bytecode.Graph, root, id string) *types.Type {
 // run --resume latest` resumes (spec/runner.md, "Resuming"). ErrNotFound
 // (wrapped) when there is none.
 func (r *Runner) LatestResumable(ctx context.Context, user, session string) (string, error) {
-	f := store.RunFilter{App: r.app, User: user, Session: session}
 	best := ""
-	for {
-		runs, next, err := r.st.ListRuns(ctx, f)
-		if err != nil {
-			return "", fmt.Errorf("runtime: runs of session %s: %w", session, err)
-		}
-		for _, run := range runs {
-			switch run.Status {
-			case store.RunInterrupted, store.RunStatus(StatusNeedsDecision):
-			case store.RunRunning:
-				r.mu.Lock()
-				_, active := r.active[run.ID]
-				r.mu.Unlock()
-				if active {
-					continue
-				}
-			default:
-				continue
+	err := r.eachRun(ctx, store.RunFilter{App: r.app, User: user, Session: session}, func(run store.Run) {
+		switch run.Status {
+		case store.RunInterrupted, store.RunStatus(StatusNeedsDecision):
+		case store.RunRunning:
+			if r.driving(run.ID) {
+				return
 			}
-			if run.ID > best {
-				best = run.ID
-			}
+		default:
+			return
 		}
-		if next == "" {
-			break
-		}
-		f.Cursor = next
+		best = max(best, run.ID)
+	})
+	if err != nil {
+		return "", fmt.Errorf("runtime: runs of session %s: %w", session, err)
 	}
 	if best == "" {
 		return "", fmt.Errorf("runtime: session %s of user %s has no run to resume (interrupted, needs_decision, or cut off while running): %w", session, user, store.ErrNotFound)
 	}
 	return best, nil
+}
+
+// Orphans returns the runs of this Runner's app, of every user, that are
+// running in the store while no invocation of this Runner drives them: on
+// a store only this process can open (Pebble), the runs a crash cut off.
+// Each resumes with a ResumeRequest naming it and no values.
+func (r *Runner) Orphans(ctx context.Context) ([]store.Run, error) {
+	var out []store.Run
+	err := r.eachRun(ctx, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
+		if run.Status == store.RunRunning && !r.driving(run.ID) {
+			out = append(out, run)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("runtime: running runs of app %s: %w", r.app, err)
+	}
+	return out, nil
+}
+
+// eachRun calls fn with every run matching f, page by page.
+func (r *Runner) eachRun(ctx context.Context, f store.RunFilter, fn func(store.Run)) error {
+	for {
+		runs, next, err := r.st.ListRuns(ctx, f)
+		if err != nil {
+			return err
+		}
+		for _, run := range runs {
+			fn(run)
+		}
+		if next == "" {
+			return nil
+		}
+		f.Cursor = next
+	}
+}
+
+// driving reports whether an invocation of this Runner drives run.
+func (r *Runner) driving(run string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, active := r.active[run]
+	return active
 }

@@ -42,28 +42,6 @@ unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' 
 step "go mod tidy"
 go mod tidy -diff || fail "go.mod/go.sum are not tidy (run: go mod tidy)"
 
-step "golden freshness (tests rewritten with -update must change nothing)"
-golden_pkgs=$(grep -rl --include='*_test.go' 'flag.Bool("update"' . | xargs -r -n1 dirname | sort -u)
-before=$(git status --porcelain 2>/dev/null || true)
-for p in $golden_pkgs; do
-  go test "$p" -run . -count=1 -update >/dev/null || fail "go test $p -update"
-done
-after=$(git status --porcelain 2>/dev/null || true)
-if [ "$before" != "$after" ]; then
-  git --no-pager diff --stat || true
-  fail "golden files are stale: run 'go test <pkg> -update' and commit the result"
-fi
-
-step "build agentc"
-mkdir -p "$root/.bin"
-go build -o "$root/.bin/agentc" ./cmd/agentc
-export PATH="$root/.bin:$PATH"
-
-step "examples: validate, fmt --check, and every test block offline"
-agentc validate examples/
-agentc fmt --check examples/
-agentc test examples/
-
 step "postgresql: a throwaway cluster on 127.0.0.1 for the PostgreSQL store's tests"
 # The tests read AGENTC_TEST_POSTGRES; in CI they fail without it. A URL set
 # by the caller is used as is; otherwise Debian's postgresql is installed when
@@ -114,6 +92,28 @@ if [ -z "${AGENTC_TEST_POSTGRES:-}" ]; then
     echo "postgres $("$pg_bin/postgres" --version | awk '{print $3}') on 127.0.0.1:$pg_port ($pg_dir)"
   fi
 fi
+
+step "golden freshness (tests rewritten with -update must change nothing)"
+golden_pkgs=$(grep -rl --include='*_test.go' 'flag.Bool("update"' . | xargs -r -n1 dirname | sort -u)
+before=$(git status --porcelain 2>/dev/null || true)
+for p in $golden_pkgs; do
+  go test "$p" -run . -count=1 -update >/dev/null || fail "go test $p -update"
+done
+after=$(git status --porcelain 2>/dev/null || true)
+if [ "$before" != "$after" ]; then
+  git --no-pager diff --stat || true
+  fail "golden files are stale: run 'go test <pkg> -update' and commit the result"
+fi
+
+step "build agentc"
+mkdir -p "$root/.bin"
+go build -o "$root/.bin/agentc" ./cmd/agentc
+export PATH="$root/.bin:$PATH"
+
+step "examples: validate, fmt --check, and every test block offline"
+agentc validate examples/
+agentc fmt --check examples/
+agentc test examples/
 
 step "go test -race ./..."
 go test -race -count=1 ./...

@@ -173,6 +173,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; store %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), dial.Display(set.Store))
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	recoverOrphans(ctx, a, b, set.Store)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }() // owned here: Shutdown ends it, joined below
 	select {
@@ -192,4 +193,20 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	return nil
+}
+
+// recoverOrphans resumes the runs the last process on a Pebble store left
+// running (it held the store's lock, so nothing drives them now); on a
+// shared store it takes none over (spec/serve.md, "Restart").
+func recoverOrphans(ctx context.Context, a *app, b *server.Backend, target string) {
+	if kind, _ := dial.Parse(target); kind != dial.Pebble {
+		return
+	}
+	resumed, err := b.Recover(ctx)
+	if len(resumed) > 0 {
+		fmt.Fprintf(a.stderr, "agentc: resuming %d run(s) the last shutdown cut off: %s\n", len(resumed), strings.Join(resumed, ", "))
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "agentc: warning: runs left running, resume them later (agentc run --resume RUN): %v\n", err)
+	}
 }

@@ -260,3 +260,37 @@ func UserFrom(ctx context.Context) string {
 	u, _ := ctx.Value(userKey{}).(string)
 	return u
 }
+
+// Recover resumes the runs a crash of this server cut off (Runner.Orphans)
+// under protocol label "recover", each in its own session as its own user,
+// as if its client had sent `--resume`: finished steps are not redone, a
+// side effect whose outcome is unknown ends the run in needs_decision
+// (spec/serve.md, "Restart"). It is for a store only this process opens: on
+// a shared store another replica may be driving a run that is running.
+// The runs are bounded by the server's limits and drained like any other;
+// their events are read and dropped here (the session ledger has them).
+// It returns the runs resumed, and an error for those it could not start
+// (over MaxRuns, or refused by the Runner), which stay running in the
+// store for the next start or `agentc run --resume`.
+func (b *Backend) Recover(ctx context.Context) (resumed []string, err error) {
+	orphans, err := b.Runner.Orphans(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var errs []error
+	for _, o := range orphans {
+		inv := runtime.Invocation{User: o.Session.User, Session: o.Session.Session,
+			Resume: &runtime.ResumeRequest{Run: o.ID}}
+		run, err := b.Start(context.WithoutCancel(ctx), "recover", inv)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("resume run %s: %w", o.ID, err))
+			continue
+		}
+		resumed = append(resumed, o.ID)
+		go func() { // owned by the run: ends when its events close
+			for range run.Events {
+			}
+		}()
+	}
+	return resumed, errors.Join(errs...)
+}
