@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
 )
 
 // maxIDLen bounds client-chosen context ids (they name sessions).
@@ -83,24 +84,29 @@ func (c *call) send(stream bool) {
 		c.finish(nil, invalidParams("configuration.historyLength", "historyLength must not be negative"))
 		return
 	}
+	blocking := !cfg.ReturnImmediately
+	if c.v == V03 && cfg.Blocking != nil {
+		blocking = *cfg.Blocking
+	}
 	var lt *liveTask
 	var sub *subscriber
+	var started string
 	if msg.TaskID != "" {
 		lt, sub, e = c.continueTask(msg, stream)
 	} else {
-		lt, sub, e = c.newTask(msg, p.Metadata, stream)
+		lt, sub, started, e = c.newTask(msg, p.Metadata, stream)
 	}
 	if e != nil {
 		c.finish(nil, e)
 		return
 	}
+	if started != "" {
+		c.rejoin(started, stream, blocking, cfg.HistoryLength)
+		return
+	}
 	if stream {
 		c.stream(sub)
 		return
-	}
-	blocking := !cfg.ReturnImmediately
-	if c.v == V03 && cfg.Blocking != nil {
-		blocking = *cfg.Blocking
 	}
 	if blocking {
 		select {
@@ -132,18 +138,68 @@ func (c *call) stream(sub *subscriber) {
 	sw.start() // an empty stream still answers with SSE headers
 }
 
-// newTask starts a run for a message without a task id.
-func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (*liveTask, *subscriber, *rpcError) {
+// rejoin answers a re-sent message with the task its first sending
+// started: the live task's stream (or its end, when blocking), else its
+// stored record.
+func (c *call) rejoin(id string, stream, blocking bool, historyLength *int32) {
+	if lt := c.h.liveFor(c.user, id); lt != nil {
+		if stream {
+			if sub := lt.subscribe(); sub != nil {
+				c.stream(sub)
+				return
+			}
+		}
+		if stream || blocking {
+			select {
+			case <-lt.done:
+			case <-c.r.Context().Done():
+				return // the client left; the task goes on
+			}
+		}
+	}
+	t, e := c.load(id)
+	if e != nil {
+		c.finish(nil, e)
+		return
+	}
+	if stream {
+		c.streamStored(t)
+		return
+	}
+	c.finish(encodeSendResult(c.v, t.view(historyLength, true)), nil)
+}
+
+// streamStored streams a task that is not live: its record, and for 0.3 a
+// final status update.
+func (c *call) streamStored(t *Task) {
+	sub := newSubscriber()
+	sub.q = append(sub.q, update{Task: t})
+	if c.v == V03 {
+		st := t.Status
+		sub.q = append(sub.q, update{Status: &st, Final: true})
+	}
+	sub.closed = true
+	c.stream(sub)
+}
+
+// newTask starts a run for a message without a task id. A message whose
+// messageId started a task before returns that task's id as started, and
+// starts nothing: the messageId is reserved (IfAbsent) before the run
+// starts, so two sendings of one message never both run.
+func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (lt *liveTask, sub *subscriber, started string, e *rpcError) {
 	h := c.h
 	ctxID := msg.ContextID
 	if ctxID == "" {
 		ctxID = h.b.NewID("ctx_")
 	} else if len(ctxID) > maxIDLen || !utf8.ValidString(ctxID) || strings.ContainsRune(ctxID, 0) {
-		return nil, nil, invalidParams("message.contextId", fmt.Sprintf("contextId must be valid UTF-8 of at most %d bytes", maxIDLen))
+		return nil, nil, "", invalidParams("message.contextId", fmt.Sprintf("contextId must be valid UTF-8 of at most %d bytes", maxIDLen))
+	}
+	if len(msg.MessageID) > maxIDLen || !utf8.ValidString(msg.MessageID) || strings.ContainsRune(msg.MessageID, 0) {
+		return nil, nil, "", invalidParams("message.messageId", fmt.Sprintf("messageId must be valid UTF-8 of at most %d bytes", maxIDLen))
 	}
 	input, e := inputText(msg)
 	if e != nil {
-		return nil, nil, e
+		return nil, nil, "", e
 	}
 	now := h.now()
 	t := &Task{ID: h.b.NewID("task_"), ContextID: ctxID, Status: taskStatus{State: stateSubmitted, Time: now},
@@ -152,15 +208,31 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (*liv
 	t.History = []Message{msg}
 	lt, err := h.claim(c.user, t)
 	if err != nil {
-		return nil, nil, h.startError(err)
+		return nil, nil, "", h.startError(err)
 	}
-	run, err := h.b.Start(h.base, Proto, runtime.Invocation{User: c.user, Session: ctxID, Input: input, Runnable: h.opts.Runnable})
+	ctx := context.WithoutCancel(c.r.Context())
+	msgKey := h.messageKey(c.user, msg.MessageID)
+	err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollMessage, Key: msgKey, Value: []byte(t.ID), IfAbsent: true})
+	if errors.Is(err, store.ErrConflict) {
+		h.release(lt)
+		prev, err := h.b.Docs.GetDoc(ctx, CollMessage, msgKey)
+		if err != nil {
+			return nil, nil, "", c.internal("read message "+msg.MessageID, err)
+		}
+		return nil, nil, string(prev), nil
+	}
 	if err != nil {
 		h.release(lt)
-		return nil, nil, h.startError(err)
+		return nil, nil, "", c.internal("record message "+msg.MessageID, err)
+	}
+	unreserve := func() { _ = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollMessage, Key: msgKey, Delete: true}) }
+	run, err := h.b.Start(h.base, Proto, runtime.Invocation{User: c.user, Session: ctxID, Input: input, Runnable: h.opts.Runnable})
+	if err != nil {
+		unreserve() // nothing ran: sending it again may start it
+		h.release(lt)
+		return nil, nil, "", h.startError(err)
 	}
 	t.Run = run.ID
-	ctx := context.WithoutCancel(c.r.Context())
 	if err = h.b.Docs.PutTaskIndex(ctx, c.user, t.ID, run.ID); err == nil {
 		err = h.save(ctx, c.user, t, true)
 	}
@@ -172,14 +244,13 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (*liv
 			}
 			h.release(lt)
 		}()
-		return nil, nil, c.internal("create task "+t.ID, err)
+		return nil, nil, "", c.internal("create task "+t.ID, err)
 	}
-	var sub *subscriber
 	if stream {
 		sub = lt.subscribe()
 	}
 	go h.pump(lt, run)
-	return lt, sub, nil
+	return lt, sub, "", nil
 }
 
 // continueTask resumes an input-required task with the message's answer.
@@ -477,14 +548,7 @@ func (c *call) subscribe() {
 		c.finish(nil, unsupported(fmt.Sprintf("task %s is %s: there is nothing to subscribe to", t.ID, t.Status.State)))
 		return
 	}
-	sub := newSubscriber()
-	sub.q = append(sub.q, update{Task: t})
-	if c.v == V03 {
-		st := t.Status
-		sub.q = append(sub.q, update{Status: &st, Final: true})
-	}
-	sub.closed = true
-	c.stream(sub)
+	c.streamStored(t)
 }
 
 type listParams struct {

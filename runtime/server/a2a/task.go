@@ -30,6 +30,11 @@ const (
 	// CollRecent indexes a user's tasks, most recently updated first: key
 	// DocPath(app, user, inverted status time, task id), value a recentEntry.
 	CollRecent = "a2a.recent"
+	// CollMessage maps a user's messageId that started a task to the task:
+	// key DocPath(app, user, messageId), value the task id. A re-sent
+	// message (the same messageId) rejoins that task (spec/a2a.md,
+	// "Re-sent messages").
+	CollMessage = "a2a.message"
 )
 
 // recordVersion is the version of the stored Task JSON.
@@ -96,6 +101,10 @@ type recentEntry struct {
 }
 
 func (h *Handler) taskKey(user, id string) string { return store.DocPath(h.b.App(), user, id) }
+
+func (h *Handler) messageKey(user, messageID string) string {
+	return store.DocPath(h.b.App(), user, messageID)
+}
 
 func (h *Handler) recentPrefix(user string) string { return store.DocPath(h.b.App(), user) }
 
@@ -478,6 +487,12 @@ func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task,
 	}
 	fin := &runtime.Event{Kind: runtime.EventRunFinished, Status: runtime.RunStatus(run.Status)}
 	var runErr *runtime.ErrorInfo
+	if run.Status == store.RunRunning && h.b.Active(user, cur.Run) {
+		// Driven in this process without a pump of this handler: the
+		// server resuming what its last process left (Backend.Recover).
+		// It is settled when read after its end.
+		return cur.clone(), nil
+	}
 	if run.Status == store.RunRunning {
 		fin.Status = runtime.StatusFailed
 		runErr = &runtime.ErrorInfo{Kind: "internal", Message: "the server stopped while the task was working (run " + cur.Run + ")"}
