@@ -443,8 +443,38 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	default:
 		sess, continued = id, false
 	}
+	// Idempotency-Key: reserve the key before anything starts, so a
+	// re-sent request finds this one's run and never starts a second.
+	idem := r.Header.Get(IdempotencyHeader)
+	var rec idemRecord
+	release := func() {}
+	if idem != "" {
+		if !validIdemKey(idem) {
+			h.fail(w, http.StatusBadRequest, "invalid_request_error", "", "invalid_idempotency_key", IdempotencyHeader+" must be 1 to 255 printable ASCII characters")
+			return
+		}
+		rec = idemRecord{V: 1, Hash: bodyHash(body), Session: sess, ID: id, Created: h.now(), Stream: req.Stream}
+		prev, reserved, err := h.reserve(r.Context(), user, idem, rec)
+		if err != nil {
+			h.logger().Error("openai: idempotency key", "err", err)
+			h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not record the Idempotency-Key")
+			return
+		}
+		if !reserved {
+			if prev.Hash != rec.Hash {
+				h.fail(w, http.StatusUnprocessableEntity, "invalid_request_error", "", "idempotency_key_reused",
+					"This Idempotency-Key was used with a different request body; use a new key for a new request")
+				return
+			}
+			h.rejoin(w, r, user, prev, req)
+			return
+		}
+		bg := context.WithoutCancel(r.Context())
+		release = func() { h.settle(bg, user, idem, rec, "") }
+	}
 	inv, pending, err := h.invocation(r.Context(), user, sess, continued, req)
 	if err != nil {
+		release()
 		if pe, ok := err.(*pendingError); ok {
 			h.b.Metrics.Error(Protocol, "interrupt_pending")
 			w.Header().Set(SessionHeader, sess)
@@ -466,6 +496,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	run, err := h.b.Start(ctx, Protocol, inv)
 	if err != nil {
+		release()
 		if pending != nil && errors.Is(err, runtime.ErrInvalidResume) {
 			// The last message does not answer the interrupts: say which
 			// ones wait, machine-readably, as for a re-sent request.
@@ -478,6 +509,9 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 		h.startError(w, err)
 		return
+	}
+	if idem != "" {
+		h.settle(context.WithoutCancel(r.Context()), user, idem, rec, run.ID)
 	}
 	hd := w.Header()
 	hd.Set(SessionHeader, sess)

@@ -1,0 +1,197 @@
+package openai
+
+// Idempotency-Key: a chat request re-sent with the key of an earlier one
+// answers with that request's run instead of starting another
+// (spec/serve.md, "OpenAI in detail", Idempotency-Key).
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// IdempotencyHeader names a request's idempotency key.
+const IdempotencyHeader = "Idempotency-Key"
+
+// CollIdempotency maps a user's idempotency key to what its first request
+// started: key DocPath(app, user, key), value an idemRecord.
+const CollIdempotency = "openai.idempotency"
+
+// idemAbandon is how long a reservation without a run may stand before a
+// re-sent request takes it over (its first request died between reserving
+// and starting its run).
+const idemAbandon = 30 * time.Second
+
+// idemRecord is what a key's first request recorded.
+type idemRecord struct {
+	V       int    `json:"v"`
+	Hash    string `json:"hash"`    // SHA-256 of the request body, hex
+	Session string `json:"session"` // the session the run is in
+	ID      string `json:"id"`      // the completion id (chatcmpl-…)
+	Created int64  `json:"created"` // the completion's created time (Unix s)
+	Run     string `json:"run,omitempty"`
+	Stream  bool   `json:"stream,omitempty"`
+}
+
+// validIdemKey: 1 to 255 printable ASCII characters.
+func validIdemKey(k string) bool {
+	if k == "" || len(k) > 255 {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x20 || k[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+func bodyHash(body []byte) string {
+	sum := sha256.Sum256(body)
+	return hex.EncodeToString(sum[:])
+}
+
+func (h *Handler) idemKey(user, key string) string { return store.DocPath(h.b.App(), user, key) }
+
+// reserve records key for a request about to start a run. It returns the
+// earlier request's record when the key was used before (reserved false).
+func (h *Handler) reserve(ctx context.Context, user, key string, rec idemRecord) (prev *idemRecord, reserved bool, err error) {
+	b, _ := json.Marshal(rec)
+	k := h.idemKey(user, key)
+	for try := 0; try < 2; try++ {
+		err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: k, Value: b, IfAbsent: true})
+		if err == nil {
+			return nil, true, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return nil, false, err
+		}
+		v, err := h.b.Docs.GetDoc(ctx, CollIdempotency, k)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		var old idemRecord
+		if err := json.Unmarshal(v, &old); err != nil {
+			return nil, false, fmt.Errorf("openai: idempotency record %s: %w", key, err)
+		}
+		if old.Run == "" && rec.Created-old.Created > int64(idemAbandon/time.Second) && try == 0 {
+			// Its request died before its run started: take the key over.
+			if err := h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: k, Delete: true}); err != nil {
+				return nil, false, err
+			}
+			continue
+		}
+		return &old, false, nil
+	}
+	return nil, false, fmt.Errorf("openai: idempotency key %s: reserved and released twice", key)
+}
+
+// settle records the run the key's request started, or (run "") releases
+// the key when none started.
+func (h *Handler) settle(ctx context.Context, user, key string, rec idemRecord, run string) {
+	var err error
+	if run == "" {
+		err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: h.idemKey(user, key), Delete: true})
+	} else {
+		rec.Run = run
+		b, _ := json.Marshal(rec)
+		err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: h.idemKey(user, key), Value: b})
+	}
+	if err != nil {
+		h.logger().Error("openai: idempotency record", "run", run, "err", err)
+	}
+}
+
+// rejoin answers a re-sent request from its first request's run: the
+// ledger's events of a run that ended; a canceled run (its client left)
+// resumed, after the events it recorded; 409 while the run is in flight.
+func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, rec *idemRecord, req *chatRequest) {
+	ctx := r.Context()
+	if rec.Run == "" {
+		w.Header().Set("Retry-After", "1")
+		h.fail(w, http.StatusConflict, "invalid_request_error", "", "idempotency_in_progress", "A request with this Idempotency-Key is starting its run; retry later")
+		return
+	}
+	run, err := h.b.GetRun(ctx, user, rec.Run)
+	if err != nil {
+		h.logger().Error("openai: idempotent run", "run", rec.Run, "err", err)
+		h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not read the run of this Idempotency-Key")
+		return
+	}
+	if run.Status == store.RunRunning {
+		w.Header().Set("Retry-After", "1")
+		h.fail(w, http.StatusConflict, "invalid_request_error", "", "idempotency_in_progress",
+			"The run of a request with this Idempotency-Key is in progress; retry when it has finished")
+		return
+	}
+	key := store.SessionKey{App: h.b.App(), User: user, Session: rec.Session}
+	evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: rec.Run})
+	if err != nil {
+		h.logger().Error("openai: idempotent run events", "run", rec.Run, "err", err)
+		h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not read the run of this Idempotency-Key")
+		return
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var live *server.Run
+	if run.Status == store.RunStatus(runtime.StatusCanceled) {
+		// Its client left and the run was canceled with it: continue it
+		// from its last step, as the client asks again.
+		live, err = h.b.Start(rctx, Protocol, runtime.Invocation{User: user, Session: rec.Session, ID: rec.ID,
+			Resume: &runtime.ResumeRequest{Run: rec.Run}, Sampling: req.sampling})
+		if err != nil {
+			h.startError(w, err)
+			return
+		}
+	}
+	events := make(chan *runtime.Event, 16)
+	go func() { // owned here: ends when the live run's events end or rctx does
+		defer close(events)
+		for _, e := range evs {
+			if live != nil && (e.Kind == runtime.EventRunFinished || e.Kind == runtime.EventRunError) {
+				continue // the canceled invocation's end: the live one ends the answer
+			}
+			select {
+			case events <- e:
+			case <-rctx.Done():
+				return
+			}
+		}
+		if live == nil {
+			return
+		}
+		for e := range live.Events {
+			select {
+			case events <- e:
+			case <-rctx.Done():
+			}
+		}
+	}()
+	hd := w.Header()
+	hd.Set(SessionHeader, rec.Session)
+	hd.Set(RunHeader, rec.Run)
+	hd.Set("X-Request-Id", rec.ID)
+	hd.Set("Idempotent-Replayed", "true")
+	c := &completion{h: h, id: rec.ID, created: rec.Created}
+	replay := &server.Run{ID: rec.Run, Events: events}
+	if req.Stream {
+		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
+		c.stream(rctx, cancel, w, replay)
+		return
+	}
+	c.collect(replay)
+	c.respond(ctx, w)
+}
