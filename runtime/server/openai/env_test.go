@@ -83,7 +83,7 @@ func (m *echoModel) Generate(ctx context.Context, req *runtime.ModelRequest, onD
 	switch {
 	case strings.Contains(in, "huge"):
 		piece := strings.Repeat("x", 64<<10)
-		for range 512 { // 32 MiB: more than the loopback socket buffers hold
+		for range 2048 { // 128 MiB: more than the loopback socket buffers hold (tcp_rmem may grow to 32 MiB, tcp_wmem to 4)
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
