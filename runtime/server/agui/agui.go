@@ -123,9 +123,22 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.inv.Runnable = h.opts.Runnable
+	// The client's runId is reserved before the run starts: the same
+	// request sent again follows this run instead of starting another.
+	prev, reserved, err := h.reserveRun(ctx, key, in.RunID)
+	if err != nil {
+		h.log.Error("agui: reserve runId", "thread", in.ThreadID, "user", user, "err", err)
+		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: "the runId could not be recorded", Code: "internal"})
+		return
+	}
+	if !reserved {
+		h.rejoin(ctx, r, s, key, in, prev, cancel)
+		return
+	}
 	state := h.startState(ctx, p.inv)
 	run, err := h.b.Start(ctx, proto, p.inv)
 	if err != nil {
+		h.settleRun(r.Context(), key, in.RunID, "")
 		code, msg := startError(err)
 		if code == "internal" {
 			h.log.Error("agui: start run", "thread", in.ThreadID, "user", user, "err", err)
@@ -134,14 +147,21 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
 		return
 	}
+	h.settleRun(r.Context(), key, in.RunID, run.ID)
+	h.follow(ctx, r, s, key, in, run, state, cancel)
+}
+
+// follow streams run to the client as AG-UI events from state on, until
+// the run ends or the client is lost.
+func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, run *server.Run, state map[string]json.RawMessage, cancel context.CancelFunc) {
 	act := &active{runID: in.RunID, run: run.ID, cancel: cancel}
-	rk := regKey{user, in.ThreadID}
+	rk := regKey{key.User, in.ThreadID}
 	h.reg.add(rk, act)
 	defer h.reg.remove(rk, act)
 
 	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
 	tr.latest = func() (map[string]json.RawMessage, bool) {
-		return h.runState(ctx, runtime.Invocation{User: user, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
+		return h.runState(ctx, runtime.Invocation{User: key.User, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
 	}
 	ok := s.send(tr.start(h.b.Clock.Now(), state)...)
 	for ok && !tr.done {

@@ -1,0 +1,140 @@
+package agui
+
+// A RunAgentInput sent again with the runId of an earlier one follows the
+// run that request started instead of starting another (spec/agui.md,
+// "Re-sent runs").
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// runsColl maps a thread's runId to the run its first request started:
+// key DocPath(app, user, thread, runId), value a runRecord ("" run while
+// it starts).
+const runsColl = "agui.runs"
+
+type runRecord struct {
+	Run string `json:"run,omitempty"`
+}
+
+func runKey(key store.SessionKey, runID string) string {
+	return store.DocPath(key.App, key.User, key.Session, runID)
+}
+
+// reserveRun records runID for a request about to start a run, or returns
+// what its earlier request recorded (reserved false).
+func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, runID string) (prev runRecord, reserved bool, err error) {
+	k := runKey(key, runID)
+	for range 2 {
+		err = h.docs.ApplyDocs(ctx, store.DocOp{Coll: runsColl, Key: k, Value: []byte(`{}`), IfAbsent: true})
+		if err == nil {
+			return prev, true, nil
+		}
+		if !errors.Is(err, store.ErrConflict) {
+			return prev, false, fmt.Errorf("agui: reserve run %s: %w", runID, err)
+		}
+		b, err := h.docs.GetDoc(ctx, runsColl, k)
+		if errors.Is(err, store.ErrNotFound) {
+			continue // released meanwhile
+		}
+		if err != nil {
+			return prev, false, fmt.Errorf("agui: read run %s: %w", runID, err)
+		}
+		if err := json.Unmarshal(b, &prev); err != nil {
+			return prev, false, fmt.Errorf("agui: run record %s: %w", runID, err)
+		}
+		return prev, false, nil
+	}
+	return prev, false, fmt.Errorf("agui: run %s: reserved and released twice", runID)
+}
+
+// settleRun records the run runID's request started, or (run "") releases
+// runID when none started.
+func (h *handler) settleRun(ctx context.Context, key store.SessionKey, runID, run string) {
+	op := store.DocOp{Coll: runsColl, Key: runKey(key, runID), Delete: true}
+	if run != "" {
+		b, _ := json.Marshal(runRecord{Run: run})
+		op = store.DocOp{Coll: runsColl, Key: runKey(key, runID), Value: b}
+	}
+	if err := h.docs.ApplyDocs(context.WithoutCancel(ctx), op); err != nil {
+		h.log.Warn("agui: record a runId", "run", run, "err", err)
+	}
+}
+
+// rejoin answers a request re-sent with the runId of an earlier one: the
+// run's recorded events (its state as a snapshot of the latest, not again
+// as deltas), then, for a run its client's departure canceled, the rest of
+// the run, resumed from its last step; a run still in flight is a
+// RUN_ERROR run_in_progress.
+func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, prev runRecord, cancel context.CancelFunc) {
+	fail := func(code, msg string) {
+		h.b.Metrics.Error(proto, code)
+		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
+	}
+	if prev.Run == "" {
+		fail("run_in_progress", "a request with this runId is starting its run; send it again later")
+		return
+	}
+	rec, err := h.b.GetRun(ctx, key.User, prev.Run)
+	if err != nil {
+		h.log.Error("agui: read a re-sent run", "run", prev.Run, "err", err)
+		fail("internal", "the run of this runId could not be read")
+		return
+	}
+	if rec.Status == store.RunRunning {
+		fail("run_in_progress", "the run of this runId is in progress; send it again when it has finished")
+		return
+	}
+	evs, err := h.b.Sessions.Events(ctx, key, session.EventFilter{Run: prev.Run})
+	if err != nil {
+		h.log.Error("agui: read a re-sent run's events", "run", prev.Run, "err", err)
+		fail("internal", "the run of this runId could not be read")
+		return
+	}
+	state := h.startState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: prev.Run}})
+	var live *server.Run
+	if rec.Status == store.RunCanceled {
+		if live, err = h.b.Start(ctx, proto, runtime.Invocation{User: key.User, Session: key.Session,
+			Resume: &runtime.ResumeRequest{Run: prev.Run}}); err != nil {
+			code, msg := startError(err)
+			fail(code, msg)
+			return
+		}
+	}
+	events := make(chan *runtime.Event, 16)
+	go func() { // owned here: ends with the live run's events, or ctx
+		defer close(events)
+		for _, e := range evs {
+			switch {
+			case e.Kind == runtime.EventStateDelta:
+				continue // in the snapshot already
+			case live != nil && (e.Kind == runtime.EventRunFinished || e.Kind == runtime.EventRunError):
+				continue // the canceled invocation's end: the live one ends the stream
+			}
+			select {
+			case events <- e:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if live == nil {
+			return
+		}
+		for e := range live.Events {
+			select {
+			case events <- e:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	h.follow(ctx, r, s, key, in, &server.Run{ID: prev.Run, Events: events}, state, cancel)
+}

@@ -1,0 +1,97 @@
+package agui
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+func threadRuns(t *testing.T, h *harness, user, thread string) int {
+	t.Helper()
+	runs, err := h.b.Sessions.Runs(context.Background(), store.SessionKey{App: "app", User: user, Session: thread})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(runs)
+}
+
+// TestResentRunIDFollowsItsRun: a RunAgentInput sent again with its runId
+// streams the run its first sending started (a valid AG-UI stream from the
+// ledger) and starts none; in flight it is a RUN_ERROR (thread_busy, or
+// run_in_progress when the thread is not busy with it); a
+// run its client's departure canceled continues; runIds are per user.
+func TestResentRunIDFollowsItsRun(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	in := input("t1", "r1", userMsg("m1", "hi"))
+	first := h.run("ana", in)
+	again := h.run("ana", in) // verifyStream checks it as a stream of r1
+	for _, typ := range []string{RunStarted, StateSnapshot, TextMessageStart, TextMessageContent, TextMessageEnd, RunFinished} {
+		if !slices.Contains(typesOf(again), typ) {
+			t.Fatalf("re-sent stream has no %s: %v", typ, typesOf(again))
+		}
+	}
+	if text(again) != text(first) || last(again)["result"] != last(first)["result"] || threadRuns(t, h, "ana", "t1") != 1 {
+		t.Fatalf("re-sent: text %q result %v (first %q %v), %d runs", text(again), last(again)["result"], text(first), last(first)["result"], threadRuns(t, h, "ana", "t1"))
+	}
+	h.run("bob", in)
+	if threadRuns(t, h, "bob", "t1") != 1 {
+		t.Fatal("bob's r1 did not start his own run")
+	}
+
+	// In flight, then canceled by its client's departure, then continued.
+	hang := input("t2", "r3", userMsg("m1", "please hang"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := h.request(ctx, "ana", "", hang)
+	var wg sync.WaitGroup
+	frames := readFrames(t, resp.Body, &wg)
+	for ev := range frames {
+		if ev["type"] == TextMessageContent {
+			break
+		}
+	}
+	<-h.started
+	busy := h.run("ana", hang)
+	if e := last(busy); e["type"] != RunError || (e["code"] != "run_in_progress" && e["code"] != "thread_busy") {
+		t.Fatalf("re-sent while in flight: %v", busy)
+	}
+	cancel()
+	resp.Body.Close()
+	wg.Wait()
+	h.waitFree("ana", "t2")
+	waitIdle(t, h.b)
+	if status, _ := ledgerEnd(t, h, "ana", "t2"); status != store.RunCanceled {
+		t.Fatalf("after the abort: %s", status)
+	}
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	resp2 := h.request(ctx2, "ana", "", hang)
+	if resp2.StatusCode != http.StatusOK {
+		t.Fatalf("status %d", resp2.StatusCode)
+	}
+	var wg2 sync.WaitGroup
+	seen := []string{}
+	for ev := range readFrames(t, resp2.Body, &wg2) {
+		seen = append(seen, ev["type"].(string))
+		if ev["type"] == RunError || ev["type"] == RunFinished {
+			t.Fatalf("the continued run ended at once: %v", seen)
+		}
+		if ev["type"] == TextMessageContent { // the live attempt streams
+			break
+		}
+	}
+	<-h.started // the model was called again: the run continues
+	cancel2()
+	resp2.Body.Close()
+	wg2.Wait()
+	h.waitFree("ana", "t2")
+	waitIdle(t, h.b)
+	if n := threadRuns(t, h, "ana", "t2"); n != 1 {
+		t.Fatalf("thread t2 has %d runs, want the one run continued", n)
+	}
+}
