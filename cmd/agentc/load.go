@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/project"
@@ -67,14 +68,33 @@ func openRunner(opts assemble.Options, data string) (asm *assemble.Assembly, st 
 		return nil, nil, nil, nil, failErr(err)
 	}
 	if st, err = pebble.Open(data, nil); err != nil {
+		_ = asm.Shutdown(context.Background())
 		return nil, nil, nil, nil, failErr(err)
 	}
 	if r, err = asm.Runner(st); err != nil {
 		_ = st.Close()
+		_ = asm.Shutdown(context.Background())
 		return nil, nil, nil, nil, failErr(err)
 	}
-	return asm, st, r, func() { _ = r.Close(context.Background()); _ = st.Close() }, nil
+	return asm, st, r, func() {
+		_ = r.Close(context.Background())
+		flushTraces(asm, nil)
+		_ = st.Close()
+	}, nil
 }
+
+// flushTraces exports the spans still buffered (spec/telemetry.md), for
+// at most traceFlush; a failure is reported on warn (nil: dropped).
+func flushTraces(asm *assemble.Assembly, warn func(string)) {
+	ctx, cancel := context.WithTimeout(context.Background(), traceFlush)
+	defer cancel()
+	if err := asm.Shutdown(ctx); err != nil && warn != nil {
+		warn(err.Error())
+	}
+}
+
+// traceFlush bounds the export of the last spans at exit.
+const traceFlush = 5 * time.Second
 
 // openProject is the project of the working directory, compiling against
 // the stdlib table's universe.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -20,6 +21,7 @@ import (
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -132,7 +134,8 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
 	}
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
-	opts.App, opts.Logger = set.App, logger
+	metrics := server.NewMetrics()
+	opts.App, opts.Logger, opts.Metrics = set.App, logger, metrics
 	asm, st, r, closeRunner, err := openRunner(opts, set.Data)
 	if err != nil {
 		return err
@@ -140,7 +143,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	clock := asm.Config().Clock
 	b := &server.Backend{
 		Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
-		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: server.NewMetrics(),
+		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: metrics,
 	}
 	// Listen first: the A2A card names the address actually bound (a
 	// --addr with port 0 gets one from the kernel).
@@ -157,8 +160,18 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		closeRunner()
 		return &exitError{code: exitFail, err: err}
 	}
+	// The last spans are flushed once the runs have ended, before the
+	// store is closed.
+	closers = append(closers, func(context.Context) error {
+		flushTraces(asm, func(msg string) { logger.Warn(msg) })
+		return nil
+	})
+	var traceCtx func(context.Context, http.Header) context.Context
+	if asm.Tracing() {
+		traceCtx = telemetry.Extract
+	}
 	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
-		Tokens: set.Tokens, Open: set.Open, Logger: logger})
+		Tokens: set.Tokens, Open: set.Open, Logger: logger, TraceContext: traceCtx})
 	if err != nil {
 		_ = l.Close()
 		closeRunner()
