@@ -2,7 +2,10 @@ package telemetry_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"slices"
 	"strings"
@@ -185,3 +188,78 @@ func TestSpanTree(t *testing.T) {
 }
 
 func itoa(n int) string { return attribute.IntValue(n).Emit() }
+
+// TestTraceparentOnHTTPTools: an `http` tool's request carries the
+// traceparent of its execute_tool span; with tracing off it carries none.
+func TestTraceparentOnHTTPTools(t *testing.T) {
+	got := make(chan string, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Get("traceparent")
+		_, _ = io.WriteString(w, `"pong"`)
+	}))
+	defer srv.Close()
+	src := fmt.Sprintf(`workflow w
+
+tool ping "Pings" {
+  input  { q: string }
+  output string
+  run    = http {
+    method = "GET"
+    url    = "%s/ping"
+  }
+  effect = read_only
+}
+
+state S { q: string, out: string = "" }
+
+graph g(S) input q output out {
+  node p = tool ping { q = q } into out
+  start -> p
+  p -> end
+}
+`, srv.URL)
+	prog := runtimetest.CompileSource(t, "w.agent", src)
+	env := func(k string) (string, bool) {
+		if k == "AGENTC_ALLOW_HOSTS" {
+			return strings.TrimPrefix(srv.URL, "http://"), true
+		}
+		return "", false
+	}
+	run := func(obs runtime.Observer) string {
+		r, err := assemble.New(memstore.New(), assemble.Options{Program: prog, Verified: true, Env: env, Observer: obs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close(context.Background())
+		ch, err := r.Run(context.Background(), runtime.Invocation{User: "u", Session: "s", Input: "x"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last *runtime.Event
+		for e := range ch {
+			last = e
+			if e.Error != nil {
+				t.Errorf("%s: %s: %s", e.Kind, e.Error.Kind, e.Error.Message)
+			}
+		}
+		if last.Status != runtime.StatusCompleted {
+			t.Fatalf("run ended %s", last.Status)
+		}
+		return <-got
+	}
+	tp, exp := tracer(t)
+	header := run(telemetry.New(tp, nil, nil))
+	var tool tracetest.SpanStub
+	for _, s := range exp.GetSpans() {
+		if s.Name == "execute_tool ping" {
+			tool = s
+		}
+	}
+	want := fmt.Sprintf("00-%s-%s-01", tool.SpanContext.TraceID(), tool.SpanContext.SpanID())
+	if !tool.SpanContext.IsValid() || header != want {
+		t.Errorf("traceparent = %q, want the tool span's %q", header, want)
+	}
+	if header := run(nil); header != "" {
+		t.Errorf("tracing off: traceparent = %q, want none", header)
+	}
+}
