@@ -19,6 +19,8 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/runtimetest"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/session"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/runtime/telemetry"
 )
@@ -261,5 +263,77 @@ graph g(S) input q output out {
 	}
 	if header := run(nil); header != "" {
 		t.Errorf("tracing off: traceparent = %q, want none", header)
+	}
+}
+
+// TestServeAcceptsTraceparent: through the server's middleware
+// (Config.TraceContext = Extract), a request's traceparent makes the run
+// it starts a child of the caller's span.
+func TestServeAcceptsTraceparent(t *testing.T) {
+	tp, exp := tracer(t)
+	prog := runtimetest.CompileSource(t, "w.agent", "workflow w\n\nstate S { q: string }\n\ngraph g(S) input q {\n  node n = set { q = q }\n  start -> n\n  n -> end\n}\n")
+	st := memstore.New()
+	r, err := assemble.New(st, assemble.Options{Program: prog, Verified: true, Env: func(string) (string, bool) { return "", false },
+		Observer: telemetry.New(tp, nil, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: &runtimetest.Clock{RealTimers: true}, Metrics: server.NewMetrics()}
+	start := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		run, err := b.Start(req.Context(), "test", runtime.Invocation{User: server.UserFrom(req.Context()), Session: "s", Input: "x"})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		for range run.Events {
+		}
+	})
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Tokens: map[string]string{"tok": "u"},
+		Mounts: []server.Mount{{Pattern: "/start", Protocol: "test", Handler: start}}, TraceContext: telemetry.Extract})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	defer hs.Close()
+	for _, tc := range []struct {
+		name, traceparent string
+		remote            bool
+	}{
+		{"with traceparent", "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01", true},
+		{"without", "", false},
+		{"malformed", "00-zz-b7ad6b7169203331-01", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			exp.Reset()
+			req, _ := http.NewRequest("POST", hs.URL+"/start", strings.NewReader("{}"))
+			req.Header.Set("Authorization", "Bearer tok")
+			if tc.traceparent != "" {
+				req.Header.Set("traceparent", tc.traceparent)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("status %d", resp.StatusCode)
+			}
+			var run *tracetest.SpanStub
+			spans := exp.GetSpans()
+			for i := range spans {
+				if spans[i].Name == "invoke_workflow g" {
+					run = &spans[i]
+				}
+			}
+			switch {
+			case run == nil:
+				t.Fatalf("no run span in %d spans", len(spans))
+			case tc.remote && (run.Parent.TraceID().String() != "0af7651916cd43dd8448eb211c80319c" || run.Parent.SpanID().String() != "b7ad6b7169203331" || !run.Parent.IsRemote()):
+				t.Errorf("run span's parent = %+v, want the request's traceparent", run.Parent)
+			case !tc.remote && run.Parent.IsValid():
+				t.Errorf("run span has a parent %+v", run.Parent)
+			}
+		})
 	}
 }
