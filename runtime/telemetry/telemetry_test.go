@@ -337,3 +337,37 @@ func TestServeAcceptsTraceparent(t *testing.T) {
 		})
 	}
 }
+
+// TestMetricsOfARun: with a Recorder and no tracer, a run of
+// examples/support reports its run, node, model and tool durations and its
+// model tokens, as the server's /metrics shows them.
+func TestMetricsOfARun(t *testing.T) {
+	m := server.NewMetrics()
+	in, out := 0, 0
+	for _, e := range runSupport(t, context.Background(), telemetry.New(nil, m, nil)) {
+		if e.Kind == runtime.EventModelResponse && e.Usage != nil {
+			in, out = in+e.Usage.PromptTokens, out+e.Usage.CompletionTokens
+		}
+	}
+	if in == 0 || out == 0 {
+		t.Fatalf("the run's model_response events report no usage (%d, %d)", in, out)
+	}
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`agentc_run_duration_seconds_count{app="support",runnable="investigate"} 1`,
+		`agentc_node_duration_seconds_count{app="support",node="scan"} 2`,
+		`agentc_node_duration_seconds_count{app="support",node="triage"} 1`,
+		`agentc_model_duration_seconds_count{app="support",model="scripted:fast"} 3`,
+		`agentc_tool_duration_seconds_count{app="support",tool="cert_scan"} 2`,
+		`agentc_tool_duration_seconds_count{app="support",tool="log_dump"} 1`,
+		`agentc_model_tokens_total{app="support",model="scripted:fast",type="input"} ` + itoa(in),
+		`agentc_model_tokens_total{app="support",model="scripted:fast",type="output"} ` + itoa(out),
+	} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("missing %s in\n%s", want, b.String())
+		}
+	}
+}
