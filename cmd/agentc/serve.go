@@ -64,6 +64,11 @@ AGENTC_MAX_BODY, AGENTC_RUN_TIMEOUT, AGENTC_WRITE_TIMEOUT, AGENTC_PUBLIC_URL,
 AGENTC_TRUSTED_PROXIES), the serve:
 section of agentc.yaml at the project root, the serve block, defaults.
 
+Traces (OpenTelemetry, OTLP over HTTP or gRPC) are off unless the standard
+variables configure them (OTEL_TRACES_EXPORTER=otlp, OTEL_EXPORTER_OTLP_ENDPOINT,
+OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME; spec/telemetry.md); a request's
+traceparent then makes its run a child of the caller's span.
+
 SIGINT or SIGTERM shuts down gracefully: no new runs, running ones get
 --grace to finish and are then canceled (and stay resumable), the store is
 closed.`,
