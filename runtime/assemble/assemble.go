@@ -115,9 +115,12 @@ type Assembly struct {
 	shutdown func(context.Context) error
 }
 
-// New prepares o and makes its Runner over st (Prepare, then Runner).
+// New prepares o and makes its Runner over st (Prepare, then Runner),
+// without the tracing the OTEL_* variables configure (nothing would flush
+// it; Options.Observer still applies): a caller that traces uses Prepare,
+// Runner and Shutdown.
 func New(st store.Store, o Options) (*runtime.Runner, error) {
-	a, err := Prepare(o)
+	a, err := prepare(o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -125,8 +128,12 @@ func New(st store.Store, o Options) (*runtime.Runner, error) {
 }
 
 // Prepare binds the program's models, tools and functions and loads the
-// program into the VM.
-func Prepare(o Options) (*Assembly, error) {
+// program into the VM. Unless o is Offline (agentc test stays hermetic),
+// the OTEL_* variables of o.Env may configure tracing (spec/telemetry.md);
+// the caller then calls Shutdown after closing the Runner.
+func Prepare(o Options) (*Assembly, error) { return prepare(o, !o.Offline) }
+
+func prepare(o Options, envTracing bool) (*Assembly, error) {
 	p := o.Program
 	if p == nil {
 		return nil, errors.New("assemble: no program")
@@ -160,7 +167,7 @@ func Prepare(o Options) (*Assembly, error) {
 		return nil, fmt.Errorf("assemble: %w", err)
 	}
 	asm := &Assembly{o: o}
-	if err := asm.observe(&cfg); err != nil {
+	if err := asm.observe(&cfg, envTracing); err != nil {
 		return nil, err
 	}
 	sc := &scripted{models: map[string]runtime.Model{}, tools: map[string]runtime.Tool{}}
@@ -218,9 +225,15 @@ func Prepare(o Options) (*Assembly, error) {
 // observe sets cfg's Observer: Options.Observer, else spans to the tracer
 // provider the OTEL_* variables configure (none when they configure
 // none) and Options.Metrics.
-func (a *Assembly) observe(cfg *runtime.RunnerConfig) error {
+func (a *Assembly) observe(cfg *runtime.RunnerConfig, env bool) error {
 	if a.o.Observer != nil {
 		cfg.Observer, a.tracing = a.o.Observer, true
+		return nil
+	}
+	if !env {
+		if a.o.Metrics != nil {
+			cfg.Observer = telemetry.New(nil, a.o.Metrics, cfg.Clock.Now)
+		}
 		return nil
 	}
 	tp, err := telemetry.Configure(context.Background(), a.o.Env)
