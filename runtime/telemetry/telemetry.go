@@ -72,6 +72,9 @@ type span struct {
 
 // Start implements runtime.Observer.
 func (o *Observer) Start(ctx context.Context, s *runtime.SpanStart) (context.Context, runtime.Span) {
+	if o.Tracer == nil && (o.Recorder == nil || s.Kind == runtime.SpanStep || s.Kind == runtime.SpanCommit) {
+		return ctx, nopSpan{} // nothing to record
+	}
 	sp := &span{o: o, kind: s.Kind, app: s.App}
 	switch s.Kind {
 	case runtime.SpanRun:
@@ -97,6 +100,12 @@ func (o *Observer) Start(ctx context.Context, s *runtime.SpanStart) (context.Con
 	ctx, sp.ot = o.Tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
 	return ctx, sp
 }
+
+// nopSpan is a span nothing records.
+type nopSpan struct{}
+
+func (nopSpan) Stop()                {}
+func (nopSpan) End(*runtime.SpanEnd) {}
 
 // Stop implements runtime.Span.
 func (sp *span) Stop() { sp.stopped = time.Now() }
