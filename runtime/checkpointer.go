@@ -46,6 +46,9 @@ func (c *checkpointer) CommitStep(ctx context.Context, rec *vm.StepRecord) error
 		return nil
 	}
 	_, err := a.commit(ctx, rec, events, "")
+	if a.runSpan != nil {
+		a.endStep(storeErrorInfo(err))
+	}
 	return err
 }
 
@@ -56,9 +59,21 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 	if err != nil {
 		return store.Committed{}, err
 	}
-	return a.r.st.CommitStep(context.WithoutCancel(ctx), store.StepCommit{
+	var sp Span
+	if a.runSpan != nil {
+		parent := a.runCtx
+		if st := a.stepObs.Load(); st != nil {
+			parent = st.ctx
+		}
+		sp = a.startCommit(parent, len(bs))
+	}
+	c, err := a.r.st.CommitStep(context.WithoutCancel(ctx), store.StepCommit{
 		Checkpoint: toCheckpoint(rec), Events: bs, Journal: rec.Journal, Status: status,
 	})
+	if sp != nil {
+		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
+	}
+	return c, err
 }
 
 // PutPendingWrite implements vm.Checkpointer. The write carries the

@@ -209,6 +209,14 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 	}
 	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
 		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey}
+	if obs := h.a.r.obs; obs != nil {
+		return h.observeCall(ctx, obs, c, req)
+	}
+	return h.dispatch(ctx, c, req)
+}
+
+// dispatch performs call c of req.
+func (h *host) dispatch(ctx context.Context, c *callCtx, req vm.CallRequest) (types.Value, error) {
 	switch req.Kind {
 	case bytecode.CallTool:
 		return h.toolNode(ctx, c, &h.a.r.tools[req.Callee], req.Args)
@@ -305,7 +313,12 @@ func (h *host) toolNode(ctx context.Context, c *callCtx, ti *toolInfo, args []vm
 
 	res := a.newEvent(EventToolResult, ti.name, c.node, c.step)
 	res.MapIndex, res.ToolCall = c.mapIndex(), call
-	out, err := h.callTool(ctx, c, ti, ToolRequest{CallID: call.ID, Args: canon, IdempotencyKey: c.idem})
+	tctx := ctx
+	var sp Span
+	if obs := a.r.obs; obs != nil {
+		tctx, sp = h.startTool(ctx, obs, c, ti.name, call.ID, 0)
+	}
+	out, err := h.callTool(tctx, c, ti, ToolRequest{CallID: call.ID, Args: canon, IdempotencyKey: c.idem})
 	var v types.Value
 	if err == nil {
 		if v, err = types.FromJSON(ti.out, out); err != nil {
@@ -317,9 +330,15 @@ func (h *host) toolNode(ctx context.Context, c *callCtx, ti *toolInfo, args []vm
 	if err != nil {
 		res.Result, res.Error = nil, toolErrorInfo(err, c.node)
 		a.emitTask(c.sc, res)
+		if sp != nil {
+			sp.End(&SpanEnd{EventID: res.ID, Err: res.Error})
+		}
 		return types.Value{}, err
 	}
 	a.emitTask(c.sc, res)
+	if sp != nil {
+		sp.End(&SpanEnd{EventID: res.ID})
+	}
 	return v, nil
 }
 

@@ -100,12 +100,22 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), text, turn
 			a.emitTask(c.sc, ev)
 		}
-		resp, err := ag.model.Generate(ctx, req, onDelta)
-		if err != nil {
-			return types.Value{}, err
+		gctx := ctx
+		var sp Span
+		if obs := a.r.obs; obs != nil {
+			gctx, sp = obs.Start(ctx, &SpanStart{Kind: SpanModel, App: a.key.App, Session: a.key.Session, Run: a.id,
+				Invocation: a.inv, Step: c.step, Node: c.node, MapIndex: c.item, Attempt: c.attempt, Agent: name,
+				Model: ag.model.Info(), Turn: turn, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed})
 		}
-		if resp == nil {
-			return types.Value{}, vm.NewError(vm.KindModelError, "model of agent %s returned no response", name)
+		resp, err := ag.model.Generate(gctx, req, onDelta)
+		if err == nil && resp == nil {
+			err = vm.NewError(vm.KindModelError, "model of agent %s returned no response", name)
+		}
+		if err != nil {
+			if sp != nil {
+				sp.End(&SpanEnd{Err: spanError(err, c.node, vm.KindModelError)})
+			}
+			return types.Value{}, err
 		}
 		ev := a.newEvent(EventModelResponse, name, c.node, c.step)
 		ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), resp.Text, turn
@@ -116,6 +126,9 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			ev.Usage = &u
 		}
 		a.emitTask(c.sc, ev)
+		if sp != nil {
+			sp.End(&SpanEnd{EventID: ev.ID, Usage: resp.Usage, FinishReason: resp.FinishReason, ResponseModel: resp.Model})
+		}
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 
 		if len(resp.ToolCalls) > 0 {
@@ -228,6 +241,7 @@ type toolOutcome struct {
 	result  json.RawMessage // the output (canonical JSON), or nil on error
 	err     *ErrorInfo      // the failure returned to the model
 	fatal   error           // ends the node: a panic or cancellation
+	span    Span            // the call's span, stopped, to be ended with its tool_result (nil: none)
 }
 
 // runTools runs a reply's tool calls, concurrently when there are several
@@ -259,6 +273,13 @@ func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int
 		ev := a.newEvent(EventToolResult, name, c.node, c.step)
 		ev.MapIndex, ev.Turn, ev.ToolCall, ev.Result, ev.Error = c.mapIndex(), turn, &evCalls[i], o.result, o.err
 		a.emitTask(c.sc, ev)
+		if o.span != nil {
+			e := o.err
+			if e == nil {
+				e = spanError(o.fatal, c.node, vm.KindInternal)
+			}
+			o.span.End(&SpanEnd{EventID: ev.ID, Err: e})
+		}
 		if o.fatal != nil && fatal == nil {
 			fatal = o.fatal
 		}
@@ -269,10 +290,15 @@ func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int
 
 // modelTool validates and runs one tool call of a model reply.
 func (h *host) modelTool(ctx context.Context, c *callCtx, ag *agentInfo, turn, idx int, tc *ToolCall) (o toolOutcome) {
+	var sp Span
 	defer func() {
 		if p := recover(); p != nil {
 			h.a.r.log.Error("runtime: tool call panicked", "tool", tc.Name, "run", c.run, "node", c.node, "panic", p, "stack", string(debug.Stack()))
 			o = toolOutcome{fatal: &vm.Error{Kind: vm.KindInternal, Message: fmt.Sprintf("tool %s panicked: %v", tc.Name, p)}}
+		}
+		if sp != nil {
+			sp.Stop()
+			o.span = sp
 		}
 	}()
 	fail := func(kind vm.ErrorKind, msg string) toolOutcome {
@@ -311,7 +337,11 @@ func (h *host) modelTool(ctx context.Context, c *callCtx, ag *agentInfo, turn, i
 		}
 		key = base + "/" + strconv.Itoa(turn) + "/" + strconv.Itoa(idx)
 	}
-	out, err := h.callTool(ctx, c, t, ToolRequest{CallID: tc.ID, Args: canon, IdempotencyKey: key, Agent: ag.decl.Name})
+	tctx := ctx
+	if obs := h.a.r.obs; obs != nil {
+		tctx, sp = h.startTool(ctx, obs, c, t.name, tc.ID, turn)
+	}
+	out, err := h.callTool(tctx, c, t, ToolRequest{CallID: tc.ID, Args: canon, IdempotencyKey: key, Agent: ag.decl.Name})
 	if err != nil {
 		var ve *vm.Error
 		if ctx.Err() != nil || errors.As(err, &ve) && ve.Kind == vm.KindInternal {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -50,6 +51,13 @@ type activeRun struct {
 	// claimed counts, per task, the leading events of tasks that an effect
 	// record of the current step carries (carry.go).
 	claimed map[scopeKey]int
+
+	// With an Observer: the context of the run span (the parent of
+	// superstep spans), the run span, and the open superstep's span, set
+	// on the scheduler goroutine and read by the VM's workers.
+	runCtx  context.Context
+	runSpan Span
+	stepObs atomic.Pointer[stepSpan]
 
 	changes  []vm.FieldChange // the current step's changed fields (scheduler goroutine)
 	final    *vm.StepRecord   // the last commit, deferred until the run's end is known
@@ -134,6 +142,9 @@ func (a *activeRun) emitTask(sc *taskScope, e *Event) {
 func (a *activeRun) onVM(e vm.Event) {
 	switch e.Kind {
 	case vm.EventNodeStarted:
+		if a.r.obs != nil {
+			a.openStep(e.Step)
+		}
 		a.send(a.newEvent(EventNodeStarted, a.root, a.rel(e.Node), e.Step))
 	case vm.EventNodeFinished, vm.EventNodeFailed:
 		kind := EventNodeFinished
@@ -237,6 +248,12 @@ func (a *activeRun) execute() {
 	a.mu.Unlock()
 	a.send(started)
 
+	ctx := a.ctx
+	if obs := a.r.obs; obs != nil {
+		ctx, a.runSpan = obs.Start(a.ctx, &SpanStart{Kind: SpanRun, App: a.key.App, Session: a.key.Session, Run: a.id,
+			Invocation: a.inv, Runnable: a.root, Step: step, MapIndex: -1})
+		a.runCtx = ctx
+	}
 	opts := vm.Options{
 		RunID: a.id, Input: a.input, Host: &host{a: a}, Clock: a.r.clock, Entropy: a.r.ent,
 		Checkpointer: &checkpointer{a: a}, Emit: a.onVM, Workers: a.r.opts.VMWorkers, MaxSteps: a.r.opts.MaxSteps,
@@ -244,9 +261,9 @@ func (a *activeRun) execute() {
 	var res *vm.Result
 	var err error
 	if a.resume != nil {
-		res, err = a.r.m.Resume(a.ctx, a.gi, *a.resume, opts)
+		res, err = a.r.m.Resume(ctx, a.gi, *a.resume, opts)
 	} else {
-		res, err = a.r.m.Run(a.ctx, a.gi, opts)
+		res, err = a.r.m.Run(ctx, a.gi, opts)
 	}
 	a.finish(res, err)
 }
@@ -275,6 +292,15 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 			a.lead = a.finalEvs[:a.nLead]
 		} else {
 			committed = true
+		}
+	}
+	if a.runSpan != nil {
+		// The open superstep ends with the commit that carried the run's
+		// end, or with the run's failure.
+		if committed {
+			a.endStep(nil)
+		} else {
+			a.endStep(einfo)
 		}
 	}
 	if !committed {
@@ -310,6 +336,13 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	a.r.mu.Unlock()
 	a.r.release(a.key, a.slot)
 	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status})
+	if a.runSpan != nil {
+		end := &SpanEnd{EventID: terminal[len(terminal)-1].ID, Status: status, Step: step}
+		if status == StatusFailed || status == StatusCanceled {
+			end.Err = einfo
+		}
+		a.runSpan.End(end)
+	}
 	for _, e := range terminal {
 		a.send(e)
 	}
@@ -400,6 +433,13 @@ func (a *activeRun) endRun(ctx context.Context, events []*Event, status store.Ru
 		a.r.log.Error("runtime: encode the end of a run", "run", a.id, "err", err)
 		bs = nil
 	}
+	var sp Span
+	if a.runSpan != nil {
+		sp = a.startCommit(a.runCtx, len(bs))
+	}
 	_, err = a.r.st.EndRun(ctx, a.id, bs, status, now)
+	if sp != nil {
+		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
+	}
 	return err
 }

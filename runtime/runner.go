@@ -112,6 +112,10 @@ type RunnerConfig struct {
 	// vm.DefaultMaxSteps).
 	VMWorkers int
 	MaxSteps  uint64
+	// Observer is told about runs, supersteps, node attempts, model and
+	// tool calls and store commits (spec/telemetry.md; runtime/telemetry).
+	// Nil: nothing is observed, at no cost.
+	Observer Observer
 }
 
 // Runner runs invocations against one program. It is safe for concurrent
@@ -138,6 +142,7 @@ type Runner struct {
 	tools  []toolInfo  // by program tool index
 	agents []agentInfo // by program agent index
 	models map[string]Model
+	obs    Observer // nil: no telemetry
 
 	mu       sync.Mutex
 	closed   bool
@@ -187,7 +192,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r := &Runner{
 		st: cfg.Store, m: m, prog: cfg.Program, progHash: hex.EncodeToString(hash[:]), progData: data,
 		clock: cfg.Clock, ent: cfg.Entropy, ids: newULIDGen(cfg.Clock, cfg.Entropy),
-		log: cfg.Logger, app: cfg.App, policy: cfg.SessionPolicy, opts: cfg, models: cfg.Models,
+		log: cfg.Logger, app: cfg.App, policy: cfg.SessionPolicy, opts: cfg, models: cfg.Models, obs: cfg.Observer,
 		active: map[string]*activeRun{}, sessions: map[store.SessionKey]*sessionSlot{},
 	}
 	if r.log == nil {

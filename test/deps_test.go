@@ -55,11 +55,13 @@ var allowed = map[string][]string{
 	"runtime/evolution":       {"runtime/skill"},
 	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
 	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
+	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
+	"runtime/telemetry": {"runtime"},
 
 	// The composition root: a program into a ready Runner (no compiler:
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
-		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/workspace", "stdlib/tools", "vm",
+		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/telemetry", "runtime/workspace", "stdlib/tools", "vm",
 		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
@@ -103,6 +105,7 @@ var external = map[string][]string{
 	"gopkg.in/yaml.v3":                       {"compiler/skillmd", "runtime/assemble", "runtime/model"},
 	"golang.org/x/text":                      {"runtime"},                // NFKC for preload markers
 	"golang.org/x/sys":                       {"runtime/workspace/jail"}, // namespaces, uid maps
+	"go.opentelemetry.io/otel":               {"runtime/telemetry"},      // the API, SDK and OTLP exporters
 }
 
 // thirdParty reports whether imp is outside the standard library and the

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/project"
@@ -15,7 +18,6 @@ import (
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
-	"github.com/spf13/pflag"
 )
 
 // loadVerified compiles FILE (.agent) or reads, decodes and verifies FILE
@@ -69,13 +71,19 @@ func openRunner(ctx context.Context, opts assemble.Options, target string) (asm 
 		return nil, nil, nil, nil, failErr(err)
 	}
 	if st, err = dial.Open(ctx, target); err != nil {
+		_ = asm.Shutdown(context.Background())
 		return nil, nil, nil, nil, failErr(err)
 	}
 	if r, err = asm.Runner(st); err != nil {
 		_ = st.Close()
+		_ = asm.Shutdown(context.Background())
 		return nil, nil, nil, nil, failErr(err)
 	}
-	return asm, st, r, func() { _ = r.Close(context.Background()); _ = st.Close() }, nil
+	return asm, st, r, func() {
+		_ = r.Close(context.Background())
+		flushTraces(asm, nil)
+		_ = st.Close()
+	}, nil
 }
 
 // storeFlags are --data and --store, on every command that opens a store
@@ -121,6 +129,19 @@ func (f storeFlags) open(ctx context.Context) (store.Store, error) {
 	}
 	return st, nil
 }
+
+// flushTraces exports the spans still buffered (spec/telemetry.md), for
+// at most traceFlush; a failure is reported on warn (nil: dropped).
+func flushTraces(asm *assemble.Assembly, warn func(string)) {
+	ctx, cancel := context.WithTimeout(context.Background(), traceFlush)
+	defer cancel()
+	if err := asm.Shutdown(ctx); err != nil && warn != nil {
+		warn(err.Error())
+	}
+}
+
+// traceFlush bounds the export of the last spans at exit.
+const traceFlush = 5 * time.Second
 
 // openProject is the project of the working directory, compiling against
 // the stdlib table's universe.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
@@ -21,6 +22,7 @@ import (
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/dial"
+	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -65,6 +67,11 @@ Settings are taken from, in order: flags, AGENTC_* environment variables
 AGENTC_MAX_BODY, AGENTC_RUN_TIMEOUT, AGENTC_WRITE_TIMEOUT, AGENTC_PUBLIC_URL,
 AGENTC_TRUSTED_PROXIES), the serve:
 section of agentc.yaml at the project root, the serve block, defaults.
+
+Traces (OpenTelemetry, OTLP over HTTP or gRPC) are off unless the standard
+variables configure them (OTEL_TRACES_EXPORTER=otlp, OTEL_EXPORTER_OTLP_ENDPOINT,
+OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME; spec/telemetry.md); a request's
+traceparent then makes its run a child of the caller's span.
 
 SIGINT or SIGTERM shuts down gracefully: no new runs, running ones get
 --grace to finish and are then canceled (and stay resumable), the store is
@@ -137,7 +144,8 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
 	}
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
-	opts.App, opts.Logger = set.App, logger
+	metrics := server.NewMetrics()
+	opts.App, opts.Logger, opts.Metrics = set.App, logger, metrics
 	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
 	if err != nil {
 		return err
@@ -145,7 +153,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	clock := asm.Config().Clock
 	b := &server.Backend{
 		Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
-		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: server.NewMetrics(),
+		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: metrics,
 	}
 	// Listen first: the A2A card names the address actually bound (a
 	// --addr with port 0 gets one from the kernel).
@@ -163,8 +171,18 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		closeRunner()
 		return &exitError{code: exitFail, err: err}
 	}
+	// The last spans are flushed once the runs have ended, before the
+	// store is closed.
+	closers = append(closers, func(context.Context) error {
+		flushTraces(asm, func(msg string) { logger.Warn(msg) })
+		return nil
+	})
+	var traceCtx func(context.Context, http.Header) context.Context
+	if asm.Tracing() {
+		traceCtx = telemetry.Extract
+	}
 	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
-		Tokens: set.Tokens, Open: set.Open, Logger: logger})
+		Tokens: set.Tokens, Open: set.Open, Logger: logger, TraceContext: traceCtx})
 	if err != nil {
 		_ = l.Close()
 		closeRunner()

@@ -19,9 +19,11 @@
 package assemble
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -29,6 +31,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/stdlib/tools"
 	"github.com/agentc/agentc/vm"
 )
@@ -90,6 +93,12 @@ type Options struct {
 	App    string
 	Logger *slog.Logger
 	Owner  string
+	// Observer, when set, observes the Runner's work instead of what the
+	// OTEL_* variables configure (a test's in-memory tracer). Metrics, when
+	// set, receives the latencies and token counts of runs, nodes, model
+	// and tool calls (the server's /metrics).
+	Observer runtime.Observer
+	Metrics  telemetry.Recorder
 	// Warn receives what the assembly could not bind and what it stands in
 	// for (a model replayed, a tool missing); nil: discarded.
 	Warn func(msg string)
@@ -99,11 +108,19 @@ type Options struct {
 type Assembly struct {
 	o   Options
 	cfg runtime.RunnerConfig
+	// tracing: spans are recorded (the trace context is propagated);
+	// shutdown flushes and stops the tracer provider the OTEL_* variables
+	// configured (nil: none).
+	tracing  bool
+	shutdown func(context.Context) error
 }
 
-// New prepares o and makes its Runner over st (Prepare, then Runner).
+// New prepares o and makes its Runner over st (Prepare, then Runner),
+// without the tracing the OTEL_* variables configure (nothing would flush
+// it; Options.Observer still applies): a caller that traces uses Prepare,
+// Runner and Shutdown.
 func New(st store.Store, o Options) (*runtime.Runner, error) {
-	a, err := Prepare(o)
+	a, err := prepare(o, false)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +128,12 @@ func New(st store.Store, o Options) (*runtime.Runner, error) {
 }
 
 // Prepare binds the program's models, tools and functions and loads the
-// program into the VM.
-func Prepare(o Options) (*Assembly, error) {
+// program into the VM. Unless o is Offline (agentc test stays hermetic),
+// the OTEL_* variables of o.Env may configure tracing (spec/telemetry.md);
+// the caller then calls Shutdown after closing the Runner.
+func Prepare(o Options) (*Assembly, error) { return prepare(o, !o.Offline) }
+
+func prepare(o Options, envTracing bool) (*Assembly, error) {
 	p := o.Program
 	if p == nil {
 		return nil, errors.New("assemble: no program")
@@ -145,9 +166,14 @@ func Prepare(o Options) (*Assembly, error) {
 	if err != nil {
 		return nil, fmt.Errorf("assemble: %w", err)
 	}
+	asm := &Assembly{o: o}
+	if err := asm.observe(&cfg, envTracing); err != nil {
+		return nil, err
+	}
 	sc := &scripted{models: map[string]runtime.Model{}, tools: map[string]runtime.Tool{}}
 	if o.Replay != nil {
 		if sc, err = loadFixtures(p, o.Replay, o.Root); err != nil {
+			asm.Shutdown(context.Background())
 			return nil, err
 		}
 	}
@@ -166,17 +192,24 @@ func Prepare(o Options) (*Assembly, error) {
 		}
 		refuseUnbound(p, cfg.Tools)
 		stubModels(p, cfg.Models)
-		return &Assembly{o: o, cfg: cfg}, nil
+		asm.cfg = cfg
+		return asm, nil
 	}
 	if err := bindModels(&cfg, o, sc); err != nil {
+		asm.Shutdown(context.Background())
 		return nil, err
 	}
 	// Builtin tools no replay stands in for run for real: file tools
 	// confined to the project root, http_get only to AGENTC_ALLOW_HOSTS.
 	hosts := allowHosts(o.Env)
 	hide := execHide(o.Data)
-	tools.Bind(cfg.Tools, p.Tools, tools.Config{Workspace: o.Root, AllowHosts: hosts, Clock: o.Clock, ExecHide: hide})
-	if err := bindDeclared(cfg.Machine, cfg.Tools, o.Root, hosts, o.Env, hide); err != nil {
+	var prop func(context.Context, http.Header)
+	if asm.tracing {
+		prop = telemetry.Inject
+	}
+	tools.Bind(cfg.Tools, p.Tools, tools.Config{Workspace: o.Root, AllowHosts: hosts, Clock: o.Clock, ExecHide: hide, Propagate: prop})
+	if err := bindDeclared(cfg.Machine, cfg.Tools, tools.Config{Workspace: o.Root, AllowHosts: hosts, LookupEnv: o.Env, ExecHide: hide, Propagate: prop}); err != nil {
+		asm.Shutdown(context.Background())
 		return nil, err
 	}
 	if miss := missingTools(p, cfg.Tools); len(miss) > 0 {
@@ -185,7 +218,55 @@ func Prepare(o Options) (*Assembly, error) {
 		o.Warn(fmt.Sprintf("warning: no implementation in this build and no replay for tools %s; calling one fails", strings.Join(miss, ", ")))
 		refuseUnbound(p, cfg.Tools)
 	}
-	return &Assembly{o: o, cfg: cfg}, nil
+	asm.cfg = cfg
+	return asm, nil
+}
+
+// observe sets cfg's Observer: Options.Observer, else spans to the tracer
+// provider the OTEL_* variables configure (none when they configure
+// none) and Options.Metrics.
+func (a *Assembly) observe(cfg *runtime.RunnerConfig, env bool) error {
+	if a.o.Observer != nil {
+		cfg.Observer, a.tracing = a.o.Observer, true
+		return nil
+	}
+	if !env {
+		if a.o.Metrics != nil {
+			cfg.Observer = telemetry.New(nil, a.o.Metrics, cfg.Clock.Now)
+		}
+		return nil
+	}
+	tp, err := telemetry.Configure(context.Background(), a.o.Env)
+	if err != nil {
+		return fmt.Errorf("assemble: %w", err)
+	}
+	switch {
+	case tp != nil:
+		cfg.Observer = telemetry.New(tp, a.o.Metrics, cfg.Clock.Now)
+		a.tracing, a.shutdown = true, tp.Shutdown
+	case a.o.Metrics != nil:
+		cfg.Observer = telemetry.New(nil, a.o.Metrics, cfg.Clock.Now)
+	}
+	return nil
+}
+
+// Tracing reports whether the Runner's work is traced: the caller then
+// accepts the trace context of incoming requests (telemetry.Extract).
+func (a *Assembly) Tracing() bool { return a.tracing }
+
+// Shutdown flushes the spans not yet exported and stops the tracer
+// provider the assembly configured; call it after closing the Runner. It
+// returns ctx's error if the flush did not finish in time.
+func (a *Assembly) Shutdown(ctx context.Context) error {
+	if a.shutdown == nil {
+		return nil
+	}
+	err := a.shutdown(ctx)
+	a.shutdown = nil
+	if err != nil {
+		return fmt.Errorf("assemble: flush traces: %w", err)
+	}
+	return nil
 }
 
 // bindModels sets the models of a live assembly: the caller's, else an

@@ -104,3 +104,43 @@ func TestEncodingIsKept(t *testing.T) {
 	}
 	r.Close(context.Background())
 }
+
+// TestTracingFromEnv: OTEL_* turn tracing on for Prepare (its caller
+// flushes it with Shutdown), never for an offline assembly (agentc test);
+// an exporter agentc does not have fails the assembly.
+func TestTracingFromEnv(t *testing.T) {
+	prog := runtimetest.CompileSource(t, "a.agent", "workflow a\n\nstate S { q: string }\n\ngraph g(S) input q {\n  node n = set { q = q }\n  start -> n\n  n -> end\n}\n")
+	on := map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318"}
+	tests := []struct {
+		name    string
+		env     map[string]string
+		offline bool
+		tracing bool
+		err     string
+	}{
+		{"unset", nil, false, false, ""},
+		{"endpoint", on, false, true, ""},
+		{"offline", on, true, false, ""},
+		{"unsupported", map[string]string{"OTEL_TRACES_EXPORTER": "zipkin"}, false, false, `OTEL_TRACES_EXPORTER="zipkin" is not supported`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			a, err := Prepare(Options{Program: prog, Verified: true, Env: envOf(tc.env), Offline: tc.offline})
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a.Tracing() != tc.tracing || (a.Config().Observer != nil) != tc.tracing {
+				t.Fatalf("Tracing() = %v, Observer %v; want %v", a.Tracing(), a.Config().Observer, tc.tracing)
+			}
+			if err := a.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

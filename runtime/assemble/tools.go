@@ -121,7 +121,7 @@ func implName(t *bytecode.Tool) string {
 // into lacks (a replay wins): http reaches only hosts, exec runs confined to
 // root with a scrubbed environment. An env() header that is not set fails
 // the assembly.
-func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, root string, hosts []string, env func(string) (string, bool), hide []string) error {
+func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, cfg tools.Config) error {
 	need := false
 	for _, t := range m.Program().Tools {
 		if (t.Impl.Kind == bytecode.ImplHTTP || t.Impl.Kind == bytecode.ImplExec) && into[t.Name] == nil {
@@ -131,7 +131,7 @@ func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, root string, host
 	if !need {
 		return nil
 	}
-	if err := tools.BindDeclared(into, m, tools.Config{Workspace: root, AllowHosts: hosts, LookupEnv: env, ExecHide: hide}); err != nil {
+	if err := tools.BindDeclared(into, m, cfg); err != nil {
 		return fmt.Errorf("load tools: %w", err)
 	}
 	return nil

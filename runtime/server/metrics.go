@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -71,12 +72,68 @@ func (m *Metrics) add(name, typ, help string, v float64, labels ...string) {
 	m.counters[k] += v
 	if _, ok := m.help[name]; !ok {
 		family := name
-		if typ == "summary" {
+		switch typ {
+		case "summary":
 			family = strings.TrimSuffix(strings.TrimSuffix(name, "_sum"), "_count")
+		case "histogram":
+			family = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_sum"), "_count"), "_bucket")
 		}
 		m.help[name] = fmt.Sprintf("%s\x00# HELP %s %s\n# TYPE %s %s\n", family, family, help, family, typ)
 	}
 	m.mu.Unlock()
+}
+
+// buckets are the upper bounds (seconds) of the latency histograms, and
+// their le label values.
+var (
+	buckets      = [...]float64{0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300}
+	bucketLabels = func() (out [len(buckets) + 1]string) {
+		for i, b := range buckets {
+			out[i] = strconv.FormatFloat(b, 'g', -1, 64)
+		}
+		out[len(buckets)] = "+Inf"
+		return out
+	}()
+)
+
+// observe adds v to the histogram family name{key=value,...} (two label
+// pairs: with le, three).
+func (m *Metrics) observe(family, help string, v float64, k1, v1, k2, v2 string) {
+	if m == nil {
+		return
+	}
+	for i, le := range bucketLabels {
+		if i == len(buckets) || v <= buckets[i] {
+			m.add(family+"_bucket", "histogram", help, 1, k1, v1, k2, v2, "le", le)
+		} else {
+			m.add(family+"_bucket", "histogram", help, 0, k1, v1, k2, v2, "le", le)
+		}
+	}
+	m.add(family+"_sum", "histogram", help, v, k1, v1, k2, v2)
+	m.add(family+"_count", "histogram", help, 1, k1, v1, k2, v2)
+}
+
+// Duration records how long a run, node attempt, model call or tool call
+// took (telemetry.Recorder): name is the runnable, node path, provider
+// model id or tool name.
+func (m *Metrics) Duration(kind, app, name string, d time.Duration) {
+	switch kind {
+	case "run":
+		m.observe("agentc_run_duration_seconds", "Run executions in seconds, by app and runnable.", d.Seconds(), "app", app, "runnable", name)
+	case "node":
+		m.observe("agentc_node_duration_seconds", "Node attempts in seconds, by app and node.", d.Seconds(), "app", app, "node", name)
+	case "model":
+		m.observe("agentc_model_duration_seconds", "Model calls in seconds, by app and model.", d.Seconds(), "app", app, "model", name)
+	case "tool":
+		m.observe("agentc_tool_duration_seconds", "Tool calls in seconds, by app and tool.", d.Seconds(), "app", app, "tool", name)
+	}
+}
+
+// Tokens counts a model call's tokens (telemetry.Recorder).
+func (m *Metrics) Tokens(app, model string, input, output int) {
+	const help = "Model tokens by app, model and type (input, output)."
+	m.add("agentc_model_tokens_total", "counter", help, float64(input), "app", app, "model", model, "type", "input")
+	m.add("agentc_model_tokens_total", "counter", help, float64(output), "app", app, "model", model, "type", "output")
 }
 
 // Request counts one HTTP request and its latency.
@@ -122,15 +179,28 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 	type line struct {
 		text, name string
 		v          float64
+		sortKey    string  // the series without its le label
+		le         float64 // a histogram bucket's bound (+Inf last)
 	}
 	m.mu.Lock()
 	lines := make([]line, 0, len(m.counters))
 	for k, v := range m.counters {
-		lines = append(lines, line{k.String(), k.name, v})
+		l := line{text: k.String(), name: k.name, v: v}
+		if k.n > 0 && k.labels[k.n-1][0] == "le" {
+			l.le, _ = strconv.ParseFloat(k.labels[k.n-1][1], 64)
+			k.n--
+		}
+		l.sortKey = k.String()
+		lines = append(lines, l)
 	}
 	help := maps.Clone(m.help)
 	m.mu.Unlock()
-	slices.SortFunc(lines, func(a, b line) int { return strings.Compare(a.text, b.text) })
+	slices.SortFunc(lines, func(a, b line) int {
+		if c := strings.Compare(a.sortKey, b.sortKey); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.le, b.le)
+	})
 	var b strings.Builder
 	last := ""
 	for _, l := range lines {

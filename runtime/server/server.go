@@ -63,6 +63,10 @@ type Config struct {
 	// Closers run during Shutdown after the runs have ended and before the
 	// Store is closed: adapters' own goroutines (a2a.Handler.Close).
 	Closers []func(context.Context) error
+	// TraceContext, when set, returns the request's context with the
+	// trace context its headers carry (traceparent; telemetry.Extract),
+	// so that the runs it starts are children of the caller's span.
+	TraceContext func(ctx context.Context, h http.Header) context.Context
 	// Store, when set, is closed by Shutdown after the Closers (the store
 	// the Runner and Backend.Docs use).
 	Store io.Closer
@@ -400,6 +404,9 @@ func (s *Server) wrap(m Mount) http.Handler {
 		start := s.b.now()
 		sw := &statusWriter{ResponseWriter: w}
 		user := ""
+		if s.cfg.TraceContext != nil {
+			r = r.WithContext(s.cfg.TraceContext(r.Context(), r.Header))
+		}
 		defer func() {
 			if p := recover(); p != nil {
 				s.log.Error("panic in handler", "protocol", m.Protocol, "path", r.URL.Path, "panic", fmt.Sprint(p))

@@ -324,3 +324,47 @@ func TestMetricsCountWithoutAllocating(t *testing.T) {
 		t.Fatalf("Event allocates %v times per call", n)
 	}
 }
+
+// TestMetricsHistograms: latencies are cumulative histograms with the
+// buckets in increasing order and +Inf last; tokens count by type.
+func TestMetricsHistograms(t *testing.T) {
+	m := server.NewMetrics()
+	m.Duration("tool", "support", "cert_scan", 30*time.Millisecond)
+	m.Duration("tool", "support", "cert_scan", 2*time.Second)
+	m.Duration("step", "support", "", time.Second) // not a histogram of its own
+	m.Tokens("support", "scripted:fast", 410, 24)
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	var buckets []string
+	for _, l := range strings.Split(b.String(), "\n") {
+		if strings.HasPrefix(l, "agentc_tool_duration_seconds_bucket") {
+			buckets = append(buckets, l)
+		}
+	}
+	wantBuckets := []string{`le="0.005"} 0`, `le="0.01"} 0`, `le="0.025"} 0`, `le="0.05"} 1`, `le="0.1"} 1`, `le="0.25"} 1`,
+		`le="0.5"} 1`, `le="1"} 1`, `le="2.5"} 2`, `le="5"} 2`, `le="10"} 2`, `le="30"} 2`, `le="60"} 2`, `le="300"} 2`, `le="+Inf"} 2`}
+	if len(buckets) != len(wantBuckets) {
+		t.Fatalf("buckets:\n%s", strings.Join(buckets, "\n"))
+	}
+	for i, w := range wantBuckets {
+		if !strings.HasSuffix(buckets[i], w) || !strings.Contains(buckets[i], `{app="support",tool="cert_scan",`) {
+			t.Errorf("bucket %d = %s, want …%s", i, buckets[i], w)
+		}
+	}
+	for _, want := range []string{
+		"# TYPE agentc_tool_duration_seconds histogram\n",
+		`agentc_tool_duration_seconds_count{app="support",tool="cert_scan"} 2` + "\n",
+		`agentc_tool_duration_seconds_sum{app="support",tool="cert_scan"} 2.03` + "\n",
+		`agentc_model_tokens_total{app="support",model="scripted:fast",type="input"} 410` + "\n",
+		`agentc_model_tokens_total{app="support",model="scripted:fast",type="output"} 24` + "\n",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), "step") {
+		t.Errorf("a superstep has a series:\n%s", b.String())
+	}
+}

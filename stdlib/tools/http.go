@@ -157,6 +157,9 @@ func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
 	if err != nil {
 		return nil, runtime.Errorf(vm.KindToolError, "http_get: %v", err)
 	}
+	if cfg.Propagate != nil {
+		cfg.Propagate(ctx, req.Header)
+	}
 	resp, err := cfg.httpClient().Do(req)
 	if err != nil {
 		return nil, netError("http_get", ctx, err)

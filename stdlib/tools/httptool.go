@@ -169,6 +169,9 @@ func (h *httpTool) request(ctx context.Context, input types.Value, idem string) 
 	if idem != "" {
 		r.Header.Set("Idempotency-Key", idem)
 	}
+	if h.cfg.Propagate != nil {
+		h.cfg.Propagate(ctx, r.Header)
+	}
 	hs, _, err := h.optStringMap(ctx, "headers", input) // headers written as one map expression
 	if err != nil {
 		return nil, nil, err

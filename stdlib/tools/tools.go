@@ -68,6 +68,10 @@ type Config struct {
 	// read (the data directory); Workspace/.agentc and $AGENTC_DATA (via
 	// LookupEnv) are always hidden.
 	ExecHide []string
+	// Propagate, when set, writes the trace context of ctx into the
+	// headers of http_get's and `run = http` tools' requests (traceparent;
+	// spec/telemetry.md). Nil: nothing is added.
+	Propagate func(ctx context.Context, h http.Header)
 }
 
 func (c Config) timeout() time.Duration {

@@ -1,0 +1,196 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/vm"
+)
+
+// Telemetry hooks (spec/telemetry.md). The Runner opens a span around each
+// run, superstep, node attempt, model call, tool call and store commit and
+// ends it with its outcome; runtime/telemetry turns them into OpenTelemetry
+// spans and metrics. With RunnerConfig.Observer nil (the default) no site
+// builds a SpanStart or calls anything.
+
+// Observer observes the work of runs. Start is called from the goroutine
+// doing the work (VM workers, concurrently); the returned context carries
+// the span to the work's callees (model and tool calls see it in their
+// ctx). Implementations must be safe for concurrent use.
+type Observer interface {
+	Start(ctx context.Context, s *SpanStart) (context.Context, Span)
+}
+
+// Span is one observed piece of work. Stop marks its end time without
+// recording its outcome (a tool call of a model reply ends before its
+// result event exists); End records the outcome and ends it, at the Stop
+// time when Stop was called. Each is called at most once, Stop before End.
+type Span interface {
+	Stop()
+	End(e *SpanEnd)
+}
+
+// SpanKind says what a span covers.
+type SpanKind uint8
+
+// Span kinds.
+const (
+	SpanRun    SpanKind = iota + 1 // one invocation's execution of a run
+	SpanStep                       // one superstep of the run's graph
+	SpanNode                       // one attempt of one node (or map item)
+	SpanModel                      // one model call (one turn of an llm loop)
+	SpanTool                       // one tool call (a tool node's, or a model's request)
+	SpanCommit                     // one synced store batch (a step's commit, or a run's end)
+)
+
+var spanKindNames = [...]string{"", "run", "step", "node", "model", "tool", "commit"}
+
+func (k SpanKind) String() string {
+	if int(k) < len(spanKindNames) && k > 0 {
+		return spanKindNames[k]
+	}
+	return "span(?)"
+}
+
+// SpanStart describes a span as it starts. Parent, when set, is the
+// context of the parent span (a superstep's, which no callee context
+// carries); else the parent is ctx's span.
+type SpanStart struct {
+	Kind   SpanKind
+	Parent context.Context
+
+	App, Session, Run, Invocation string
+	Runnable                      string // SpanRun
+	Step                          uint64
+	Node                          string // relative to the runnable
+	MapIndex                      int    // -1 outside a map
+	Attempt                       uint32
+	Call                          string // SpanNode: "tool", "llm", "agent", "graph"
+
+	// SpanModel: the agent, the declared model and what the provider
+	// calls it, the turn and the request's sampling parameters.
+	Agent       string
+	Model       ModelInfo
+	Turn        int
+	MaxTokens   int
+	Temperature *float64
+	TopP        *float64
+	Seed        *int64
+
+	// SpanTool.
+	Tool, CallID string
+
+	// SpanCommit: the events in the batch.
+	Events int
+}
+
+// SpanEnd is a span's outcome. Err, when set, failed it.
+type SpanEnd struct {
+	EventID string // the ledger event that records the work, if any
+	Err     *ErrorInfo
+
+	Status RunStatus // SpanRun
+	Step   uint64    // SpanRun: the last step
+
+	// SpanModel.
+	Usage         Usage
+	FinishReason  string
+	ResponseModel string
+}
+
+// stepSpan is the open superstep's span.
+type stepSpan struct {
+	step uint64
+	ctx  context.Context
+	span Span
+}
+
+// openStep opens the span of superstep s at its first node_started (on the
+// scheduler goroutine, before the step's tasks reach the workers).
+func (a *activeRun) openStep(s uint64) {
+	if cur := a.stepObs.Load(); cur != nil {
+		if cur.step == s {
+			return
+		}
+		a.endStep(nil) // not reached: a step ends with its commit or the run
+	}
+	ctx, sp := a.r.obs.Start(a.runCtx, &SpanStart{Kind: SpanStep, App: a.key.App, Session: a.key.Session, Run: a.id,
+		Invocation: a.inv, Step: s, MapIndex: -1})
+	a.stepObs.Store(&stepSpan{step: s, ctx: ctx, span: sp})
+}
+
+// endStep ends the open superstep's span, if any.
+func (a *activeRun) endStep(err *ErrorInfo) {
+	if cur := a.stepObs.Swap(nil); cur != nil {
+		cur.span.End(&SpanEnd{Err: err})
+	}
+}
+
+// startCommit opens the span of a store batch of n events under parent.
+func (a *activeRun) startCommit(parent context.Context, n int) Span {
+	var step uint64
+	if st := a.stepObs.Load(); st != nil {
+		step = st.step
+	}
+	_, sp := a.r.obs.Start(parent, &SpanStart{Kind: SpanCommit, App: a.key.App, Session: a.key.Session, Run: a.id,
+		Invocation: a.inv, Step: step, MapIndex: -1, Events: n})
+	return sp
+}
+
+// storeErrorInfo describes a store failure for a span (nil: none).
+func storeErrorInfo(err error) *ErrorInfo {
+	if err == nil {
+		return nil
+	}
+	return &ErrorInfo{Kind: string(vm.KindInternal), Message: err.Error()}
+}
+
+// spanError describes a call's failure for a span (nil: none): its kind
+// when it is a *vm.Error, else def.
+func spanError(err error, node string, def vm.ErrorKind) *ErrorInfo {
+	if err == nil {
+		return nil
+	}
+	var ve *vm.Error
+	if errors.As(err, &ve) {
+		return &ErrorInfo{Kind: string(ve.Kind), Message: ve.Message, Node: node}
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		def = vm.KindTimeout
+	case errors.Is(err, context.Canceled):
+		def = vm.KindCanceled
+	}
+	return &ErrorInfo{Kind: string(def), Message: err.Error(), Node: node}
+}
+
+// observeCall runs one node attempt inside its span: under the open
+// superstep's span for a node of the run's graph, under ctx's (the calling
+// node attempt's) inside a sub-run.
+func (h *host) observeCall(ctx context.Context, obs Observer, c *callCtx, req vm.CallRequest) (types.Value, error) {
+	a := h.a
+	var parent context.Context
+	if h.scope == nil {
+		if st := a.stepObs.Load(); st != nil && st.step == req.Step {
+			parent = st.ctx
+		}
+	}
+	ctx, sp := obs.Start(ctx, &SpanStart{Kind: SpanNode, Parent: parent, App: a.key.App, Session: a.key.Session,
+		Run: a.id, Invocation: a.inv, Step: c.step, Node: c.node, MapIndex: c.item, Attempt: req.Attempt, Call: req.Kind.String()})
+	v, err := h.dispatch(ctx, c, req)
+	def := vm.KindToolError
+	if req.Kind == bytecode.CallLLM || req.Kind == bytecode.CallAgent {
+		def = vm.KindModelError
+	}
+	sp.End(&SpanEnd{Err: spanError(err, c.node, def)})
+	return v, err
+}
+
+// startTool opens the span of a tool call of c.
+func (h *host) startTool(ctx context.Context, obs Observer, c *callCtx, tool, callID string, turn int) (context.Context, Span) {
+	a := h.a
+	return obs.Start(ctx, &SpanStart{Kind: SpanTool, App: a.key.App, Session: a.key.Session, Run: a.id, Invocation: a.inv,
+		Step: c.step, Node: c.node, MapIndex: c.item, Attempt: c.attempt, Turn: turn, Tool: tool, CallID: callID})
+}
