@@ -294,3 +294,40 @@ func (b *Backend) Recover(ctx context.Context) (resumed []string, err error) {
 	}
 	return resumed, errors.Join(errs...)
 }
+
+// Rejoin is a run as a re-sent request sees it: the recorded events of
+// its ledger that keep passes (nil: all) and then, when live is not nil,
+// the events of live, its continuation (a resumption); the recorded end of
+// a run that continues (run_finished, run_error) is always left out, since
+// live ends it. Events closes after both, or when ctx ends (live is still
+// drained to its end, as Start requires).
+func Rejoin(ctx context.Context, id string, recorded []*runtime.Event, keep func(*runtime.Event) bool, live *Run) *Run {
+	events := make(chan *runtime.Event, 16)
+	go func() { // owned by the returned run: ends with live's events, or ctx
+		defer close(events)
+		for _, e := range recorded {
+			if keep != nil && !keep(e) || live != nil && (e.Kind == runtime.EventRunFinished || e.Kind == runtime.EventRunError) {
+				continue
+			}
+			select {
+			case events <- e:
+			case <-ctx.Done():
+				if live != nil {
+					for range live.Events {
+					}
+				}
+				return
+			}
+		}
+		if live == nil {
+			return
+		}
+		for e := range live.Events {
+			select {
+			case events <- e:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return &Run{ID: id, Events: events}
+}

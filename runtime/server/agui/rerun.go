@@ -110,31 +110,7 @@ func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key st
 			return
 		}
 	}
-	events := make(chan *runtime.Event, 16)
-	go func() { // owned here: ends with the live run's events, or ctx
-		defer close(events)
-		for _, e := range evs {
-			switch {
-			case e.Kind == runtime.EventStateDelta:
-				continue // in the snapshot already
-			case live != nil && (e.Kind == runtime.EventRunFinished || e.Kind == runtime.EventRunError):
-				continue // the canceled invocation's end: the live one ends the stream
-			}
-			select {
-			case events <- e:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if live == nil {
-			return
-		}
-		for e := range live.Events {
-			select {
-			case events <- e:
-			case <-ctx.Done():
-			}
-		}
-	}()
-	h.follow(ctx, r, s, key, in, &server.Run{ID: prev.Run, Events: events}, state, cancel)
+	// The state is in the snapshot: its deltas are not sent again.
+	keep := func(e *runtime.Event) bool { return e.Kind != runtime.EventStateDelta }
+	h.follow(ctx, r, s, key, in, server.Rejoin(ctx, prev.Run, evs, keep, live), state, cancel)
 }

@@ -157,36 +157,13 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 			return
 		}
 	}
-	events := make(chan *runtime.Event, 16)
-	go func() { // owned here: ends when the live run's events end or rctx does
-		defer close(events)
-		for _, e := range evs {
-			if live != nil && (e.Kind == runtime.EventRunFinished || e.Kind == runtime.EventRunError) {
-				continue // the canceled invocation's end: the live one ends the answer
-			}
-			select {
-			case events <- e:
-			case <-rctx.Done():
-				return
-			}
-		}
-		if live == nil {
-			return
-		}
-		for e := range live.Events {
-			select {
-			case events <- e:
-			case <-rctx.Done():
-			}
-		}
-	}()
 	hd := w.Header()
 	hd.Set(SessionHeader, rec.Session)
 	hd.Set(RunHeader, rec.Run)
 	hd.Set("X-Request-Id", rec.ID)
 	hd.Set("Idempotent-Replayed", "true")
 	c := &completion{h: h, id: rec.ID, created: rec.Created}
-	replay := &server.Run{ID: rec.Run, Events: events}
+	replay := server.Rejoin(rctx, rec.Run, evs, nil, live)
 	if req.Stream {
 		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		c.stream(rctx, cancel, w, replay)
