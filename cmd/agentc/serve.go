@@ -51,7 +51,7 @@ Every request needs "Authorization: Bearer TOKEN"; each token maps to a
 user id (--token TOKEN=USER, repeatable, or AGENTC_TOKENS="t1=alice,t2=bob").
 --open serves without authentication (user from the X-Agentc-User header,
 else "anonymous"), only on a loopback address, only to requests for a
-loopback Host from no Origin or a loopback one, and state-changing ones
+loopback Host from no Origin or a loopback one, and POSTs
 only with Content-Type: application/json; it takes no tokens.
 
 The A2A agent card's url is --public-url + the A2A path (set it behind a

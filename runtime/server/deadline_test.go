@@ -210,6 +210,8 @@ func TestOpenModeRefusesCrossSite(t *testing.T) {
 		{"text/plain form", "POST", addr, "", "text/plain", 415, "proto-error:unsupported_media_type"},
 		{"urlencoded form", "POST", addr, "", "application/x-www-form-urlencoded", 415, "proto-error:unsupported_media_type"},
 		{"no content type", "POST", addr, "", "", 415, "proto-error:unsupported_media_type"},
+		{"bodiless delete (an MCP client ending its session)", "DELETE", addr, "", "", 200, "anonymous:"},
+		{"delete from a foreign page", "DELETE", addr, "https://evil.example", "", 403, "proto-error:forbidden"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

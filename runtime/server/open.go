@@ -18,9 +18,12 @@ import (
 
 // openRefusal checks a request to an open server: its Host must be a
 // loopback name or address; an Origin, when sent, must be a loopback one
-// (a web UI on another local port is fine); and a state-changing request
-// (any method but GET, HEAD and OPTIONS) must have a JSON content type,
-// which a cross-site form or no-CORS fetch cannot send. Nil: allowed.
+// (a web UI on another local port is fine); and a POST must have a JSON
+// content type, which a cross-site form or no-CORS fetch cannot send. The
+// other state-changing methods (PUT, PATCH, DELETE, …) are not "simple":
+// a browser sends them cross-site only after a CORS preflight, which this
+// server never grants, so they need no such proof (an MCP client ends its
+// session with a bodiless DELETE). Nil: allowed.
 func openRefusal(r *http.Request) *refusal {
 	if !loopbackHost(r.Host) {
 		return &refusal{http.StatusForbidden, "forbidden", "an open server answers only requests for a loopback host (127.0.0.1, ::1, localhost); the Host header is " + quoteShort(r.Host)}
@@ -31,8 +34,7 @@ func openRefusal(r *http.Request) *refusal {
 			return &refusal{http.StatusForbidden, "forbidden", "an open server refuses requests from web pages of other origins; Origin is " + quoteShort(strings.Join(o, ","))}
 		}
 	}
-	switch r.Method {
-	case http.MethodGet, http.MethodHead, http.MethodOptions:
+	if r.Method != http.MethodPost {
 		return nil
 	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
