@@ -170,6 +170,13 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 		for e := range events {
 			forward(e)
 		}
+		if status == "" && run.ID != "" {
+			// The caller left, so the Runner dropped the run's last events
+			// (run_finished among them): its end is in the store.
+			if rec, err := b.Runner.LookupRun(context.WithoutCancel(ctx), run.ID); err == nil {
+				status = runtime.RunStatus(rec.Status)
+			}
+		}
 		b.Metrics.RunFinished(proto, string(status), b.now().Sub(start))
 	}()
 	return run, nil

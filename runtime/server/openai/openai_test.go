@@ -582,6 +582,10 @@ func TestClientDisconnect(t *testing.T) {
 	if err != nil || got.Status != store.RunCanceled {
 		t.Fatalf("run after disconnect: %+v, %v", got, err)
 	}
+	var m strings.Builder
+	if _, err := e.b.Metrics.WriteTo(&m); err != nil || !strings.Contains(m.String(), `agentc_runs_finished_total{protocol="openai",status="canceled"} 1`) {
+		t.Errorf("the canceled run is not counted as canceled (%v):\n%s", err, m.String())
+	}
 	decodeCompletion(t, e.chat(aliceToken, chatBody("echo", false, "user", "next"), "X-Agentc-Session", "gone"))
 }
 
