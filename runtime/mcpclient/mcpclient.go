@@ -92,6 +92,8 @@ func (p *Pool) Close(context.Context) error {
 	return first
 }
 
+var errClosed = errors.New("the runner is closed")
+
 // server is one MCP server: how to reach it and its current session.
 type server struct {
 	name      string // for errors: the URL or the program
@@ -110,7 +112,7 @@ func (p *Pool) serverFor(key, name string, transport func() mcp.Transport) (*ser
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {
-		return nil, errors.New("the runner is closed")
+		return nil, errClosed
 	}
 	s := p.servers[key]
 	if s == nil {
@@ -125,6 +127,14 @@ func (p *Pool) serverFor(key, name string, transport func() mcp.Transport) (*ser
 func (p *Pool) session(ctx context.Context, s *server) (*mcp.ClientSession, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Close marks the pool closed before it closes s (under s.mu): a
+	// session opened here after that check is still closed by Close.
+	p.mu.Lock()
+	closed := p.closed
+	p.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
 	if s.cs != nil {
 		select {
 		case <-s.dead:

@@ -168,6 +168,12 @@ tool slow {
   effect = read_only
   run    = mcp { ` + run + `, tool = "slow", timeout = 20s }
 }
+tool hang {
+  input  { q: string }
+  effect = read_only
+  timeout = 200ms
+  run    = mcp { ` + run + `, tool = "slow" }
+}
 tool exit {
   input  { q: string }
   effect = read_only
@@ -376,6 +382,37 @@ func TestCancellationReachesServer(t *testing.T) {
 	case <-rec.canceled:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server's handler was not canceled")
+	}
+}
+
+func TestTimeoutAndClose(t *testing.T) {
+	rec := &recorder{started: make(chan struct{}), canceled: make(chan struct{})}
+	sw := newSwap(rec)
+	hs := httptest.NewServer(sw)
+	defer hs.Close()
+	tools, pool := direct(t, httpRun(hs.URL))
+	start := time.Now()
+	if _, err := call(context.Background(), tools["hang"], `{"q":"a"}`); kindOf(err) != vm.KindTimeout {
+		t.Fatalf("hang: %v, want timeout", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("the 200ms tool timeout took %s", d)
+	}
+	select {
+	case <-rec.canceled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server's handler was not canceled at the timeout")
+	}
+	if err := pool.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// A closed pool does not open another session.
+	before := len(sw.ids)
+	if _, err := call(context.Background(), tools["echo"], `{"q":"a"}`); kindOf(err) != vm.KindUnavailable || !strings.Contains(err.Error(), "closed") {
+		t.Fatalf("call after close: %v, want unavailable (closed)", err)
+	}
+	if len(sw.ids) != before {
+		t.Error("a call after close opened a session")
 	}
 }
 
