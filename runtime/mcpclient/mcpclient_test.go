@@ -8,9 +8,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -29,6 +32,9 @@ const helperEnv = "AGENTC_MCP_HELPER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "stdio" {
+		if f := os.Getenv("PIDFILE"); f != "" {
+			_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
+		}
 		s := newServer(&recorder{})
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			fmt.Fprintln(os.Stderr, err)
@@ -355,6 +361,44 @@ func TestReconnectAfterDrop(t *testing.T) {
 			t.Fatalf("after the drop: %s %v", out, err)
 		}
 	})
+}
+
+// TestRunnerCloseStopsServer: Runner.Close ends the stdio server's
+// process (and with it the session's goroutine).
+func TestRunnerCloseStopsServer(t *testing.T) {
+	pidfile := filepath.Join(t.TempDir(), "pid")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(exe)
+	run := `command = [` + string(b) + `], env = { ` + helperEnv + `: "stdio", PIDFILE: "` + pidfile + `" }`
+	prog := runtimetest.CompileSource(t, "kb.agent", source(run))
+	r, err := assemble.New(memstore.New(), assemble.Options{Program: prog, Verified: true, Root: t.TempDir(),
+		Env: func(string) (string, bool) { return "", false }, Models: map[string]runtime.Model{"fast": &model{tool: "echo", args: `{"q":"a"}`}}, Warn: func(string) {}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, fin := runOnce(t, r, "s"); fin.Status != runtime.StatusCompleted {
+		t.Fatalf("run %s", fin.Status)
+	}
+	raw, err := os.ReadFile(pidfile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(string(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); err != nil {
+		t.Fatalf("the server is not running before close: %v", err)
+	}
+	if err := r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Fatalf("server process %d after Runner.Close: %v, want gone", pid, err)
+	}
 }
 
 func TestCancellationReachesServer(t *testing.T) {
