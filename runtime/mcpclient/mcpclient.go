@@ -419,8 +419,13 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
 	}
-	if _, err := types.FromJSON(t.in, args); err != nil {
+	in, err := types.FromJSON(t.in, args)
+	if err != nil {
 		return nil, t.errorf(vm.KindToolError, "invalid arguments: %v", err)
+	}
+	// The record as declared: defaults applied, undeclared members gone.
+	if args, err = types.ToJSON(in); err != nil {
+		return nil, t.errorf(vm.KindInternal, "encode arguments: %v", err)
 	}
 	params := &mcp.CallToolParams{Name: t.name, Arguments: args}
 	if req.IdempotencyKey != "" && t.t.Effect != bytecode.EffectReadOnly {

@@ -56,6 +56,10 @@ type recorder struct {
 type lookupIn struct {
 	Q string `json:"q"`
 }
+type echoIn struct {
+	Q string `json:"q"`
+	N int    `json:"n"` // required by the server's schema: the tool's default must be sent
+}
 type lookupOut struct {
 	Answer string `json:"answer"`
 	Extra  int    `json:"extra"`
@@ -72,8 +76,8 @@ func newServer(rec *recorder) *mcp.Server {
 		rec.mu.Unlock()
 		return nil, lookupOut{Answer: "found " + in.Q, Extra: 7}, nil
 	})
-	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "echo " + in.Q}}}, nil, nil
+	mcp.AddTool(s, &mcp.Tool{Name: "echo"}, func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("echo %s %d", in.Q, in.N)}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "broken"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "no such record " + in.Q}}}, nil, nil
@@ -160,7 +164,7 @@ tool lookup "Looks a record up" {
   run    = mcp { ` + run + `, tool = "lookup" }
 }
 tool echo {
-  input  { q: string }
+  input  { q: string, n: int = 2 }
   effect = read_only
   run    = mcp { ` + run + `, tool = "echo" }
 }
@@ -257,7 +261,7 @@ func TestWorkflowCallsMCPTool(t *testing.T) {
 		wantMessage string
 	}{
 		{"lookup", `{"q":"ann"}`, `{"answer":"found ann"}`, "", ""},
-		{"echo", `{"q":"bob"}`, `"echo bob"`, "", ""},
+		{"echo", `{"q":"bob"}`, `"echo bob 2"`, "", ""},
 		{"broken", `{"q":"x1"}`, "", "tool_error", "no such record x1"},
 	}
 	for _, tr := range transports {
@@ -349,7 +353,7 @@ func TestReconnectAfterDrop(t *testing.T) {
 	})
 	t.Run("stdio", func(t *testing.T) {
 		tools, _ := direct(t, stdioRun(t))
-		if out, err := call(context.Background(), tools["echo"], `{"q":"1"}`); err != nil || out != `"echo 1"` {
+		if out, err := call(context.Background(), tools["echo"], `{"q":"1"}`); err != nil || out != `"echo 1 2"` {
 			t.Fatalf("first call: %s %v", out, err)
 		}
 		// The server process dies during the call: the read-only call is
@@ -357,7 +361,7 @@ func TestReconnectAfterDrop(t *testing.T) {
 		if _, err := call(context.Background(), tools["exit"], `{"q":"1"}`); kindOf(err) != vm.KindUnavailable {
 			t.Fatalf("exit: %v, want unavailable", err)
 		}
-		if out, err := call(context.Background(), tools["echo"], `{"q":"2"}`); err != nil || out != `"echo 2"` {
+		if out, err := call(context.Background(), tools["echo"], `{"q":"2"}`); err != nil || out != `"echo 2 2"` {
 			t.Fatalf("after the drop: %s %v", out, err)
 		}
 	})
@@ -476,5 +480,45 @@ func TestBindRejects(t *testing.T) {
 	_ = pool.Close(context.Background())
 	if err := mcpclient.Bind(map[string]runtime.Tool{}, m, pool); err == nil {
 		t.Fatal("bind on a closed pool succeeded")
+	}
+}
+
+// BenchmarkCall: one tools/call on an open session, with the result
+// decoded as the output type.
+func BenchmarkCall(b *testing.B) {
+	sw := newSwap(&recorder{})
+	hs := httptest.NewServer(sw)
+	defer hs.Close()
+	exe, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	q, _ := json.Marshal(exe)
+	for _, tr := range []struct{ name, run string }{
+		{"http", httpRun(hs.URL)},
+		{"stdio", `command = [` + string(q) + `], env = { ` + helperEnv + `: "stdio" }`},
+	} {
+		b.Run(tr.name, func(b *testing.B) {
+			prog := runtimetest.CompileSource(b, "kb.agent", source(tr.run))
+			m, err := vm.New(prog, assemble.Funcs(prog, nil, func(k string) (string, bool) { return "x", k == "KB_TOKEN" }))
+			if err != nil {
+				b.Fatal(err)
+			}
+			pool := mcpclient.NewPool(mcpclient.Config{Root: b.TempDir()})
+			defer pool.Close(context.Background())
+			tools := map[string]runtime.Tool{}
+			if err := mcpclient.Bind(tools, m, pool); err != nil {
+				b.Fatal(err)
+			}
+			if _, err := call(context.Background(), tools["lookup"], `{"q":"a"}`); err != nil {
+				b.Fatal(err) // opens the session
+			}
+			b.ResetTimer()
+			for range b.N {
+				if _, err := call(context.Background(), tools["lookup"], `{"q":"a"}`); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
