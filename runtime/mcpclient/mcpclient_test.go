@@ -35,6 +35,12 @@ func TestMain(m *testing.M) {
 		if f := os.Getenv("PIDFILE"); f != "" {
 			_ = os.WriteFile(f, []byte(strconv.Itoa(os.Getpid())), 0o600)
 		}
+		if f := os.Getenv("STARTS"); f != "" { // one line per process started
+			if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600); err == nil {
+				fmt.Fprintln(fh, os.Getpid())
+				fh.Close()
+			}
+		}
 		s := newServer(&recorder{})
 		if err := s.Run(context.Background(), &mcp.StdioTransport{}); err != nil && !errors.Is(err, mcp.ErrConnectionClosed) {
 			fmt.Fprintln(os.Stderr, err)
@@ -189,6 +195,11 @@ tool exit {
   effect = read_only
   run    = mcp { ` + run + `, tool = "exit" }
 }
+tool exit_write {
+  input  { q: string }
+  effect = side_effect
+  run    = mcp { ` + run + `, tool = "exit" }
+}
 agent helper llm { model = fast, tools = [lookup, echo, broken, slow, exit] }
 `
 }
@@ -236,13 +247,15 @@ func httpRun(url string) string {
 	return `url = "` + url + `", headers = { Authorization: env("KB_TOKEN") }`
 }
 
-func stdioRun(t *testing.T) string {
+// stdioRun runs the test binary as the server; extra adds env entries.
+func stdioRun(t *testing.T, extra ...string) string {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := json.Marshal(exe)
-	return `command = [` + string(b) + `], env = { ` + helperEnv + `: "stdio" }`
+	env := append([]string{helperEnv + `: "stdio"`}, extra...)
+	return `command = [` + string(b) + `], env = { ` + strings.Join(env, ", ") + ` }`
 }
 
 func TestWorkflowCallsMCPTool(t *testing.T) {
@@ -371,13 +384,8 @@ func TestReconnectAfterDrop(t *testing.T) {
 // process (and with it the session's goroutine).
 func TestRunnerCloseStopsServer(t *testing.T) {
 	pidfile := filepath.Join(t.TempDir(), "pid")
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := json.Marshal(exe)
-	run := `command = [` + string(b) + `], env = { ` + helperEnv + `: "stdio", PIDFILE: "` + pidfile + `" }`
-	prog := runtimetest.CompileSource(t, "kb.agent", source(run))
+	b, _ := json.Marshal(pidfile)
+	prog := runtimetest.CompileSource(t, "kb.agent", source(stdioRun(t, `PIDFILE: `+string(b))))
 	r, err := assemble.New(memstore.New(), assemble.Options{Program: prog, Verified: true, Root: t.TempDir(),
 		Env: func(string) (string, bool) { return "", false }, Models: map[string]runtime.Model{"fast": &model{tool: "echo", args: `{"q":"a"}`}}, Warn: func(string) {}})
 	if err != nil {
@@ -402,6 +410,31 @@ func TestRunnerCloseStopsServer(t *testing.T) {
 	}
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Fatalf("server process %d after Runner.Close: %v, want gone", pid, err)
+	}
+}
+
+// TestDropRetriesOnlySafeCalls: a call whose server dies before answering
+// is sent again on a new session only when repeating it is safe.
+func TestDropRetriesOnlySafeCalls(t *testing.T) {
+	for _, c := range []struct {
+		tool   string
+		starts int
+	}{{"exit", 2}, {"exit_write", 1}} {
+		t.Run(c.tool, func(t *testing.T) {
+			starts := filepath.Join(t.TempDir(), "starts")
+			b, _ := json.Marshal(starts)
+			tools, _ := direct(t, stdioRun(t, `STARTS: `+string(b)))
+			if _, err := call(context.Background(), tools[c.tool], `{"q":"1"}`); kindOf(err) != vm.KindUnavailable {
+				t.Fatalf("%s: %v, want unavailable", c.tool, err)
+			}
+			raw, err := os.ReadFile(starts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(raw), "\n"); n != c.starts {
+				t.Errorf("%d server processes started, want %d", n, c.starts)
+			}
+		})
 	}
 }
 
