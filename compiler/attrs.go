@@ -252,6 +252,18 @@ var execSchema = &blockSchema{what: "exec", attrs: []attrSpec{
 	constA("timeout", tDuration, "per run").above(0),
 }}
 
+// mcpToolSchema is `run = mcp { ... }`: one tool of an MCP server, reached
+// over streamable HTTP (url) or stdio (command). Nothing here sees the
+// call's input: the session is the server's, shared by the tool's calls.
+var mcpToolSchema = &blockSchema{what: "mcp tool", attrs: []attrSpec{
+	constA("url", tString, "the streamable HTTP endpoint; may be env()"),
+	constA("headers", tStrMap, "HTTP request headers; values may be env()"),
+	constA("command", tStrings, "argv of a stdio server (instead of url)"),
+	constA("env", tStrMap, "environment variables of the stdio server; values may be env()"),
+	constA("tool", tString, "the server's tool name").req(),
+	constA("timeout", tDuration, "per call").above(0),
+}}
+
 var toolSchema = &blockSchema{what: "tool", attrs: []attrSpec{
 	wordA("effect", "read_only | idempotent | side_effect (default)", "read_only", "idempotent", "side_effect"),
 	constA("timeout", tDuration, "per call").above(0),

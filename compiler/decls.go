@@ -513,7 +513,7 @@ func (c *checker) checkTool(t *Tool) {
 		}
 	}
 	if run == nil {
-		c.errorf(diag.MissingAttr, t.span, "tool %s needs run = builtin.NAME, http { ... }, exec { ... } or agent NAME", t.name)
+		c.errorf(diag.MissingAttr, t.span, "tool %s needs run = builtin.NAME, http { ... }, exec { ... }, mcp { ... } or agent NAME", t.name)
 		return
 	}
 	r := run.Run
@@ -533,6 +533,9 @@ func (c *checker) checkTool(t *Tool) {
 	case r.Exec != nil:
 		t.Impl = ToolImpl{Kind: ImplExec, Attrs: c.checkBlock(execSchema, r.Exec.Attrs, run.Span(), sc)}
 		c.checkShellCommand(t.Impl.Attrs)
+	case r.MCP != nil:
+		t.Impl = ToolImpl{Kind: ImplMCP, Attrs: c.checkBlock(mcpToolSchema, r.MCP.Attrs, run.Span(), &scope{where: InConfig, file: file})}
+		c.checkMCPTransport(t.Impl.Attrs, run.Span())
 	case r.Agent != nil:
 		t.Impl = ToolImpl{Kind: ImplAgent}
 		if a, ok := c.lookup(r.Agent, file, "agent", DeclAgent).(*Agent); ok {
@@ -551,4 +554,27 @@ func sortedCopy(xs []string) []string {
 	out := append([]string(nil), xs...)
 	sort.Strings(out)
 	return out
+}
+
+// checkMCPTransport checks that an mcp tool names exactly one transport:
+// url (streamable HTTP, with headers) or command (stdio, with env).
+func (c *checker) checkMCPTransport(attrs *Attrs, at diag.Span) {
+	url, cmd := attrs.Get("url"), attrs.Get("command")
+	switch {
+	case url == nil && cmd == nil:
+		c.errorf(diag.MissingAttr, at, "mcp tool needs url (streamable HTTP) or command (stdio)")
+	case url != nil && cmd != nil:
+		c.errorf(InvalidValue, cmd.Span, "mcp tool sets both url and command; a server has one transport")
+	case url != nil:
+		if e := attrs.Get("env"); e != nil {
+			c.errorf(InvalidValue, e.Span, "env applies to a stdio server (command), not to url")
+		}
+	default:
+		if h := attrs.Get("headers"); h != nil {
+			c.errorf(InvalidValue, h.Span, "headers apply to a streamable HTTP server (url), not to command")
+		}
+		if cmd.HasConst && cmd.Const.Kind() == types.ValList && cmd.Const.Len() == 0 {
+			c.errorf(InvalidValue, cmd.Span, "command must name the program: [\"prog\", \"arg\"]")
+		}
+	}
 }

@@ -236,13 +236,14 @@ const (
 	ImplHTTP                        // run = http { ... }
 	ImplExec                        // run = exec { ... }
 	ImplAgent                       // run = agent NAME
+	ImplMCP                         // run = mcp { ... }
 )
 
 // ToolImpl is a tool's implementation.
 type ToolImpl struct {
 	Kind    ImplKind
 	Builtin string // ImplBuiltin
-	Attrs   *Attrs // ImplHTTP, ImplExec
+	Attrs   *Attrs // ImplHTTP, ImplExec, ImplMCP
 	Agent   *Agent // ImplAgent
 }
 

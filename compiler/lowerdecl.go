@@ -130,6 +130,11 @@ func (l *lowerer) tool(t *Tool) {
 				im.Options = l.appendAttr(im.Options, what, execSchema, a)
 			}
 		}
+	case ImplMCP:
+		im.Kind = bytecode.ImplMCP
+		for _, a := range attrList(t.Impl.Attrs) {
+			im.Options = l.appendAttr(im.Options, what, mcpToolSchema, a)
+		}
 	default:
 		l.internal("tool %s has no implementation", name)
 	}

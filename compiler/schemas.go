@@ -15,13 +15,13 @@ type AttrDoc struct {
 var blockSchemas = []*blockSchema{
 	modelSchema, summarySchema, compactionSchema, recallSchema, memorySchema, evolutionSchema,
 	llmAgentSchema, chainSchema, parallelSchema, cycleSchema, a2aSchema, openaiSchema, serveSchema,
-	httpSchema, execSchema, toolSchema, skillSchema, llmNodeSchema, agentNodeSchema, testSchema,
+	httpSchema, execSchema, mcpToolSchema, toolSchema, skillSchema, llmNodeSchema, agentNodeSchema, testSchema,
 }
 
 // BlockAttrs returns the attributes of a block kind, in table order: one of
 // "model", "summary", "compaction", "recall", "memory", "evolution",
 // "llm agent", "chain agent", "parallel agent", "cycle agent", "a2a",
-// "openai", "serve", "http", "exec", "tool", "skill", "llm node",
+// "openai", "serve", "http", "exec", "mcp tool", "tool", "skill", "llm node",
 // "agent node" and "test". An unknown kind has none.
 func BlockAttrs(kind string) []AttrDoc {
 	for _, s := range blockSchemas {

@@ -99,6 +99,9 @@ type RunnerConfig struct {
 	// RunEnd are told when a run has ended for good (RunEndObserver);
 	// tools that keep resources per run (RunScoped) add theirs.
 	RunEnd []RunEndObserver
+	// Closers release what the assembly opened for the Runner's tools (MCP
+	// client sessions): Close calls them, in order, after the runs end.
+	Closers []func(context.Context) error
 	// Preloaders add context before an llm agent's first model turn
 	// (recall, memory); see Preloader.
 	Preloaders []Preloader
@@ -153,8 +156,9 @@ type Runner struct {
 	stop     context.Context // canceled when Close stops waiting for runs
 	stopRuns context.CancelFunc
 
-	post   *postRunPool
-	endObs []RunEndObserver // RunEnd and the RunScoped tools' observers
+	post    *postRunPool
+	closers []func(context.Context) error
+	endObs  []RunEndObserver // RunEnd and the RunScoped tools' observers
 
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 }
@@ -209,6 +213,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	r.stop, r.stopRuns = context.WithCancel(context.Background())
 	r.post = newPostRunPool(r.log, cfg)
+	r.closers = cfg.Closers
 	r.endObs = runEndObservers(cfg)
 	r.sweepRuns(context.Background())
 	if cfg.Context == nil {
@@ -407,6 +412,13 @@ func (r *Runner) Close(ctx context.Context) error {
 		err = perr
 	}
 	r.stopRuns()
+	if !already {
+		for _, c := range r.closers {
+			if cerr := c(ctx); err == nil {
+				err = cerr
+			}
+		}
+	}
 	return err
 }
 

@@ -57,11 +57,13 @@ var allowed = map[string][]string{
 	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
+	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
+	"runtime/mcpclient": {"runtime", "stdlib/tools"},
 
 	// The composition root: a program into a ready Runner (no compiler:
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
-		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/telemetry", "runtime/workspace", "stdlib/tools", "vm",
+		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/telemetry", "runtime/workspace", "stdlib/tools", "vm", "runtime/mcpclient",
 		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
@@ -92,9 +94,9 @@ var allowed = map[string][]string{
 var external = map[string][]string{
 	"github.com/alecthomas/participle":       {"lang/syntax"},
 	"github.com/dominikbraun/graph":          {"compiler"},
-	"github.com/cockroachdb/pebble":          {"runtime/store/pebble", "bench/vm"}, // bench/vm: the raw synced-batch baseline
-	"github.com/openai/openai-go":            {},                                   // tests only: an independent client of runtime/server/openai
-	"github.com/modelcontextprotocol/go-sdk": {"runtime/server/mcp"},               // the MCP server (its tests also use the SDK's client)
+	"github.com/cockroachdb/pebble":          {"runtime/store/pebble", "bench/vm"},        // bench/vm: the raw synced-batch baseline
+	"github.com/openai/openai-go":            {},                                          // tests only: an independent client of runtime/server/openai
+	"github.com/modelcontextprotocol/go-sdk": {"runtime/server/mcp", "runtime/mcpclient"}, // the MCP server (its tests also use the SDK's client); `run = mcp` tools
 	"github.com/sashabaranov/go-openai":      {"runtime/model"},
 	"github.com/tiktoken-go/tokenizer":       {"runtime/history"},
 	"github.com/landlock-lsm/go-landlock":    {"runtime/workspace/jail"},

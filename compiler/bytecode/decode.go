@@ -574,6 +574,7 @@ func (r *reader) tool(t *Tool) {
 		im.Timeout = r.dur()
 	case ImplAgent:
 		im.Agent = r.u32()
+	case ImplMCP:
 	default:
 		if r.err == nil {
 			r.off = kindOff

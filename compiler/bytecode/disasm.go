@@ -352,6 +352,8 @@ func (d *disasm) tools() {
 			d.printf("\n")
 		case ImplAgent:
 			d.printf("      agent %s\n", d.name(RefAgent, im.Agent))
+		case ImplMCP:
+			d.printf("      mcp\n")
 		default:
 			d.printf("      %s\n", im.Kind)
 		}

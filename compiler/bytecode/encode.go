@@ -560,6 +560,8 @@ func (w *writer) tool(t *Tool) error {
 		w.u32s(im.Argv)
 		w.dur(im.Timeout)
 		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || im.Agent != 0
+	case ImplMCP:
+		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0 || im.Agent != 0
 	case ImplAgent:
 		w.u32(im.Agent)
 		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0

@@ -304,6 +304,7 @@ const (
 	ImplHTTP
 	ImplExec
 	ImplAgent
+	ImplMCP
 	implKindEnd
 )
 
@@ -330,7 +331,7 @@ type ToolImpl struct {
 	Argv    []uint32      // exec: Chunks indexes of the argument templates
 	Timeout time.Duration // exec: 0 = none
 	Agent   uint32        // agent: Agents index
-	Options []Attr        // further implementation options (body, ...)
+	Options []Attr        // further implementation options (body, ...; mcp: all of its attributes)
 }
 
 // Model is a model descriptor.
@@ -745,7 +746,7 @@ func (k EdgeKind) String() string {
 }
 
 func (k ImplKind) String() string {
-	return enumName([]string{"", "builtin", "http", "exec", "agent"}, uint8(k), "implkind")
+	return enumName([]string{"", "builtin", "http", "exec", "agent", "mcp"}, uint8(k), "implkind")
 }
 
 func (k AgentKind) String() string {

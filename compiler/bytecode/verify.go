@@ -675,6 +675,10 @@ func (v *verifier) tool(t *Tool) {
 		if im.Timeout < 0 {
 			v.errorf("%s: negative timeout", what)
 		}
+	case ImplMCP:
+		if _, ok := FindAttr(im.Options, "tool"); !ok {
+			v.errorf("%s: mcp without a tool name", what)
+		}
 	case ImplAgent:
 		if int(im.Agent) >= len(v.p.Agents) {
 			v.errorf("%s: agent %d out of range", what, im.Agent)

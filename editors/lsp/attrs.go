@@ -47,6 +47,8 @@ func checkedBlocks(info *compiler.Info) []blockAttrs {
 			add("http", t.Impl.Attrs)
 		case compiler.ImplExec:
 			add("exec", t.Impl.Attrs)
+		case compiler.ImplMCP:
+			add("mcp tool", t.Impl.Attrs)
 		}
 	}
 	for _, s := range info.Skills {

@@ -399,9 +399,10 @@ func complete(info *compiler.Info, c completionCtx, g *compiler.Graph) []Complet
 		kind := blockKind(info, c.decl)
 		out = append(out, attrItems(kind)...)
 		if _, ok := c.decl.(*syntax.Tool); ok {
-			out = append(out, words(completionKeyword, "tool keyword", "input", "output", "run", "builtin", "http", "exec", "agent")...)
+			out = append(out, words(completionKeyword, "tool keyword", "input", "output", "run", "builtin", "http", "exec", "mcp", "agent")...)
 			out = append(out, attrItems("http")...)
 			out = append(out, attrItems("exec")...)
+			out = append(out, attrItems("mcp tool")...)
 		}
 		out = append(out, funcItems(info)...)
 	}

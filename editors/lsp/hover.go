@@ -138,6 +138,8 @@ func describeDecl(d compiler.Decl, code, para func(string, ...any)) {
 			impl = "run = http"
 		case compiler.ImplExec:
 			impl = "run = exec"
+		case compiler.ImplMCP:
+			impl = "run = mcp"
 		case compiler.ImplAgent:
 			if x.Impl.Agent != nil {
 				impl = "run = agent " + x.Impl.Agent.Name()

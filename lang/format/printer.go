@@ -632,6 +632,9 @@ func (p *printer) toolRun(r *syntax.ToolRun) {
 	case r.Exec != nil:
 		p.lead(r, "exec")
 		p.block(r.Exec)
+	case r.MCP != nil:
+		p.lead(r, "mcp")
+		p.block(r.MCP)
 	case r.Agent != nil:
 		p.lead(r, "agent")
 		p.ident(r.Agent, "agent name")

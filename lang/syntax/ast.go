@@ -113,12 +113,13 @@ type ToolItem struct {
 
 // ToolRun names a tool's implementation.
 //
-//	ToolRun = "builtin" "." Ident | "http" Block | "exec" Block | "agent" Ident .
+//	ToolRun = "builtin" "." Ident | "http" Block | "exec" Block | "mcp" Block | "agent" Ident .
 type ToolRun struct {
 	At
 	Builtin *Ident `parser:"  \"builtin\" \".\" @@"`
 	HTTP    *Block `parser:"| \"http\" @@"`
 	Exec    *Block `parser:"| \"exec\" @@"`
+	MCP     *Block `parser:"| \"mcp\" @@"`
 	Agent   *Ident `parser:"| \"agent\" @@"`
 }
 

@@ -79,6 +79,7 @@ var keywords = []Keyword{
 	{"builtin", ClassClause},
 	{"http", ClassClause},
 	{"exec", ClassClause},
+	{"mcp", ClassClause},
 	{"reduce", ClassClause},
 	{"all", ClassClause},
 	{"any", ClassClause},

@@ -552,7 +552,7 @@ func (p *rdParser) toolItem() *ToolItem {
 	return n
 }
 
-// ToolRun = "builtin" "." Ident | "http" Block | "exec" Block | "agent" Ident .
+// ToolRun = "builtin" "." Ident | "http" Block | "exec" Block | "mcp" Block | "agent" Ident .
 func (p *rdParser) toolRun() *ToolRun {
 	start := p.i
 	n := p.alloc.toolRun()
@@ -578,6 +578,12 @@ func (p *rdParser) toolRun() *ToolRun {
 			p.soft(start)
 			return nil
 		}
+	case "mcp":
+		p.i++
+		if n.MCP = p.block(); n.MCP == nil {
+			p.soft(start)
+			return nil
+		}
 	case "agent":
 		p.i++
 		if n.Agent = p.ident(); n.Agent == nil {
@@ -585,7 +591,7 @@ func (p *rdParser) toolRun() *ToolRun {
 			return nil
 		}
 	default:
-		p.want(`"builtin", "http", "exec" or "agent"`)
+		p.want(`"builtin", "http", "exec", "mcp" or "agent"`)
 		return nil
 	}
 	p.span(&n.At, start)

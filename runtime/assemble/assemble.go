@@ -212,6 +212,10 @@ func prepare(o Options, envTracing bool) (*Assembly, error) {
 		asm.Shutdown(context.Background())
 		return nil, err
 	}
+	if err := bindMCP(&cfg, o); err != nil {
+		asm.Shutdown(context.Background())
+		return nil, err
+	}
 	if miss := missingTools(p, cfg.Tools); len(miss) > 0 {
 		// A call fails with a tool_error naming the tool; the run goes on
 		// as far as it can without it.

@@ -11,6 +11,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/mcpclient"
 	"github.com/agentc/agentc/runtime/memory"
 	"github.com/agentc/agentc/runtime/recall"
 	"github.com/agentc/agentc/stdlib"
@@ -113,6 +114,8 @@ func implName(t *bytecode.Tool) string {
 		return "http"
 	case bytecode.ImplExec:
 		return "exec"
+	case bytecode.ImplMCP:
+		return "mcp"
 	}
 	return "run"
 }
@@ -134,6 +137,25 @@ func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, cfg tools.Config)
 	if err := tools.BindDeclared(into, m, cfg); err != nil {
 		return fmt.Errorf("load tools: %w", err)
 	}
+	return nil
+}
+
+// bindMCP binds the program's `run = mcp` tools that cfg lacks (a replay
+// wins) over one mcpclient.Pool, which the Runner closes: its sessions
+// open on first use.
+func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
+	need := slices.ContainsFunc(cfg.Program.Tools, func(t bytecode.Tool) bool {
+		return t.Impl.Kind == bytecode.ImplMCP && cfg.Tools[t.Name] == nil
+	})
+	if !need {
+		return nil
+	}
+	pool := mcpclient.NewPool(mcpclient.Config{Root: o.Root, LookupEnv: o.Env})
+	if err := mcpclient.Bind(cfg.Tools, cfg.Machine, pool); err != nil {
+		_ = pool.Close(context.Background())
+		return fmt.Errorf("load tools: %w", err)
+	}
+	cfg.Closers = append(cfg.Closers, pool.Close)
 	return nil
 }
 

@@ -268,6 +268,15 @@ func (d *declared) result(what string, body []byte) (json.RawMessage, error) {
 	return b, nil
 }
 
+// DecodeOutput decodes a tool result body as out, the way declared tools
+// do: a string output takes the text as is (invalid UTF-8 replaced),
+// anything else must be JSON of that type, members out's records do not
+// declare dropped. The error is a *vm.Error of kind invalid_output.
+func DecodeOutput(out *types.Type, what string, body []byte) (json.RawMessage, error) {
+	d := &declared{t: &bytecode.Tool{Name: what}, out: out}
+	return d.result("result", body)
+}
+
 // project drops the object members that d.out's records do not declare, so
 // that a response may carry more than the tool asks for. Anything that is
 // not JSON is returned as is (FromJSON reports it).
