@@ -371,3 +371,40 @@ func TestMetricsOfARun(t *testing.T) {
 		}
 	}
 }
+
+// A model span's cost reaches the Recorder as agentc_model_cost_usd_total,
+// summed by app and model; a call without a cost (an unpriced model) adds
+// no series.
+func TestModelCostMetric(t *testing.T) {
+	m := server.NewMetrics()
+	tp, exp := tracer(t)
+	o := telemetry.New(tp, m, nil)
+	for _, c := range []struct {
+		model string
+		cost  *float64
+	}{{"gpt-4o-mini", new(0.125)}, {"gpt-4o-mini", new(0.5)}, {"local", nil}} {
+		_, sp := o.Start(context.Background(), &runtime.SpanStart{Kind: runtime.SpanModel, App: "shop", Model: runtime.ModelInfo{Model: c.model}})
+		sp.End(&runtime.SpanEnd{Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 1}, Cost: c.cost})
+	}
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := `agentc_model_cost_usd_total{app="shop",model="gpt-4o-mini"} 0.625` + "\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("missing %q in\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), `agentc_model_cost_usd_total{app="shop",model="local"}`) {
+		t.Errorf("an unpriced model has a cost series:\n%s", b.String())
+	}
+	var costs []string
+	for _, s := range exp.GetSpans() {
+		if v, ok := attr(s, "agentc.cost.usd"); ok {
+			costs = append(costs, v.Emit())
+		} else {
+			costs = append(costs, "none")
+		}
+	}
+	if want := []string{"0.125", "0.5", "none"}; !slices.Equal(costs, want) {
+		t.Errorf("span costs %v, want %v", costs, want)
+	}
+}
