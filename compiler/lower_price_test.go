@@ -65,3 +65,14 @@ agent b llm { model = free }
 		}
 	}
 }
+
+// Editors find the price block's attributes (hover and completion).
+func TestPriceBlockAttrs(t *testing.T) {
+	var names []string
+	for _, d := range BlockAttrs("price") {
+		names = append(names, d.Name)
+	}
+	if strings.Join(names, ",") != "input,output,cached" {
+		t.Errorf("BlockAttrs(price) = %v", names)
+	}
+}

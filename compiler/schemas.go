@@ -13,13 +13,13 @@ type AttrDoc struct {
 
 // blockSchemas are every attribute table, by the block kind they describe.
 var blockSchemas = []*blockSchema{
-	modelSchema, summarySchema, compactionSchema, recallSchema, memorySchema, evolutionSchema,
+	modelSchema, priceSchema, summarySchema, compactionSchema, recallSchema, memorySchema, evolutionSchema,
 	llmAgentSchema, chainSchema, parallelSchema, cycleSchema, a2aSchema, openaiSchema, serveSchema,
 	httpSchema, execSchema, toolSchema, skillSchema, llmNodeSchema, agentNodeSchema, testSchema,
 }
 
 // BlockAttrs returns the attributes of a block kind, in table order: one of
-// "model", "summary", "compaction", "recall", "memory", "evolution",
+// "model", "price", "summary", "compaction", "recall", "memory", "evolution",
 // "llm agent", "chain agent", "parallel agent", "cycle agent", "a2a",
 // "openai", "serve", "http", "exec", "tool", "skill", "llm node",
 // "agent node" and "test". An unknown kind has none.
