@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/agentc/agentc/runtime"
@@ -24,6 +25,16 @@ agent b llm { model = free }
 agent c llm { model = zero }
 agent a2 llm { model = priced }
 agent team chain { agents = [a, b, c, a2] }
+state S { q: string, first: string = "", ok: bool = false, second: string = "" }
+graph review(S) input q output second {
+  node one = llm a { prompt = q } into first
+  node ask = interrupt "Go on?" returns bool into ok
+  node two = llm a2 { prompt = first } into second
+  start -> one
+  one -> ask
+  ask -> two
+  two -> end
+}
 `
 
 const costFixture = `version: 1
@@ -37,16 +48,21 @@ replies:
   - match: {node: c}
     text: three
     usage: {prompt_tokens: 7, completion_tokens: 3}
+  - match: {node: one}
+    text: draft
+    usage: {prompt_tokens: 500000, completion_tokens: 0}
+  - match: {node: two}
+    text: final
+    usage: {prompt_tokens: 0, completion_tokens: 100000}
   - match: {node: a2}
     text: four
     usage: {prompt_tokens: 3000000, completion_tokens: 0}
 `
 
-// Each model_response of a priced model carries its call's cost (prompt
-// tokens at input, completion tokens at output, USD per million); an
-// unpriced model's carries none; run_finished carries the invocation's
-// usage and cost summed over its calls.
-func TestModelCost(t *testing.T) {
+// costRunner is a Runner of costSource over a memory store, its models
+// scripted by costFixture.
+func costRunner(t *testing.T) *runtime.Runner {
+	t.Helper()
 	prog := runtimetest.CompileSource(t, "cost.agent", costSource)
 	fx, err := model.LoadFixture("cost.yaml", []byte(costFixture))
 	if err != nil {
@@ -61,14 +77,33 @@ func TestModelCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close(context.Background())
-	ch, err := r.Run(context.Background(), runtime.Invocation{User: "u", Session: "s", Runnable: "team", Input: "go"})
+	t.Cleanup(func() { r.Close(context.Background()) })
+	return r
+}
+
+func collect(t *testing.T, r *runtime.Runner, inv runtime.Invocation) []*runtime.Event {
+	t.Helper()
+	ch, err := r.Run(context.Background(), inv)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var evs []*runtime.Event
+	for e := range ch {
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// Each model_response of a priced model carries its call's cost (prompt
+// tokens at input, completion tokens at output, USD per million); an
+// unpriced model's carries none; run_finished carries the invocation's
+// usage and cost summed over its calls.
+func TestModelCost(t *testing.T) {
+	r := costRunner(t)
+	evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "team", Input: "go"})
 	costs := map[string]*float64{}
 	var fin *runtime.Event
-	for e := range ch {
+	for _, e := range evs {
 		switch e.Kind {
 		case runtime.EventModelResponse:
 			costs[e.Node] = e.Cost
@@ -99,5 +134,31 @@ func TestModelCost(t *testing.T) {
 	}
 	if fin.Cost == nil || *fin.Cost != 0.007+6 {
 		t.Errorf("run_finished cost %v, want %v", fin.Cost, 0.007+6)
+	}
+}
+
+// A resumed run's run_finished counts the calls of its own invocation: the
+// call before the interrupt is in the first invocation's total, the one
+// after it in the resumption's.
+func TestModelCostPerInvocation(t *testing.T) {
+	r := costRunner(t)
+	fin := func(evs []*runtime.Event) *runtime.Event {
+		t.Helper()
+		e := evs[len(evs)-1]
+		if e.Kind != runtime.EventRunFinished {
+			t.Fatalf("last event %s", e.Kind)
+		}
+		return e
+	}
+	first := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q"}))
+	if first.Status != runtime.StatusInterrupted || first.Cost == nil || *first.Cost != 1 ||
+		first.Usage == nil || *first.Usage != (runtime.Usage{PromptTokens: 500000}) {
+		t.Fatalf("first invocation: status %s cost %v usage %v", first.Status, first.Cost, first.Usage)
+	}
+	second := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: first.Run,
+		Values: map[string]json.RawMessage{"review/ask": json.RawMessage("true")}}}))
+	if second.Status != runtime.StatusCompleted || second.Cost == nil || *second.Cost != 1 ||
+		second.Usage == nil || *second.Usage != (runtime.Usage{CompletionTokens: 100000}) {
+		t.Fatalf("resumption: status %s cost %v usage %v err %+v", second.Status, second.Cost, second.Usage, second.Error)
 	}
 }
