@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -343,11 +345,17 @@ func TestServeAcceptsTraceparent(t *testing.T) {
 // model tokens, as the server's /metrics shows them.
 func TestMetricsOfARun(t *testing.T) {
 	m := server.NewMetrics()
-	in, out := 0, 0
+	in, out, cost := 0, 0, 0.0
 	for _, e := range runSupport(t, context.Background(), telemetry.New(nil, m, nil)) {
 		if e.Kind == runtime.EventModelResponse && e.Usage != nil {
 			in, out = in+e.Usage.PromptTokens, out+e.Usage.CompletionTokens
 		}
+		if e.Kind == runtime.EventModelResponse && e.Cost != nil {
+			cost += *e.Cost
+		}
+	}
+	if cost <= 0 {
+		t.Fatalf("the run's model_response events have no cost (examples/common/models.agent prices fast)")
 	}
 	if in == 0 || out == 0 {
 		t.Fatalf("the run's model_response events report no usage (%d, %d)", in, out)
@@ -369,6 +377,12 @@ func TestMetricsOfARun(t *testing.T) {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("missing %s in\n%s", want, b.String())
 		}
+	}
+	const series = `agentc_model_cost_usd_total{app="support",model="scripted:fast"} `
+	_, rest, ok := strings.Cut(b.String(), series)
+	line, _, _ := strings.Cut(rest, "\n")
+	if got, err := strconv.ParseFloat(line, 64); !ok || err != nil || math.Abs(got-cost) > 1e-12 {
+		t.Errorf("cost series %q, want %v, in\n%s", line, cost, b.String())
 	}
 }
 
