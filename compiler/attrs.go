@@ -51,6 +51,10 @@ type attrSpec struct {
 type blockSchema struct {
 	what  string
 	attrs []attrSpec
+	// literal: the block's values are constants written in the source
+	// (checked in a constant scope, so env() is refused), whatever scope
+	// the enclosing block has.
+	literal bool
 }
 
 func (s *blockSchema) spec(name string) *attrSpec {
@@ -117,6 +121,15 @@ var (
 	tStrMap   = types.MapOf(types.StringType)
 )
 
+// priceSchema is a model's price block: USD per million tokens. Lowered
+// flat into the model's attributes as price.input, price.output and
+// price.cached (spec/bytecode.md).
+var priceSchema = &blockSchema{what: "price", literal: true, attrs: []attrSpec{
+	constA("input", tFloat, "USD per million prompt tokens").atLeast(0),
+	constA("output", tFloat, "USD per million completion tokens").atLeast(0),
+	constA("cached", tFloat, "USD per million cached prompt tokens (not yet counted: usage has no cached count)").atLeast(0),
+}}
+
 var modelSchema = &blockSchema{what: "model", attrs: []attrSpec{
 	wordA("provider", "the API flavor; openai covers every OpenAI-compatible endpoint", "openai").req(),
 	constA("name", tString, "the provider's model name").req(),
@@ -130,6 +143,7 @@ var modelSchema = &blockSchema{what: "model", attrs: []attrSpec{
 	constA("seed", tInt, "the sampling seed"),
 	constA("timeout", tDuration, "per request").above(0),
 	constA("headers", tStrMap, "extra request headers"),
+	blockA("price", priceSchema, "prices in USD per million tokens: price { input = 0.15, output = 0.60 }"),
 }}
 
 var summarySchema = &blockSchema{what: "summary", attrs: []attrSpec{
@@ -333,7 +347,11 @@ func (c *checker) checkAttr(spec *attrSpec, a *syntax.Attr, sc *scope) *Attr {
 			c.errorf(TypeMismatch, a.Key.Span(), "%s is a block: write %s { ... }", spec.name, spec.name)
 			return out
 		}
-		out.Block = c.checkBlock(spec.block, a.Block.Attrs, a.Key.Span(), sc)
+		bsc := sc
+		if spec.block.literal {
+			bsc = &scope{where: InConst, file: sc.file}
+		}
+		out.Block = c.checkBlock(spec.block, a.Block.Attrs, a.Key.Span(), bsc)
 		return out
 	}
 	if a.Block != nil || a.Value == nil {

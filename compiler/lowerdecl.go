@@ -20,6 +20,18 @@ func (l *lowerer) model(m *Model) {
 			}
 			continue
 		}
+		if a.Name == "price" && a.Block != nil {
+			// Flat, as price.input, price.output, price.cached: the model
+			// table's attribute list holds them without a format change.
+			for _, b := range attrList(a.Block) {
+				at := l.appendAttr(nil, "model."+m.Name()+".price", priceSchema, b)
+				for i := range at {
+					at[i].Name = "price." + at[i].Name
+				}
+				out.Attrs = append(out.Attrs, at...)
+			}
+			continue
+		}
 		out.Attrs = l.appendAttr(out.Attrs, "model."+m.Name(), modelSchema, a)
 	}
 	l.p.Models[l.models[m]] = out

@@ -13,15 +13,16 @@ type AttrDoc struct {
 
 // blockSchemas are every attribute table, by the block kind they describe.
 var blockSchemas = []*blockSchema{
-	modelSchema, summarySchema, compactionSchema, recallSchema, memorySchema, evolutionSchema,
-	llmAgentSchema, chainSchema, parallelSchema, cycleSchema, a2aSchema, openaiSchema, serveSchema,
+	modelSchema, priceSchema, summarySchema, compactionSchema, recallSchema, memorySchema, evolutionSchema,
+	llmAgentSchema, chainSchema, parallelSchema, cycleSchema, a2aSchema, openaiSchema, mcpSchema, serveSchema,
 	httpSchema, execSchema, mcpToolSchema, toolSchema, skillSchema, llmNodeSchema, agentNodeSchema, testSchema,
 }
 
 // BlockAttrs returns the attributes of a block kind, in table order: one of
-// "model", "summary", "compaction", "recall", "memory", "evolution",
+// "model", "price", "summary", "compaction", "recall", "memory", "evolution",
 // "llm agent", "chain agent", "parallel agent", "cycle agent", "a2a",
-// "openai", "serve", "http", "exec", "mcp tool", "tool", "skill", "llm node",
+// "openai", "mcp" (the serve block's), "serve", "http", "exec", "mcp tool",
+// "tool", "skill", "llm node",
 // "agent node" and "test". An unknown kind has none.
 func BlockAttrs(kind string) []AttrDoc {
 	for _, s := range blockSchemas {

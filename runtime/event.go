@@ -91,6 +91,7 @@ type Event struct {
 	FinishReason string          `json:"finish_reason,omitempty"`
 	Turn         int             `json:"turn,omitempty"`
 	Usage        *Usage          `json:"usage,omitempty"`
+	Cost         *float64        `json:"cost,omitempty"` // USD: model_response (priced models), run_finished (the invocation's total)
 	ToolCalls    []ToolCall      `json:"tool_calls,omitempty"`
 	ToolCall     *ToolCall       `json:"tool_call,omitempty"`
 	Result       json.RawMessage `json:"result,omitempty"`

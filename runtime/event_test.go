@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"reflect"
 	"strings"
@@ -127,6 +128,12 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 			Decisions:  []DecisionInfo{{ID: "g/x", Node: "x", MapIndex: -1, Attempt: 2, Key: "k"}}},
 		{ID: "6", Kind: EventInput, Resume: &ResumeRequest{Run: "r", Values: map[string]json.RawMessage{"b": json.RawMessage(`1`), "a": json.RawMessage(`true`)},
 			Decisions: map[string]DecisionRequest{"x": {Action: "fail"}}}, Error: &ErrorInfo{Kind: "k"}},
+		{ID: "8", Kind: EventModelResponse, Usage: &Usage{PromptTokens: 3}, Cost: new(0.007)},
+		{ID: "9", Kind: EventModelResponse, Cost: new(0.0)},
+		{ID: "10", Kind: EventRunFinished, Cost: new(1.5e-7), Usage: &Usage{CompletionTokens: 1}},
+		{ID: "11", Kind: EventRunFinished, Cost: new(123456789.125)},
+		{ID: "12", Kind: EventRunFinished, Cost: new(2.5e21)},
+		{ID: "13", Kind: EventRunFinished, Cost: new(1e-10)},
 		{ID: "7", Kind: EventInput, Text: "hi", Sampling: &Sampling{Temperature: new(0.0), TopP: new(0.5), MaxTokens: 7, Stop: []string{"\n", "<"}, Seed: new(int64(-3))}},
 	}
 	for _, e := range events {
@@ -144,6 +151,9 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	}
 	if _, err := EncodeEvent(&Event{ID: "x", Kind: EventToolCall, ToolCall: &ToolCall{Args: json.RawMessage(`{"a":`)}}); err == nil {
 		t.Error("encoded invalid args")
+	}
+	if _, err := EncodeEvent(&Event{ID: "x", Kind: EventModelResponse, Cost: new(math.NaN())}); err == nil {
+		t.Error("encoded a NaN cost")
 	}
 }
 

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"math"
 	"strconv"
 	"time"
 
@@ -59,6 +60,13 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		b = append(b, `,"completion_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
 		b = append(b, '}')
+	}
+	if e.Cost != nil {
+		if math.IsNaN(*e.Cost) || math.IsInf(*e.Cost, 0) {
+			return nil, errors.New("cost is not a finite number")
+		}
+		b = append(b, `,"cost":`...)
+		b = appendFloat(b, *e.Cost)
 	}
 	if len(e.ToolCalls) > 0 {
 		b = append(b, `,"tool_calls":[`...)
@@ -238,3 +246,21 @@ func appendCompact(b []byte, raw []byte) []byte {
 
 // appendString appends s as a JSON string the way encoding/json does.
 func appendString(b []byte, s string) []byte { return types.AppendJSONString(b, s, true) }
+
+// appendFloat writes a finite f as encoding/json does: the shortest
+// representation, in exponent form below 1e-6 and from 1e21 on, with a
+// two-digit negative exponent shortened (1e-07 → 1e-7).
+func appendFloat(b []byte, f float64) []byte {
+	format := byte('f')
+	if abs := math.Abs(f); abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
+}

@@ -36,6 +36,7 @@ type agentInfo struct {
 	topP        *float64
 	seed        *int64
 	maxTokens   int
+	price       *Price   // the model's declared price; nil: none
 	index       int      // in Program.Agents
 	toolNames   []string // the names of tools, in order
 }
@@ -87,6 +88,7 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 				ai.seed = &n
 			}
 			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
+			ai.price = priceOf(p, md)
 		}
 		if ag.Kind == bytecode.AgentLLM {
 			for _, ti := range ag.Tools {

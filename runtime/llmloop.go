@@ -125,9 +125,14 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			u := resp.Usage
 			ev.Usage = &u
 		}
+		if ag.price != nil {
+			cost := ag.price.Cost(resp.Usage)
+			ev.Cost = &cost
+		}
+		a.addCall(resp.Usage, ev.Cost)
 		a.emitTask(c.sc, ev)
 		if sp != nil {
-			sp.End(&SpanEnd{EventID: ev.ID, Usage: resp.Usage, FinishReason: resp.FinishReason, ResponseModel: resp.Model})
+			sp.End(&SpanEnd{EventID: ev.ID, Usage: resp.Usage, Cost: ev.Cost, FinishReason: resp.FinishReason, ResponseModel: resp.Model})
 		}
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 

@@ -51,6 +51,7 @@ type activeRun struct {
 	// claimed counts, per task, the leading events of tasks that an effect
 	// record of the current step carries (carry.go).
 	claimed map[scopeKey]int
+	totals  runTotals // the invocation's model calls (cost.go)
 
 	// With an Observer: the context of the run span (the parent of
 	// superstep spans), the run span, and the open superstep's span, set
@@ -396,6 +397,7 @@ func (a *activeRun) terminalEvents(res *vm.Result, status RunStatus, einfo *Erro
 	}
 	fin := a.newEvent(EventRunFinished, a.root, "", step)
 	fin.Status, fin.Interrupts = status, its
+	a.fillTotals(fin)
 	if res != nil {
 		if status == StatusCompleted && !res.Output.IsNull() {
 			if b, err := types.ToJSON(res.Output); err == nil {

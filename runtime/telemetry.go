@@ -96,6 +96,7 @@ type SpanEnd struct {
 
 	// SpanModel.
 	Usage         Usage
+	Cost          *float64 // USD, when the model declares a price
 	FinishReason  string
 	ResponseModel string
 }

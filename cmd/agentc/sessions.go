@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -128,7 +129,7 @@ exist, 2 on usage errors.`,
 				fmt.Fprintf(a.stdout, "session %s (user %s, app %s)\n", s.Session, s.User, s.App)
 				fmt.Fprintf(a.stdout, "created %s, updated %s, %d events\n", s.Created.Format(time.RFC3339), s.Updated.Format(time.RFC3339), s.Events)
 				for _, r := range s.Runs {
-					fmt.Fprintf(a.stdout, "  %s\t%s\t%s\n", r.ID, r.Runnable, r.Status)
+					fmt.Fprintf(a.stdout, "  %s\t%s\t%s%s\n", r.ID, r.Runnable, r.Status, runTotals(r))
 				}
 				return nil
 			})
@@ -167,4 +168,17 @@ exist, 2 on usage errors.`,
 	events.Flags().StringSliceVar(&f.kinds, "kind", nil, "only events of these kinds")
 	cmd.AddCommand(list, show, events)
 	return cmd
+}
+
+// runTotals is the tail of a run's line in sessions show: its cost in USD
+// when known, and its tokens when any call reported usage.
+func runTotals(r inspect.Run) string {
+	out := ""
+	if r.Cost != nil {
+		out += "\tcost $" + strconv.FormatFloat(*r.Cost, 'f', -1, 64)
+	}
+	if r.Usage != nil {
+		out += fmt.Sprintf("\ttokens %d in, %d out", r.Usage.PromptTokens, r.Usage.CompletionTokens)
+	}
+	return out
 }

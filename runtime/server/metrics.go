@@ -136,6 +136,11 @@ func (m *Metrics) Tokens(app, model string, input, output int) {
 	m.add("agentc_model_tokens_total", "counter", help, float64(output), "app", app, "model", model, "type", "output")
 }
 
+// Cost adds a priced model call's cost in USD (telemetry.Recorder).
+func (m *Metrics) Cost(app, model string, usd float64) {
+	m.add("agentc_model_cost_usd_total", "counter", "Model cost in USD by app and model (models with a price block).", usd, "app", app, "model", model)
+}
+
 // Request counts one HTTP request and its latency.
 func (m *Metrics) Request(proto string, status int, d time.Duration) {
 	m.add("agentc_http_requests_total", "counter", "HTTP requests by protocol and status.", 1, "protocol", proto, "code", strconv.Itoa(status))

@@ -333,6 +333,9 @@ func TestMetricsHistograms(t *testing.T) {
 	m.Duration("tool", "support", "cert_scan", 2*time.Second)
 	m.Duration("step", "support", "", time.Second) // not a histogram of its own
 	m.Tokens("support", "scripted:fast", 410, 24)
+	m.Cost("support", "scripted:fast", 0.25)
+	m.Cost("support", "scripted:fast", 0.5)
+	m.Cost("support", "scripted:free", 0)
 	var b strings.Builder
 	if _, err := m.WriteTo(&b); err != nil {
 		t.Fatal(err)
@@ -359,6 +362,9 @@ func TestMetricsHistograms(t *testing.T) {
 		`agentc_tool_duration_seconds_sum{app="support",tool="cert_scan"} 2.03` + "\n",
 		`agentc_model_tokens_total{app="support",model="scripted:fast",type="input"} 410` + "\n",
 		`agentc_model_tokens_total{app="support",model="scripted:fast",type="output"} 24` + "\n",
+		"# TYPE agentc_model_cost_usd_total counter\n",
+		`agentc_model_cost_usd_total{app="support",model="scripted:fast"} 0.75` + "\n",
+		`agentc_model_cost_usd_total{app="support",model="scripted:free"} 0` + "\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in\n%s", want, b.String())

@@ -25,12 +25,14 @@ import (
 const Scope = "github.com/agentc/agentc/runtime"
 
 // Recorder receives the duration of every observed span and the token
-// usage of model calls (server.Metrics implements it). name is the
+// usage and cost of model calls (server.Metrics implements it). name is the
 // runnable (run), node path (node), provider model id (model) or tool
 // name (tool); kind is "run", "node", "model" or "tool".
 type Recorder interface {
 	Duration(kind, app, name string, d time.Duration)
 	Tokens(app, model string, input, output int)
+	// Cost adds a priced model call's cost in USD (spec/events.md, cost).
+	Cost(app, model string, usd float64)
 }
 
 // Observer is a runtime.Observer. The zero value observes nothing; set
@@ -117,6 +119,9 @@ func (sp *span) End(e *runtime.SpanEnd) {
 		if sp.kind == runtime.SpanModel && e.Usage != (runtime.Usage{}) {
 			rec.Tokens(sp.app, sp.name, e.Usage.PromptTokens, e.Usage.CompletionTokens)
 		}
+		if sp.kind == runtime.SpanModel && e.Cost != nil {
+			rec.Cost(sp.app, sp.name, *e.Cost)
+		}
 	}
 	if sp.ot == nil {
 		return
@@ -133,6 +138,9 @@ func (sp *span) End(e *runtime.SpanEnd) {
 			attrs = append(attrs,
 				attribute.Int("gen_ai.usage.input_tokens", e.Usage.PromptTokens),
 				attribute.Int("gen_ai.usage.output_tokens", e.Usage.CompletionTokens))
+			if e.Cost != nil {
+				attrs = append(attrs, attribute.Float64("agentc.cost.usd", *e.Cost))
+			}
 			if e.ResponseModel != "" {
 				attrs = append(attrs, attribute.String("gen_ai.response.model", e.ResponseModel))
 			}

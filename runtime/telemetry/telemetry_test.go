@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -343,11 +345,17 @@ func TestServeAcceptsTraceparent(t *testing.T) {
 // model tokens, as the server's /metrics shows them.
 func TestMetricsOfARun(t *testing.T) {
 	m := server.NewMetrics()
-	in, out := 0, 0
+	in, out, cost := 0, 0, 0.0
 	for _, e := range runSupport(t, context.Background(), telemetry.New(nil, m, nil)) {
 		if e.Kind == runtime.EventModelResponse && e.Usage != nil {
 			in, out = in+e.Usage.PromptTokens, out+e.Usage.CompletionTokens
 		}
+		if e.Kind == runtime.EventModelResponse && e.Cost != nil {
+			cost += *e.Cost
+		}
+	}
+	if cost <= 0 {
+		t.Fatalf("the run's model_response events have no cost (examples/common/models.agent prices fast)")
 	}
 	if in == 0 || out == 0 {
 		t.Fatalf("the run's model_response events report no usage (%d, %d)", in, out)
@@ -369,5 +377,48 @@ func TestMetricsOfARun(t *testing.T) {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("missing %s in\n%s", want, b.String())
 		}
+	}
+	const series = `agentc_model_cost_usd_total{app="support",model="scripted:fast"} `
+	_, rest, ok := strings.Cut(b.String(), series)
+	line, _, _ := strings.Cut(rest, "\n")
+	if got, err := strconv.ParseFloat(line, 64); !ok || err != nil || math.Abs(got-cost) > 1e-12 {
+		t.Errorf("cost series %q, want %v, in\n%s", line, cost, b.String())
+	}
+}
+
+// A model span's cost reaches the Recorder as agentc_model_cost_usd_total,
+// summed by app and model; a call without a cost (an unpriced model) adds
+// no series.
+func TestModelCostMetric(t *testing.T) {
+	m := server.NewMetrics()
+	tp, exp := tracer(t)
+	o := telemetry.New(tp, m, nil)
+	for _, c := range []struct {
+		model string
+		cost  *float64
+	}{{"gpt-4o-mini", new(0.125)}, {"gpt-4o-mini", new(0.5)}, {"local", nil}} {
+		_, sp := o.Start(context.Background(), &runtime.SpanStart{Kind: runtime.SpanModel, App: "shop", Model: runtime.ModelInfo{Model: c.model}})
+		sp.End(&runtime.SpanEnd{Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 1}, Cost: c.cost})
+	}
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	if want := `agentc_model_cost_usd_total{app="shop",model="gpt-4o-mini"} 0.625` + "\n"; !strings.Contains(b.String(), want) {
+		t.Errorf("missing %q in\n%s", want, b.String())
+	}
+	if strings.Contains(b.String(), `agentc_model_cost_usd_total{app="shop",model="local"}`) {
+		t.Errorf("an unpriced model has a cost series:\n%s", b.String())
+	}
+	var costs []string
+	for _, s := range exp.GetSpans() {
+		if v, ok := attr(s, "agentc.cost.usd"); ok {
+			costs = append(costs, v.Emit())
+		} else {
+			costs = append(costs, "none")
+		}
+	}
+	if want := []string{"0.125", "0.5", "none"}; !slices.Equal(costs, want) {
+		t.Errorf("span costs %v, want %v", costs, want)
 	}
 }

@@ -1,0 +1,164 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
+	"github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/vm"
+)
+
+const costSource = `
+model priced {
+  provider = openai
+  name     = "p"
+  price { input = 2, output = 10, cached = 1 }
+}
+model free { provider = openai, name = "f" }
+model zero { provider = openai, name = "z", price { input = 0 } }
+agent a llm { model = priced }
+agent b llm { model = free }
+agent c llm { model = zero }
+agent a2 llm { model = priced }
+agent team chain { agents = [a, b, c, a2] }
+state S { q: string, first: string = "", ok: bool = false, second: string = "" }
+graph review(S) input q output second {
+  node one = llm a { prompt = q } into first
+  node ask = interrupt "Go on?" returns bool into ok
+  node two = llm a2 { prompt = first } into second
+  start -> one
+  one -> ask
+  ask -> two
+  two -> end
+}
+`
+
+const costFixture = `version: 1
+replies:
+  - match: {node: a}
+    text: one
+    usage: {prompt_tokens: 1000, completion_tokens: 500}
+  - match: {node: b}
+    text: two
+    usage: {prompt_tokens: 40, completion_tokens: 4}
+  - match: {node: c}
+    text: three
+    usage: {prompt_tokens: 7, completion_tokens: 3}
+  - match: {node: one}
+    text: draft
+    usage: {prompt_tokens: 500000, completion_tokens: 0}
+  - match: {node: two}
+    text: final
+    usage: {prompt_tokens: 0, completion_tokens: 100000}
+  - match: {node: a2}
+    text: four
+    usage: {prompt_tokens: 3000000, completion_tokens: 0}
+`
+
+// costRunner is a Runner of costSource over a memory store, its models
+// scripted by costFixture.
+func costRunner(t *testing.T) *runtime.Runner {
+	t.Helper()
+	prog := runtimetest.CompileSource(t, "cost.agent", costSource)
+	fx, err := model.LoadFixture("cost.yaml", []byte(costFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	models := map[string]runtime.Model{}
+	for _, name := range []string{"priced", "free", "zero"} {
+		models[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
+	}
+	r, err := runtime.NewRunner(runtime.RunnerConfig{App: "shop", Store: memory.New(), Program: prog, Models: models,
+		Funcs: vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(context.Background()) })
+	return r
+}
+
+func collect(t *testing.T, r *runtime.Runner, inv runtime.Invocation) []*runtime.Event {
+	t.Helper()
+	ch, err := r.Run(context.Background(), inv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []*runtime.Event
+	for e := range ch {
+		evs = append(evs, e)
+	}
+	return evs
+}
+
+// Each model_response of a priced model carries its call's cost (prompt
+// tokens at input, completion tokens at output, USD per million); an
+// unpriced model's carries none; run_finished carries the invocation's
+// usage and cost summed over its calls.
+func TestModelCost(t *testing.T) {
+	r := costRunner(t)
+	evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "team", Input: "go"})
+	costs := map[string]*float64{}
+	var fin *runtime.Event
+	for _, e := range evs {
+		switch e.Kind {
+		case runtime.EventModelResponse:
+			costs[e.Node] = e.Cost
+		case runtime.EventRunFinished:
+			fin = e
+		}
+	}
+	want := map[string]*float64{"a": new(0.007), "b": nil, "c": new(0.0), "a2": new(6.0)}
+	if len(costs) != len(want) {
+		t.Fatalf("model_response costs %v, want nodes of %v", costs, want)
+	}
+	for node, w := range want {
+		got, ok := costs[node]
+		switch {
+		case !ok:
+			t.Errorf("no model_response of %s", node)
+		case (got == nil) != (w == nil):
+			t.Errorf("%s: cost %v, want %v", node, got, w)
+		case got != nil && *got != *w:
+			t.Errorf("%s: cost %v, want %v", node, *got, *w)
+		}
+	}
+	if fin == nil || fin.Status != runtime.StatusCompleted {
+		t.Fatalf("run_finished %+v", fin)
+	}
+	if fin.Usage == nil || *fin.Usage != (runtime.Usage{PromptTokens: 3001047, CompletionTokens: 507}) {
+		t.Errorf("run_finished usage %+v", fin.Usage)
+	}
+	if fin.Cost == nil || *fin.Cost != 0.007+6 {
+		t.Errorf("run_finished cost %v, want %v", fin.Cost, 0.007+6)
+	}
+}
+
+// A resumed run's run_finished counts the calls of its own invocation: the
+// call before the interrupt is in the first invocation's total, the one
+// after it in the resumption's.
+func TestModelCostPerInvocation(t *testing.T) {
+	r := costRunner(t)
+	fin := func(evs []*runtime.Event) *runtime.Event {
+		t.Helper()
+		e := evs[len(evs)-1]
+		if e.Kind != runtime.EventRunFinished {
+			t.Fatalf("last event %s", e.Kind)
+		}
+		return e
+	}
+	first := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q"}))
+	if first.Status != runtime.StatusInterrupted || first.Cost == nil || *first.Cost != 1 ||
+		first.Usage == nil || *first.Usage != (runtime.Usage{PromptTokens: 500000}) {
+		t.Fatalf("first invocation: status %s cost %v usage %v", first.Status, first.Cost, first.Usage)
+	}
+	second := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: first.Run,
+		Values: map[string]json.RawMessage{"review/ask": json.RawMessage("true")}}}))
+	if second.Status != runtime.StatusCompleted || second.Cost == nil || *second.Cost != 1 ||
+		second.Usage == nil || *second.Usage != (runtime.Usage{CompletionTokens: 100000}) {
+		t.Fatalf("resumption: status %s cost %v usage %v err %+v", second.Status, second.Cost, second.Usage, second.Error)
+	}
+}
