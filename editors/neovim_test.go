@@ -17,6 +17,9 @@ import (
 func TestNeovimLSP(t *testing.T) {
 	nvim, err := exec.LookPath("nvim")
 	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("nvim is not installed: test/all.sh installs neovim for this test")
+		}
 		t.Skip("nvim is not installed")
 	}
 	if testing.Short() {
