@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/session"
 )
 
@@ -37,7 +39,7 @@ func dataDir(flag string) string {
 }
 
 type runFlags struct {
-	input, session, user string
+	input, session, user, run string
 	storeFlags
 	json          bool
 	resume, value string
@@ -47,10 +49,10 @@ type runFlags struct {
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|OUT.agb --input TEXT [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON]]",
+		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON]]",
 		Short: "Run a workflow once against the local store",
-		Long: `Run compiles FILE (or loads verified bytecode) and runs its serve target,
-else its only graph or agent, with --input as the user's message, in
+		Long: `Run compiles FILE (or loads verified bytecode) and runs the graph or
+agent --run names, else its serve target, else its only graph or agent, with --input as the user's message, in
 session --session of user --user. State and the session ledger live in the
 store --store selects (a postgres:// URL or a Pebble directory; default
 $AGENTC_STORE, else store: in agentc.yaml, else the Pebble store in the
@@ -79,6 +81,7 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.input, "input", "", "the user's message (a string, or JSON for other input types)")
+	fl.StringVar(&f.run, "run", "", "the graph or agent to run (default: the serve block's run, else the only one)")
 	fl.StringVar(&f.session, "session", defaultSession, "the session to run in")
 	fl.StringVar(&f.user, "user", defaultUser, "the user the session belongs to")
 	f.storeFlags.add(fl)
@@ -114,13 +117,26 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	asm, st, r, closeRunner, err := openRunner(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
+	opts := assembleOptions(a, prog, enc, proj.Root, f.dir())
+	if _, ok := prog.Runnable(""); !ok && f.run == "" && f.resume == "" && len(prog.Runnables()) > 1 {
+		return usageErr(fmt.Errorf("%s has no serve block and several runnables: choose one of %s with --run NAME", file, strings.Join(prog.Runnables(), ", ")))
+	}
+	if f.run != "" {
+		if f.resume != "" {
+			return usageErr(errors.New("--run starts a run of that runnable: a resumed run keeps its own, drop --run"))
+		}
+		if _, ok := prog.Runnable(f.run); !ok {
+			return usageErr(fmt.Errorf("--run: no graph or agent %q (runnables: %s)", f.run, strings.Join(prog.Runnables(), ", ")))
+		}
+		opts.Replay = assemble.ReplayFor(prog, f.run)
+	}
+	asm, st, r, closeRunner, err := openRunner(ctx, opts, target)
 	if err != nil {
 		return err
 	}
 	defer closeRunner()
 
-	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input}
+	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input, Runnable: f.run}
 	if f.resume != "" {
 		if f.resume == "latest" {
 			id, err := r.LatestResumable(ctx, f.user, f.session)

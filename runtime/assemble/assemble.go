@@ -349,8 +349,20 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 // DefaultReplay is the test block whose fixtures agentc run and serve
 // replay: the first one that runs the program's default runnable (nil when
 // none does).
-func DefaultReplay(p *bytecode.Program) *bytecode.Test {
-	gi := p.DefaultGraph()
+func DefaultReplay(p *bytecode.Program) *bytecode.Test { return replayOf(p, p.DefaultGraph()) }
+
+// ReplayFor is DefaultReplay for the runnable a command names (agentc run
+// --run NAME): the first test block that runs it; nil when none does or
+// no runnable has that name.
+func ReplayFor(p *bytecode.Program, runnable string) *bytecode.Test {
+	gi, ok := p.Runnable(runnable)
+	if !ok {
+		return nil
+	}
+	return replayOf(p, gi)
+}
+
+func replayOf(p *bytecode.Program, gi int) *bytecode.Test {
 	for i := range p.Tests {
 		if gi >= 0 && p.RunGraph(p.Tests[i].Run) == gi {
 			return &p.Tests[i]
