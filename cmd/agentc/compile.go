@@ -70,7 +70,7 @@ error was found, 2 on a usage or I/O problem.`,
 // any error is the command's failure (exit 1). It returns the program,
 // verified, and its encoding.
 func compileFile(a *app, file string) (*bytecode.Program, []byte, error) {
-	proj, err := openProject()
+	proj, err := openProject(file)
 	if err != nil {
 		return nil, nil, usageErr(err)
 	}

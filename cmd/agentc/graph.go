@@ -26,7 +26,7 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 			if f != bytecode.Mermaid && f != bytecode.DOT {
 				return usageErr(fmt.Errorf("unknown --format %q (want mermaid or dot)", format))
 			}
-			proj, err := openProject()
+			proj, err := openProject(args[0])
 			if err != nil {
 				return usageErr(err)
 			}

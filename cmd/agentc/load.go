@@ -143,6 +143,9 @@ func flushTraces(asm *assemble.Assembly, warn func(string)) {
 // traceFlush bounds the export of the last spans at exit.
 const traceFlush = 5 * time.Second
 
-// openProject is the project of the working directory, compiling against
-// the stdlib table's universe.
-func openProject() (*project.Project, error) { return project.Open(stdlib.Universe()) }
+// openProject is the project of path (a file or folder a command names;
+// "": the working directory), compiling against the stdlib table's
+// universe.
+func openProject(path string) (*project.Project, error) {
+	return project.OpenFor(path, stdlib.Universe())
+}

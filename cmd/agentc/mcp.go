@@ -81,7 +81,7 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 	if err != nil {
 		return err
 	}
-	proj, err := openProject()
+	proj, err := openProject(file)
 	if err != nil {
 		return usageErr(err)
 	}

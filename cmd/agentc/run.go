@@ -109,7 +109,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	proj, err := openProject()
+	proj, err := openProject(file)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -111,7 +111,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err != nil {
 		return err
 	}
-	proj, err := openProject()
+	proj, err := openProject(file)
 	if err != nil {
 		return usageErr(err)
 	}

@@ -36,7 +36,11 @@ compile, 2 on a usage or I/O problem.`,
 			if err != nil {
 				return usageErr(err)
 			}
-			proj, err := openProject()
+			first := ""
+			if len(files) > 0 {
+				first = files[0]
+			}
+			proj, err := openProject(first)
 			if err != nil {
 				return usageErr(err)
 			}

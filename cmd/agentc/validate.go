@@ -34,7 +34,7 @@ was found, 2 on a usage or I/O problem.`,
 			if len(files) == 0 {
 				return usageErr(fmt.Errorf("no .agent files in %v", args))
 			}
-			proj, err := openProject()
+			proj, err := openProject(files[0])
 			if err != nil {
 				return usageErr(err)
 			}

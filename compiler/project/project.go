@@ -1,6 +1,6 @@
 // Package project is where a command reads .agent files from: a root
-// directory (the nearest ancestor of the working directory holding
-// agentc.yaml or .git, else the working directory) that imports, skills
+// directory (the nearest ancestor of the file the command names, else of
+// the working directory, holding agentc.yaml or .git) that imports, skills
 // and fixtures may not leave, the compiler's configuration over it, the
 // source files named on a command line, and diagnostics rewritten for
 // display. Names inside the compiler are relative to the root; names shown
@@ -35,21 +35,56 @@ func Open(u *compiler.Universe) (*Project, error) {
 	return At(wd, u), nil
 }
 
+// OpenFor is the project of the file or folder path names (relative to the
+// working directory or absolute): its root is the nearest ancestor of path
+// holding agentc.yaml or .git, as the go command finds go.mod, so a file
+// can be named from any folder (with no such folder above it, the working
+// directory's project, as Open); names are still shown relative to the
+// working directory. An empty path is Open.
+func OpenFor(path string, u *compiler.Universe) (*Project, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, fmt.Errorf("working directory: %w", err)
+	}
+	if path == "" {
+		return At(wd, u), nil
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(wd, path)
+	}
+	dir := abs
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		dir = filepath.Dir(abs)
+	}
+	if root, ok := findRoot(dir); ok {
+		return &Project{Root: root, WD: wd, universe: u}, nil
+	}
+	return At(wd, u), nil // no marker above the file: the working directory's project
+}
+
 // At is the project of working directory wd (absolute).
 func At(wd string, u *compiler.Universe) *Project {
-	root := wd
-	for dir := wd; ; {
+	root, ok := findRoot(wd)
+	if !ok {
+		root = wd
+	}
+	return &Project{Root: root, WD: wd, universe: u}
+}
+
+// findRoot is the nearest ancestor of dir (absolute) holding agentc.yaml or
+// .git; ok is false when there is none.
+func findRoot(start string) (root string, ok bool) {
+	for dir := start; ; {
 		if exists(filepath.Join(dir, "agentc.yaml")) || exists(filepath.Join(dir, ".git")) {
-			root = dir
-			break
+			return dir, true
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			break
+			return "", false
 		}
 		dir = parent
 	}
-	return &Project{Root: root, WD: wd, universe: u}
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
