@@ -185,8 +185,16 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		fmt.Fprintf(a.stderr, "agentc: run %s is waiting (session %s, user %s)\n", fin.Run, inv.Session, inv.User)
 		for _, in := range fin.Interrupts {
 			fmt.Fprintf(a.stderr, "  interrupt %s: %s\n", in.ID, in.Prompt)
+			if in.Schema != nil {
+				schema, _ := json.Marshal(in.Schema)
+				fmt.Fprintf(a.stderr, "    answer: JSON of schema %s, e.g. %s\n", schema, runtime.SchemaExample(in.Schema))
+			}
 		}
-		fmt.Fprintf(a.stderr, "resume with: agentc run %s --resume %s --value JSON\n", file, fin.Run)
+		example := "JSON"
+		if len(fin.Interrupts) == 1 && fin.Interrupts[0].Schema != nil {
+			example = shellQuote(string(runtime.SchemaExample(fin.Interrupts[0].Schema)))
+		}
+		fmt.Fprintf(a.stderr, "resume with: agentc run %s --resume %s --value %s\n", file, fin.Run, example)
 		return &exitError{code: exitInterrupted}
 	case runtime.StatusNeedsDecision:
 		fmt.Fprintf(a.stderr, "agentc: run %s needs decisions on side effects that may have happened:\n", fin.Run)
@@ -287,3 +295,6 @@ func printOutput(a *app, out json.RawMessage) {
 		fmt.Fprintf(a.stdout, "%s\n", out)
 	}
 }
+
+// shellQuote quotes s for a POSIX shell (single quotes).
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
