@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/lang/syntax"
 	"github.com/agentc/agentc/runtime/testrun"
 )
 
@@ -73,7 +75,8 @@ type testResult struct {
 }
 
 // testFile runs the tests of one file and returns how many passed and how
-// many there were (a file that does not compile counts as one failure).
+// many there were (a file that does not compile fails each of its test
+// blocks, at least one).
 func testFile(ctx context.Context, a *app, proj *project.Project, file string, asJSON bool) (passed, total int) {
 	prog, enc, ds, srcs, err := proj.Compile(file)
 	if err != nil {
@@ -82,8 +85,9 @@ func testFile(ctx context.Context, a *app, proj *project.Project, file string, a
 	}
 	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
 		_ = renderDiags(a, "text", ds, srcs)
-		fmt.Fprintf(a.stdout, "FAIL %s (does not compile)\n", file)
-		return 0, 1
+		blocks := testBlocks(file)
+		fmt.Fprintf(a.stdout, "FAIL %s (does not compile: %d test(s) not run)\n", file, blocks)
+		return 0, blocks
 	}
 	cfg := testrun.Config{Root: proj.Root, Display: proj.Display, Verified: true, Encoding: enc}
 	var cov testrun.Coverage
@@ -116,4 +120,21 @@ func testFile(ctx context.Context, a *app, proj *project.Project, file string, a
 		}
 	}
 	return passed, total
+}
+
+// testBlocks is how many test blocks file declares, as far as it parses;
+// at least 1.
+func testBlocks(file string) int {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return 1
+	}
+	f, _ := syntax.Parse(file, src)
+	n := 0
+	for _, d := range f.Decls {
+		if _, ok := d.(*syntax.Test); ok {
+			n++
+		}
+	}
+	return max(n, 1)
 }
