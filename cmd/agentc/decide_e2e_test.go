@@ -5,9 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -40,14 +38,7 @@ func TestDecideAfterKill(t *testing.T) {
 		}
 	}))
 	defer tools.Close()
-	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "orphan.agent"), []byte(orphanSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
+	root, env := orphanProject(t, tools)
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -76,14 +77,7 @@ func TestServeResumesOrphansAfterKill(t *testing.T) {
 	}))
 	defer tools.Close()
 
-	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "orphan.agent"), []byte(orphanSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
+	root, env := orphanProject(t, tools)
 
 	// First server: start a run, kill the server while node b waits.
 	srv1, addr1, _ := startServe(t, root, env)
@@ -143,6 +137,49 @@ func TestServeResumesOrphansAfterKill(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "completed") || strings.Contains(r.stdout, "running") {
 		t.Errorf("after the restart: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
+	// The ledger: each node finished once (node a's step was not redone),
+	// the run ended once as completed, and no event is lost or doubled.
+	r = runAgentc(t, root, env, "sessions", "events", sess[1], "--app", "orphan", "--user", "u", "--json")
+	if r.code != 0 {
+		t.Fatalf("sessions events: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	count := map[string]int{}
+	var seqs []int
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var e struct {
+			Kind, Node, Status string
+			Seq                int
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("event %s: %v", line, err)
+		}
+		count[e.Kind+" "+e.Node+e.Status]++
+		seqs = append(seqs, e.Seq)
+	}
+	for k, want := range map[string]int{"node_finished a": 1, "node_finished b": 1, "run_finished completed": 1, "tool_result a": 1} {
+		if count[k] != want {
+			t.Errorf("ledger has %d %q, want %d (all: %v)", count[k], k, want, count)
+		}
+	}
+	for i, s := range seqs {
+		if s != i+1 {
+			t.Fatalf("ledger sequence %v has a gap or repeat at %d", seqs, i)
+		}
+	}
+}
+
+// orphanProject is a project folder holding orphan.agent, whose tools call
+// the test server tools, and the environment to run agentc in it.
+func orphanProject(t *testing.T, tools *httptest.Server) (root string, env []string) {
+	t.Helper()
+	root = t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "orphan.agent"), []byte(orphanSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
 }
 
 // startServe starts `agentc serve` on a kernel-chosen port with token tok
