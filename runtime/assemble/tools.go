@@ -150,7 +150,10 @@ func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
 	if !need {
 		return nil
 	}
-	pool := mcpclient.NewPool(mcpclient.Config{Root: o.Root, LookupEnv: o.Env})
+	// MCP servers over HTTP are held to the same host allowlist as
+	// `run = http` tools.
+	allow := tools.Config{AllowHosts: allowHosts(o.Env)}.AllowURL
+	pool := mcpclient.NewPool(mcpclient.Config{Root: o.Root, LookupEnv: o.Env, Allow: allow})
 	if err := mcpclient.Bind(cfg.Tools, cfg.Machine, pool); err != nil {
 		_ = pool.Close(context.Background())
 		return fmt.Errorf("load tools: %w", err)
@@ -160,7 +163,8 @@ func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
 }
 
 // allowHosts reads AGENTC_ALLOW_HOSTS: comma-separated hosts (or *.suffix)
-// that http_get and `run = http` tools may reach; empty denies every host.
+// that http_get, `run = http` tools and `run = mcp { url }` servers may
+// reach; empty denies every host.
 func allowHosts(env func(string) (string, bool)) []string {
 	v, _ := env("AGENTC_ALLOW_HOSTS")
 	var hosts []string

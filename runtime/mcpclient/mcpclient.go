@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	neturl "net/url"
 	"os/exec"
 	"path"
 	"path/filepath"
@@ -45,6 +46,11 @@ type Config struct {
 	LookupEnv func(string) (string, bool)
 	// HTTPClient carries streamable HTTP requests (nil: a default client).
 	HTTPClient *http.Client
+	// Allow vets every URL a streamable HTTP server is reached at: the
+	// declared one (a refused URL fails each call of its tools with
+	// tool_error, without connecting) and each request's, redirects
+	// included. Nil: every URL (the assembly sets the host allowlist).
+	Allow func(u *neturl.URL) error
 	// Version is the client version sent at initialization.
 	Version string
 }
@@ -221,6 +227,7 @@ type tool struct {
 	timeout time.Duration
 	pool    *Pool
 	srv     *server
+	refused error // the declared URL is not allowed
 }
 
 func newTool(m *vm.Machine, t *bytecode.Tool, pool *Pool) (*tool, error) {
@@ -295,7 +302,11 @@ func newTool(m *vm.Machine, t *bytecode.Tool, pool *Pool) (*tool, error) {
 	var err error
 	switch {
 	case url != "" && len(argv) == 0:
-		mt.srv, err = pool.serverFor(serverKey("http", url, headers), url, httpTransport(url, headers, pool.cfg.HTTPClient))
+		if err := pool.allow(url); err != nil {
+			mt.refused = err
+			return mt, nil
+		}
+		mt.srv, err = pool.serverFor(serverKey("http", url, headers), url, httpTransport(url, headers, pool.cfg.HTTPClient, pool.cfg.Allow))
 	case len(argv) > 0 && argv[0] != "" && url == "":
 		dir := filepath.Join(pool.cfg.Root, filepath.FromSlash(fileDir(p, t)))
 		mt.srv, err = pool.serverFor(serverKey("stdio", dir+"\x00"+strings.Join(argv, "\x00"), env), argv[0], stdioTransport(argv, dir, env))
@@ -334,18 +345,46 @@ func serverKey(kind, where string, kv map[string]string) string {
 	return b.String()
 }
 
-func httpTransport(url string, headers map[string]string, base *http.Client) func() mcp.Transport {
+// allow is cfg.Allow's verdict on a declared URL.
+func (p *Pool) allow(raw string) error {
+	u, err := neturl.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return &refusedError{fmt.Errorf("%q is not an http(s) URL", raw)}
+	}
+	if p.cfg.Allow == nil {
+		return nil
+	}
+	if err := p.cfg.Allow(u); err != nil {
+		return &refusedError{err}
+	}
+	return nil
+}
+
+// refusedError is a URL Config.Allow refused: a setting to change, not a
+// failure to retry, so its calls fail tool_error.
+type refusedError struct{ err error }
+
+func (e *refusedError) Error() string { return e.err.Error() }
+func (e *refusedError) Unwrap() error { return e.err }
+
+func httpTransport(url string, headers map[string]string, base *http.Client, allow func(*neturl.URL) error) func() mcp.Transport {
 	client := base
 	if client == nil {
 		client = &http.Client{}
 	}
-	if len(headers) > 0 {
+	if len(headers) > 0 || allow != nil {
 		c := *client
 		rt := c.Transport
 		if rt == nil {
 			rt = http.DefaultTransport
 		}
-		c.Transport = headerTransport{base: rt, headers: headers}
+		if len(headers) > 0 {
+			rt = headerTransport{base: rt, headers: headers}
+		}
+		if allow != nil {
+			rt = allowTransport{base: rt, allow: allow}
+		}
+		c.Transport = rt
 		client = &c
 	}
 	return func() mcp.Transport {
@@ -367,6 +406,24 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return h.base.RoundTrip(r)
+}
+
+// allowTransport sends only requests whose URL allow accepts: a redirect
+// (followed by the client) or a session endpoint cannot leave the
+// allowlist.
+type allowTransport struct {
+	base  http.RoundTripper
+	allow func(*neturl.URL) error
+}
+
+func (a allowTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := a.allow(r.URL); err != nil {
+		if r.Body != nil {
+			_ = r.Body.Close()
+		}
+		return nil, &refusedError{err}
+	}
+	return a.base.RoundTrip(r)
 }
 
 // stdioTransport starts argv in dir with only env: nothing of agentc's
@@ -413,6 +470,9 @@ func (t *tool) errorf(kind vm.ErrorKind, format string, args ...any) error {
 // read-only or idempotent call is sent once more on a fresh session, any
 // other fails unavailable (its outcome is unknown).
 func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessage, error) {
+	if t.refused != nil {
+		return nil, t.errorf(vm.KindToolError, "server %v", t.refused)
+	}
 	ctx, cancel := context.WithTimeout(ctx, t.timeout)
 	defer cancel()
 	args := req.Args
@@ -458,7 +518,10 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 // failed is a transport failure's error: timeout or canceled when ctx
 // ended, else unavailable.
 func (t *tool) failed(ctx context.Context, what string, err error) error {
+	var refused *refusedError
 	switch {
+	case errors.As(err, &refused):
+		return t.errorf(vm.KindToolError, "%s: %v", what, refused)
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return t.errorf(vm.KindTimeout, "%s: no answer within %s", what, t.timeout)
 	case ctx.Err() != nil:

@@ -114,6 +114,7 @@ type swapHandler struct {
 	mu2  sync.Mutex
 	ids  map[string]bool // the session ids requests carried
 	auth atomic.Value    // the last Authorization header
+	hits atomic.Int32    // requests served
 }
 
 func newSwap(rec *recorder) *swapHandler {
@@ -130,6 +131,7 @@ func (s *swapHandler) reset() {
 }
 
 func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.hits.Add(1)
 	s.auth.Store(r.Header.Get("Authorization"))
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		s.mu2.Lock()
@@ -280,7 +282,7 @@ func TestWorkflowCallsMCPTool(t *testing.T) {
 	for _, tr := range transports {
 		for _, c := range cases {
 			t.Run(tr.name+"/"+c.tool, func(t *testing.T) {
-				r := assembled(t, tr.run, map[string]string{"KB_TOKEN": "Bearer s3cret"}, &model{tool: c.tool, args: c.args})
+				r := assembled(t, tr.run, map[string]string{"KB_TOKEN": "Bearer s3cret", "AGENTC_ALLOW_HOSTS": "127.0.0.1:*"}, &model{tool: c.tool, args: c.args})
 				res, fin := runOnce(t, r, "s")
 				if fin.Status != runtime.StatusCompleted {
 					t.Fatalf("run %s: %+v", fin.Status, fin.Error)
@@ -310,6 +312,52 @@ func TestWorkflowCallsMCPTool(t *testing.T) {
 	defer rec.mu.Unlock()
 	if len(rec.metas) == 0 || rec.metas[0][mcpclient.IdempotencyMeta] == nil {
 		t.Errorf("lookup (idempotent) got _meta %v, want %s", rec.metas, mcpclient.IdempotencyMeta)
+	}
+}
+
+// An MCP server over HTTP is held to AGENTC_ALLOW_HOSTS like `run = http`
+// tools: a declared host the list lacks fails each call tool_error without
+// connecting, and a redirect cannot leave the list.
+func TestAllowHosts(t *testing.T) {
+	rec := &recorder{}
+	sw := newSwap(rec)
+	hs := httptest.NewServer(sw)
+	defer hs.Close()
+	var redirected atomic.Int32
+	away := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		redirected.Add(1)
+		http.Redirect(w, r, strings.Replace(hs.URL, "127.0.0.1", "localhost", 1)+"/mcp", http.StatusTemporaryRedirect)
+	}))
+	defer away.Close()
+	port := hs.URL[strings.LastIndex(hs.URL, ":")+1:]
+	cases := []struct {
+		name, url, allow string
+		want             string // in the tool_result's error message
+	}{
+		{"unset", hs.URL, "", "is not allowed on port " + port + " (AGENTC_ALLOW_HOSTS)"},
+		{"other port", hs.URL, "127.0.0.1:1", "is not allowed on port " + port},
+		{"other host", hs.URL, "example.com", `host "127.0.0.1" is not allowed`},
+		{"not http", "file:///etc/passwd", "*", "is not an http(s) URL"},
+		{"redirect away", away.URL, "127.0.0.1:*", `host "localhost" is not allowed`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			before := sw.hits.Load()
+			r := assembled(t, httpRun(c.url), map[string]string{"KB_TOKEN": "x", "AGENTC_ALLOW_HOSTS": c.allow}, &model{tool: "lookup", args: `{"q":"ann"}`})
+			res, fin := runOnce(t, r, "s")
+			if fin.Status != runtime.StatusCompleted {
+				t.Fatalf("run %s: %+v", fin.Status, fin.Error)
+			}
+			if res.Error == nil || res.Error.Kind != "tool_error" || !strings.Contains(res.Error.Message, c.want) {
+				t.Fatalf("tool_result error %+v, want tool_error containing %q", res.Error, c.want)
+			}
+			if got := sw.hits.Load(); got != before {
+				t.Errorf("the server got %d requests; a refused URL must not be reached", got-before)
+			}
+		})
+	}
+	if redirected.Load() == 0 {
+		t.Error("the redirecting server was never asked: the redirect case proved nothing")
 	}
 }
 

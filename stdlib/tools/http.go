@@ -125,6 +125,16 @@ func (c Config) httpClient(drop ...string) *http.Client {
 	return &cl
 }
 
+// AllowURL is the host allowlist's verdict on u (nil: AllowHosts names
+// its host and port), for clients of other protocols bound by the same
+// list (MCP servers reached over HTTP).
+func (c Config) AllowURL(u *url.URL) error {
+	if !hostAllowed(c.AllowHosts, u) {
+		return fmt.Errorf("host %q is not allowed on port %s (AGENTC_ALLOW_HOSTS)", u.Hostname(), portOf(u))
+	}
+	return nil
+}
+
 type notAllowed struct{ host, port string }
 
 func (e *notAllowed) Error() string {
