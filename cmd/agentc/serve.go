@@ -56,7 +56,9 @@ only with Content-Type: application/json; it takes no tokens.
 
 The A2A agent card's url is --public-url + the A2A path (set it behind a
 TLS terminator or proxy), else the listen address; X-Forwarded-Host/Proto
-are believed only from --trusted-proxy addresses.
+are believed only from --trusted-proxy addresses. A2A push notifications
+are on when --push-host names the hosts webhooks may be on (AGENTC_ALLOW_HOSTS
+syntax; a client's webhook elsewhere is refused).
 
 Models: with OPENAI_API_KEY set, each model declaration calls an
 OpenAI-compatible endpoint; without it, the models and tools replay the
@@ -65,7 +67,7 @@ fixtures of the first test block that runs the served runnable.
 Settings are taken from, in order: flags, AGENTC_* environment variables
 (AGENTC_ADDR, AGENTC_DATA, AGENTC_TOKENS, AGENTC_OPEN, AGENTC_MAX_RUNS,
 AGENTC_MAX_BODY, AGENTC_RUN_TIMEOUT, AGENTC_WRITE_TIMEOUT, AGENTC_PUBLIC_URL,
-AGENTC_TRUSTED_PROXIES), the serve:
+AGENTC_TRUSTED_PROXIES, AGENTC_PUSH_HOSTS), the serve:
 section of agentc.yaml at the project root, the serve block, defaults.
 
 Traces (OpenTelemetry, OTLP over HTTP or gRPC) are off unless the standard
@@ -96,6 +98,7 @@ closed.`,
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
 	fl.StringVar(&f.PublicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
 	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
+	fl.StringArrayVar(&f.PushHosts, "push-host", nil, "a host (host, host:port, host:*, *.suffix) A2A push-notification webhooks may be on (repeatable; none: push is off)")
 	return cmd
 }
 

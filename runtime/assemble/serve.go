@@ -21,12 +21,13 @@ import (
 	"github.com/agentc/agentc/runtime/server/agui"
 	"github.com/agentc/agentc/runtime/server/mcp"
 	"github.com/agentc/agentc/runtime/server/openai"
+	"github.com/agentc/agentc/stdlib/tools"
 )
 
 // ServeFlags are the server settings given on agentc serve's command line.
 // Set reports whether a flag was given, by its name (addr, data, app,
 // token, open, max-runs, max-body, run-timeout, write-timeout, public-url,
-// trusted-proxy, store); nil: none was.
+// trusted-proxy, store, push-host); nil: none was.
 type ServeFlags struct {
 	Addr, Data, App, Store   string
 	Tokens                   []string // TOKEN=USER entries
@@ -36,6 +37,7 @@ type ServeFlags struct {
 	RunTimeout, WriteTimeout time.Duration
 	PublicURL                string
 	TrustedProxies           []string // IPs or CIDRs
+	PushHosts                []string // webhook hosts for A2A push notifications
 	Set                      func(flag string) bool
 }
 
@@ -56,6 +58,9 @@ type ServeSettings struct {
 	// Version is the server version protocols report (MCP serverInfo);
 	// empty: "dev".
 	Version string
+	// PushHosts are the hosts A2A push-notification webhooks may be on
+	// (AGENTC_ALLOW_HOSTS syntax); empty: push notifications are off.
+	PushHosts []string
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -72,6 +77,7 @@ type yamlServe struct {
 		WriteTimeout string            `yaml:"write_timeout"`
 		PublicURL    string            `yaml:"public_url"`
 		Proxies      []string          `yaml:"trusted_proxies"`
+		PushHosts    []string          `yaml:"push_hosts"`
 	} `yaml:"serve"`
 }
 
@@ -198,6 +204,17 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 	if s.TrustedProxies, err = server.ParsePrefixes(proxies); err != nil {
 		return s, fmt.Errorf("--trusted-proxy: %w", err)
 	}
+	pushHosts := y.Serve.PushHosts
+	if changed("push-host") {
+		pushHosts = f.PushHosts
+	} else if v := getenv("AGENTC_PUSH_HOSTS"); v != "" {
+		pushHosts = strings.Split(v, ",")
+	}
+	for _, h := range pushHosts {
+		if h = strings.TrimSpace(h); h != "" {
+			s.PushHosts = append(s.PushHosts, h)
+		}
+	}
 	return s, nil
 }
 
@@ -279,6 +296,9 @@ func Mounts(b *server.Backend, prog *bytecode.Program, set ServeSettings, env fu
 		}
 		opts.Artifacts = a2aArtifacts(artifact.New(b.Docs, b.Clock.Now))
 		opts.PublicURL, opts.ListenAddr, opts.TrustedProxies = set.PublicURL, set.Addr, set.TrustedProxies
+		if len(set.PushHosts) > 0 {
+			opts.Push = &a2a.PushOptions{Allow: tools.Config{AllowHosts: set.PushHosts}.AllowURL}
+		}
 		h := a2a.New(b, opts)
 		mounts = append(mounts, h.Mounts()...)
 		closers = append(closers, h.Close)

@@ -58,6 +58,14 @@ func TestServeSettingsPrecedence(t *testing.T) {
 			func(s ServeSettings) bool { return s.Store == "/srv/env-store" && s.Data == ".agentc" }, "the env store"},
 		{"--store over AGENTC_STORE", "", map[string]string{"AGENTC_STORE": "/srv/env-store"}, ServeFlags{Store: "postgresql://f@127.0.0.1/db"}, []string{"store"},
 			func(s ServeSettings) bool { return s.Store == "postgresql://f@127.0.0.1/db" }, "the flag store"},
+		{"push hosts: yaml, env over yaml, flag over env", "serve:\n  push_hosts: [hooks.example.com]\n", nil, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return len(s.PushHosts) == 1 && s.PushHosts[0] == "hooks.example.com" }, "the yaml hosts"},
+		{"AGENTC_PUSH_HOSTS", "serve:\n  push_hosts: [hooks.example.com]\n", map[string]string{"AGENTC_PUSH_HOSTS": "a.example.com, 127.0.0.1:*"}, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return len(s.PushHosts) == 2 && s.PushHosts[1] == "127.0.0.1:*" }, "the env hosts, trimmed"},
+		{"--push-host", "", map[string]string{"AGENTC_PUSH_HOSTS": "a.example.com"}, ServeFlags{PushHosts: []string{"f.example.com"}}, []string{"push-host"},
+			func(s ServeSettings) bool { return len(s.PushHosts) == 1 && s.PushHosts[0] == "f.example.com" }, "the flag hosts"},
+		{"no push hosts", "", nil, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return len(s.PushHosts) == 0 }, "push off"},
 		{"flags over env", yamlAll, map[string]string{"AGENTC_ADDR": "127.0.0.1:7003", "AGENTC_TOKENS": "etok=euser"},
 			ServeFlags{Addr: "127.0.0.1:7004", Tokens: []string{"ftok=fuser", "gtok=guser"}, MaxRuns: 3, Open: true},
 			[]string{"addr", "token", "max-runs", "open"},
@@ -73,7 +81,7 @@ func TestServeSettingsPrecedence(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for _, k := range []string{"AGENTC_ADDR", "AGENTC_DATA", "AGENTC_TOKENS", "AGENTC_MAX_RUNS", "AGENTC_OPEN", "AGENTC_STORE", "W_ADDR"} {
+			for _, k := range []string{"AGENTC_ADDR", "AGENTC_DATA", "AGENTC_TOKENS", "AGENTC_MAX_RUNS", "AGENTC_OPEN", "AGENTC_STORE", "AGENTC_PUSH_HOSTS", "W_ADDR"} {
 				t.Setenv(k, tc.env[k]) // restored after the test
 				if _, ok := tc.env[k]; !ok {
 					os.Unsetenv(k)

@@ -18,6 +18,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
@@ -62,6 +63,9 @@ type Options struct {
 	Artifacts ArtifactFunc
 	// Logger receives internal errors (nil: the Backend's, else none).
 	Logger *slog.Logger
+	// Push enables push notifications to the webhooks clients configure
+	// (nil: not supported, the card says so).
+	Push *PushOptions
 }
 
 // Handler serves A2A JSON-RPC at Options.Path and the agent card through
@@ -78,6 +82,8 @@ type Handler struct {
 	closed bool
 	live   map[string]*liveTask // by task id
 	wg     sync.WaitGroup       // live tasks
+
+	pushes *pusher // nil without Options.Push
 }
 
 // New returns the A2A adapter over b. b's Runner, Docs, Sessions and NewID
@@ -120,7 +126,13 @@ func New(b *server.Backend, opts Options) *Handler {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if opts.Push != nil && opts.Push.Allow == nil {
+		p := *opts.Push
+		p.Allow = func(*neturl.URL) error { return errors.New("no webhook host is allowed") }
+		opts.Push = &p
+	}
 	h := &Handler{b: b, opts: opts, log: log, live: map[string]*liveTask{}}
+	h.pushes = newPusher(opts.Push, log.Warn)
 	h.base, h.stop = context.WithCancel(context.Background())
 	return h
 }
@@ -149,10 +161,12 @@ func (h *Handler) Close(ctx context.Context) error {
 	select {
 	case <-done:
 		h.stop()
+		h.pushes.close(ctx) // the last notifications go out while ctx lasts
 		return nil
 	case <-ctx.Done():
 		h.stop()
 		<-done
+		h.pushes.close(ctx)
 		return ctx.Err()
 	}
 }
@@ -262,7 +276,7 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v Version, us
 	case "subscribe":
 		c.subscribe()
 	case "push":
-		c.finish(nil, pushNotSupported())
+		c.finish(c.push(req.Method))
 	case "extendedCard":
 		if v == V10 {
 			c.finish(nil, unsupported("the agent card declares no extended card"))

@@ -233,7 +233,7 @@ func (h *Handler) card(v Version, url string) any {
 		{URL: url, ProtocolBinding: "JSONRPC", ProtocolVersion: "0.3"},
 	}
 	no := false
-	body := cardBody{Version: h.opts.Version, Capabilities: capabilities{Streaming: true},
+	body := cardBody{Version: h.opts.Version, Capabilities: capabilities{Streaming: true, PushNotifications: h.opts.Push != nil},
 		DefaultInputModes: h.opts.InputModes, DefaultOutputModes: h.opts.OutputModes, Skills: h.skills()}
 	if v == V10 {
 		body.Capabilities.ExtendedAgentCard = &no

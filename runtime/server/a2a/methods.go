@@ -76,9 +76,21 @@ func (c *call) send(stream bool) {
 	if cfg == nil {
 		cfg = &sendConfig{}
 	}
-	if present(cfg.TaskPushNotificationConfig) || present(cfg.PushNotificationConfig) {
-		c.finish(nil, pushNotSupported())
-		return
+	var push *pushConfig
+	if raw, field := cfg.TaskPushNotificationConfig, "configuration.taskPushNotificationConfig"; present(raw) || present(cfg.PushNotificationConfig) {
+		if c.h.opts.Push == nil {
+			c.finish(nil, pushNotSupported())
+			return
+		}
+		if c.v == V03 || !present(raw) {
+			raw, field = cfg.PushNotificationConfig, "configuration.pushNotificationConfig"
+		}
+		pc, e := c.h.decodePushConfig(c.v, raw, field)
+		if e != nil {
+			c.finish(nil, e)
+			return
+		}
+		push = &pc
 	}
 	if cfg.HistoryLength != nil && *cfg.HistoryLength < 0 {
 		c.finish(nil, invalidParams("configuration.historyLength", "historyLength must not be negative"))
@@ -92,9 +104,9 @@ func (c *call) send(stream bool) {
 	var sub *subscriber
 	var started string
 	if msg.TaskID != "" {
-		lt, sub, e = c.continueTask(msg, stream)
+		lt, sub, e = c.continueTask(msg, push, stream)
 	} else {
-		lt, sub, started, e = c.newTask(msg, p.Metadata, stream)
+		lt, sub, started, e = c.newTask(msg, p.Metadata, push, stream)
 	}
 	if e != nil {
 		c.finish(nil, e)
@@ -186,7 +198,7 @@ func (c *call) streamStored(t *Task) {
 // messageId started a task before returns that task's id as started, and
 // starts nothing: the messageId is reserved (IfAbsent) before the run
 // starts, so two sendings of one message never both run.
-func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (lt *liveTask, sub *subscriber, started string, e *rpcError) {
+func (c *call) newTask(msg Message, metadata json.RawMessage, push *pushConfig, stream bool) (lt *liveTask, sub *subscriber, started string, e *rpcError) {
 	h := c.h
 	ctxID := msg.ContextID
 	if ctxID == "" {
@@ -206,6 +218,11 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (lt *
 		Created: now, Updated: now, Metadata: metadata}
 	msg.TaskID, msg.ContextID = t.ID, ctxID
 	t.History = []Message{msg}
+	if push != nil {
+		if _, e := h.addPush(t, *push); e != nil {
+			return nil, nil, "", e
+		}
+	}
 	lt, err := h.claim(c.user, t)
 	if err != nil {
 		return nil, nil, "", h.startError(err)
@@ -254,7 +271,7 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, stream bool) (lt *
 }
 
 // continueTask resumes an input-required task with the message's answer.
-func (c *call) continueTask(msg Message, stream bool) (*liveTask, *subscriber, *rpcError) {
+func (c *call) continueTask(msg Message, push *pushConfig, stream bool) (*liveTask, *subscriber, *rpcError) {
 	h := c.h
 	t, e := c.load(msg.TaskID)
 	if e != nil {
@@ -300,6 +317,12 @@ func (c *call) continueTask(msg Message, stream bool) (*liveTask, *subscriber, *
 	if e != nil {
 		h.release(lt)
 		return nil, nil, e
+	}
+	if push != nil {
+		if _, e := h.addPush(t, *push); e != nil {
+			h.release(lt)
+			return nil, nil, e
+		}
 	}
 	run, err := h.b.Start(h.base, Proto, runtime.Invocation{User: c.user, Session: t.ContextID, Resume: resume})
 	if err != nil {

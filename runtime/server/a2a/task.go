@@ -66,6 +66,8 @@ type Task struct {
 	Updated    time.Time               `json:"updated"`
 	// IndexKey is the task's current key in CollRecent.
 	IndexKey string `json:"indexKey,omitempty"`
+	// Push are the task's webhooks (push notifications).
+	Push []pushConfig `json:"push,omitempty"`
 }
 
 // clone returns a copy whose slices a later append to t cannot change.
@@ -73,6 +75,7 @@ func (t *Task) clone() *Task {
 	c := *t
 	c.History = slices.Clip(t.History)
 	c.Artifacts = slices.Clip(t.Artifacts)
+	c.Push = slices.Clip(t.Push)
 	return &c
 }
 
@@ -351,6 +354,7 @@ func (h *Handler) change(lt *liveTask, f func(t *Task) []update) {
 			s.push(u)
 		}
 	}
+	h.pushes.notify(lt.t, ups)
 }
 
 // ---- the pump ----------------------------------------------------------
