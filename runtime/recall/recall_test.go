@@ -253,6 +253,8 @@ func TestSearchScopes(t *testing.T) {
 	}
 }
 
+// Without a summary nothing is hidden: current_hidden answers from the
+// whole session and says so, rather than with nothing.
 func TestSearchHiddenWithoutSummary(t *testing.T) {
 	f := newFixture(t)
 	out, err := call(t, NewSearchTool(f.x, nil), f.other, `{"query": "postgres", "scope": "current_hidden"}`)
@@ -263,8 +265,58 @@ func TestSearchHiddenWithoutSummary(t *testing.T) {
 	if err := json.Unmarshal(out, &res); err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Hits) != 0 || !strings.Contains(res.Note, "no summary") {
+	if len(res.Hits) == 0 || res.Hits[0].EventID != f.ids["pg"] || !strings.Contains(res.Note, "whole current session") {
 		t.Errorf("got %+v", res)
+	}
+}
+
+// Pressure relief advances only the calling agent's branch summary: what
+// that summary hides, current_hidden searches from the agent's call (the
+// caller's filter key is the tool request's node), whatever the
+// full-session summary says; the larger boundary of the two wins.
+func TestSearchHiddenUnderTheBranchSummary(t *testing.T) {
+	st := memory.New()
+	l := newLedger(t, st)
+	x := NewIndex(st, nil)
+	k := key("ana", "s9")
+	ids := l.add(k, started(),
+		user("The badge code for the west lab is BX-5521-QZ."),
+		assistant("Noted."),
+		user("Badge code for the east lab is still pending."),
+		assistant("Noted as well."),
+	)
+	ctx := context.Background()
+	hits := func(node string) []string {
+		t.Helper()
+		out, err := NewSearchTool(x, nil).Call(ctx, runtime.ToolRequest{Args: json.RawMessage(`{"query": "badge code lab", "scope": "current_hidden"}`),
+			Session: k, Run: "run_q", Node: node})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res SearchResult
+		if err := json.Unmarshal(out, &res); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, h := range res.Hits {
+			got = append(got, h.EventID)
+		}
+		return got
+	}
+	if err := st.PutSummary(ctx, k, store.Summary{FilterKey: "helper", Text: "badges", Boundary: 3, Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hits("helper"); len(got) != 1 || got[0] != ids[1] {
+		t.Errorf("under the branch summary (#3): %v, want only %s", got, ids[1])
+	}
+	if got := hits("other"); len(got) != 2 {
+		t.Errorf("a call whose key has no summary searches the whole session: %v", got)
+	}
+	if err := st.PutSummary(ctx, k, store.Summary{FilterKey: "", Text: "badges", Boundary: 5, Time: t0}); err != nil {
+		t.Fatal(err)
+	}
+	if got := hits("helper"); len(got) != 2 {
+		t.Errorf("the full-session summary (#5) hides both: %v", got)
 	}
 }
 

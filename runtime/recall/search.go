@@ -16,7 +16,14 @@ import (
 // SearchRequest is one search of a user's history.
 type SearchRequest struct {
 	// Session is the current session; its app and user bound every scope.
-	Session  store.SessionKey
+	Session store.SessionKey
+	// FilterKey is the calling llm call's filter key (its node path): its
+	// summary hides events from the caller's projection, as the
+	// full-session summary (key "") does; current_hidden searches both.
+	FilterKey string
+	// Run is the current run: its input is the question being asked, not
+	// evidence, and is never a hit.
+	Run      string
 	Query    string
 	Scope    string // one of the Scope constants
 	TopK     int    // ≤ 0: 5
@@ -52,6 +59,29 @@ type SearchResult struct {
 // snippetLen is the longest snippet, in bytes.
 const snippetLen = 280
 
+// HiddenBoundary is the last event of the session that a summary hides
+// from a call under filterKey: the larger boundary of the key's own summary
+// (pressure relief and the post-run update advance it) and of the
+// full-session summary (key "", advanced by cascade). 0: nothing is hidden.
+func (x *Index) HiddenBoundary(ctx context.Context, key store.SessionKey, filterKey string) (uint64, error) {
+	var b uint64
+	keys := []string{""}
+	if filterKey != "" {
+		keys = append(keys, filterKey)
+	}
+	for _, k := range keys {
+		sum, err := x.st.GetSummary(ctx, key, k)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("recall: read summary %q of %s: %w", k, key, err)
+		}
+		b = max(b, sum.Boundary)
+	}
+	return b, nil
+}
+
 // Search brings the scope's sessions up to date and ranks their events.
 // No hits is an empty result, not an error.
 func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
@@ -68,20 +98,24 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 	var keep func(doc string) bool
 	switch req.Scope {
 	case ScopeCurrentHidden:
-		sum, err := x.st.GetSummary(ctx, key, "")
-		if errors.Is(err, store.ErrNotFound) || err == nil && sum.Boundary == 0 {
-			res.Note = "no summary hides any event of this session yet; search current_session instead"
-			return res, nil
-		}
+		boundary, err := x.HiddenBoundary(ctx, key, req.FilterKey)
 		if err != nil {
-			return nil, fmt.Errorf("recall: read summary of %s: %w", key, err)
+			return nil, err
 		}
-		if _, err := x.catchUpTo(ctx, key, sum.Boundary); err != nil {
+		if boundary == 0 {
+			// Nothing is hidden from the caller: its whole session is in
+			// view, so the search answers from it rather than with nothing.
+			res.Note = "no summary hides any event of this session yet; the hits are from the whole current session"
+			boundary = ^uint64(0)
+			if _, err := x.CatchUp(ctx, key); err != nil {
+				return nil, err
+			}
+		} else if _, err := x.catchUpTo(ctx, key, boundary); err != nil {
 			return nil, err
 		}
 		keep = func(doc string) bool {
 			s, seq, ok := parseDocRef(doc)
-			return ok && s == key.Session && seq <= sum.Boundary
+			return ok && s == key.Session && seq <= boundary
 		}
 	case ScopeCurrentSess:
 		if _, err := x.CatchUp(ctx, key); err != nil {
