@@ -193,16 +193,20 @@ func candidates(k int) int { return max(minCandidates, candidatesPerHit*k) }
 // proxFloor) · proximity)), where x is its BM25 share and proximity the
 // largest share of the query's distinct terms inside one window of the
 // document's terms (termsOf); then keeps the best k (k ≤ 0: all) with a
-// score ≥ minScore, rounded to 4 places.
-func rerank(cands []scored, q query, termsOf func(doc string) ([]string, error), k int, minScore float64) ([]scored, error) {
+// score ≥ minScore, rounded to 4 places. termsOf also weighs the document:
+// its score is multiplied by the weight (0 drops it).
+func rerank(cands []scored, q query, termsOf func(doc string) ([]string, float64, error), k int, minScore float64) ([]scored, error) {
 	out := cands[:0:0]
 	for _, c := range cands {
-		terms, err := termsOf(c.doc)
+		terms, w, err := termsOf(c.doc)
 		if err != nil {
 			return nil, err
 		}
+		if w <= 0 {
+			continue
+		}
 		f := proxFloor + (1-proxFloor)*proximity(terms, q.terms)
-		c.score = math.Round((1-math.Exp(-2*c.score*f))*1e4) / 1e4
+		c.score = math.Round(w*(1-math.Exp(-2*c.score*f))*1e4) / 1e4
 		if c.score > 0 && c.score >= minScore {
 			out = append(out, c)
 		}
@@ -284,7 +288,7 @@ func Rank(query string, docs []Doc, k int, minScore float64) []Ranked {
 	}
 	q := parseQuery(query)
 	cands, _ := rank(context.Background(), src, q, nil, nil, candidates(k))
-	res, _ := rerank(cands, q, func(doc string) ([]string, error) { return terms[doc], nil }, k, minScore)
+	res, _ := rerank(cands, q, func(doc string) ([]string, float64, error) { return terms[doc], 1, nil }, k, minScore)
 	out := make([]Ranked, len(res))
 	for i, r := range res {
 		out[i] = Ranked{Key: r.doc, Score: r.score}

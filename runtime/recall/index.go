@@ -30,8 +30,18 @@ import (
 const (
 	CollPostings = "recall.post"    // app, user, term, session, seq → uvarint tf, uvarint dl
 	CollSessions = "recall.session" // app, user, session → cursor, docs, terms
-	CollRefs     = "recall.ref"     // app, user, "event", id → session, seq; app, user, "call", session, call id → seq
+	CollRefs     = "recall.ref"     // app, user, "event", id → session, seq; app, user, "call", session, call id → seq; app, user, "recallrun", session, run → 1
 )
+
+// isRecallTool says whether a tool's results are recall's own traffic:
+// copies of indexed events (cards, loaded windows), never evidence.
+func isRecallTool(name string) bool { return name == SearchToolName || name == LoadToolName }
+
+// recallRunKey names the reference that marks a run of a session as one
+// that called a recall tool (its question and answers are echoes).
+func recallRunKey(key store.SessionKey, run string) string {
+	return store.DocPath(key.App, key.User, "recallrun", key.Session, run)
+}
 
 // Store is the part of the store the index reads and writes.
 type Store interface {
@@ -206,7 +216,20 @@ func appendEventDocs(ops []store.DocOp, calls map[string]int, key store.SessionK
 		return ops
 	}
 	sq := seqBytes(seq)
-	for p, part := range passages(Terms(indexText(e))) {
+	recallTraffic := e.Kind == runtime.EventToolResult && e.ToolCall != nil && isRecallTool(e.ToolCall.Name)
+	if recallTraffic && e.Run != "" {
+		// The run asked recall: its question and answers are echoes
+		// (evidenceWeight), and its recall results are not indexed.
+		if rk := recallRunKey(key, e.Run); calls[rk] == 0 {
+			calls[rk] = len(ops) + 1
+			ops = append(ops, store.DocOp{Coll: CollRefs, Key: rk, Value: []byte{1}})
+		}
+	}
+	var parts [][]string
+	if !recallTraffic {
+		parts = passages(Terms(indexText(e)))
+	}
+	for p, part := range parts {
 		st.Docs++
 		st.Terms += uint64(len(part))
 		tf := map[string]int{}
@@ -258,8 +281,10 @@ func indexText(e *runtime.Event) string {
 	var b strings.Builder
 	b.WriteString(e.Text)
 	for _, c := range e.ToolCalls { // the arguments are indexed with the result
-		b.WriteString("\n")
-		b.WriteString(c.Name)
+		if !isRecallTool(c.Name) {
+			b.WriteString("\n")
+			b.WriteString(c.Name)
+		}
 	}
 	if e.ToolCall != nil {
 		b.WriteString("\n")

@@ -349,13 +349,13 @@ func TestSearchCompoundQueryFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := rerank(cands, whole, func(doc string) ([]string, error) {
+	r, err := rerank(cands, whole, func(doc string) ([]string, float64, error) {
 		sid, seq, _ := parseDocRef(doc)
 		e, err := f.x.readEvent(context.Background(), key("ana", sid), seq)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return Terms(indexText(e)), nil
+		return Terms(indexText(e)), 1, nil
 	}, 10, 0.5)
 	if err != nil {
 		t.Fatal(err)

@@ -149,14 +149,20 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 		return nil, err
 	}
 	events := map[string]*runtime.Event{}
-	ranked, err := rerank(cands, q, func(doc string) ([]string, error) {
+	echoes := map[[2]string]bool{} // (session, run) → the run called a recall tool
+	ranked, err := rerank(cands, q, func(doc string) ([]string, float64, error) {
 		sid, seq, _ := parseDocRef(doc)
-		e, err := x.readEvent(ctx, store.SessionKey{App: key.App, User: key.User, Session: sid}, seq)
+		sk := store.SessionKey{App: key.App, User: key.User, Session: sid}
+		e, err := x.readEvent(ctx, sk, seq)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		events[doc] = e
-		return Terms(indexText(e)), nil
+		w, err := x.evidenceWeight(ctx, sk, e, sid == key.Session, req.Run, echoes)
+		if err != nil {
+			return nil, 0, err
+		}
+		return Terms(indexText(e)), w, nil
 	}, req.TopK, req.MinScore)
 	if err != nil {
 		return nil, err
@@ -166,6 +172,40 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 		res.Hits = append(res.Hits, card(sid, events[r.doc], r.score, q.terms))
 	}
 	return res, nil
+}
+
+// echoWeight multiplies the score of an echo: the question and the
+// model's text of a run that called session_search or session_load. They
+// repeat what recall found (or ask for it) and rank below the originals.
+const echoWeight = 0.5
+
+// evidenceWeight weighs a candidate event: 0 for the current run's input
+// (the question being asked), echoWeight for an echo, else 1. current says
+// key is the current session, whose run is run; echoes caches the
+// recall-run references read.
+func (x *Index) evidenceWeight(ctx context.Context, key store.SessionKey, e *runtime.Event, current bool, run string, echoes map[[2]string]bool) (float64, error) {
+	if e.Run == "" || e.Kind != runtime.EventInput && e.Kind != runtime.EventModelResponse {
+		return 1, nil
+	}
+	if current && run != "" && e.Run == run && e.Kind == runtime.EventInput {
+		return 0, nil
+	}
+	rk := [2]string{key.Session, e.Run}
+	echo, seen := echoes[rk]
+	if !seen {
+		_, err := x.st.GetDoc(ctx, CollRefs, recallRunKey(key, e.Run))
+		switch {
+		case err == nil:
+			echo = true
+		case !errors.Is(err, store.ErrNotFound):
+			return 0, fmt.Errorf("recall: read recall-run reference of %s: %w", key, err)
+		}
+		echoes[rk] = echo
+	}
+	if echo {
+		return echoWeight, nil
+	}
+	return 1, nil
 }
 
 func card(sid string, e *runtime.Event, score float64, terms []string) Card {
