@@ -340,7 +340,7 @@ func TestSearchCompoundQueryFallsBack(t *testing.T) {
 		t.Errorf("clauses %q", q.clauses)
 	}
 	// Without fallback passes the same min_score drops the clause hits.
-	src, err := f.x.corpus(context.Background(), "support", "ana")
+	src, err := f.x.corpus(context.Background(), "support", "ana", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,8 +349,8 @@ func TestSearchCompoundQueryFallsBack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := rerank(cands, whole, func(doc string) ([]string, float64, error) {
-		sid, seq, _ := parseDocRef(doc)
+	r, err := rerank(cands, whole, func(doc uint64) ([]string, float64, error) {
+		sid, seq := src.docRef(doc)
 		e, err := f.x.readEvent(context.Background(), key("ana", sid), seq)
 		if err != nil {
 			return nil, 0, err

@@ -95,11 +95,12 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 		res.Note = "the query has no searchable words"
 		return res, nil
 	}
-	var keep func(doc string) bool
+	var boundary uint64 // current_hidden: the last event in scope
+	only, skip := "", ""
 	switch req.Scope {
 	case ScopeCurrentHidden:
-		boundary, err := x.HiddenBoundary(ctx, key, req.FilterKey)
-		if err != nil {
+		var err error
+		if boundary, err = x.HiddenBoundary(ctx, key, req.FilterKey); err != nil {
 			return nil, err
 		}
 		if boundary == 0 {
@@ -113,18 +114,12 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 		} else if _, err := x.catchUpTo(ctx, key, boundary); err != nil {
 			return nil, err
 		}
-		keep = func(doc string) bool {
-			s, seq, ok := parseDocRef(doc)
-			return ok && s == key.Session && seq <= boundary
-		}
+		only = key.Session
 	case ScopeCurrentSess:
 		if _, err := x.CatchUp(ctx, key); err != nil {
 			return nil, err
 		}
-		keep = func(doc string) bool {
-			s, _, ok := parseDocRef(doc)
-			return ok && s == key.Session
-		}
+		only = key.Session
 	case ScopeOtherSessions, ScopeAllSessions:
 		if err := x.catchUpUser(ctx, key.App, key.User); err != nil {
 			return nil, err
@@ -132,26 +127,69 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 		if _, err := x.CatchUp(ctx, key); err != nil { // a session without runs yet
 			return nil, err
 		}
-		other := req.Scope == ScopeOtherSessions
-		keep = func(doc string) bool {
-			s, _, ok := parseDocRef(doc)
-			return ok && (!other || s != key.Session)
+		if req.Scope == ScopeOtherSessions {
+			skip = key.Session
 		}
 	default:
 		return nil, fmt.Errorf("recall: unknown scope %q", req.Scope)
 	}
-	src, err := x.corpus(ctx, key.App, key.User)
+	hits, err := x.search(ctx, req, q, only, skip, boundary)
+	rebuilt := map[string]bool{}
+	for bad := (*corruptSession)(nil); errors.As(err, &bad) && !rebuilt[bad.session]; {
+		// A damaged index document: rebuild that session's index from
+		// the ledger and search again (each session at most once).
+		rebuilt[bad.session] = true
+		x.log.Warn("recall: damaged index; rebuilding the session's index", "session", bad.session, "err", err)
+		if err := x.Rebuild(ctx, store.SessionKey{App: key.App, User: key.User, Session: bad.session}); err != nil {
+			return nil, err
+		}
+		hits, err = x.search(ctx, req, q, only, skip, boundary)
+	}
 	if err != nil {
 		return nil, err
+	}
+	res.Hits = append(res.Hits, hits...)
+	return res, nil
+}
+
+// Rebuild drops the session's index and indexes it again from the ledger.
+func (x *Index) Rebuild(ctx context.Context, key store.SessionKey) error {
+	rec, err := x.st.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recall: rebuild %s: %w", key, err)
+	}
+	unlock := x.lock(key)
+	defer unlock()
+	if err := x.dropLocked(ctx, key); err != nil {
+		return err
+	}
+	_, err = x.catchUpLocked(ctx, key, rec.LastSeq)
+	return err
+}
+
+// search ranks the events of the sessions in scope (only, or all but
+// skip; up to boundary when it is not 0) and returns their cards.
+func (x *Index) search(ctx context.Context, req SearchRequest, q query, only, skip string, boundary uint64) ([]Card, error) {
+	key := req.Session
+	src, err := x.corpus(ctx, key.App, key.User, only, skip)
+	if err != nil {
+		return nil, err
+	}
+	var keep func(uint64) bool
+	if boundary != 0 {
+		keep = func(doc uint64) bool { _, seq := src.docRef(doc); return seq <= boundary }
 	}
 	cands, err := rank(ctx, src, q, keep, eventOf, candidates(req.TopK))
 	if err != nil {
 		return nil, err
 	}
-	events := map[string]*runtime.Event{}
+	events := map[uint64]*runtime.Event{}
 	echoes := map[[2]string]bool{} // (session, run) → the run called a recall tool
-	ranked, err := rerank(cands, q, func(doc string) ([]string, float64, error) {
-		sid, seq, _ := parseDocRef(doc)
+	ranked, err := rerank(cands, q, func(doc uint64) ([]string, float64, error) {
+		sid, seq := src.docRef(doc)
 		sk := store.SessionKey{App: key.App, User: key.User, Session: sid}
 		e, err := x.readEvent(ctx, sk, seq)
 		if err != nil {
@@ -167,11 +205,12 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 	if err != nil {
 		return nil, err
 	}
+	var out []Card
 	for _, r := range ranked {
-		sid, _, _ := parseDocRef(r.doc)
-		res.Hits = append(res.Hits, card(sid, events[r.doc], r.score, q.terms))
+		sid, _ := src.docRef(r.doc)
+		out = append(out, card(sid, events[r.doc], r.score, q.terms))
 	}
-	return res, nil
+	return out, nil
 }
 
 // echoWeight multiplies the score of an echo: the question and the
