@@ -321,7 +321,7 @@ func printScale(w io.Writer, rows []ScaleRow) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "events/session	sessions	events	hosts	index s	ready ms	recall@1	recall@5	asked-before @1	load exact	search p50 ms	p99 ms	")
+	fmt.Fprintln(tw, "events/session\tsessions\tevents\thosts\tindex s\topen ms\tready ms\trecall@1\trecall@5\tasked-before @1\tload exact\tsearch p50 ms\tp99 ms\t")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t\n", r.EventsPerSession, r.Sessions, r.Events, r.Hosts,
 			r.IndexSeconds, r.OpenMs, r.ReadyMs, r.RecallAt1, r.RecallAt5, r.AskedBeforeAt1, r.LoadExact, r.SearchP50Ms, r.SearchP99Ms)

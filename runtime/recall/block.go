@@ -19,18 +19,29 @@ import (
 // postings as a few contiguous values per session.
 const (
 	numBuckets   = 4096
-	blockVersion = 1
+	blockVersion = 2
 	sealBytes    = 16 << 10
 	tailBlock    = ^uint64(0) // the tail's block key
 )
 
 // post is one posting: a term occurs tf times in passage passage of event
-// seq, which has dl terms.
+// seq, which has dl terms; class is the event's length class (classTool
+// for a tool result, else classMessage).
 type post struct {
 	seq     uint64
 	passage uint32
 	tf, dl  uint32
+	class   uint8
 }
+
+// Length classes: BM25 normalizes a passage's length against the average
+// of its class, so a tool result's passage is compared with tool results',
+// a message with messages'.
+const (
+	classMessage = 0
+	classTool    = 1
+	numClasses   = 2
+)
 
 // block maps terms to their postings, in (seq, passage) order.
 type block map[string][]post
@@ -51,7 +62,7 @@ func blockKey(key store.SessionKey, b uint16, blk uint64) string {
 // encodeBlock encodes b: a version byte, the number of terms, then per
 // term (in order) its length and bytes, its number of postings, the byte
 // length of its postings and the postings (uvarint seq delta, passage, tf,
-// dl each).
+// dl·2 + class each).
 func encodeBlock(b block) []byte {
 	terms := make([]string, 0, len(b))
 	for t := range b {
@@ -71,7 +82,7 @@ func encodeBlock(b block) []byte {
 			ps = binary.AppendUvarint(ps, p.seq-prev)
 			ps = binary.AppendUvarint(ps, uint64(p.passage))
 			ps = binary.AppendUvarint(ps, uint64(p.tf))
-			ps = binary.AppendUvarint(ps, uint64(p.dl))
+			ps = binary.AppendUvarint(ps, uint64(p.dl)<<1|uint64(p.class&1))
 			prev = p.seq
 		}
 		out = binary.AppendUvarint(out, uint64(len(list)))
@@ -150,11 +161,11 @@ func (r *blockReader) each(fn func(post)) error {
 			}
 			f[j], b = v, b[k:]
 		}
-		if f[0] > ^uint64(0)-seq || f[1] > 1<<16 || f[2] > 1<<20 || f[3] > 1<<20 {
+		if f[0] > ^uint64(0)-seq || f[1] > 1<<16 || f[2] > 1<<20 || f[3] > 1<<21 {
 			return errBlock("posting range")
 		}
 		seq += f[0]
-		fn(post{seq: seq, passage: uint32(f[1]), tf: uint32(f[2]), dl: uint32(f[3])})
+		fn(post{seq: seq, passage: uint32(f[1]), tf: uint32(f[2]), dl: uint32(f[3] >> 1), class: uint8(f[3] & 1)})
 	}
 	if len(b) != 0 {
 		return errBlock("posting bytes")

@@ -33,7 +33,7 @@ func FuzzDecodeBlock(f *testing.F) {
 	f.Add(encodeBlock(block{"serial": {{seq: 3, tf: 1, dl: 12}, {seq: 9, passage: 2, tf: 3, dl: 128}}}))
 	f.Add([]byte{blockVersion, 1, 2, 'a', 'b', 200, 1, 0})
 	f.Add([]byte{})
-	f.Add([]byte{statsVersion, 1, 2, 3})
+	f.Add([]byte{statsVersion, 1, 2, 3, 4, 5})
 	f.Fuzz(func(t *testing.T, v []byte) {
 		b, err := decodeBlock(v)
 		if err != nil {

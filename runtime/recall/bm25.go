@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Ranking (spec/recall.md, "Ranking"). One implementation serves the session
@@ -44,13 +45,14 @@ const (
 type posting struct {
 	doc    uint64 // identity of the document
 	tf, dl int
+	class  uint8 // length class: dl is normalized by its class's average
 }
 
 // source is a corpus the ranker reads: its size and average length, and
 // the postings of a term (every document of the corpus; the filter keeps
 // those in scope).
 type source interface {
-	stats() (n int, avgdl float64)
+	stats() (n int, avgdl [numClasses]float64)
 	// postings returns the term's postings in scope and its document
 	// frequency in the whole corpus.
 	postings(ctx context.Context, term string) ([]posting, int, error)
@@ -81,8 +83,10 @@ func rank(ctx context.Context, src source, q query, keep func(doc uint64) bool, 
 	if n == 0 {
 		return nil, nil
 	}
-	if avgdl <= 0 {
-		avgdl = 1
+	for c := range avgdl {
+		if avgdl[c] <= 0 {
+			avgdl[c] = 1
+		}
 	}
 	nt := len(q.terms)
 	post := make([][]posting, nt)
@@ -133,7 +137,7 @@ func rank(ctx context.Context, src source, q query, keep func(doc uint64) bool, 
 				contrib = append(contrib, make([]float64, nt)...)
 			}
 			tf := float64(p.tf)
-			contrib[r*nt+i] += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl))
+			contrib[r*nt+i] += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl[p.class&1]))
 		}
 	}
 	type pass struct {
@@ -238,12 +242,16 @@ func sortScored(out []scored) {
 // candidates is how many BM25 candidates a search of k hits re-ranks.
 func candidates(k int) int { return max(minCandidates, candidatesPerHit*k) }
 
-// rerank scores each candidate 1 − exp(−2 · x · (proxFloor + (1 −
-// proxFloor) · proximity)), where x is its BM25 share and proximity the
+// rerank scores each candidate by its BM25 share x, its proximity p (the
 // largest share of the query's distinct terms inside one window of the
-// document's terms (termsOf); then keeps the best k (k ≤ 0: all) with a
-// score ≥ minScore, rounded to 4 places. termsOf also weighs the document:
-// its score is multiplied by the weight (0 drops it).
+// document's terms, termsOf), its coverage c (the share of the query's
+// distinct terms it holds at all) and whether that window holds a value:
+//
+//	score = 1 − exp(−2 · x · (proxFloor + (1 − proxFloor) · p) · (coverFloor + (1 − coverFloor) · c) · (1 + valueBonus · v))
+//
+// then keeps the best k (k ≤ 0: all) with a score ≥ minScore, rounded to 4
+// places. termsOf also weighs the document: its score is multiplied by the
+// weight (0 drops it).
 func rerank(cands []scored, q query, termsOf func(doc uint64) ([]string, float64, error), k int, minScore float64) ([]scored, error) {
 	out := cands[:0:0]
 	for _, c := range cands {
@@ -254,7 +262,11 @@ func rerank(cands []scored, q query, termsOf func(doc uint64) ([]string, float64
 		if w <= 0 {
 			continue
 		}
-		f := proxFloor + (1-proxFloor)*proximity(terms, q.terms)
+		m := match(terms, q)
+		f := (proxFloor + (1-proxFloor)*m.proximity) * (coverFloor + (1-coverFloor)*m.coverage)
+		if m.value {
+			f *= 1 + valueBonus
+		}
 		c.score = math.Round(w*(1-math.Exp(-2*c.score*f))*1e4) / 1e4
 		if c.score > 0 && c.score >= minScore {
 			out = append(out, c)
@@ -267,37 +279,87 @@ func rerank(cands []scored, q query, termsOf func(doc uint64) ([]string, float64
 	return out, nil
 }
 
-// proximity is the largest share of the distinct query terms that occur
-// inside one window of 2·|query| + 2 consecutive terms of doc (1 for a
-// one-term query the document contains).
-func proximity(doc, query []string) float64 {
+// Re-ranking features: coverage (coverFloor) and the value bonus.
+const (
+	coverFloor = 0.5
+	valueBonus = 0.25
+)
+
+// matchInfo is how a document's terms meet a query's.
+type matchInfo struct {
+	proximity float64 // largest share of the query's terms in one window
+	coverage  float64 // share of the query's (or of its best clause's) terms in the document
+	// value: the best window also holds a value — a joined term with a
+	// digit that is not a query term (a serial, a date, a tag, a version,
+	// an address: SN-4471-AX, 2027-03-14, AT-02189, v2.3.1): the
+	// answer a question asks for stands next to its words; the question
+	// asked again, or chatter about the same thing, does not.
+	value bool
+}
+
+// match computes proximity (windows of 2·|query| + 2 consecutive terms of
+// doc; 1 for a one-term query the document contains), coverage (of the
+// whole query or of its best-covered clause) and the value flag.
+func match(doc []string, q query) matchInfo {
+	query := q.terms
 	if len(query) == 0 {
-		return 0
+		return matchInfo{}
 	}
 	want := make(map[string]int, len(query))
 	for i, t := range query {
 		want[t] = i
 	}
+	isValue := func(t string) bool {
+		if _, q := want[t]; q {
+			return false
+		}
+		return strings.ContainsAny(t, "0123456789") && strings.ContainsAny(t, "-_.:/#")
+	}
 	win := 2*len(query) + 2
 	count := make([]int, len(query))
-	have, best := 0, 0
+	seen := make([]bool, len(query))
+	have, best, values, covered := 0, 0, 0, 0
+	bestValue := false
 	for i, t := range doc {
 		if j, ok := want[t]; ok {
 			if count[j] == 0 {
 				have++
 			}
 			count[j]++
+			if !seen[j] {
+				seen[j] = true
+				covered++
+			}
+		} else if isValue(t) {
+			values++
 		}
 		if i >= win {
-			if j, ok := want[doc[i-win]]; ok {
+			old := doc[i-win]
+			if j, ok := want[old]; ok {
 				if count[j]--; count[j] == 0 {
 					have--
 				}
+			} else if isValue(old) {
+				values--
 			}
 		}
-		best = max(best, have)
+		if have > best || have == best && have > 0 && values > 0 && !bestValue {
+			best, bestValue = have, values > 0
+		}
 	}
-	return float64(best) / float64(len(query))
+	cover := float64(covered) / float64(len(query))
+	for _, c := range q.clauses {
+		in := 0
+		for _, t := range c {
+			if j, ok := want[t]; ok && seen[j] {
+				in++
+			}
+		}
+		if len(c) > 0 {
+			cover = max(cover, float64(in)/float64(len(c)))
+		}
+	}
+	return matchInfo{proximity: float64(best) / float64(len(query)), coverage: cover, value: bestValue}
 }
 
 // Doc is a text ranked by Rank.
@@ -367,11 +429,12 @@ func (m *memSource) remove(id uint64) {
 	}
 }
 
-func (m *memSource) stats() (int, float64) {
+func (m *memSource) stats() (int, [numClasses]float64) {
 	if len(m.lens) == 0 {
-		return 0, 0
+		return 0, [numClasses]float64{}
 	}
-	return len(m.lens), float64(m.total) / float64(len(m.lens))
+	avg := float64(m.total) / float64(len(m.lens))
+	return len(m.lens), [numClasses]float64{avg, avg}
 }
 
 func (m *memSource) postings(_ context.Context, t string) ([]posting, int, error) {

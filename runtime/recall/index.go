@@ -100,21 +100,24 @@ func (x *Index) lock(key store.SessionKey) func() {
 	}
 }
 
-// sessionStats is a session's index record: the last indexed sequence and
-// the number of indexed passages and of their terms.
+// sessionStats is a session's index record: the last indexed sequence and,
+// per length class, the number of indexed passages and of their terms.
 type sessionStats struct {
 	Cursor uint64
-	Docs   uint64
-	Terms  uint64
+	Docs   [numClasses]uint64
+	Terms  [numClasses]uint64
 }
 
 // statsVersion leads a session record.
-const statsVersion = 2
+const statsVersion = 3
 
 func (s sessionStats) encode() []byte {
 	b := binary.AppendUvarint([]byte{statsVersion}, s.Cursor)
-	b = binary.AppendUvarint(b, s.Docs)
-	return binary.AppendUvarint(b, s.Terms)
+	for c := range numClasses {
+		b = binary.AppendUvarint(b, s.Docs[c])
+		b = binary.AppendUvarint(b, s.Terms[c])
+	}
+	return b
 }
 
 func decodeStats(b []byte) (sessionStats, error) {
@@ -123,7 +126,7 @@ func decodeStats(b []byte) (sessionStats, error) {
 		return sessionStats{}, fmt.Errorf("recall: bad session record version: %w", store.ErrCorrupt)
 	}
 	b = b[1:]
-	for _, f := range []*uint64{&s.Cursor, &s.Docs, &s.Terms} {
+	for _, f := range []*uint64{&s.Cursor, &s.Docs[0], &s.Terms[0], &s.Docs[1], &s.Terms[1]} {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
 			return sessionStats{}, fmt.Errorf("recall: bad session record: %w", store.ErrCorrupt)
@@ -356,10 +359,14 @@ func appendEventDocs(refs []store.DocOp, calls map[string]int, pending map[uint1
 	if !recallTraffic {
 		parts = passages(Terms(indexText(e)))
 	}
+	class := uint8(classMessage)
+	if e.Kind == runtime.EventToolResult {
+		class = classTool
+	}
 	tf := map[string]uint32{}
 	for p, part := range parts {
-		st.Docs++
-		st.Terms += uint64(len(part))
+		st.Docs[class]++
+		st.Terms[class] += uint64(len(part))
 		clear(tf)
 		for _, t := range part {
 			tf[t]++
@@ -371,7 +378,7 @@ func appendEventDocs(refs []store.DocOp, calls map[string]int, pending map[uint1
 				blk = block{}
 				pending[b] = blk
 			}
-			blk[t] = append(blk[t], post{seq: seq, passage: uint32(p), tf: c, dl: uint32(len(part))})
+			blk[t] = append(blk[t], post{seq: seq, passage: uint32(p), tf: c, dl: uint32(len(part)), class: class})
 			npost++
 		}
 	}
@@ -486,7 +493,7 @@ type docSource struct {
 	// else every session's but skip's.
 	only, skip string
 	n          int
-	avgdl      float64
+	avgdl      [numClasses]float64
 	ids        map[string]uint64 // session → its number in document ids
 	names      []string          // by number
 }
@@ -516,7 +523,7 @@ func (d *docSource) docRef(doc uint64) (string, uint64) {
 	return d.names[si], seq
 }
 
-func (d *docSource) stats() (int, float64) { return d.n, d.avgdl }
+func (d *docSource) stats() (int, [numClasses]float64) { return d.n, d.avgdl }
 
 // corruptSession is a damaged index document of one session met during a
 // search: the session's index is rebuilt and the search tried again.
@@ -561,7 +568,7 @@ func (d *docSource) postings(ctx context.Context, term string) ([]posting, int, 
 				if inScope {
 					err = r.each(func(p post) {
 						if p.seq < 1<<docSeqBits {
-							out = append(out, posting{doc: docID(si, p.seq, p.passage), tf: int(p.tf), dl: int(p.dl)})
+							out = append(out, posting{doc: docID(si, p.seq, p.passage), tf: int(p.tf), dl: int(p.dl), class: p.class})
 						}
 					})
 				}
@@ -606,13 +613,13 @@ func passages(terms []string) [][]string {
 // the user (the scope filters candidates, not statistics).
 func (x *Index) corpus(ctx context.Context, app, user, only, skip string) (*docSource, error) {
 	src := &docSource{st: x.st, app: app, user: user, only: only, skip: skip, ids: map[string]uint64{}}
-	var n, terms uint64
+	var docs, terms [numClasses]uint64
 	prefix := store.DocPath(app, user)
-	docs, err := x.st.ListDocs(ctx, CollSessions, prefix, "", 0)
+	recs, err := x.st.ListDocs(ctx, CollSessions, prefix, "", 0)
 	if err != nil {
 		return nil, fmt.Errorf("recall: read index statistics: %w", err)
 	}
-	for _, d := range docs {
+	for _, d := range recs {
 		parts, ok := store.SplitDocPath(d.Key[len(prefix):])
 		if !ok || len(parts) != 1 || len(src.names) >= 1<<docSessionBits {
 			continue
@@ -623,12 +630,16 @@ func (x *Index) corpus(ctx context.Context, app, user, only, skip string) (*docS
 		}
 		src.ids[parts[0]] = uint64(len(src.names))
 		src.names = append(src.names, parts[0])
-		n += s.Docs
-		terms += s.Terms
+		for c := range numClasses {
+			docs[c] += s.Docs[c]
+			terms[c] += s.Terms[c]
+		}
 	}
-	src.n = int(n)
-	if n > 0 {
-		src.avgdl = float64(terms) / float64(n)
+	for c := range numClasses {
+		src.n += int(docs[c])
+		if docs[c] > 0 {
+			src.avgdl[c] = float64(terms[c]) / float64(docs[c])
+		}
 	}
 	return src, nil
 }
