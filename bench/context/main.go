@@ -64,6 +64,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -102,7 +103,10 @@ type Report struct {
 	// SearchP50Ms and LoadP50Ms are warm latencies (index up to date).
 	SearchP50Ms float64 `json:"search_p50_ms,omitempty"`
 	SearchP99Ms float64 `json:"search_p99_ms,omitempty"`
-	LoadP50Ms   float64 `json:"load_p50_ms,omitempty"`
+	// SearchCPUP50Ms is the process's CPU time (user + system) per
+	// search, median: what a search costs whatever else loads the machine.
+	SearchCPUP50Ms float64 `json:"search_cpu_p50_ms,omitempty"`
+	LoadP50Ms      float64 `json:"load_p50_ms,omitempty"`
 	// OpenMs is the time to open the store again (pebble only); ReadyMs
 	// the time from there to the first search's answer.
 	OpenMs  float64 `json:"open_ms,omitempty"`
@@ -126,6 +130,7 @@ type ScaleRow struct {
 	LoadExact        float64 `json:"load_exact"`
 	SearchP50Ms      float64 `json:"search_p50_ms"`
 	SearchP99Ms      float64 `json:"search_p99_ms"`
+	SearchCPUP50Ms   float64 `json:"search_cpu_p50_ms"`
 }
 
 // corpus describes the recall experiment's generated corpus.
@@ -304,7 +309,7 @@ func scale(base config, n int) (ScaleRow, error) {
 		return ScaleRow{}, err
 	}
 	row := ScaleRow{EventsPerSession: n, Sessions: cfg.Sessions, Events: rep.Corpus.Events, Hosts: rep.Config.Hosts,
-		IndexSeconds: round(rep.Corpus.IndexSeconds), OpenMs: rep.OpenMs, ReadyMs: rep.ReadyMs, SearchP50Ms: rep.SearchP50Ms, SearchP99Ms: rep.SearchP99Ms}
+		IndexSeconds: round(rep.Corpus.IndexSeconds), OpenMs: rep.OpenMs, ReadyMs: rep.ReadyMs, SearchP50Ms: rep.SearchP50Ms, SearchP99Ms: rep.SearchP99Ms, SearchCPUP50Ms: rep.SearchCPUP50Ms}
 	for _, r := range rep.Rows {
 		switch {
 		case r.Group == "all":
@@ -321,10 +326,10 @@ func printScale(w io.Writer, rows []ScaleRow) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "events/session\tsessions\tevents\thosts\tindex s\topen ms\tready ms\trecall@1\trecall@5\tasked-before @1\tload exact\tsearch p50 ms\tp99 ms\t")
+	fmt.Fprintln(tw, "events/session\tsessions\tevents\thosts\tindex s\topen ms\tready ms\trecall@1\trecall@5\tasked-before @1\tload exact\tsearch p50 ms\tp99 ms\tcpu p50 ms\t")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t\n", r.EventsPerSession, r.Sessions, r.Events, r.Hosts,
-			r.IndexSeconds, r.OpenMs, r.ReadyMs, r.RecallAt1, r.RecallAt5, r.AskedBeforeAt1, r.LoadExact, r.SearchP50Ms, r.SearchP99Ms)
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%.1f\t%.1f\t%.1f\t%.3f\t%.3f\t%.3f\t%.3f\t%.2f\t%.2f\t%.2f\t\n", r.EventsPerSession, r.Sessions, r.Events, r.Hosts,
+			r.IndexSeconds, r.OpenMs, r.ReadyMs, r.RecallAt1, r.RecallAt5, r.AskedBeforeAt1, r.LoadExact, r.SearchP50Ms, r.SearchP99Ms, r.SearchCPUP50Ms)
 	}
 	tw.Flush()
 }
@@ -583,6 +588,7 @@ func bench(cfg config) (*Report, error) {
 		exact         bool
 		pages         int
 		searchT, load time.Duration
+		searchCPU     time.Duration
 		recallTokens  string
 	}
 	var outs []outcome
@@ -592,12 +598,12 @@ func bench(cfg config) (*Report, error) {
 			scope = recall.ScopeCurrentHidden
 		}
 		args, _ := json.Marshal(map[string]any{"query": f.query, "scope": scope, "top_k": 5})
-		t0 := time.Now()
+		t0, c0 := time.Now(), cpuTime()
 		out, err := search.Call(ctx, runtime.ToolRequest{Args: args, Session: cur})
 		if err != nil {
 			return nil, fmt.Errorf("search %q: %w", f.query, err)
 		}
-		o := outcome{f: f, searchT: time.Since(t0)}
+		o := outcome{f: f, searchT: time.Since(t0), searchCPU: cpuTime() - c0}
 		var res recall.SearchResult
 		if err := json.Unmarshal(out, &res); err != nil {
 			return nil, err
@@ -680,15 +686,17 @@ func bench(cfg config) (*Report, error) {
 	for _, k := range []string{"serial", "date", "asset"} {
 		group(k, func(f *fact) bool { return f.kind == k })
 	}
-	var st1, lt []time.Duration
+	var st1, lt, sc []time.Duration
 	for _, o := range outs {
 		st1 = append(st1, o.searchT)
+		sc = append(sc, o.searchCPU)
 		if o.load > 0 {
 			lt = append(lt, o.load)
 		}
 	}
 	rep.SearchP50Ms, rep.LoadP50Ms = p50ms(st1), p50ms(lt)
 	rep.SearchP99Ms = pms(st1, 0.99)
+	rep.SearchCPUP50Ms = pms(sc, 0.5)
 	rep.Tokens, err = tokens(ctx, st.Store, cur, func() []string {
 		var s []string
 		for _, o := range outs {
@@ -756,6 +764,15 @@ func tokens(ctx context.Context, st store.Store, key store.SessionKey, recallTex
 	return t, nil
 }
 
+// cpuTime is the process's user and system CPU time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func round(v float64) float64 { return float64(int(v*1000+0.5)) / 1000 }
 
 func p50ms(ds []time.Duration) float64 { return pms(ds, 0.5) }
@@ -784,7 +801,7 @@ func printTable(w io.Writer, rep *Report) {
 		fmt.Fprintf(tw, "%s\t%d\t%.3f\t%.3f\t%.3f\t%s\t\n", r.Group, r.Facts, r.RecallAt1, r.RecallAt5, r.LoadExact, pages)
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "warm latency: search p50 %.2f ms, p99 %.2f ms, load p50 %.2f ms; store reopened in %.1f ms, first search answered %.1f ms later\n", rep.SearchP50Ms, rep.SearchP99Ms, rep.LoadP50Ms, rep.OpenMs, rep.ReadyMs)
+	fmt.Fprintf(w, "warm latency: search p50 %.2f ms (CPU %.2f ms), p99 %.2f ms, load p50 %.2f ms; store reopened in %.1f ms, first search answered %.1f ms later\n", rep.SearchP50Ms, rep.SearchCPUP50Ms, rep.SearchP99Ms, rep.LoadP50Ms, rep.OpenMs, rep.ReadyMs)
 	if t := rep.Tokens; t != nil {
 		fmt.Fprintf(w, "tokens (%s, current session): full history %d, projected %d (%.1f%% saved); one search+load adds %d (%.1f%% saved with it)\n",
 			t.Encoding, t.Full, t.Projected, 100*t.Savings, t.RecallPerQuery, 100*t.WithRecall)

@@ -566,6 +566,7 @@ func (d *docSource) postings(ctx context.Context, term string) ([]posting, int, 
 			if r.termIs(term) {
 				df += int(r.n)
 				if inScope {
+					out = slices.Grow(out, int(min(r.n, uint64(len(r.posts)))))
 					err = r.each(func(p post) {
 						if p.seq < 1<<docSeqBits {
 							out = append(out, posting{doc: docID(si, p.seq, p.passage), tf: int(p.tf), dl: int(p.dl), class: p.class})
