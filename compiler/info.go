@@ -472,6 +472,20 @@ type Call struct {
 	Output *types.Type
 }
 
+// Callee is the name of the agent, tool or graph called; "" when the call
+// did not resolve.
+func (c *Call) Callee() string {
+	switch {
+	case c.Agent != nil:
+		return c.Agent.Name()
+	case c.Tool != nil:
+		return c.Tool.Name()
+	case c.Graph != nil:
+		return c.Graph.Name()
+	}
+	return ""
+}
+
 // SetItem is one `field = value` of a set node.
 type SetItem struct {
 	Field *Field
