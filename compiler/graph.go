@@ -472,7 +472,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 			t := c.expr(a.Value, sc, writeWant(f))
 			c.noSecret(t, a.Value)
 			if t != nil && f.Type != nil && !c.writeFits(t, f) {
-				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", verb(f), t, prep(f), f.Name, f.Type)
+				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", wordsOf(f).verb, t, wordsOf(f).prep, f.Name, f.Type)
 			}
 		}
 	case *syntax.MapNode:
@@ -713,28 +713,22 @@ func mergeable(src, dst *types.Type) bool {
 	return false
 }
 
-func verb(f *Field) string {
-	switch f.Reducer {
-	case ReduceAppend:
-		return "append"
-	case ReduceMerge:
-		return "merge"
-	case ReduceSum:
-		return "add"
-	}
-	return "store"
+// reducerWords are how diagnostics speak of a write through a reducer:
+// "cannot append x to f", "… which cannot be appended to f".
+type reducerWords struct{ verb, past, prep string }
+
+var reducerSpeech = map[Reducer]reducerWords{
+	ReduceAppend: {"append", "appended", "to"},
+	ReduceMerge:  {"merge", "merged", "into"},
+	ReduceSum:    {"add", "added", "to"},
 }
 
-func prep(f *Field) string {
-	switch f.Reducer {
-	case ReduceAppend:
-		return "to"
-	case ReduceMerge:
-		return "into"
-	case ReduceSum:
-		return "to"
+// wordsOf is how diagnostics speak of a write to f.
+func wordsOf(f *Field) reducerWords {
+	if w, ok := reducerSpeech[f.Reducer]; ok {
+		return w
 	}
-	return "in"
+	return reducerWords{"store", "stored", "in"}
 }
 
 // checkInto checks the node's output against its into target.
@@ -785,23 +779,11 @@ func (c *checker) checkInto(b *graphBuild, n *Node) {
 		if n.Map != nil {
 			what = "produces items of type"
 		}
-		d := c.errorf(BadInto, n.IntoSpan, "%s %s %s, which cannot be %s %s %s (%s)", n.Name, what, out, pastVerb(f), prep(f), f.Name, f.Type)
+		d := c.errorf(BadInto, n.IntoSpan, "%s %s %s, which cannot be %s %s %s (%s)", n.Name, what, out, wordsOf(f).past, wordsOf(f).prep, f.Name, f.Type)
 		if f.Reducer == ReduceAppend {
 			d.Detail = fmt.Sprintf("append takes a %s or a %s", f.Type.Elem(), f.Type)
 		}
 	}
-}
-
-func pastVerb(f *Field) string {
-	switch f.Reducer {
-	case ReduceAppend:
-		return "appended"
-	case ReduceMerge:
-		return "merged"
-	case ReduceSum:
-		return "added"
-	}
-	return "stored"
 }
 
 // graphRecursion reports graphs that call themselves through graph nodes.
