@@ -74,35 +74,17 @@ func (c *checker) run() {
 	for _, t := range c.info.Types {
 		c.resolveTypeDecl(t)
 	}
-	for _, s := range c.info.States {
-		c.checkState(s)
-	}
-	for _, m := range c.info.Models {
-		c.checkModel(m)
-	}
-	for _, s := range c.info.Skills {
-		c.checkSkill(s)
-	}
-	for _, p := range c.info.Policies {
-		c.checkPolicy(p)
-	}
-	for _, a := range c.info.Agents {
-		c.agentHeader(a)
-	}
-	for _, t := range c.info.Tools {
-		c.checkTool(t)
-	}
-	for _, a := range c.info.Agents {
-		c.checkAgent(a)
-	}
+	forEach(c.info.States, c.checkState)
+	forEach(c.info.Models, c.checkModel)
+	forEach(c.info.Skills, c.checkSkill)
+	forEach(c.info.Policies, c.checkPolicy)
+	forEach(c.info.Agents, c.agentHeader)
+	forEach(c.info.Tools, c.checkTool)
+	forEach(c.info.Agents, c.checkAgent)
 	c.finishAgentEffects()
-	for _, g := range c.info.Graphs {
-		c.buildGraph(g)
-	}
+	forEach(c.info.Graphs, c.buildGraph)
 	c.graphRecursion()
-	for _, g := range c.info.Graphs {
-		c.checkGraph(g)
-	}
+	forEach(c.info.Graphs, c.checkGraph)
 	c.graphEffects()
 	c.checkServe()
 	c.checkTests()
@@ -111,6 +93,13 @@ func (c *checker) run() {
 		if t, ok := c.builtins[name]; ok && t.used {
 			c.info.BuiltinTools = append(c.info.BuiltinTools, t)
 		}
+	}
+}
+
+// forEach calls f on each element of list.
+func forEach[T any](list []T, f func(T)) {
+	for _, x := range list {
+		f(x)
 	}
 }
 
