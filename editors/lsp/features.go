@@ -191,12 +191,21 @@ func (s *Server) posOf(uri string, p Position) (*document, int, error) {
 	return d, d.text.offset(p), nil
 }
 
+// targetOf resolves a request's document and position to the byte offset
+// and the name there (nil when there is none).
+func (s *Server) targetOf(uri string, p Position) (*document, int, *target, error) {
+	d, off, err := s.posOf(uri, p)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return d, off, targetAt(d.info, d.name, off), nil
+}
+
 func (s *Server) hover(p *textDocumentPositionParams) (*Hover, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, off, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		if sp, owner, f, ok := selectorAt(d.info, d.name, off); ok {
 			r := d.text.rangeOf(sp)
@@ -217,11 +226,10 @@ func (s *Server) hover(p *textDocumentPositionParams) (*Hover, error) {
 }
 
 func (s *Server) definition(p *textDocumentPositionParams) ([]Location, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil || !t.def.IsValid() {
 		return []Location{}, nil
 	}
@@ -257,12 +265,11 @@ func (s *Server) allOccurrences(root, id string) []diag.Span {
 }
 
 func (s *Server) references(p *referenceParams) ([]Location, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
 	out := []Location{}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		return out, nil
 	}
@@ -299,11 +306,10 @@ func renameable(t *target) error {
 }
 
 func (s *Server) prepareRename(p *textDocumentPositionParams) (*Range, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		return nil, nil
 	}
@@ -317,7 +323,7 @@ func (s *Server) prepareRename(p *textDocumentPositionParams) (*Range, error) {
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (s *Server) rename(p *renameParams) (*WorkspaceEdit, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +333,6 @@ func (s *Server) rename(p *renameParams) (*WorkspaceEdit, error) {
 	if syntax.IsDeclKeyword(p.NewName) || p.NewName == "start" || p.NewName == "end" {
 		return nil, errorf(codeInvalidParams, "%q is a keyword", p.NewName)
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		return nil, errorf(codeRequestFailed, "no name to rename here")
 	}
