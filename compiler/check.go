@@ -111,6 +111,26 @@ func (c *checker) warnf(code diag.Code, at diag.Span, format string, args ...any
 	return c.diags.Warnf(code, at, format, args...)
 }
 
+// keyedOnce calls f on each attribute of attrs that has a key, the first
+// time its name is set; a name set again is reported and skipped. It
+// returns where each name was first set.
+func (c *checker) keyedOnce(attrs []*syntax.Attr, f func(a *syntax.Attr, name string)) map[string]diag.Span {
+	seen := map[string]diag.Span{}
+	for _, a := range attrs {
+		if a.Key == nil {
+			continue
+		}
+		name := a.Key.Name
+		if prev, dup := seen[name]; dup {
+			related(c.errorf(diag.DuplicateAttr, a.Key.Span(), "%s is set twice", name), "first set here", prev)
+			continue
+		}
+		seen[name] = a.Key.Span()
+		f(a, name)
+	}
+	return seen
+}
+
 // related attaches a "see here" location to d.
 func related(d *diag.Diagnostic, msg string, at diag.Span) {
 	if d != nil && at.IsValid() {

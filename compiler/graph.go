@@ -618,35 +618,25 @@ func (c *checker) looseArgs(attrs []*syntax.Attr, sc *scope) {
 // sub-graph's state).
 func (c *checker) recordArgs(rec *types.Type, attrs []*syntax.Attr, at diag.Span, sc *scope, what string, required bool) *Attrs {
 	out := &Attrs{}
-	seen := map[string]diag.Span{}
 	var names []string
 	for i := 0; i < rec.NumFields(); i++ {
 		names = append(names, rec.Field(i).Name)
 	}
-	for _, a := range attrs {
-		if a.Key == nil {
-			continue
-		}
-		name := a.Key.Name
-		if prev, dup := seen[name]; dup {
-			related(c.errorf(diag.DuplicateAttr, a.Key.Span(), "%s is set twice", name), "first set here", prev)
-			continue
-		}
-		seen[name] = a.Key.Span()
+	seen := c.keyedOnce(attrs, func(a *syntax.Attr, name string) {
 		if a.Value == nil {
 			c.errorf(TypeMismatch, a.Key.Span(), "%s takes a value: %s = ...", name, name)
-			continue
+			return
 		}
 		i := rec.FieldIndex(name)
 		if i < 0 {
 			c.errorf(UnknownToolArg, a.Key.Span(), "%s has no input %s", what, name).Detail = suggestOr(name, names)
 			c.expr(a.Value, sc, nil)
-			continue
+			return
 		}
 		ft := rec.Field(i).Type
 		c.expect(a.Value, sc, ft, name)
 		out.List = append(out.List, &Attr{Name: name, Span: a.Span(), Syn: a, Value: a.Value, Type: ft})
-	}
+	})
 	if required {
 		for i := 0; i < rec.NumFields(); i++ {
 			f := rec.Field(i)
