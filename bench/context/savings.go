@@ -157,9 +157,13 @@ type ConfigFigures struct {
 	SyncCalls    int `json:"sync_calls"`
 	// AfterLastRun are the summary calls made after a conversation's last
 	// run: paid for, never used.
-	AfterLastRun      int `json:"summary_calls_after_last_run"`
-	SummaryPrompt     int `json:"summary_prompt_tokens"`
-	SummaryCompletion int `json:"summary_completion_tokens"`
+	AfterLastRun  int `json:"summary_calls_after_last_run"`
+	SummaryPrompt int `json:"summary_prompt_tokens"`
+	// SummaryShare is the summarizer's share of the configuration's cost
+	// (its prompt and completion tokens over those plus the agent's prompt
+	// tokens).
+	SummaryShare      float64 `json:"summary_share"`
+	SummaryCompletion int     `json:"summary_completion_tokens"`
 	// Savings: 1 − (prompt + summary tokens) / full history's prompt
 	// tokens, over the row's totals.
 	Savings float64 `json:"savings"`
@@ -721,6 +725,9 @@ func savings(ctx context.Context, cfg savingsConfig) (*SavingsReport, error) {
 			}
 			if fullCost > 0 {
 				f.Savings = round(1 - float64(f.PromptTokens+f.SummaryPrompt+f.SummaryCompletion)/float64(fullCost))
+				if total := f.PromptTokens + f.SummaryPrompt + f.SummaryCompletion; total > 0 {
+					f.SummaryShare = round(float64(f.SummaryPrompt+f.SummaryCompletion) / float64(total))
+				}
 			}
 			if fullLast > 0 {
 				f.LastRunSavings = round(1 - float64(f.LastRunPrompt)/float64(fullLast))
@@ -742,7 +749,7 @@ func printSavings(w io.Writer, rep *SavingsReport) {
 	fmt.Fprintf(w, "savings: %d conversations per length, %d long (≥ %d tokens); agent window %d; tokens counted for %s (%s); %s store; %.1fs\n",
 		c.Conversations, c.Long, c.LongTokens, c.Window, c.Model, history.CounterFor(c.Model).Encoding(), c.Store, rep.Seconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "runs\tconvs\thistory\tconfiguration\tdone\tprompt tokens\tsummary calls (\"\"/sync/after last)\tsummary tokens\tsavings\tnegative\tlast-run savings\trecall found/asked\t")
+	fmt.Fprintln(tw, "runs\tconvs\thistory\tconfiguration\tdone\tprompt tokens\tsummary calls (\"\"/sync/after last)\tsummary tokens\tsummarizer share\tsavings\tnegative\tlast-run savings\trecall found/asked\t")
 	for _, r := range rep.Rows {
 		for i, f := range r.Configs {
 			lead := "\t\t\t"
@@ -753,9 +760,9 @@ func printSavings(w io.Writer, rep *SavingsReport) {
 			if strings.Contains(f.Config, "recall") {
 				found = fmt.Sprintf("%d/%d", f.RecallFound, f.RecallAsked)
 			}
-			fmt.Fprintf(tw, "%s%s\t%d/%d\t%d\t%d (%d/%d/%d)\t%d\t%.1f%%\t%.0f%%\t%.1f%%\t%s\t\n", lead, f.Config, f.Completed, r.Conversations,
+			fmt.Fprintf(tw, "%s%s\t%d/%d\t%d\t%d (%d/%d/%d)\t%d\t%.1f%%\t%.1f%%\t%.0f%%\t%.1f%%\t%s\t\n", lead, f.Config, f.Completed, r.Conversations,
 				f.PromptTokens, f.SummaryCalls, f.CascadeCalls, f.SyncCalls, f.AfterLastRun, f.SummaryPrompt+f.SummaryCompletion,
-				100*f.Savings, 100*f.Negative, 100*f.LastRunSavings, found)
+				100*f.SummaryShare, 100*f.Savings, 100*f.Negative, 100*f.LastRunSavings, found)
 		}
 	}
 	tw.Flush()

@@ -13,14 +13,16 @@ import (
 // Posting blocks (spec/recall.md, "Layout"). A term's postings live in
 // the blocks of its bucket (FNV-1a of the term modulo numBuckets): one
 // open block per bucket and session (the tail, merged into by every
-// catch-up) and sealed blocks, written once the tail reaches sealBytes. A
+// catch-up) and sealed blocks, written once the tail reaches sealBytes
+// (small: every catch-up rewrites the tails it touches, so the seal size
+// bounds the write amplification of a session indexed run by run). A
 // catch-up therefore writes at most one document per bucket it touches,
 // however many terms and postings it adds, and a search reads a term's
 // postings as a few contiguous values per session.
 const (
 	numBuckets   = 4096
 	blockVersion = 2
-	sealBytes    = 16 << 10
+	sealBytes    = 2 << 10
 	tailBlock    = ^uint64(0) // the tail's block key
 )
 
