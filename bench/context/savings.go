@@ -94,6 +94,7 @@ type variant struct {
 	Recall         bool // the agent has session_search and session_load
 	NoGate         bool // history.Config.NoSavingsGate
 	NoCascade      bool // history.Config.NoCascade
+	Defer          bool // history.Config.DeferSummary
 }
 
 // variants are the configurations, full history first (the baseline).
@@ -122,6 +123,11 @@ var variants = []variant{
 	// never after a conversation's last run.
 	{Name: "lazy (sync at 0.5)", Summary: "model = scribe\n  trigger = event_count(1000000000)",
 		Compaction: true, CompactionBody: "tool_result_max_tokens = 1000000000\n  protect_recent = 0\n  sync_ratio = 0.5"},
+	// The default trigger, the summary deferred from after a run to the
+	// next call that needs it (history.Config.DeferSummary): none is made
+	// after a conversation's last run. Its summaries count as "sync".
+	{Name: "summary, deferred", Summary: "model = scribe", Defer: true},
+	{Name: "summary+recall, deferred", Summary: "model = scribe", Recall: true, Defer: true},
 }
 
 // SavingsReport is the savings section of the JSON document.
@@ -536,7 +542,7 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 	clock := &stepClock{start: time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)}
 	funcs := funcTable(prog)
 	svc, err := history.New(history.Config{Store: st, Program: prog, Models: models, Funcs: funcs, Clock: clock, Owner: "bench",
-		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, Counter: func(string) *history.Counter { return m.c }})
+		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, Counter: func(string) *history.Counter { return m.c }})
 	if err != nil {
 		return convResult{}, err
 	}

@@ -736,6 +736,45 @@ func TestSummaryReachesModel(t *testing.T) {
 	}
 }
 
+// With DeferSummary no summary is made after a run: the next call's Open
+// makes it (the same delta, the trigger evaluated then) and projects from
+// it; a conversation that ends pays for no summary it never uses.
+func TestDeferredSummary(t *testing.T) {
+	ctx := context.Background()
+	p := compileProgram(t, progOpts{summary: "  min_tokens = 0\n  model = scribe\n  trigger = event_count(0)"})
+	st := memory.New()
+	bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"an answer\"\n")
+	scribe := summarizer("THE USER ASKED ABOUT HOSTS", nil)
+	models := map[string]runtime.Model{"fast": bot, "scribe": scribe}
+	s := newService(t, st, p, models, "p", func(c *history.Config) { c.DeferSummary = true })
+	clock, ent := newClock(), &runtimetest.Entropy{}
+	run := func(input string) {
+		r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
+			Clock: clock, Entropy: ent, Context: s, Summary: s})
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, r, runtime.Invocation{User: key.User, Session: key.Session, Runnable: "bot", Input: input})
+		if err := r.Close(ctx); err != nil { // drains the post-run hook
+			t.Fatal(err)
+		}
+	}
+	run("which hosts are down?")
+	if _, ok := getSummary(t, st, "bot"); ok || scribe.calls.Load() != 0 {
+		t.Fatalf("a summary was made after the run (%d summarizer calls)", scribe.calls.Load())
+	}
+	run("and now?")
+	sum, ok := getSummary(t, st, "bot")
+	if !ok || sum.Text != "THE USER ASKED ABOUT HOSTS" || scribe.calls.Load() == 0 {
+		t.Fatalf("the next call made no summary: %+v %v", sum, ok)
+	}
+	reqs := bot.requests()
+	last := reqs[len(reqs)-1].Messages
+	if got := roles(last); got != "system user user" || !strings.Contains(last[1].Content, "THE USER ASKED ABOUT HOSTS") || last[2].Content != "and now?" {
+		t.Fatalf("roles %q, request %+v: want the new summary note before the prompt", got, last)
+	}
+}
+
 // A context builder that fails does not fail the run: the call goes on
 // with the instruction and the prompt.
 func TestContextBuilderFailure(t *testing.T) {
