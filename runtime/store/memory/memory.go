@@ -263,11 +263,20 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 
 // DeleteRun implements store.Runs.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	return lockedErr(ctx, s, s.getRun, id, "delete ", func(r *run) error {
+	_, err := s.DeleteRunIf(ctx, id, nil)
+	return err
+}
+
+// DeleteRunIf implements store.Runs.
+func (s *Store) DeleteRunIf(ctx context.Context, id string, cond func(store.Run) bool) (bool, error) {
+	return locked(ctx, s, s.getRun, id, "delete ", func(r *run) (bool, error) {
+		if cond != nil && !cond(cloneRun(r.rec)) {
+			return false, nil
+		}
 		for _, t := range r.tasks {
 			delete(s.tasks, t)
 		}
 		delete(s.runs, id)
-		return nil
+		return true, nil
 	})
 }

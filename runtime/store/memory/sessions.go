@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/agentc/agentc/runtime/store"
@@ -120,6 +121,46 @@ func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey 
 			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, store.ErrNotFound)
 		}
 		return sum, nil
+	})
+}
+
+// ListSessions implements store.Sessions.
+func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
+	after, err := f.ListStart()
+	if err != nil {
+		return nil, "", err
+	}
+	if err := s.lock(ctx); err != nil {
+		return nil, "", err
+	}
+	defer s.mu.Unlock()
+	prefix := store.SessionPrefix(f)
+	var all []store.Session
+	for k, ss := range s.sessions {
+		if kb := store.SessionRecordKey(store.KindSession, k); bytes.HasPrefix(kb, prefix) && bytes.Compare(kb, after) > 0 {
+			all = append(all, ss.rec)
+		}
+	}
+	slices.SortFunc(all, func(a, b store.Session) int {
+		return bytes.Compare(store.SessionRecordKey(store.KindSession, a.Key), store.SessionRecordKey(store.KindSession, b.Key))
+	})
+	page, next := f.Page(all)
+	return page, next, nil
+}
+
+// DeleteSession implements store.Sessions.
+func (s *Store) DeleteSession(ctx context.Context, key store.SessionKey, cond func(store.Session) bool) (bool, error) {
+	return locked(ctx, s, s.getSession, key, "delete ", func(ss *session) (bool, error) {
+		if cond != nil && !cond(ss.rec) {
+			return false, nil
+		}
+		for id, r := range s.runs {
+			if r.rec.Session == key {
+				return false, fmt.Errorf("delete session %s: it has run %s: %w", key, id, store.ErrConflict)
+			}
+		}
+		delete(s.sessions, key)
+		return true, nil
 	})
 }
 

@@ -75,6 +75,9 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	defer exit()
 	key := runKey(r.ID)
 	defer s.locks.lock(key)()
+	// The session's lock too: DeleteSession checks under it that the
+	// session has no run.
+	defer s.locks.lock(sessionKey(r.Session))()
 	if ok, err := s.has(key); err != nil || ok {
 		return fmt.Errorf("create run %s: %w", r.ID, cmpErr(err, store.ErrConflict))
 	}
@@ -223,19 +226,28 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 
 // DeleteRun implements store.Runs.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
+	_, err := s.DeleteRunIf(ctx, id, nil)
+	return err
+}
+
+// DeleteRunIf implements store.Runs.
+func (s *Store) DeleteRunIf(ctx context.Context, id string, cond func(store.Run) bool) (bool, error) {
 	exit, err := s.enter(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer exit()
 	defer s.locks.lock(runKey(id))()
 	r, err := s.getRun(id)
 	if err != nil {
-		return fmt.Errorf("delete %w", err)
+		return false, fmt.Errorf("delete %w", err)
+	}
+	if cond != nil && !cond(r) {
+		return false, nil
 	}
 	it, err := s.prefix(runTaskPrefix(id))
 	if err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
+		return false, fmt.Errorf("delete run %s: %w", id, err)
 	}
 	var tasks []store.Key
 	for ok := it.First(); ok; ok = it.Next() {
@@ -246,7 +258,7 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 		tasks = append(tasks, taskKey(parts[1].Str, parts[2].Str))
 	}
 	if err := it.close(err); err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
+		return false, fmt.Errorf("delete run %s: %w", id, err)
 	}
 	b := s.db.NewBatch()
 	b.Delete(runKey(id), nil)
@@ -259,7 +271,7 @@ func (s *Store) DeleteRun(ctx context.Context, id string) error {
 	}
 	s.heads.drop(id)
 	if err := s.apply(b); err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
+		return false, fmt.Errorf("delete run %s: %w", id, err)
 	}
-	return nil
+	return true, nil
 }

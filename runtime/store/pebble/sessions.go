@@ -234,3 +234,90 @@ func (s *Store) GetSummary(ctx context.Context, k store.SessionKey, filterKey st
 	}
 	return sum, nil
 }
+
+// ListSessions implements store.Sessions.
+func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
+	after, err := f.ListStart()
+	if err != nil {
+		return nil, "", err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer exit()
+	it, err := s.prefix(store.SessionPrefix(f))
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	var out []store.Session
+	ok := it.First()
+	if after != nil {
+		ok = it.SeekGE(store.PrefixEnd(after))
+	}
+	for ; ok && (f.Limit <= 0 || len(out) <= f.Limit); ok = it.Next() {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		var (
+			parts []store.Part
+			p     []byte
+			r     sessionRecord
+		)
+		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
+			break
+		}
+		if p, err = it.payload(); err != nil {
+			break
+		}
+		if r, err = decodeSession(it.Key(), p); err != nil {
+			break
+		}
+		out = append(out, r.session(store.SessionKey{App: parts[0].Str, User: parts[1].Str, Session: parts[2].Str}))
+	}
+	if err := it.close(err); err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	out, next := f.Page(out)
+	return out, next, nil
+}
+
+// DeleteSession implements store.Sessions. CreateRun takes the session's
+// lock too, so the check that the session has no run holds until the
+// batch is applied.
+func (s *Store) DeleteSession(ctx context.Context, k store.SessionKey, cond func(store.Session) bool) (bool, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer exit()
+	defer s.locks.lock(sessionKey(k))()
+	r, err := s.getSession(k)
+	if err != nil {
+		return false, fmt.Errorf("delete %w", err)
+	}
+	if cond != nil && !cond(r.session(k)) {
+		return false, nil
+	}
+	it, err := s.prefix(store.RunIndexPrefix(store.RunFilter{App: k.App, User: k.User, Session: k.Session}))
+	if err != nil {
+		return false, fmt.Errorf("delete session %s: %w", k, err)
+	}
+	hasRun := it.First()
+	if err := it.close(nil); err != nil {
+		return false, fmt.Errorf("delete session %s: %w", k, err)
+	}
+	if hasRun {
+		return false, fmt.Errorf("delete session %s: it has runs: %w", k, store.ErrConflict)
+	}
+	b := s.db.NewBatch()
+	b.Delete(sessionKey(k), nil)
+	b.Delete(stateKey(k), nil)
+	for _, p := range sessionOwned(k) {
+		b.DeleteRange(p, store.PrefixEnd(p), nil)
+	}
+	if err := s.apply(b); err != nil {
+		return false, fmt.Errorf("delete session %s: %w", k, err)
+	}
+	return true, nil
+}

@@ -259,27 +259,37 @@ func statusArg(st store.RunStatus) []byte {
 
 // DeleteRun implements store.Runs.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
+	_, err := s.DeleteRunIf(ctx, id, nil)
+	return err
+}
+
+// DeleteRunIf implements store.Runs: cond sees the run's row locked FOR
+// UPDATE, which every writer of the run takes.
+func (s *Store) DeleteRunIf(ctx context.Context, id string, cond func(store.Run) bool) (bool, error) {
 	exit, err := s.enter(ctx)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer exit()
+	var deleted bool
 	err = s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM runs WHERE id = $1`, bs(id))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
+		r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1 FOR UPDATE`, bs(id)))
+		deleted = false
+		if errNoRows(err) {
 			return store.ErrNotFound
 		}
+		if err != nil || cond != nil && !cond(r) {
+			return err
+		}
+		deleted = true
 		b := &pgx.Batch{}
-		for _, table := range []string{"checkpoints", "pending_writes", "effects", "journal", "tasks"} {
-			b.Queue(`DELETE FROM `+table+` WHERE run = $1`, bs(id))
+		for _, table := range []string{"runs WHERE id", "checkpoints WHERE run", "pending_writes WHERE run", "effects WHERE run", "journal WHERE run", "tasks WHERE run"} {
+			b.Queue(`DELETE FROM `+table+` = $1`, bs(id))
 		}
 		return tx.SendBatch(ctx, b).Close()
 	})
 	if err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
+		return false, fmt.Errorf("delete run %s: %w", id, err)
 	}
-	return nil
+	return deleted, nil
 }

@@ -401,3 +401,109 @@ func (s *Store) LookupTask(ctx context.Context, user, task string) (string, erro
 	}
 	return string(run), nil
 }
+
+// ListSessions implements store.Sessions. Sessions are ordered by their
+// bytea key columns, which is the order of their keys on every backend.
+func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
+	after, err := f.ListStart()
+	if err != nil {
+		return nil, "", err
+	}
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer exit()
+	from := []any{nil, nil, nil}
+	if after != nil {
+		_, parts, _ := store.DecodeKey(after) // ListStart decoded it
+		from = []any{bs(parts[0].Str), bs(parts[1].Str), bs(parts[2].Str)}
+	}
+	var fetch *int64
+	if f.Limit > 0 {
+		fetch = limitArg(f.Limit + 1) // one more tells whether a next page exists
+	}
+	rows, err := s.pool.Query(ctx, `SELECT app, usr, session, created, updated, last_seq FROM sessions
+		WHERE ($1::bytea IS NULL OR app = $1) AND ($2::bytea IS NULL OR usr = $2)
+		  AND ($3::bytea IS NULL OR (app, usr, session) > ($3, $4, $5))
+		ORDER BY app, usr, session LIMIT $6`,
+		nullable(f.App), nullable(f.User), from[0], from[1], from[2], fetch)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	ss, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Session, error) {
+		var (
+			app, usr, sess []byte
+			last           int64
+			r              store.Session
+		)
+		if err := row.Scan(&app, &usr, &sess, &r.Created, &r.Updated, &last); err != nil {
+			return r, err
+		}
+		r.Key = store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
+		r.Created, r.Updated, r.LastSeq = utc(r.Created), utc(r.Updated), uint64(last)
+		return r, nil
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("list sessions: %w", err)
+	}
+	ss, next := f.Page(ss)
+	return ss, next, nil
+}
+
+// nullable is an optional filter: NULL when unset.
+func nullable(v string) []byte {
+	if v == "" {
+		return nil
+	}
+	return []byte(v)
+}
+
+// DeleteSession implements store.Sessions. The session's row is locked FOR
+// UPDATE before its runs are counted; CreateRun holds it FOR SHARE while it
+// inserts, so a run created concurrently is either counted here or finds
+// the session gone.
+func (s *Store) DeleteSession(ctx context.Context, key store.SessionKey, cond func(store.Session) bool) (bool, error) {
+	exit, err := s.enter(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer exit()
+	var deleted bool
+	err = s.tx(ctx, func(tx pgx.Tx) error {
+		deleted = false
+		sess := store.Session{Key: key}
+		var last int64
+		err := tx.QueryRow(ctx, `SELECT created, updated, last_seq FROM sessions WHERE `+sessionWhere+` FOR UPDATE`, sessionArgs(key)...).
+			Scan(&sess.Created, &sess.Updated, &last)
+		if errNoRows(err) {
+			return fmt.Errorf("session %s: %w", key, store.ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		sess.Created, sess.Updated, sess.LastSeq = utc(sess.Created), utc(sess.Updated), uint64(last)
+		if cond != nil && !cond(sess) {
+			return nil
+		}
+		prefix := []byte(store.RunIndexPrefix(store.RunFilter{App: key.App, User: key.User, Session: key.Session}))
+		var hasRun bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE index_key >= $1 AND index_key < $2)`,
+			prefix, store.PrefixEnd(prefix)).Scan(&hasRun); err != nil {
+			return err
+		}
+		if hasRun {
+			return fmt.Errorf("it has runs: %w", store.ErrConflict)
+		}
+		b := &pgx.Batch{}
+		for _, table := range []string{"events", "summaries", "sessions"} {
+			b.Queue(`DELETE FROM `+table+` WHERE `+sessionWhere, sessionArgs(key)...)
+		}
+		deleted = true
+		return tx.SendBatch(ctx, b).Close()
+	})
+	if err != nil {
+		return false, fmt.Errorf("delete session %s: %w", key, err)
+	}
+	return deleted, nil
+}
