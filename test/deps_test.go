@@ -55,6 +55,8 @@ var allowed = map[string][]string{
 	"runtime/evolution":       {"runtime/skill"},
 	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
 	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
+	// Retention: plans and applies a policy over a store (spec/storage.md).
+	"runtime/retention": {"runtime/store"},
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
 	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
