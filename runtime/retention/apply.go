@@ -130,7 +130,7 @@ func (r *Retainer) forkOf(ctx context.Context, it Item) (string, error) {
 func (r *Retainer) forget(ctx context.Context, k store.SessionKey) error {
 	prefix := store.DocPath(k.App, k.User, k.Session)
 	for _, coll := range r.cfg.SessionDocs {
-		if err := DeleteDocs(ctx, r.cfg.Store, coll, prefix); err != nil {
+		if _, err := store.DeleteDocs(ctx, r.cfg.Store, coll, prefix, nil); err != nil {
 			return fmt.Errorf("documents of session %s: %w", k, err)
 		}
 	}
@@ -140,24 +140,6 @@ func (r *Retainer) forget(ctx context.Context, k store.SessionKey) error {
 		}
 	}
 	return nil
-}
-
-// DeleteDocs deletes every document of coll under prefix, a page per
-// batch.
-func DeleteDocs(ctx context.Context, docs store.Docs, coll, prefix string) error {
-	for {
-		ds, err := docs.ListDocs(ctx, coll, prefix, "", page)
-		if err != nil || len(ds) == 0 {
-			return err
-		}
-		ops := make([]store.DocOp, len(ds))
-		for i, d := range ds {
-			ops[i] = store.DocOp{Coll: coll, Key: d.Key, Delete: true}
-		}
-		if err := docs.ApplyDocs(ctx, ops...); err != nil {
-			return err
-		}
-	}
 }
 
 // Loop plans and applies p to app now and then every interval until ctx
