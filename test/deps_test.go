@@ -66,7 +66,7 @@ var allowed = map[string][]string{
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
 		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/telemetry", "runtime/workspace", "stdlib/tools", "vm", "runtime/mcpclient",
-		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial"},
+		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial", "runtime/retention"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
 	// The read side over a store, for the CLI and the browser inspector.

@@ -61,6 +61,9 @@ type ServeSettings struct {
 	// PushHosts are the hosts A2A push-notification webhooks may be on
 	// (AGENTC_ALLOW_HOSTS syntax); empty: push notifications are off.
 	PushHosts []string
+	// Retention is the retention: section of agentc.yaml; the server
+	// applies its app's policy (StartRetention).
+	Retention RetentionSettings
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -124,6 +127,9 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 		App:  pick("app", f.App, "AGENTC_APP", y.Serve.App, prog.AttrString(blockAttrs, "app", env), ""),
 	}
 	if s.Store, err = pickStore(f.Store, changed("store"), py.Store, s.Data, env); err != nil {
+		return s, err
+	}
+	if s.Retention, err = py.Retention.settings(); err != nil {
 		return s, err
 	}
 	// Tokens: the first source that gives any.
