@@ -206,3 +206,26 @@ func StartRetention(st store.Store, app string, set RetentionSettings, now func(
 		return nil
 	}
 }
+
+// PlanRetention plans the retention of app in st, or, when app is "", of
+// every app that has sessions there, each under its policy in set. The
+// plans are in app order; apply them with the returned Retainer.
+func PlanRetention(ctx context.Context, st store.Store, set RetentionSettings, app string, now func() time.Time) (*retention.Retainer, []*retention.Plan, error) {
+	apps := []string{app}
+	if app == "" {
+		var err error
+		if apps, err = Apps(ctx, st); err != nil {
+			return nil, nil, fmt.Errorf("retention: list apps: %w", err)
+		}
+	}
+	r := NewRetainer(st, now)
+	plans := make([]*retention.Plan, 0, len(apps))
+	for _, a := range apps {
+		pl, err := r.Plan(ctx, a, set.Policy(a))
+		if err != nil {
+			return nil, nil, err
+		}
+		plans = append(plans, pl)
+	}
+	return r, plans, nil
+}

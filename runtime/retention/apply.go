@@ -19,9 +19,12 @@ type Result struct {
 }
 
 // Count returns how many deleted items are of kind k.
-func (r Result) Count(k Kind) int {
+func (r Result) Count(k Kind) int { return Count(r.Deleted, k) }
+
+// Count returns how many of items are of kind k.
+func Count(items []Item, k Kind) int {
 	n := 0
-	for _, it := range r.Deleted {
+	for _, it := range items {
 		if it.Kind == k {
 			n++
 		}
