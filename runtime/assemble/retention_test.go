@@ -203,3 +203,30 @@ func TestStartRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRetentionSpecExample reads the retention: example of
+// spec/storage.md as agentc.yaml.
+func TestRetentionSpecExample(t *testing.T) {
+	b, err := os.ReadFile("../../spec/storage.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "## Retention")
+	_, rest, _ = strings.Cut(rest, "```yaml\n")
+	example, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("spec/storage.md, Retention: no yaml example")
+	}
+	root := t.TempDir()
+	if err := os.WriteFile(filepath.Join(root, "agentc.yaml"), []byte(example), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	set, err := ReadRetention(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := retention.Policy{MaxAge: 30 * day, MaxRuns: 50, SessionTTL: 90 * day, IdempotencyTTL: day}
+	if set.Default != want || set.Interval != time.Hour || set.Policy("support").MaxAge != 7*day || set.Policy("support").MaxRuns != 50 {
+		t.Errorf("the spec's example reads as %+v", set)
+	}
+}
