@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -59,4 +60,13 @@ func Op[T any](ctx context.Context, g *Gate, check error, fn func() (T, error)) 
 func Op0(ctx context.Context, g *Gate, check error, fn func() error) error {
 	_, err := Op(ctx, g, check, func() (struct{}, error) { return struct{}{}, fn() })
 	return err
+}
+
+// Wrapf is fmt.Errorf(format+": %w", args..., err) when err is set, and nil
+// when it is not: what a call was doing, around a failed check.
+func Wrapf(err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf(format+": %w", append(args, err)...)
 }

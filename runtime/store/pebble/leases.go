@@ -45,49 +45,37 @@ func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Dura
 // stepLease writes the lease step makes of key's current one, under the
 // key's lock.
 func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	defer exit()
-	defer s.locks.lock(leaseKey(key))()
-	l, err := s.getLease(key)
-	if err == nil {
-		l, err = step(l, owner, ttl, now)
-	}
-	if err == nil {
-		err = s.putLease(l)
-	}
-	if err != nil {
-		return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
-	}
-	return l, nil
+	return store.Op(ctx, &s.gate, store.CheckLease(key, owner, ttl), func() (store.Lease, error) {
+		defer s.locks.lock(leaseKey(key))()
+		l, err := s.getLease(key)
+		if err == nil {
+			l, err = step(l, owner, ttl, now)
+		}
+		if err == nil {
+			err = s.putLease(l)
+		}
+		if err != nil {
+			return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
+		}
+		return l, nil
+	})
 }
 
 // ReleaseLease implements store.Leases.
 func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
-	if err := store.CheckLease(key, owner, time.Nanosecond); err != nil {
-		return err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	defer s.locks.lock(leaseKey(key))()
-	l, err := s.getLease(key)
-	changed := false
-	if err == nil {
-		l, changed, err = l.Release(owner, now)
-	}
-	if err == nil && changed {
-		err = s.putLease(l)
-	}
-	if err != nil {
-		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, store.CheckLease(key, owner, time.Nanosecond), func() error {
+		defer s.locks.lock(leaseKey(key))()
+		l, err := s.getLease(key)
+		changed := false
+		if err == nil {
+			l, changed, err = l.Release(owner, now)
+		}
+		if err == nil && changed {
+			err = s.putLease(l)
+		}
+		if err != nil {
+			return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
+		}
+		return nil
+	})
 }

@@ -22,7 +22,7 @@ func (s *Store) GetOrCreateSession(ctx context.Context, key store.SessionKey, no
 	if err := key.Check(); err != nil {
 		return store.Session{}, false, err
 	}
-	exit, err := s.enter(ctx)
+	exit, err := s.gate.Enter(ctx)
 	if err != nil {
 		return store.Session{}, false, err
 	}
@@ -60,196 +60,175 @@ func (s *Store) getSession(ctx context.Context, key store.SessionKey) (store.Ses
 
 // GetSession implements store.Sessions.
 func (s *Store) GetSession(ctx context.Context, key store.SessionKey) (store.Session, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Session{}, err
-	}
-	defer exit()
-	sess, err := s.getSession(ctx, key)
-	if err != nil {
-		return store.Session{}, fmt.Errorf("get %w", err)
-	}
-	return sess, nil
+	return store.Op(ctx, &s.gate, nil, func() (store.Session, error) {
+		sess, err := s.getSession(ctx, key)
+		if err != nil {
+			return store.Session{}, fmt.Errorf("get %w", err)
+		}
+		return sess, nil
+	})
 }
 
 // AppendEvents implements store.Sessions: one statement advances the
 // session's counter under its row lock and inserts the events after it.
 func (s *Store) AppendEvents(ctx context.Context, key store.SessionKey, events [][]byte, now time.Time) (uint64, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer exit()
-	if len(events) == 0 {
-		var ok bool
-		if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE `+sessionWhere+`)`, sessionArgs(key)...).Scan(&ok); err != nil {
-			return 0, fmt.Errorf("append events to %s: %w", key, err)
+	return store.Op(ctx, &s.gate, nil, func() (uint64, error) {
+		if len(events) == 0 {
+			var ok bool
+			if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM sessions WHERE `+sessionWhere+`)`, sessionArgs(key)...).Scan(&ok); err != nil {
+				return 0, fmt.Errorf("append events to %s: %w", key, err)
+			}
+			if !ok {
+				return 0, fmt.Errorf("append events: session %s: %w", key, store.ErrNotFound)
+			}
+			return 0, nil
 		}
-		if !ok {
+		var first int64
+		err := s.pool.QueryRow(ctx, appendEventsSQL, appendEventsArgs(key, events, now)...).Scan(&first)
+		if errNoRows(err) {
 			return 0, fmt.Errorf("append events: session %s: %w", key, store.ErrNotFound)
 		}
-		return 0, nil
-	}
-	var first int64
-	err = s.pool.QueryRow(ctx, appendEventsSQL, appendEventsArgs(key, events, now)...).Scan(&first)
-	if errNoRows(err) {
-		return 0, fmt.Errorf("append events: session %s: %w", key, store.ErrNotFound)
-	}
-	if err != nil {
-		return 0, fmt.Errorf("append events to %s: %w", key, err)
-	}
-	return uint64(first), nil
+		if err != nil {
+			return 0, fmt.Errorf("append events to %s: %w", key, err)
+		}
+		return uint64(first), nil
+	})
 }
 
 // ListEvents implements store.Sessions.
 func (s *Store) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	n, fits := i64(after)
-	if !fits {
-		n = 1<<63 - 1 // nothing follows it
-	}
-	// One statement: no row when the session does not exist, one row of
-	// NULLs when it has no events after n.
-	rows, err := s.pool.Query(ctx, `SELECT e.seq, e.data FROM sessions s
-		LEFT JOIN LATERAL (SELECT seq, data FROM events
-			WHERE app = s.app AND usr = s.usr AND session = s.session AND seq > $4 ORDER BY seq LIMIT $5) e ON true
-		WHERE s.app = $1 AND s.usr = $2 AND s.session = $3`, sessionArgs(key, n, limitArg(limit))...)
-	if err != nil {
-		return nil, fmt.Errorf("list events of %s: %w", key, err)
-	}
-	defer rows.Close()
-	found := false
-	var es []store.Entry
-	for rows.Next() {
-		found = true
-		var (
-			seq  *int64
-			data []byte
-		)
-		if err := rows.Scan(&seq, &data); err != nil {
+	return store.Op(ctx, &s.gate, nil, func() ([]store.Entry, error) {
+		n, fits := i64(after)
+		if !fits {
+			n = 1<<63 - 1 // nothing follows it
+		}
+		// One statement: no row when the session does not exist, one row of
+		// NULLs when it has no events after n.
+		rows, err := s.pool.Query(ctx, `SELECT e.seq, e.data FROM sessions s
+			LEFT JOIN LATERAL (SELECT seq, data FROM events
+				WHERE app = s.app AND usr = s.usr AND session = s.session AND seq > $4 ORDER BY seq LIMIT $5) e ON true
+			WHERE s.app = $1 AND s.usr = $2 AND s.session = $3`, sessionArgs(key, n, limitArg(limit))...)
+		if err != nil {
 			return nil, fmt.Errorf("list events of %s: %w", key, err)
 		}
-		if seq != nil {
-			es = append(es, store.Entry{Seq: uint64(*seq), Data: data})
+		defer rows.Close()
+		found := false
+		var es []store.Entry
+		for rows.Next() {
+			found = true
+			var (
+				seq  *int64
+				data []byte
+			)
+			if err := rows.Scan(&seq, &data); err != nil {
+				return nil, fmt.Errorf("list events of %s: %w", key, err)
+			}
+			if seq != nil {
+				es = append(es, store.Entry{Seq: uint64(*seq), Data: data})
+			}
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list events of %s: %w", key, err)
-	}
-	if !found {
-		return nil, fmt.Errorf("list events: session %s: %w", key, store.ErrNotFound)
-	}
-	return es, nil
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("list events of %s: %w", key, err)
+		}
+		if !found {
+			return nil, fmt.Errorf("list events: session %s: %w", key, store.ErrNotFound)
+		}
+		return es, nil
+	})
 }
 
 // PutSessionState implements store.Sessions.
 func (s *Store) PutSessionState(ctx context.Context, key store.SessionKey, state []byte, now time.Time) error {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	if state == nil {
-		state = []byte{} // set, though empty: NULL means never set
-	}
-	tag, err := s.pool.Exec(ctx, `UPDATE sessions SET state = $4, updated = $5 WHERE `+sessionWhere, sessionArgs(key, state, now)...)
-	if err != nil {
-		return fmt.Errorf("put state of %s: %w", key, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("put state: session %s: %w", key, store.ErrNotFound)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, nil, func() error {
+		if state == nil {
+			state = []byte{} // set, though empty: NULL means never set
+		}
+		tag, err := s.pool.Exec(ctx, `UPDATE sessions SET state = $4, updated = $5 WHERE `+sessionWhere, sessionArgs(key, state, now)...)
+		if err != nil {
+			return fmt.Errorf("put state of %s: %w", key, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("put state: session %s: %w", key, store.ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // GetSessionState implements store.Sessions.
 func (s *Store) GetSessionState(ctx context.Context, key store.SessionKey) ([]byte, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	var state []byte
-	err = s.pool.QueryRow(ctx, `SELECT state FROM sessions WHERE `+sessionWhere, sessionArgs(key)...).Scan(&state)
-	if errNoRows(err) {
-		return nil, fmt.Errorf("get state: session %s: %w", key, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get state of %s: %w", key, err)
-	}
-	return state, nil
+	return store.Op(ctx, &s.gate, nil, func() ([]byte, error) {
+		var state []byte
+		err := s.pool.QueryRow(ctx, `SELECT state FROM sessions WHERE `+sessionWhere, sessionArgs(key)...).Scan(&state)
+		if errNoRows(err) {
+			return nil, fmt.Errorf("get state: session %s: %w", key, store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get state of %s: %w", key, err)
+		}
+		return state, nil
+	})
 }
 
 // PutSummary implements store.Sessions. The session's row is locked FOR
 // UPDATE, so summaries of one session take turns and the boundary checks
 // see the latest ledger.
 func (s *Store) PutSummary(ctx context.Context, key store.SessionKey, sum store.Summary) error {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		var last int64
-		err := tx.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE `+sessionWhere+` FOR UPDATE`, sessionArgs(key)...).Scan(&last)
-		if errNoRows(err) {
-			return fmt.Errorf("session %s: %w", key, store.ErrNotFound)
-		}
+	return store.Op0(ctx, &s.gate, nil, func() error {
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			var last int64
+			err := tx.QueryRow(ctx, `SELECT last_seq FROM sessions WHERE `+sessionWhere+` FOR UPDATE`, sessionArgs(key)...).Scan(&last)
+			if errNoRows(err) {
+				return fmt.Errorf("session %s: %w", key, store.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			if sum.Boundary > uint64(last) {
+				return fmt.Errorf("boundary %d is past the last event %d: %w", sum.Boundary, last, store.ErrInvalid)
+			}
+			var old int64
+			err = tx.QueryRow(ctx, `SELECT boundary FROM summaries WHERE `+sessionWhere+` AND filter_key = $4`,
+				sessionArgs(key, bs(sum.FilterKey))...).Scan(&old)
+			switch {
+			case err == nil && sum.Boundary < uint64(old):
+				return fmt.Errorf("boundary %d is behind the stored %d: %w", sum.Boundary, old, store.ErrConflict)
+			case err != nil && !errNoRows(err):
+				return err
+			}
+			_, err = tx.Exec(ctx, `INSERT INTO summaries (app, usr, session, filter_key, text, boundary, time) VALUES ($1, $2, $3, $4, $5, $6, $7)
+				ON CONFLICT (app, usr, session, filter_key) DO UPDATE SET text = excluded.text, boundary = excluded.boundary, time = excluded.time`,
+				sessionArgs(key, bs(sum.FilterKey), bs(sum.Text), int64(sum.Boundary), sum.Time)...)
+			return err
+		})
 		if err != nil {
-			return err
+			return fmt.Errorf("put summary %q of %s: %w", sum.FilterKey, key, err)
 		}
-		if sum.Boundary > uint64(last) {
-			return fmt.Errorf("boundary %d is past the last event %d: %w", sum.Boundary, last, store.ErrInvalid)
-		}
-		var old int64
-		err = tx.QueryRow(ctx, `SELECT boundary FROM summaries WHERE `+sessionWhere+` AND filter_key = $4`,
-			sessionArgs(key, bs(sum.FilterKey))...).Scan(&old)
-		switch {
-		case err == nil && sum.Boundary < uint64(old):
-			return fmt.Errorf("boundary %d is behind the stored %d: %w", sum.Boundary, old, store.ErrConflict)
-		case err != nil && !errNoRows(err):
-			return err
-		}
-		_, err = tx.Exec(ctx, `INSERT INTO summaries (app, usr, session, filter_key, text, boundary, time) VALUES ($1, $2, $3, $4, $5, $6, $7)
-			ON CONFLICT (app, usr, session, filter_key) DO UPDATE SET text = excluded.text, boundary = excluded.boundary, time = excluded.time`,
-			sessionArgs(key, bs(sum.FilterKey), bs(sum.Text), int64(sum.Boundary), sum.Time)...)
-		return err
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("put summary %q of %s: %w", sum.FilterKey, key, err)
-	}
-	return nil
 }
 
 // GetSummary implements store.Sessions.
 func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey string) (store.Summary, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Summary{}, err
-	}
-	defer exit()
-	var (
-		text     []byte
-		boundary *int64
-		at       *time.Time
-	)
-	err = s.pool.QueryRow(ctx, `SELECT m.text, m.boundary, m.time FROM sessions s
-		LEFT JOIN summaries m ON m.app = s.app AND m.usr = s.usr AND m.session = s.session AND m.filter_key = $4
-		WHERE s.app = $1 AND s.usr = $2 AND s.session = $3`,
-		sessionArgs(key, bs(filterKey))...).Scan(&text, &boundary, &at)
-	switch {
-	case errNoRows(err):
-		return store.Summary{}, fmt.Errorf("get summary %q: session %s: %w", filterKey, key, store.ErrNotFound)
-	case err != nil:
-		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, err)
-	case at == nil || boundary == nil:
-		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, store.ErrNotFound)
-	}
-	return store.Summary{FilterKey: filterKey, Text: string(text), Boundary: uint64(*boundary), Time: utc(*at)}, nil
+	return store.Op(ctx, &s.gate, nil, func() (store.Summary, error) {
+		var (
+			text     []byte
+			boundary *int64
+			at       *time.Time
+		)
+		err := s.pool.QueryRow(ctx, `SELECT m.text, m.boundary, m.time FROM sessions s
+			LEFT JOIN summaries m ON m.app = s.app AND m.usr = s.usr AND m.session = s.session AND m.filter_key = $4
+			WHERE s.app = $1 AND s.usr = $2 AND s.session = $3`,
+			sessionArgs(key, bs(filterKey))...).Scan(&text, &boundary, &at)
+		switch {
+		case errNoRows(err):
+			return store.Summary{}, fmt.Errorf("get summary %q: session %s: %w", filterKey, key, store.ErrNotFound)
+		case err != nil:
+			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, err)
+		case at == nil || boundary == nil:
+			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, key, store.ErrNotFound)
+		}
+		return store.Summary{FilterKey: filterKey, Text: string(text), Boundary: uint64(*boundary), Time: utc(*at)}, nil
+	})
 }
 
 // AcquireLease implements store.Leases. The lease's row is created when
@@ -267,29 +246,23 @@ func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Dura
 // stepLease writes the lease step makes of key's current one, in one
 // transaction holding the lease's row.
 func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	defer exit()
-	var l store.Lease
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		cur, err := lockLease(ctx, tx, key)
+	return store.Op(ctx, &s.gate, store.CheckLease(key, owner, ttl), func() (store.Lease, error) {
+		var l store.Lease
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			cur, err := lockLease(ctx, tx, key)
+			if err != nil {
+				return err
+			}
+			if l, err = step(cur, owner, ttl, now); err != nil {
+				return err
+			}
+			return writeLease(ctx, tx, l)
+		})
 		if err != nil {
-			return err
+			return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
 		}
-		if l, err = step(cur, owner, ttl, now); err != nil {
-			return err
-		}
-		return writeLease(ctx, tx, l)
+		return l, nil
 	})
-	if err != nil {
-		return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
-	}
-	return l, nil
 }
 
 // lockLease returns key's lease row, locked, creating an empty one.
@@ -319,87 +292,69 @@ func writeLease(ctx context.Context, tx pgx.Tx, l store.Lease) error {
 
 // ReleaseLease implements store.Leases.
 func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
-	if err := store.CheckLease(key, owner, time.Nanosecond); err != nil {
-		return err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		cur, err := lockLease(ctx, tx, key)
+	return store.Op0(ctx, &s.gate, store.CheckLease(key, owner, time.Nanosecond), func() error {
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			cur, err := lockLease(ctx, tx, key)
+			if err != nil {
+				return err
+			}
+			l, changed, err := cur.Release(owner, now)
+			if err != nil || !changed {
+				return err
+			}
+			l.Expires = time.Unix(0, 0)
+			return writeLease(ctx, tx, l)
+		})
 		if err != nil {
-			return err
+			return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
 		}
-		l, changed, err := cur.Release(owner, now)
-		if err != nil || !changed {
-			return err
-		}
-		l.Expires = time.Unix(0, 0)
-		return writeLease(ctx, tx, l)
+		return nil
 	})
-	if err != nil {
-		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
-	}
-	return nil
 }
 
 // PutTaskIndex implements store.Tasks.
 func (s *Store) PutTaskIndex(ctx context.Context, user, task, run string) error {
-	if err := store.CheckTask(user, task); err != nil {
-		return err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	var (
-		found, inserted bool
-		old             []byte
-	)
-	err = s.pool.QueryRow(ctx, `
-		WITH r AS (SELECT 1 FROM runs WHERE id = $3 FOR SHARE),
-		ins AS (INSERT INTO tasks (usr, task, run) SELECT $1, $2, $3 FROM r ON CONFLICT DO NOTHING RETURNING 1)
-		SELECT EXISTS (SELECT 1 FROM r), EXISTS (SELECT 1 FROM ins)`, bs(user), bs(task), bs(run)).Scan(&found, &inserted)
-	switch {
-	case err != nil:
-		return fmt.Errorf("index task %s/%s: %w", user, task, err)
-	case !found:
-		return fmt.Errorf("index task %s/%s: run %s: %w", user, task, run, store.ErrNotFound)
-	case inserted:
+	return store.Op0(ctx, &s.gate, store.CheckTask(user, task), func() error {
+		var (
+			found, inserted bool
+			old             []byte
+		)
+		err := s.pool.QueryRow(ctx, `
+			WITH r AS (SELECT 1 FROM runs WHERE id = $3 FOR SHARE),
+			ins AS (INSERT INTO tasks (usr, task, run) SELECT $1, $2, $3 FROM r ON CONFLICT DO NOTHING RETURNING 1)
+			SELECT EXISTS (SELECT 1 FROM r), EXISTS (SELECT 1 FROM ins)`, bs(user), bs(task), bs(run)).Scan(&found, &inserted)
+		switch {
+		case err != nil:
+			return fmt.Errorf("index task %s/%s: %w", user, task, err)
+		case !found:
+			return fmt.Errorf("index task %s/%s: run %s: %w", user, task, run, store.ErrNotFound)
+		case inserted:
+			return nil
+		}
+		err = s.pool.QueryRow(ctx, `SELECT run FROM tasks WHERE usr = $1 AND task = $2`, bs(user), bs(task)).Scan(&old)
+		switch {
+		case err != nil:
+			return fmt.Errorf("index task %s/%s: %w", user, task, err)
+		case string(old) != run:
+			return fmt.Errorf("index task %s/%s: mapped to run %s: %w", user, task, old, store.ErrConflict)
+		}
 		return nil
-	}
-	err = s.pool.QueryRow(ctx, `SELECT run FROM tasks WHERE usr = $1 AND task = $2`, bs(user), bs(task)).Scan(&old)
-	switch {
-	case err != nil:
-		return fmt.Errorf("index task %s/%s: %w", user, task, err)
-	case string(old) != run:
-		return fmt.Errorf("index task %s/%s: mapped to run %s: %w", user, task, old, store.ErrConflict)
-	}
-	return nil
+	})
 }
 
 // LookupTask implements store.Tasks.
 func (s *Store) LookupTask(ctx context.Context, user, task string) (string, error) {
-	if err := store.CheckTask(user, task); err != nil {
-		return "", err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return "", err
-	}
-	defer exit()
-	var run []byte
-	err = s.pool.QueryRow(ctx, `SELECT run FROM tasks WHERE usr = $1 AND task = $2`, bs(user), bs(task)).Scan(&run)
-	if errNoRows(err) {
-		return "", fmt.Errorf("look up task %s of user %s: %w", task, user, store.ErrNotFound)
-	}
-	if err != nil {
-		return "", fmt.Errorf("look up task %s of user %s: %w", task, user, err)
-	}
-	return string(run), nil
+	return store.Op(ctx, &s.gate, store.CheckTask(user, task), func() (string, error) {
+		var run []byte
+		err := s.pool.QueryRow(ctx, `SELECT run FROM tasks WHERE usr = $1 AND task = $2`, bs(user), bs(task)).Scan(&run)
+		if errNoRows(err) {
+			return "", fmt.Errorf("look up task %s of user %s: %w", task, user, store.ErrNotFound)
+		}
+		if err != nil {
+			return "", fmt.Errorf("look up task %s of user %s: %w", task, user, err)
+		}
+		return string(run), nil
+	})
 }
 
 // ListSessions implements store.Sessions. Sessions are ordered by their
@@ -409,7 +364,7 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]stor
 	if err != nil {
 		return nil, "", err
 	}
-	exit, err := s.enter(ctx)
+	exit, err := s.gate.Enter(ctx)
 	if err != nil {
 		return nil, "", err
 	}
@@ -464,46 +419,43 @@ func nullable(v string) []byte {
 // inserts, so a run created concurrently is either counted here or finds
 // the session gone.
 func (s *Store) DeleteSession(ctx context.Context, key store.SessionKey, cond func(store.Session) bool) (bool, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return false, err
-	}
-	defer exit()
-	var deleted bool
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		deleted = false
-		sess := store.Session{Key: key}
-		var last int64
-		err := tx.QueryRow(ctx, `SELECT created, updated, last_seq FROM sessions WHERE `+sessionWhere+` FOR UPDATE`, sessionArgs(key)...).
-			Scan(&sess.Created, &sess.Updated, &last)
-		if errNoRows(err) {
-			return fmt.Errorf("session %s: %w", key, store.ErrNotFound)
-		}
+	return store.Op(ctx, &s.gate, nil, func() (bool, error) {
+		var deleted bool
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			deleted = false
+			sess := store.Session{Key: key}
+			var last int64
+			err := tx.QueryRow(ctx, `SELECT created, updated, last_seq FROM sessions WHERE `+sessionWhere+` FOR UPDATE`, sessionArgs(key)...).
+				Scan(&sess.Created, &sess.Updated, &last)
+			if errNoRows(err) {
+				return fmt.Errorf("session %s: %w", key, store.ErrNotFound)
+			}
+			if err != nil {
+				return err
+			}
+			sess.Created, sess.Updated, sess.LastSeq = utc(sess.Created), utc(sess.Updated), uint64(last)
+			if cond != nil && !cond(sess) {
+				return nil
+			}
+			prefix := []byte(store.RunIndexPrefix(store.RunFilter{App: key.App, User: key.User, Session: key.Session}))
+			var hasRun bool
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE index_key >= $1 AND index_key < $2)`,
+				prefix, store.PrefixEnd(prefix)).Scan(&hasRun); err != nil {
+				return err
+			}
+			if hasRun {
+				return fmt.Errorf("it has runs: %w", store.ErrConflict)
+			}
+			b := &pgx.Batch{}
+			for _, table := range []string{"events", "summaries", "sessions"} {
+				b.Queue(`DELETE FROM `+table+` WHERE `+sessionWhere, sessionArgs(key)...)
+			}
+			deleted = true
+			return tx.SendBatch(ctx, b).Close()
+		})
 		if err != nil {
-			return err
+			return false, fmt.Errorf("delete session %s: %w", key, err)
 		}
-		sess.Created, sess.Updated, sess.LastSeq = utc(sess.Created), utc(sess.Updated), uint64(last)
-		if cond != nil && !cond(sess) {
-			return nil
-		}
-		prefix := []byte(store.RunIndexPrefix(store.RunFilter{App: key.App, User: key.User, Session: key.Session}))
-		var hasRun bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE index_key >= $1 AND index_key < $2)`,
-			prefix, store.PrefixEnd(prefix)).Scan(&hasRun); err != nil {
-			return err
-		}
-		if hasRun {
-			return fmt.Errorf("it has runs: %w", store.ErrConflict)
-		}
-		b := &pgx.Batch{}
-		for _, table := range []string{"events", "summaries", "sessions"} {
-			b.Queue(`DELETE FROM `+table+` WHERE `+sessionWhere, sessionArgs(key)...)
-		}
-		deleted = true
-		return tx.SendBatch(ctx, b).Close()
+		return deleted, nil
 	})
-	if err != nil {
-		return false, fmt.Errorf("delete session %s: %w", key, err)
-	}
-	return deleted, nil
 }
