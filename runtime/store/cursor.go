@@ -2,6 +2,7 @@ package store
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"fmt"
 )
@@ -114,4 +115,42 @@ func cut[T any](items []T, limit int, cursor func(T) string) ([]T, string) {
 		return items, cursor(items[len(items)-1])
 	}
 	return items, ""
+}
+
+// pageFilter is a listing's filter: RunFilter or SessionFilter.
+type pageFilter[T any] interface {
+	ListStart() ([]byte, error)
+	Page([]T) ([]T, string)
+	pageLimit() int
+}
+
+func (f RunFilter) pageLimit() int     { return f.Limit }
+func (f SessionFilter) pageLimit() int { return f.Limit }
+
+// List runs one page of a listing as one operation (enter starts it: a
+// Gate's Enter, or a backend's lock): it checks f, calls
+// read with the key the page starts after (nil: from the first) and the
+// number of matches to read (f's limit plus the one that tells whether a
+// next page exists; 0: all), and cuts what read found to the page. what
+// names the listing in errors ("list runs").
+func List[T any, F pageFilter[T]](ctx context.Context, enter func(context.Context) (func(), error), what string, f F, read func(after []byte, max int) ([]T, error)) ([]T, string, error) {
+	after, err := f.ListStart()
+	if err != nil {
+		return nil, "", err
+	}
+	max := 0
+	if f.pageLimit() > 0 {
+		max = f.pageLimit() + 1
+	}
+	exit, err := enter(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer exit()
+	items, err := read(after, max)
+	if err != nil {
+		return nil, "", fmt.Errorf("%s: %w", what, err)
+	}
+	page, next := f.Page(items)
+	return page, next, nil
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/agentc/agentc/runtime/store"
@@ -126,26 +125,13 @@ func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey 
 
 // ListSessions implements store.Sessions.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := s.lock(ctx); err != nil {
-		return nil, "", err
-	}
-	defer s.mu.Unlock()
-	prefix := store.SessionPrefix(f)
-	var all []store.Session
-	for k, ss := range s.sessions {
-		if kb := store.SessionRecordKey(store.KindSession, k); bytes.HasPrefix(kb, prefix) && bytes.Compare(kb, after) > 0 {
+	return store.List(ctx, s.enter, "list sessions", f, func(after []byte, max int) ([]store.Session, error) {
+		var all []store.Session
+		for _, ss := range s.sessions {
 			all = append(all, ss.rec)
 		}
-	}
-	slices.SortFunc(all, func(a, b store.Session) int {
-		return bytes.Compare(store.SessionRecordKey(store.KindSession, a.Key), store.SessionRecordKey(store.KindSession, b.Key))
+		return keyed(all, func(r store.Session) store.Key { return store.SessionRecordKey(store.KindSession, r.Key) }, store.SessionPrefix(f), after, max), nil
 	})
-	page, next := f.Page(all)
-	return page, next, nil
 }
 
 // DeleteSession implements store.Sessions.

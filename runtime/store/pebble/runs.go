@@ -144,54 +144,18 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 }
 
 // ListRuns implements store.Runs. It walks the run index from the cursor and
-// reads each run's record for its status; it reads one match past the page to
-// know whether another page exists.
+// reads each run's record for its status.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	exit, err := s.gate.Enter(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer exit()
-	it, err := s.prefix(store.RunIndexPrefix(f))
-	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	var out []store.Run
-	ok := it.First()
-	if after != nil {
-		ok = it.SeekGE(after)
-		if ok && bytes.Equal(it.Key(), after) {
-			ok = it.Next()
-		}
-	}
-	for ; ok; ok = it.Next() {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		var parts []store.Part
-		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
-			break
-		}
-		var r store.Run
-		if r, err = s.getRun(parts[3].Str); err != nil {
-			break
-		}
-		if !f.Selects(r) {
-			continue
-		}
-		if out = append(out, r); f.Limit > 0 && len(out) > f.Limit {
-			break
-		}
-	}
-	if err := it.close(err); err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	out, next := f.Page(out)
-	return out, next, nil
+	return store.List(ctx, s.gate.Enter, "list runs", f, func(after []byte, max int) ([]store.Run, error) {
+		return scan(ctx, s, store.RunIndexPrefix(f), after, max, func(it iter) (store.Run, bool, error) {
+			_, parts, err := store.DecodeKey(it.Key())
+			if err != nil {
+				return store.Run{}, false, err
+			}
+			r, err := s.getRun(parts[3].Str)
+			return r, err == nil && f.Selects(r), err
+		})
+	})
 }
 
 // DeleteRun implements store.Runs.

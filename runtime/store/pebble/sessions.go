@@ -214,51 +214,22 @@ func (s *Store) GetSummary(ctx context.Context, k store.SessionKey, filterKey st
 	})
 }
 
-// ListSessions implements store.Sessions.
+// ListSessions implements store.Sessions: it walks the session records.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	exit, err := s.gate.Enter(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer exit()
-	it, err := s.prefix(store.SessionPrefix(f))
-	if err != nil {
-		return nil, "", fmt.Errorf("list sessions: %w", err)
-	}
-	var out []store.Session
-	ok := it.First()
-	if after != nil {
-		ok = it.SeekGE(store.PrefixEnd(after))
-	}
-	for ; ok && (f.Limit <= 0 || len(out) <= f.Limit); ok = it.Next() {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		var (
-			parts []store.Part
-			p     []byte
-			r     sessionRecord
-		)
-		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
-			break
-		}
-		if p, err = it.payload(); err != nil {
-			break
-		}
-		if r, err = decodeSession(it.Key(), p); err != nil {
-			break
-		}
-		out = append(out, r.session(store.SessionKey{App: parts[0].Str, User: parts[1].Str, Session: parts[2].Str}))
-	}
-	if err := it.close(err); err != nil {
-		return nil, "", fmt.Errorf("list sessions: %w", err)
-	}
-	out, next := f.Page(out)
-	return out, next, nil
+	return store.List(ctx, s.gate.Enter, "list sessions", f, func(after []byte, max int) ([]store.Session, error) {
+		return scan(ctx, s, store.SessionPrefix(f), after, max, func(it iter) (store.Session, bool, error) {
+			_, parts, err := store.DecodeKey(it.Key())
+			if err != nil {
+				return store.Session{}, false, err
+			}
+			p, err := it.payload()
+			if err != nil {
+				return store.Session{}, false, err
+			}
+			r, err := decodeSession(it.Key(), p)
+			return r.session(store.SessionKey{App: parts[0].Str, User: parts[1].Str, Session: parts[2].Str}), err == nil, err
+		})
+	})
 }
 
 // DeleteSession implements store.Sessions. CreateRun takes the session's

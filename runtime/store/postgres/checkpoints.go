@@ -95,7 +95,7 @@ func (s *Store) commitStep(ctx context.Context, c store.StepCommit, fence *store
 			b.Queue(`DELETE FROM pending_writes WHERE run = $1 AND step <= $2`, run, step)
 			b.Queue(`UPDATE runs SET latest_step = $2, journal_next = journal_next + $3,
 				status = coalesce($4, status), updated = CASE WHEN $4::bytea IS NULL THEN updated ELSE $5 END WHERE id = $1`,
-				run, step, nj, statusArg(c.Status), cp.Time)
+				run, step, nj, nullable(string(c.Status)), cp.Time)
 			return checkErr(s.pool.SendBatch(ctx, b).Close())
 		})
 		if err != nil {

@@ -189,45 +189,18 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 // store.RunIndexKey, so the order and the cursors are those of every other
 // backend.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	exit, err := s.gate.Enter(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer exit()
-	prefix := []byte(store.RunIndexPrefix(f))
-	if after == nil {
-		after = []byte{}
-	}
-	var fetch *int64
-	if f.Limit > 0 {
-		fetch = limitArg(f.Limit + 1) // one more tells whether a next page exists
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+runCols+` FROM runs
-		WHERE index_key >= $1 AND ($2::bytea IS NULL OR index_key < $2) AND index_key > $3
-		  AND ($4::bytea IS NULL OR status = $4)
-		ORDER BY index_key LIMIT $5`,
-		prefix, store.PrefixEnd(prefix), after, statusArg(f.Status), fetch)
-	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Run, error) { return scanRun(row) })
-	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	runs, next := f.Page(runs)
-	return runs, next, nil
-}
-
-// statusArg is a status filter: NULL when unset.
-func statusArg(st store.RunStatus) []byte {
-	if st == "" {
-		return nil
-	}
-	return []byte(st)
+	return store.List(ctx, s.gate.Enter, "list runs", f, func(after []byte, max int) ([]store.Run, error) {
+		prefix := []byte(store.RunIndexPrefix(f))
+		rows, err := s.pool.Query(ctx, `SELECT `+runCols+` FROM runs
+			WHERE index_key >= $1 AND ($2::bytea IS NULL OR index_key < $2) AND index_key > $3
+			  AND ($4::bytea IS NULL OR status = $4)
+			ORDER BY index_key LIMIT $5`,
+			prefix, store.PrefixEnd(prefix), append([]byte{}, after...), nullable(string(f.Status)), limitArg(max))
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Run, error) { return scanRun(row) })
+	})
 }
 
 // DeleteRun implements store.Runs.

@@ -360,53 +360,36 @@ func (s *Store) LookupTask(ctx context.Context, user, task string) (string, erro
 // ListSessions implements store.Sessions. Sessions are ordered by their
 // bytea key columns, which is the order of their keys on every backend.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	exit, err := s.gate.Enter(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer exit()
-	from := []any{nil, nil, nil}
-	if after != nil {
-		_, parts, _ := store.DecodeKey(after) // ListStart decoded it
-		from = []any{bs(parts[0].Str), bs(parts[1].Str), bs(parts[2].Str)}
-	}
-	var fetch *int64
-	if f.Limit > 0 {
-		fetch = limitArg(f.Limit + 1) // one more tells whether a next page exists
-	}
-	rows, err := s.pool.Query(ctx, `SELECT app, usr, session, created, updated, last_seq FROM sessions
-		WHERE ($1::bytea IS NULL OR app = $1) AND ($2::bytea IS NULL OR usr = $2)
-		  AND ($3::bytea IS NULL OR (app, usr, session) > ($3, $4, $5))
-		ORDER BY app, usr, session LIMIT $6`,
-		nullable(f.App), nullable(f.User), from[0], from[1], from[2], fetch)
-	if err != nil {
-		return nil, "", fmt.Errorf("list sessions: %w", err)
-	}
-	ss, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Session, error) {
-		var (
-			app, usr, sess []byte
-			last           int64
-			r              store.Session
-		)
-		if err := row.Scan(&app, &usr, &sess, &r.Created, &r.Updated, &last); err != nil {
-			return r, err
+	return store.List(ctx, s.gate.Enter, "list sessions", f, func(after []byte, max int) ([]store.Session, error) {
+		from := []any{nil, nil, nil}
+		if after != nil {
+			_, parts, _ := store.DecodeKey(after) // ListStart decoded it
+			from = []any{bs(parts[0].Str), bs(parts[1].Str), bs(parts[2].Str)}
 		}
-		r.Key = store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
-		r.Created, r.Updated, r.LastSeq = utc(r.Created), utc(r.Updated), uint64(last)
-		return r, nil
+		rows, err := s.pool.Query(ctx, `SELECT app, usr, session, created, updated, last_seq FROM sessions
+			WHERE ($1::bytea IS NULL OR app = $1) AND ($2::bytea IS NULL OR usr = $2)
+			  AND ($3::bytea IS NULL OR (app, usr, session) > ($3, $4, $5))
+			ORDER BY app, usr, session LIMIT $6`,
+			nullable(f.App), nullable(f.User), from[0], from[1], from[2], limitArg(max))
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Session, error) {
+			var (
+				app, usr, sess []byte
+				last           int64
+				r              store.Session
+			)
+			err := row.Scan(&app, &usr, &sess, &r.Created, &r.Updated, &last)
+			r.Key = store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
+			r.Created, r.Updated, r.LastSeq = utc(r.Created), utc(r.Updated), uint64(last)
+			return r, err
+		})
 	})
-	if err != nil {
-		return nil, "", fmt.Errorf("list sessions: %w", err)
-	}
-	ss, next := f.Page(ss)
-	return ss, next, nil
 }
 
-// nullable is an optional filter: NULL when unset.
+// nullable is an optional filter (an app, a user, a status): NULL when
+// unset.
 func nullable(v string) []byte {
 	if v == "" {
 		return nil
