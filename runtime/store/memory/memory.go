@@ -20,14 +20,15 @@ import (
 
 // Store is an in-memory store.Store.
 type Store struct {
-	mu       sync.Mutex
-	closed   bool
-	programs map[string][]byte
-	runs     map[string]*run
-	sessions map[store.SessionKey]*session
-	leases   map[string]store.Lease
-	tasks    map[taskKey]string
-	docs     map[docKey][]byte
+	mu               sync.Mutex
+	closed           bool
+	programs         map[string][]byte
+	runs             map[string]*run
+	sessions         map[store.SessionKey]*session
+	leases           map[string]store.Lease
+	tasks            map[taskKey]string
+	docs             map[docKey][]byte
+	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
 // run is a run and everything it owns; DeleteRun drops it whole.
@@ -52,7 +53,7 @@ var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{
+	s := &Store{
 		programs: map[string][]byte{},
 		runs:     map[string]*run{},
 		sessions: map[store.SessionKey]*session{},
@@ -60,6 +61,8 @@ func New() *Store {
 		tasks:    map[taskKey]string{},
 		docs:     map[docKey][]byte{},
 	}
+	s.LeaseRules.Step = s.stepLease
+	return s
 }
 
 // Close releases the maps; later calls return store.ErrClosed.

@@ -42,8 +42,9 @@ type Store struct {
 	// operations in flight and later ones see ErrClosed.
 	gate store.Gate
 
-	locks keyLocks
-	heads heads
+	locks            keyLocks
+	heads            heads
+	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
 var _ store.Store = (*Store)(nil)
@@ -81,6 +82,7 @@ func open(dir string, opts *Options, readOnly bool) (*Store, error) {
 		return nil, errors.Join(err, unlockDir(dir, lock))
 	}
 	s := &Store{dir: dir, db: db, lock: lock, readOnly: readOnly, mark: mark}
+	s.LeaseRules.Step = s.stepLease
 	err = guard(dir, "open store", func() error { return s.checkLayout(st.exists) })
 	if err == nil && !readOnly {
 		err = mark.start()

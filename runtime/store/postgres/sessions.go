@@ -231,37 +231,25 @@ func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey 
 	})
 }
 
-// AcquireLease implements store.Leases. The lease's row is created when
-// missing and then locked FOR UPDATE, so acquirers of one key take turns;
-// the token is kept in the row across holders and only grows.
-func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.stepLease(ctx, "acquire", key, owner, ttl, now, store.Lease.Acquire)
-}
-
-// RenewLease implements store.Leases.
-func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.stepLease(ctx, "renew", key, owner, ttl, now, store.Lease.Renew)
-}
-
-// stepLease writes the lease step makes of key's current one, in one
-// transaction holding the lease's row.
-func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
-	return store.Op(ctx, &s.gate, store.CheckLease(key, owner, ttl), func() (store.Lease, error) {
+// stepLease is the Step of the store's LeaseRules: one transaction holding
+// the lease's row. The row is created when missing and then locked FOR
+// UPDATE, so steppers of one key take turns; the token is kept in the row
+// across holders and only grows.
+func (s *Store) stepLease(ctx context.Context, key string, apply func(store.Lease) (store.Lease, bool, error)) (store.Lease, error) {
+	return store.Op(ctx, &s.gate, nil, func() (store.Lease, error) {
 		var l store.Lease
 		err := s.tx(ctx, func(tx pgx.Tx) error {
 			cur, err := lockLease(ctx, tx, key)
 			if err != nil {
 				return err
 			}
-			if l, err = step(cur, owner, ttl, now); err != nil {
+			var write bool
+			if l, write, err = apply(cur); err != nil || !write {
 				return err
 			}
 			return writeLease(ctx, tx, l)
 		})
-		if err != nil {
-			return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
-		}
-		return l, nil
+		return l, err
 	})
 }
 
@@ -283,33 +271,15 @@ func lockLease(ctx context.Context, tx pgx.Tx, key string) (store.Lease, error) 
 	return store.Lease{Key: key, Owner: string(owner), Expires: utc(expires), Token: uint64(token)}, nil
 }
 
-// writeLease stores l in its locked row.
+// writeLease stores l in its locked row (a released lease expires at the
+// epoch).
 func writeLease(ctx context.Context, tx pgx.Tx, l store.Lease) error {
+	if l.Expires.IsZero() {
+		l.Expires = time.Unix(0, 0)
+	}
 	_, err := tx.Exec(ctx, `UPDATE leases SET owner = $2, expires = $3, token = $4 WHERE key = $1`,
 		bs(l.Key), bs(l.Owner), l.Expires, int64(l.Token))
 	return err
-}
-
-// ReleaseLease implements store.Leases.
-func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
-	return store.Op0(ctx, &s.gate, store.CheckLease(key, owner, time.Nanosecond), func() error {
-		err := s.tx(ctx, func(tx pgx.Tx) error {
-			cur, err := lockLease(ctx, tx, key)
-			if err != nil {
-				return err
-			}
-			l, changed, err := cur.Release(owner, now)
-			if err != nil || !changed {
-				return err
-			}
-			l.Expires = time.Unix(0, 0)
-			return writeLease(ctx, tx, l)
-		})
-		if err != nil {
-			return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
-		}
-		return nil
-	})
 }
 
 // PutTaskIndex implements store.Tasks.

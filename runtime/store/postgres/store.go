@@ -46,7 +46,8 @@ type Store struct {
 
 	// gate: operations pass it, Close shuts it, so Close waits for
 	// operations in flight and later ones see ErrClosed.
-	gate store.Gate
+	gate             store.Gate
+	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
 var _ store.Store = (*Store)(nil)
@@ -82,6 +83,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
 	s := &Store{pool: pool, schema: schema}
+	s.LeaseRules.Step = s.stepLease
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
