@@ -43,14 +43,25 @@ func (g *Gate) Shut(release func() error) error {
 // Op runs fn as one operation of g. check is the call's argument check
 // (nil: it passed): a failed one is returned without entering.
 func Op[T any](ctx context.Context, g *Gate, check error, fn func() (T, error)) (T, error) {
+	v, _, err := Op2(ctx, g, check, func() (T, struct{}, error) {
+		v, err := fn()
+		return v, struct{}{}, err
+	})
+	return v, err
+}
+
+// Op2 is Op for an operation that returns two values.
+func Op2[A, B any](ctx context.Context, g *Gate, check error, fn func() (A, B, error)) (A, B, error) {
+	var (
+		a A
+		b B
+	)
 	if check != nil {
-		var zero T
-		return zero, check
+		return a, b, check
 	}
 	exit, err := g.Enter(ctx)
 	if err != nil {
-		var zero T
-		return zero, err
+		return a, b, err
 	}
 	defer exit()
 	return fn()

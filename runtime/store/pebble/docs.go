@@ -81,32 +81,17 @@ func (s *Store) GetDoc(ctx context.Context, coll, key string) ([]byte, error) {
 // ListDocs implements store.Docs.
 func (s *Store) ListDocs(ctx context.Context, coll, prefix, after string, limit int) ([]store.Doc, error) {
 	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckName("collection", coll), "list docs"), func() ([]store.Doc, error) {
-		p := docPrefix(coll, prefix)
-		lower := []byte(p)
+		var from []byte
 		if after != "" {
-			if a := append([]byte(docKey(coll, after)), 0); bytes.Compare(a, lower) > 0 {
-				lower = a
-			}
+			from = docKey(coll, after)
 		}
-		it, err := s.iter(lower, store.PrefixEnd(p))
+		ds, err := scan(ctx, s, docPrefix(coll, prefix), from, limit, func(parts []store.Part, it iter) (store.Doc, bool, error) {
+			v, err := it.payload()
+			return store.Doc{Key: parts[1].Str, Value: bytes.Clone(v)}, err == nil, err
+		})
 		if err != nil {
 			return nil, fmt.Errorf("list docs %s: %w", coll, err)
 		}
-		var out []store.Doc
-		for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
-			_, parts, err := store.DecodeKey(it.Key())
-			if err != nil {
-				return nil, it.close(fmt.Errorf("list docs %s: %w", coll, err))
-			}
-			v, err := it.payload()
-			if err != nil {
-				return nil, it.close(fmt.Errorf("list docs %s: %w", coll, err))
-			}
-			out = append(out, store.Doc{Key: parts[1].Str, Value: bytes.Clone(v)})
-		}
-		if err := it.close(nil); err != nil {
-			return nil, fmt.Errorf("list docs %s: %w", coll, err)
-		}
-		return out, nil
+		return ds, nil
 	})
 }

@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"bytes"
 	"context"
 	"errors"
 
@@ -88,23 +89,30 @@ func (it iter) close(err error) error {
 }
 
 // scan reads the keys under prefix after the key after (nil: from the
-// first) with read, which also says whether the key's item is one to keep,
-// until max items are kept (0: all) or ctx ends.
-func scan[T any](ctx context.Context, s *Store, prefix, after []byte, max int, read func(it iter) (T, bool, error)) ([]T, error) {
+// first) with read, given the key's decoded parts, which also says whether
+// the key's item is one to keep, until max items are kept (0: all) or ctx
+// ends.
+func scan[T any](ctx context.Context, s *Store, prefix, after []byte, max int, read func(parts []store.Part, it iter) (T, bool, error)) ([]T, error) {
 	it, err := s.prefix(prefix)
 	if err != nil {
 		return nil, err
 	}
 	var out []T
 	ok := it.First()
-	if after != nil {
-		ok = it.SeekGE(store.PrefixEnd(after)) // after is a whole key: no key extends it
+	// after is a whole key: no key extends it, and the next one is at or
+	// past its PrefixEnd.
+	if seek := store.PrefixEnd(after); after != nil && bytes.Compare(seek, prefix) > 0 {
+		ok = it.SeekGE(seek)
 	}
 	for ; ok && (max <= 0 || len(out) < max); ok = it.Next() {
 		if err = ctx.Err(); err != nil {
 			break
 		}
-		v, keep, rerr := read(it)
+		var parts []store.Part
+		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
+			break
+		}
+		v, keep, rerr := read(parts, it)
 		if err = rerr; err != nil {
 			break
 		}

@@ -28,29 +28,23 @@ func (r sessionRecord) session(k store.SessionKey) store.Session {
 
 // GetOrCreateSession implements store.Sessions.
 func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now time.Time) (store.Session, bool, error) {
-	if err := k.Check(); err != nil {
-		return store.Session{}, false, err
-	}
-	exit, err := s.gate.Enter(ctx)
-	if err != nil {
-		return store.Session{}, false, err
-	}
-	defer exit()
-	defer s.locks.lock(sessionKey(k))()
-	r, err := s.getSession(k)
-	if err == nil {
-		return r.session(k), false, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, false, fmt.Errorf("get or create %w", err)
-	}
-	r = sessionRecord{created: now, updated: now}
-	b := s.db.NewBatch()
-	b.Set(sessionKey(k), sessionValue(r), nil)
-	if err := s.apply(b); err != nil {
-		return store.Session{}, false, fmt.Errorf("create session %s: %w", k, err)
-	}
-	return r.session(k), true, nil
+	return store.Op2(ctx, &s.gate, k.Check(), func() (store.Session, bool, error) {
+		defer s.locks.lock(sessionKey(k))()
+		r, err := s.getSession(k)
+		if err == nil {
+			return r.session(k), false, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return store.Session{}, false, fmt.Errorf("get or create %w", err)
+		}
+		r = sessionRecord{created: now, updated: now}
+		b := s.db.NewBatch()
+		b.Set(sessionKey(k), sessionValue(r), nil)
+		if err := s.apply(b); err != nil {
+			return store.Session{}, false, fmt.Errorf("create session %s: %w", k, err)
+		}
+		return r.session(k), true, nil
+	})
 }
 
 // GetSession implements store.Sessions.
@@ -217,11 +211,7 @@ func (s *Store) GetSummary(ctx context.Context, k store.SessionKey, filterKey st
 // ListSessions implements store.Sessions: it walks the session records.
 func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
 	return store.List(ctx, s.gate.Enter, "list sessions", f, func(after []byte, max int) ([]store.Session, error) {
-		return scan(ctx, s, store.SessionPrefix(f), after, max, func(it iter) (store.Session, bool, error) {
-			_, parts, err := store.DecodeKey(it.Key())
-			if err != nil {
-				return store.Session{}, false, err
-			}
+		return scan(ctx, s, store.SessionPrefix(f), after, max, func(parts []store.Part, it iter) (store.Session, bool, error) {
 			p, err := it.payload()
 			if err != nil {
 				return store.Session{}, false, err

@@ -19,27 +19,21 @@ func sessionArgs(k store.SessionKey, more ...any) []any {
 
 // GetOrCreateSession implements store.Sessions.
 func (s *Store) GetOrCreateSession(ctx context.Context, key store.SessionKey, now time.Time) (store.Session, bool, error) {
-	if err := key.Check(); err != nil {
-		return store.Session{}, false, err
-	}
-	exit, err := s.gate.Enter(ctx)
-	if err != nil {
-		return store.Session{}, false, err
-	}
-	defer exit()
-	tag, err := s.pool.Exec(ctx, `INSERT INTO sessions (app, usr, session, created, updated) VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING`,
-		sessionArgs(key, now)...)
-	if err != nil {
-		return store.Session{}, false, fmt.Errorf("create session %s: %w", key, err)
-	}
-	if tag.RowsAffected() == 1 {
-		return store.Session{Key: key, Created: utc(now), Updated: utc(now)}, true, nil
-	}
-	sess, err := s.getSession(ctx, key)
-	if err != nil {
-		return store.Session{}, false, fmt.Errorf("get %w", err)
-	}
-	return sess, false, nil
+	return store.Op2(ctx, &s.gate, key.Check(), func() (store.Session, bool, error) {
+		tag, err := s.pool.Exec(ctx, `INSERT INTO sessions (app, usr, session, created, updated) VALUES ($1, $2, $3, $4, $4) ON CONFLICT DO NOTHING`,
+			sessionArgs(key, now)...)
+		if err != nil {
+			return store.Session{}, false, fmt.Errorf("create session %s: %w", key, err)
+		}
+		if tag.RowsAffected() == 1 {
+			return store.Session{Key: key, Created: utc(now), Updated: utc(now)}, true, nil
+		}
+		sess, err := s.getSession(ctx, key)
+		if err != nil {
+			return store.Session{}, false, fmt.Errorf("get %w", err)
+		}
+		return sess, false, nil
+	})
 }
 
 // getSession reads the session's record.
