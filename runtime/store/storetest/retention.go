@@ -16,11 +16,7 @@ import (
 
 // sessionNames renders sessions as app/user/session, in order.
 func sessionNames(ss []store.Session) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = s.Key.String()
-	}
-	return out
+	return pluck(ss, func(s store.Session) string { return s.Key.String() })
 }
 
 func testListSessions(t *testing.T, s store.Store) {
