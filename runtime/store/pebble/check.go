@@ -236,7 +236,7 @@ func scanKeys(ctx context.Context, db *pebble.DB, r *Report) error {
 			meta = true
 			p, err := store.Payload(k, v)
 			if err == nil {
-				_, err = decodeMeta(k, p)
+				_, err = metaCodec.decode(k, p, 0)
 			}
 			if err != nil {
 				r.add("", err.Error())
@@ -255,7 +255,7 @@ func scanKeys(ctx context.Context, db *pebble.DB, r *Report) error {
 		}
 		switch kind {
 		case store.KindSession:
-			rec, err := decodeSession(k, payload)
+			rec, err := sessionCodec.decode(k, payload, sessionRecord{})
 			if err != nil {
 				r.add("", err.Error())
 				continue
@@ -266,7 +266,7 @@ func scanKeys(ctx context.Context, db *pebble.DB, r *Report) error {
 			r.Events++
 			next(events, sessionOf(parts[:3]), parts[3].Num)
 		case store.KindRun:
-			if _, err := decodeRun(k, payload); err != nil {
+			if _, err := runCodec.decode(k, payload, store.Run{}); err != nil {
 				r.add("", err.Error())
 				continue
 			}

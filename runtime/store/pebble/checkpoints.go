@@ -75,10 +75,10 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 				return fail(err)
 			}
 		}
-		b.Set(checkpointKey(cp.Run, cp.Step), checkpointValue(cp), nil)
+		b.Set(checkpointKey(cp.Run, cp.Step), checkpointCodec.value(cp), nil)
 		if c.Status != "" {
 			hd.run.Status, hd.run.Updated = c.Status, cp.Time
-			b.Set(runKey(cp.Run), runValue(hd.run), nil)
+			b.Set(runKey(cp.Run), runCodec.value(hd.run), nil)
 		}
 		batchOK = true
 		if err := s.apply(b); err != nil {

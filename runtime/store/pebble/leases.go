@@ -23,11 +23,11 @@ func (s *Store) getLease(key string) (store.Lease, error) {
 	if err != nil {
 		return store.Lease{}, err
 	}
-	return decodeLease(k, p, key)
+	return leaseCodec.decode(k, p, store.Lease{Key: key})
 }
 
 func (s *Store) putLease(l store.Lease) error {
-	return s.db.Set(leaseKey(l.Key), leaseValue(l), pebble.NoSync)
+	return s.db.Set(leaseKey(l.Key), leaseCodec.value(l), pebble.NoSync)
 }
 
 // stepLease is the Step of the store's LeaseRules, under the key's lock.

@@ -51,7 +51,7 @@ func (s *Store) getRun(id string) (store.Run, error) {
 	if err != nil {
 		return store.Run{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	return decodeRun(key, p)
+	return runCodec.decode(key, p, store.Run{})
 }
 
 // CreateRun implements store.Runs.
@@ -69,7 +69,7 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 			return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, cmpErr(err, store.ErrNotFound))
 		}
 		b := s.db.NewBatch()
-		b.Set(key, runValue(r), nil)
+		b.Set(key, runCodec.value(r), nil)
 		b.Set(store.RunIndexKey(r), store.Frame(nil), nil)
 		if err := s.apply(b); err != nil {
 			return fmt.Errorf("create run %s: %w", r.ID, err)
@@ -107,7 +107,7 @@ func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.Run
 		}
 		r.Status, r.Updated = status, now
 		b := s.db.NewBatch()
-		b.Set(runKey(id), runValue(r), nil)
+		b.Set(runKey(id), runCodec.value(r), nil)
 		s.heads.drop(id)
 		if err := s.apply(b); err != nil {
 			return fmt.Errorf("update run %s: %w", id, err)
@@ -134,7 +134,7 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 			}
 		}
 		r.Status, r.Updated = status, now
-		b.Set(runKey(id), runValue(r), nil)
+		b.Set(runKey(id), runCodec.value(r), nil)
 		s.heads.drop(id)
 		if err := s.apply(b); err != nil {
 			return 0, fmt.Errorf("end run %s: %w", id, err)

@@ -19,7 +19,7 @@ func (s *Store) getSession(k store.SessionKey) (sessionRecord, error) {
 	if err != nil {
 		return sessionRecord{}, fmt.Errorf("session %s: %w", k, err)
 	}
-	return decodeSession(key, p)
+	return sessionCodec.decode(key, p, sessionRecord{})
 }
 
 func (r sessionRecord) session(k store.SessionKey) store.Session {
@@ -39,7 +39,7 @@ func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now 
 		}
 		r = sessionRecord{created: now, updated: now}
 		b := s.db.NewBatch()
-		b.Set(sessionKey(k), sessionValue(r), nil)
+		b.Set(sessionKey(k), sessionCodec.value(r), nil)
 		if err := s.apply(b); err != nil {
 			return store.Session{}, false, fmt.Errorf("create session %s: %w", k, err)
 		}
@@ -72,7 +72,7 @@ func (s *Store) appendEvents(b *pebble.Batch, k store.SessionKey, events [][]byt
 		b.Set(p.U64(r.lastSeq), store.Frame(e), nil)
 	}
 	r.updated = now
-	b.Set(sessionKey(k), sessionValue(r), nil)
+	b.Set(sessionKey(k), sessionCodec.value(r), nil)
 	return first, nil
 }
 
@@ -127,7 +127,7 @@ func (s *Store) PutSessionState(ctx context.Context, k store.SessionKey, state [
 		r.updated = now
 		b := s.db.NewBatch()
 		b.Set(stateKey(k), store.Frame(state), nil)
-		b.Set(sessionKey(k), sessionValue(r), nil)
+		b.Set(sessionKey(k), sessionCodec.value(r), nil)
 		if err := s.apply(b); err != nil {
 			return fmt.Errorf("put state of %s: %w", k, err)
 		}
@@ -168,7 +168,7 @@ func (s *Store) PutSummary(ctx context.Context, k store.SessionKey, sum store.Su
 		p, err := s.get(key)
 		switch {
 		case err == nil:
-			old, err := decodeSummary(key, p, sum.FilterKey)
+			old, err := summaryCodec.decode(key, p, store.Summary{FilterKey: sum.FilterKey})
 			if err != nil {
 				return fail(err)
 			}
@@ -179,7 +179,7 @@ func (s *Store) PutSummary(ctx context.Context, k store.SessionKey, sum store.Su
 			return fail(err)
 		}
 		b := s.db.NewBatch()
-		b.Set(key, summaryValue(sum), nil)
+		b.Set(key, summaryCodec.value(sum), nil)
 		if err := s.apply(b); err != nil {
 			return fail(err)
 		}
@@ -200,7 +200,7 @@ func (s *Store) GetSummary(ctx context.Context, k store.SessionKey, filterKey st
 		if err != nil {
 			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, k, err)
 		}
-		sum, err := decodeSummary(key, p, filterKey)
+		sum, err := summaryCodec.decode(key, p, store.Summary{FilterKey: filterKey})
 		if err != nil {
 			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, k, err)
 		}
@@ -216,7 +216,7 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]stor
 			if err != nil {
 				return store.Session{}, false, err
 			}
-			r, err := decodeSession(it.Key(), p)
+			r, err := sessionCodec.decode(it.Key(), p, sessionRecord{})
 			return r.session(store.SessionKey{App: parts[0].Str, User: parts[1].Str, Session: parts[2].Str}), err == nil, err
 		})
 	})

@@ -178,7 +178,7 @@ func (s *Store) checkLayout(existed bool) error {
 		if s.readOnly {
 			return nil
 		}
-		if err := s.db.Set(key, metaValue(), pebble.Sync); err != nil {
+		if err := s.db.Set(key, metaCodec.value(store.LayoutVersion), pebble.Sync); err != nil {
 			return fmt.Errorf("open store %s: write layout marker: %w", s.dir, err)
 		}
 		return nil
@@ -187,7 +187,7 @@ func (s *Store) checkLayout(existed bool) error {
 	case err != nil:
 		return namePebbleError(s.dir, "open store", err)
 	}
-	v, err := decodeMeta(key, payload)
+	v, err := metaCodec.decode(key, payload, 0)
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", s.dir, err)
 	}
