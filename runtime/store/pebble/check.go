@@ -160,7 +160,7 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 
 // checkTables validates the block checksums of every table.
 func checkTables(ctx context.Context, dir string, r *Report) {
-	es, err := os.ReadDir(dir)
+	es, err := files(dir, func(e os.DirEntry) bool { return classify(e.Name()) == kindTable })
 	if err != nil {
 		r.add("", err.Error())
 		return
@@ -169,9 +169,6 @@ func checkTables(ctx context.Context, dir string, r *Report) {
 	po.EnsureDefaults()
 	ro := po.MakeReaderOptions()
 	for _, e := range es {
-		if classify(e.Name()) != kindTable {
-			continue
-		}
 		r.Tables++
 		err := guard(dir, "read table", func() error {
 			f, err := vfs.Default.Open(filepath.Join(dir, e.Name()))
