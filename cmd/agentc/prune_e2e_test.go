@@ -36,16 +36,26 @@ graph wait(S) input q output a {
 }
 `
 
-// pruneProject is a project holding keepSource, and agentc with env in it.
-func pruneProject(t *testing.T, env []string) (root string, agentc func(want int, args ...string) result) {
+// newProject is a project folder (it has a .git) holding files, given as
+// name, source pairs.
+func newProject(t *testing.T, files ...string) string {
 	t.Helper()
-	root = t.TempDir()
+	root := t.TempDir()
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "keep.agent"), []byte(keepSource), 0o644); err != nil {
-		t.Fatal(err)
+	for i := 0; i+1 < len(files); i += 2 {
+		if err := os.WriteFile(filepath.Join(root, files[i]), []byte(files[i+1]), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
+	return root
+}
+
+// pruneProject is a project holding keepSource, and agentc with env in it.
+func pruneProject(t *testing.T, env []string) (root string, agentc func(want int, args ...string) result) {
+	t.Helper()
+	root = newProject(t, "keep.agent", keepSource)
 	return root, func(want int, args ...string) result {
 		t.Helper()
 		r := runAgentc(t, root, env, args...)
@@ -58,7 +68,12 @@ func pruneProject(t *testing.T, env []string) (root string, agentc func(want int
 
 func writeYAML(t *testing.T, root, yaml string) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(root, "agentc.yaml"), []byte(yaml), 0o644); err != nil {
+	writeFile(t, filepath.Join(root, "agentc.yaml"), yaml)
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -129,10 +144,7 @@ func TestServeRetention(t *testing.T) {
 	for _, in := range []string{"one", "two", "three"} {
 		agentc(0, "run", "keep.agent", "--run", "echo", "--input", in)
 	}
-	if err := os.WriteFile(filepath.Join(root, "serve.agent"), []byte(strings.Replace(keepSource, "graph wait", "graph unserved", 1)+
-		"\nserve { run = echo }\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, filepath.Join(root, "serve.agent"), strings.Replace(keepSource, "graph wait", "graph unserved", 1)+"\nserve { run = echo }\n")
 	writeYAML(t, root, "retention:\n  max_runs: 1\n  interval: 50ms\n")
 	cmd, addr, banner := startServeFile(t, root, env, "serve.agent")
 	if !strings.Contains(banner(), "retention max_runs 1 every 50ms") {

@@ -27,6 +27,18 @@ import (
 
 const day = 24 * time.Hour
 
+// projectWith is a project root whose agentc.yaml is yaml ("": none).
+func projectWith(t *testing.T, yaml string) string {
+	t.Helper()
+	root := t.TempDir()
+	if yaml != "" {
+		if err := os.WriteFile(filepath.Join(root, "agentc.yaml"), []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
 func TestReadRetention(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml string
@@ -58,21 +70,12 @@ retention:
 		{name: "a bad interval", yaml: "retention: {interval: sometimes}\n", err: "retention: interval:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			if tc.yaml != "" {
-				if err := os.WriteFile(filepath.Join(root, "agentc.yaml"), []byte(tc.yaml), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			got, err := ReadRetention(root)
-			if tc.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.err) {
+			got, err := ReadRetention(projectWith(t, tc.yaml))
+			if tc.err != "" || err != nil {
+				if err == nil || tc.err == "" || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err = %v, want %q", err, tc.err)
 				}
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if got.Default != tc.want.Default || got.Interval != tc.want.Interval || len(got.Apps) != len(tc.want.Apps) {
 				t.Fatalf("got %+v, want %+v", got, tc.want)
@@ -217,11 +220,7 @@ func TestRetentionSpecExample(t *testing.T) {
 	if !ok {
 		t.Fatal("spec/storage.md, Retention: no yaml example")
 	}
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "agentc.yaml"), []byte(example), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	set, err := ReadRetention(root)
+	set, err := ReadRetention(projectWith(t, example))
 	if err != nil {
 		t.Fatal(err)
 	}
