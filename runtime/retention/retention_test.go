@@ -390,3 +390,41 @@ func TestLoop(t *testing.T) {
 		t.Errorf("after the loop: session %v, %d passes", err, passes)
 	}
 }
+
+// TestConcurrentPasses applies one policy from two retainers at once (two
+// replicas on one store): every item is deleted once, the other pass skips
+// it, and neither fails.
+func TestConcurrentPasses(t *testing.T) {
+	w := newWorld(t)
+	for i := range 20 {
+		s := fmt.Sprintf("s%02d", i)
+		w.session(s, ago(100*day))
+		w.run(s, "r"+s, store.RunCompleted, ago(100*day), "")
+	}
+	p := retention.Policy{SessionTTL: 90 * day}
+	results := make(chan retention.Result, 2)
+	for range 2 {
+		go func() {
+			r := w.retainer(retention.Config{})
+			pl, err := r.Plan(ctx, "app", p)
+			if err != nil {
+				t.Error(err)
+			}
+			res, err := r.Apply(ctx, pl)
+			if err != nil {
+				t.Error(err)
+			}
+			results <- res
+		}()
+	}
+	a, b := <-results, <-results
+	if runs := a.Count(retention.KindRun) + b.Count(retention.KindRun); runs != 20 {
+		t.Errorf("runs deleted %d, want 20 (%d skipped)", runs, len(a.Skipped)+len(b.Skipped))
+	}
+	if sessions := a.Count(retention.KindSession) + b.Count(retention.KindSession); sessions != 20 {
+		t.Errorf("sessions deleted %d, want 20", sessions)
+	}
+	if ss, _, _ := w.st.ListSessions(ctx, store.SessionFilter{}); len(ss) != 0 {
+		t.Errorf("sessions left: %d", len(ss))
+	}
+}
