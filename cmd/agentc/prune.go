@@ -102,7 +102,7 @@ func pruneCommand(cmd *cobra.Command, a *app, f pruneFlags) error {
 		if f.json {
 			rep := pruneReport{App: pl.App, Policy: pl.Policy.String(), DryRun: f.dryRun, Delete: pl.Delete, Keep: pl.Keep, Skipped: res.Skipped,
 				Deleted: map[string]int{}}
-			for _, k := range []retention.Kind{retention.KindRun, retention.KindSession, retention.KindIdempotency} {
+			for _, k := range []retention.Kind{retention.KindRun, retention.KindSession, retention.KindIdempotency, retention.KindRecord} {
 				rep.Deleted[string(k)] = res.Count(k)
 			}
 			if err != nil {
@@ -136,6 +136,7 @@ func printPrune(a *app, pl *retention.Plan, res retention.Result, dryRun bool) {
 	for _, it := range res.Skipped {
 		fmt.Fprintf(a.stdout, "  skipped %s: %s\n", it, it.Why)
 	}
-	fmt.Fprintf(a.stdout, "  %s %d runs, %d sessions, %d idempotency records\n", verb,
-		retention.Count(items, retention.KindRun), retention.Count(items, retention.KindSession), retention.Count(items, retention.KindIdempotency))
+	fmt.Fprintf(a.stdout, "  %s %d runs, %d sessions, %d idempotency records, %d task records\n", verb,
+		retention.Count(items, retention.KindRun), retention.Count(items, retention.KindSession),
+		retention.Count(items, retention.KindIdempotency), retention.Count(items, retention.KindRecord))
 }

@@ -124,7 +124,8 @@ func (y yamlPolicy) apply(base retention.Policy) (retention.Policy, error) {
 // NewRetainer returns a Retainer over st that also deletes what agentc's
 // services and protocols keep about what it deletes: a deleted session's
 // artifacts, memory extraction cursor and recall postings; the AG-UI runId,
-// A2A messageId and OpenAI Idempotency-Key records.
+// A2A messageId and OpenAI Idempotency-Key records; a deleted run's A2A
+// task record and its list entry.
 func NewRetainer(st store.Store, now func() time.Time) *retention.Retainer {
 	return retention.New(retention.Config{
 		Store: st, Now: now,
@@ -144,6 +145,15 @@ func NewRetainer(st store.Store, now func() time.Time) *retention.Retainer {
 			// An a2a.CollMessage record's value is the id of the task its
 			// message started.
 			{Coll: a2a.CollMessage, Read: func(v []byte) (retention.Ref, error) { return retention.Ref{Task: string(v)}, nil }},
+			// A task record goes with its run, and its list entry with it.
+			{Coll: a2a.CollTask, Owned: true, Read: func(v []byte) (retention.Ref, error) {
+				run, index, err := a2a.TaskRecord(v)
+				ref := retention.Ref{Run: run}
+				if index != "" {
+					ref.With = []retention.DocKey{{Coll: a2a.CollRecent, Key: index}}
+				}
+				return ref, err
+			}},
 		},
 	})
 }
@@ -185,7 +195,7 @@ func StartRetention(st store.Store, app string, set RetentionSettings, now func(
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		r.Loop(ctx, app, p, set.Interval, func(res retention.Result, err error) {
-			for _, k := range []retention.Kind{retention.KindRun, retention.KindSession, retention.KindIdempotency} {
+			for _, k := range []retention.Kind{retention.KindRun, retention.KindSession, retention.KindIdempotency, retention.KindRecord} {
 				m.Retained(app, string(k), res.Count(k))
 			}
 			if err != nil {
@@ -196,7 +206,7 @@ func StartRetention(st store.Store, app string, set RetentionSettings, now func(
 			if len(res.Deleted) > 0 || len(res.Skipped) > 0 {
 				log.Info("retention", "app", app, "policy", p.String(), "runs", res.Count(retention.KindRun),
 					"sessions", res.Count(retention.KindSession), "idempotency", res.Count(retention.KindIdempotency),
-					"skipped", len(res.Skipped))
+					"records", res.Count(retention.KindRecord), "skipped", len(res.Skipped))
 			}
 		})
 	})

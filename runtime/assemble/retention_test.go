@@ -136,6 +136,8 @@ func TestRetainerForgetsEverywhere(t *testing.T) {
 		{Coll: a2a.CollMessage, Key: store.DocPath("app", "u", "m1"), Value: []byte("task_1")},
 		{Coll: memory.CollCursors, Key: store.DocPath("app", "u", "s"), Value: []byte{1}},
 		{Coll: recall.CollSessions, Key: store.DocPath("app", "u", "s"), Value: []byte{1, 1, 1}},
+		{Coll: a2a.CollTask, Key: store.DocPath("app", "u", "task_1"), Value: []byte(`{"v":1,"id":"task_1","run":"run_3","indexKey":"idx"}`)},
+		{Coll: a2a.CollRecent, Key: "idx", Value: []byte(`{"task":"task_1"}`)},
 	}
 	if err := st.ApplyDocs(ctx, docs...); err != nil {
 		t.Fatal(err)
@@ -149,7 +151,8 @@ func TestRetainerForgetsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Count(retention.KindRun) != 3 || res.Count(retention.KindSession) != 1 || res.Count(retention.KindIdempotency) != 3 {
+	if res.Count(retention.KindRun) != 3 || res.Count(retention.KindSession) != 1 || res.Count(retention.KindIdempotency) != 3 ||
+		res.Count(retention.KindRecord) != 1 {
 		t.Errorf("deleted %+v", res.Deleted)
 	}
 	for _, d := range docs {

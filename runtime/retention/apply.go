@@ -31,9 +31,9 @@ func Count(items []Item, k Kind) int {
 	return n
 }
 
-// Apply deletes pl's items: runs, then sessions, then idempotency records
-// (a record goes after its run, so a re-sent request never starts a second
-// run of one that is still there). Each item is checked again under the
+// Apply deletes pl's items: runs, then sessions, then records (a record
+// goes after its run, so a re-sent request never starts a second run of one
+// that is still there). Each item is checked again under the
 // store's writer lock and deleted only when unchanged since the plan: a run
 // still finished and last updated when the plan saw it, and no longer a
 // fork base; a session not updated since and without runs; a record with
@@ -44,7 +44,7 @@ func (r *Retainer) Apply(ctx context.Context, pl *Plan) (Result, error) {
 		res  Result
 		errs []error
 	)
-	for _, kind := range []Kind{KindRun, KindSession, KindIdempotency} {
+	for _, kind := range []Kind{KindRun, KindSession, KindIdempotency, KindRecord} {
 		for _, it := range pl.Delete {
 			if it.Kind != kind {
 				continue
@@ -100,7 +100,11 @@ func (r *Retainer) apply(ctx context.Context, it Item) (why string, err error) {
 		if !bytes.Equal(v, it.Value) {
 			return "it was rewritten since the plan", nil
 		}
-		return "", st.ApplyDocs(ctx, store.DocOp{Coll: it.Coll, Key: it.Key, Delete: true})
+		ops := []store.DocOp{{Coll: it.Coll, Key: it.Key, Delete: true}}
+		for _, w := range it.With {
+			ops = append(ops, store.DocOp{Coll: w.Coll, Key: w.Key, Delete: true})
+		}
+		return "", st.ApplyDocs(ctx, ops...)
 	}
 }
 

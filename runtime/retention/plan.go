@@ -15,7 +15,7 @@ import (
 // page is how many sessions, runs or documents one read takes.
 const page = 256
 
-// Plan reads app's sessions, their runs and the app's idempotency records
+// Plan reads app's sessions, their runs and the app's records
 // and returns what p deletes, and what a rule matched but is kept.
 func (r *Retainer) Plan(ctx context.Context, app string, p Policy) (*Plan, error) {
 	if app == "" {
@@ -152,9 +152,10 @@ func runItem(run store.Run) Item {
 	return Item{Kind: KindRun, Session: k, App: k.App, User: k.User, ID: k.Session, Run: run.ID, Status: run.Status, Updated: run.Updated}
 }
 
-// planRecords plans one collection of idempotency records: those of runs
-// that are gone or go in this plan, of runs finished longer ago than the
-// TTL, and reservations made longer ago than it.
+// planRecords plans one collection of records: those of runs that are
+// gone or go in this plan and, unless owned by their run, those of runs
+// finished longer ago than idempotency_ttl and reservations made longer ago
+// than it.
 func (r *Retainer) planRecords(ctx context.Context, pl *Plan, rc Records, gone map[string]bool) error {
 	p, now, st := pl.Policy, pl.Now, r.cfg.Store
 	prefix := store.DocPath(pl.App)
@@ -171,7 +172,11 @@ func (r *Retainer) planRecords(ctx context.Context, pl *Plan, rc Records, gone m
 				continue // not a record this build reads: leave it
 			}
 			it := Item{Kind: KindIdempotency, App: pl.App, User: parts[1], Coll: rc.Coll, Key: d.Key, Value: d.Value,
-				Record: strings.Join(parts[2:], "/"), Run: ref.Run}
+				Record: strings.Join(parts[2:], "/"), Run: ref.Run, With: ref.With}
+			ttl := p.IdempotencyTTL
+			if rc.Owned {
+				it.Kind, ttl = KindRecord, 0
+			}
 			if ref.Task != "" {
 				// A task not (yet) in the index is a request starting its
 				// run: keep it. Retention deletes the record of a task's
@@ -186,7 +191,7 @@ func (r *Retainer) planRecords(ctx context.Context, pl *Plan, rc Records, gone m
 			}
 			switch {
 			case it.Run == "":
-				if p.IdempotencyTTL > 0 && !ref.Made.IsZero() && now.Sub(ref.Made) > p.IdempotencyTTL {
+				if ttl > 0 && !ref.Made.IsZero() && now.Sub(ref.Made) > ttl {
 					it.Reason, it.Why = ReasonIdempotencyTTL, fmt.Sprintf("reserved %s ago without a run; idempotency_ttl %s", FormatAge(now.Sub(ref.Made)), FormatAge(p.IdempotencyTTL))
 				}
 			case gone[it.Run]:
@@ -198,7 +203,7 @@ func (r *Retainer) planRecords(ctx context.Context, pl *Plan, rc Records, gone m
 					it.Reason, it.Why = ReasonRunDeleted, "its run "+it.Run+" no longer exists"
 				case err != nil:
 					return err
-				case p.IdempotencyTTL > 0 && Finished(run.Status) && now.Sub(run.Updated) > p.IdempotencyTTL:
+				case ttl > 0 && Finished(run.Status) && now.Sub(run.Updated) > ttl:
 					it.Reason, it.Why = ReasonIdempotencyTTL, fmt.Sprintf("run %s %s %s ago; idempotency_ttl %s", run.ID, run.Status, FormatAge(now.Sub(run.Updated)), FormatAge(p.IdempotencyTTL))
 				}
 			}

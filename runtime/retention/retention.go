@@ -1,7 +1,7 @@
 // Package retention deletes what an app no longer needs from a store
 // (spec/storage.md, "Retention"): finished runs past an age or beyond a
-// count per session, sessions idle past a time to live, and the protocols'
-// idempotency records past theirs. It plans first — what would be deleted,
+// count per session, sessions idle past a time to live, the protocols'
+// idempotency records past theirs, and the records a deleted run owned. It plans first — what would be deleted,
 // and why; what matched a rule but is kept, and why — and applies a plan by
 // deleting each item only if a check under the store's writer lock still
 // finds it deletable.
@@ -107,10 +107,13 @@ func Finished(st store.RunStatus) bool {
 	return false
 }
 
-// Records describes one Docs collection of protocol idempotency records,
-// each keyed DocPath(app, user, …).
+// Records describes one Docs collection of records that name a run, each
+// keyed DocPath(app, user, …): the protocols' idempotency records, and,
+// Owned, records that belong to their run (A2A task records).
 type Records struct {
 	Coll string
+	// Owned records go when their run goes, never by idempotency_ttl.
+	Owned bool
 	// Read returns what a record's value names: the run its request
 	// started ("" while it starts it), or the A2A task whose run it is
 	// (resolved through the task index), and when it was made (zero when
@@ -118,11 +121,16 @@ type Records struct {
 	Read func(value []byte) (Ref, error)
 }
 
-// Ref is what an idempotency record refers to.
+// Ref is what a record refers to. With are documents that go with the
+// record (an A2A task's entry in its list index).
 type Ref struct {
 	Run, Task string
 	Made      time.Time
+	With      []DocKey
 }
+
+// DocKey names a document.
+type DocKey struct{ Coll, Key string }
 
 // Config is what a Retainer works with.
 type Config struct {
@@ -136,7 +144,7 @@ type Config struct {
 	// Forget are called for each deleted session, after it is gone, to
 	// drop what other services keep about it elsewhere (recall postings).
 	Forget []func(ctx context.Context, key store.SessionKey) error
-	// Records are the protocols' idempotency records.
+	// Records are the protocols' records that name a run.
 	Records []Records
 }
 
@@ -155,6 +163,7 @@ const (
 	KindRun         Kind = "run"
 	KindSession     Kind = "session"
 	KindIdempotency Kind = "idempotency"
+	KindRecord      Kind = "record" // a record owned by its run (Records.Owned)
 )
 
 // Reasons an item is deleted or kept.
@@ -184,12 +193,13 @@ type Item struct {
 	// Updated is the record's last update the plan decided on; apply
 	// deletes only a record still updated then.
 	Updated time.Time `json:"updated,omitzero"`
-	// Coll and Key name an idempotency record (Record is its key's parts
-	// after app and user, joined by "/"); Value is what the plan read.
-	Coll   string `json:"coll,omitempty"`
-	Record string `json:"record,omitempty"`
-	Key    string `json:"-"`
-	Value  []byte `json:"-"`
+	// Coll and Key name a record (Record is its key's parts after app and
+	// user, joined by "/"); Value is what the plan read; With goes with it.
+	Coll   string   `json:"coll,omitempty"`
+	Record string   `json:"record,omitempty"`
+	Key    string   `json:"-"`
+	Value  []byte   `json:"-"`
+	With   []DocKey `json:"-"`
 }
 
 func (it Item) String() string {

@@ -76,7 +76,7 @@ func names(items []retention.Item) []string {
 		switch it.Kind {
 		case retention.KindSession:
 			name = it.ID
-		case retention.KindIdempotency:
+		case retention.KindIdempotency, retention.KindRecord:
 			name = it.Record
 		}
 		out = append(out, fmt.Sprintf("%s %s %s", it.Kind, name, it.Reason))
@@ -283,7 +283,17 @@ func TestIdempotencyRecords(t *testing.T) {
 	must(t, w.st.ApplyDocs(ctx, store.DocOp{Coll: "idem", Key: store.DocPath("other", "u", "k"), Value: []byte(`{"run":"nope"}`)}))
 	put("msg", "u", "m-task", record{Task: "task-1"})     // resolved through the task index
 	put("msg", "u", "m-starting", record{Task: "task-2"}) // not indexed yet: its run is starting
-	r := w.retainer(retention.Config{Records: []retention.Records{{Coll: "idem", Read: readRecord}, {Coll: "msg", Read: readRecord}}})
+	// Owned records go with their run only, with what goes with them.
+	put("task", "u", "t-old", record{Run: "old"})
+	put("task", "u", "t-expired", record{Run: "expired"})
+	must(t, w.st.ApplyDocs(ctx, store.DocOp{Coll: "list", Key: "entry-of-t-old", Value: []byte("x")}))
+	readTask := func(v []byte) (retention.Ref, error) {
+		ref, err := readRecord(v)
+		ref.With = []retention.DocKey{{Coll: "list", Key: "entry-of-" + map[string]string{"old": "t-old", "expired": "t-expired"}[ref.Run]}}
+		return ref, err
+	}
+	r := w.retainer(retention.Config{Records: []retention.Records{{Coll: "idem", Read: readRecord}, {Coll: "msg", Read: readRecord},
+		{Coll: "task", Owned: true, Read: readTask}}})
 	pl, err := r.Plan(ctx, "app", retention.Policy{MaxAge: 30 * day, IdempotencyTTL: day})
 	must(t, err)
 	want := []string{
@@ -293,6 +303,7 @@ func TestIdempotencyRecords(t *testing.T) {
 		"idempotency k-other-app run_deleted",
 		"idempotency k-stale idempotency_ttl",
 		"idempotency m-task idempotency_ttl",
+		"record t-old run_deleted",
 		"run old max_age",
 	}
 	if got := names(pl.Delete); !slices.Equal(got, want) {
@@ -302,7 +313,7 @@ func TestIdempotencyRecords(t *testing.T) {
 	put("idem", "u", "k-expired", record{Run: "recent"})
 	res, err := r.Apply(ctx, pl)
 	must(t, err)
-	if len(res.Skipped) != 1 || res.Skipped[0].Record != "k-expired" || res.Count(retention.KindIdempotency) != 5 || res.Count(retention.KindRun) != 1 {
+	if len(res.Skipped) != 1 || res.Skipped[0].Record != "k-expired" || res.Count(retention.KindIdempotency) != 5 || res.Count(retention.KindRun) != 1 || res.Count(retention.KindRecord) != 1 {
 		t.Errorf("applied: deleted %q, skipped %q", names(res.Deleted), names(res.Skipped))
 	}
 	for _, k := range []string{"k-recent", "k-waiting", "k-starting", "k-junk", "k-expired"} {
@@ -312,6 +323,12 @@ func TestIdempotencyRecords(t *testing.T) {
 	}
 	if _, err := w.st.GetDoc(ctx, "idem", store.DocPath("other", "u", "k")); err != nil {
 		t.Errorf("another app's record: %v", err)
+	}
+	if _, err := w.st.GetDoc(ctx, "list", "entry-of-t-old"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the list entry of a deleted task: %v", err)
+	}
+	if _, err := w.st.GetDoc(ctx, "task", store.DocPath("app", "u", "t-expired")); err != nil {
+		t.Errorf("an owned record of a run past idempotency_ttl: %v", err)
 	}
 }
 

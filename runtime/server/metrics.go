@@ -176,9 +176,9 @@ func (m *Metrics) Error(proto, code string) {
 }
 
 // Retained counts what a retention pass deleted, by kind (run, session,
-// idempotency).
+// idempotency, record).
 func (m *Metrics) Retained(app, kind string, n int) {
-	m.add("agentc_retention_deleted_total", "counter", "Items retention deleted, by app and kind (run, session, idempotency).", float64(n), "app", app, "kind", kind)
+	m.add("agentc_retention_deleted_total", "counter", "Items retention deleted, by app and kind (run, session, idempotency, record).", float64(n), "app", app, "kind", kind)
 }
 
 // RetentionFailed counts a retention pass that failed.
