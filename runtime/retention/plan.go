@@ -132,15 +132,17 @@ func (r *Retainer) planSession(ctx context.Context, pl *Plan, s store.Session, g
 		return nil
 	}
 	it := Item{Kind: KindSession, Session: s.Key, App: s.Key.App, User: s.Key.User, ID: s.Key.Session, Updated: s.Updated}
-	for _, run := range runs {
-		if !gone[run.ID] {
-			it.Reason, it.Why = ReasonRunKept, fmt.Sprintf("idle %s, but run %s (%s) is kept", FormatAge(idle), run.ID, run.Status)
-			if !Finished(run.Status) {
-				it.Reason = ReasonResumable
-			}
-			pl.Keep = append(pl.Keep, it)
-			return nil
-		}
+	// Kept when a run stays: say the resumable one, if any.
+	kept := slices.IndexFunc(runs, func(run store.Run) bool { return !gone[run.ID] && !Finished(run.Status) })
+	it.Reason = ReasonResumable
+	if kept < 0 {
+		kept = slices.IndexFunc(runs, func(run store.Run) bool { return !gone[run.ID] })
+		it.Reason = ReasonRunKept
+	}
+	if kept >= 0 {
+		it.Why = fmt.Sprintf("idle %s, but run %s (%s) is kept", FormatAge(idle), runs[kept].ID, runs[kept].Status)
+		pl.Keep = append(pl.Keep, it)
+		return nil
 	}
 	it.Reason, it.Why = ReasonSessionTTL, fmt.Sprintf("idle %s; session_ttl %s", FormatAge(idle), FormatAge(p.SessionTTL))
 	pl.Delete = append(pl.Delete, it)

@@ -145,10 +145,13 @@ func TestPlan(t *testing.T) {
 			w.run("waiting", "w2", store.RunInterrupted, ago(100*day), "")
 			w.session("active", ago(100*day))
 			w.run("active", "a1", store.RunCompleted, ago(10*day), "") // a run's update is activity
+			w.session("forked", ago(100*day))
+			w.run("forked", "base", store.RunCompleted, ago(100*day), "")
+			w.run("forked", "child", store.RunInterrupted, ago(95*day), "base")
 		},
 		del: []string{"run i1 session_ttl", "run i2 session_ttl", "run w1 session_ttl",
 			"session empty session_ttl", "session idle session_ttl"},
-		keep: []string{"session waiting resumable"},
+		keep: []string{"run base fork_base", "session forked resumable", "session waiting resumable"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
