@@ -162,6 +162,28 @@ func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
 	return nil
 }
 
+// LockMCP connects to the MCP servers of p's `run = mcp` tools as a Runner
+// would (env() from env, HTTP hosts held to AGENTC_ALLOW_HOSTS, stdio
+// servers started in their declaring file's folder under root) and returns
+// each declaring file's lock file: name (relative to root) and bytes
+// (spec/tools.md "Pinned schemas"). The sessions are closed on return.
+func LockMCP(ctx context.Context, p *bytecode.Program, root string, env func(string) (string, bool)) (map[string][]byte, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	m, err := vm.New(p, Funcs(p, nil, env))
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	allow := tools.Config{AllowHosts: allowHosts(env)}.AllowURL
+	pool := mcpclient.NewPool(mcpclient.Config{Root: root, LookupEnv: env, Allow: allow})
+	out, err := mcpclient.Lock(ctx, m, pool)
+	if cerr := pool.Close(context.Background()); err == nil && cerr != nil {
+		err = cerr
+	}
+	return out, err
+}
+
 // allowHosts reads AGENTC_ALLOW_HOSTS: comma-separated hosts (or *.suffix)
 // that http_get, `run = http` tools and `run = mcp { url }` servers may
 // reach; empty denies every host.

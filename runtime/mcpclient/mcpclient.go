@@ -483,8 +483,9 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 	if err != nil {
 		return nil, t.errorf(vm.KindToolError, "invalid arguments: %v", err)
 	}
-	// The record as declared: defaults applied, undeclared members gone.
-	if args, err = types.ToJSON(in); err != nil {
+	// The record as declared: defaults applied, undeclared members gone,
+	// and null members (absent optionals) not sent.
+	if args, err = arguments(in); err != nil {
 		return nil, t.errorf(vm.KindInternal, "encode arguments: %v", err)
 	}
 	params := &mcp.CallToolParams{Name: t.name, Arguments: args}
@@ -569,4 +570,24 @@ func isText(t *types.Type) bool {
 		t = t.Elem()
 	}
 	return t.Kind() == types.KindString
+}
+
+// arguments encodes the input record without its null members: an absent
+// optional argument is not sent (a server's schema need not accept null
+// for a property it does not require).
+func arguments(in types.Value) (json.RawMessage, error) {
+	b, err := types.ToJSON(in)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		if string(v) == "null" {
+			delete(m, k)
+		}
+	}
+	return json.Marshal(m)
 }

@@ -75,6 +75,7 @@ type lookupOut struct {
 // (text), broken (isError), slow (blocks until canceled), exit (the
 // process dies: stdio only).
 func newServer(rec *recorder) *mcp.Server {
+	yes := true
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "lookup"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, lookupOut, error) {
 		rec.mu.Lock()
@@ -97,6 +98,9 @@ func newServer(rec *recorder) *mcp.Server {
 			close(rec.canceled)
 		}
 		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "wipe", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true}}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wiped " + in.Q}}}, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "exit"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
