@@ -61,7 +61,7 @@ var allowed = map[string][]string{
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
 	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
-	"runtime/mcpclient": {"runtime", "stdlib/tools", "compiler/mcplock"},
+	"runtime/mcpclient": {"runtime", "stdlib/tools", "compiler/mcplock", "runtime/artifact"},
 
 	// The composition root: a program into a ready Runner (no compiler:
 	// it takes a *bytecode.Program), and the test-block runner over it.

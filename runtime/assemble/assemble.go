@@ -30,6 +30,8 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/mcpclient"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/stdlib/tools"
@@ -113,6 +115,9 @@ type Assembly struct {
 	// configured (nil: none).
 	tracing  bool
 	shutdown func(context.Context) error
+	// mcp holds the sessions of the `run = mcp` tools (nil: none bound);
+	// Runner gives it the store's artifacts for binary results.
+	mcp *mcpclient.Pool
 }
 
 // New prepares o and makes its Runner over st (Prepare, then Runner),
@@ -212,7 +217,7 @@ func prepare(o Options, envTracing bool) (*Assembly, error) {
 		asm.Shutdown(context.Background())
 		return nil, err
 	}
-	if err := bindMCP(&cfg, o); err != nil {
+	if asm.mcp, err = bindMCP(&cfg, o); err != nil {
 		asm.Shutdown(context.Background())
 		return nil, err
 	}
@@ -342,6 +347,9 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 	}
 	if err := bindSkills(&cfg, a.o); err != nil {
 		return nil, err
+	}
+	if a.mcp != nil {
+		a.mcp.SetArtifacts(artifact.New(st, cfg.Clock.Now))
 	}
 	return runtime.NewRunner(cfg)
 }

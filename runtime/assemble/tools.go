@@ -142,13 +142,13 @@ func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, cfg tools.Config)
 
 // bindMCP binds the program's `run = mcp` tools that cfg lacks (a replay
 // wins) over one mcpclient.Pool, which the Runner closes: its sessions
-// open on first use.
-func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
+// open on first use. It returns the pool (nil when no tool needs it).
+func bindMCP(cfg *runtime.RunnerConfig, o Options) (*mcpclient.Pool, error) {
 	need := slices.ContainsFunc(cfg.Program.Tools, func(t bytecode.Tool) bool {
 		return t.Impl.Kind == bytecode.ImplMCP && cfg.Tools[t.Name] == nil
 	})
 	if !need {
-		return nil
+		return nil, nil
 	}
 	// MCP servers over HTTP are held to the same host allowlist as
 	// `run = http` tools.
@@ -156,10 +156,10 @@ func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
 	pool := mcpclient.NewPool(mcpclient.Config{Root: o.Root, LookupEnv: o.Env, Allow: allow})
 	if err := mcpclient.Bind(cfg.Tools, cfg.Machine, pool); err != nil {
 		_ = pool.Close(context.Background())
-		return fmt.Errorf("load tools: %w", err)
+		return nil, fmt.Errorf("load tools: %w", err)
 	}
 	cfg.Closers = append(cfg.Closers, pool.Close)
-	return nil
+	return pool, nil
 }
 
 // LockMCP connects to the MCP servers of p's `run = mcp` tools as a Runner
