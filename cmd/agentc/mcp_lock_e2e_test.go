@@ -144,15 +144,10 @@ func TestMCPLockDriftE2E(t *testing.T) {
 	}
 }
 
-// TestDocsExampleLock: examples/docs/docs.mcp.lock is what agentc mcp lock
-// writes against the documentation server the example declares (-update
-// rewrites it), and validate passes on the example with no network.
-func TestDocsExampleLock(t *testing.T) {
-	hs := docsServer(t, nil)
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
+// copyDocsExample copies examples/docs (and the models it imports) into a
+// fresh folder and returns it.
+func copyDocsExample(t *testing.T, repo string) string {
+	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"examples/docs/docs.agent", "examples/common/models.agent", "examples/docs/testdata/answer.yaml", "examples/docs/testdata/search_docs.yaml"} {
 		b, err := os.ReadFile(filepath.Join(repo, f))
@@ -166,6 +161,52 @@ func TestDocsExampleLock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	return dir
+}
+
+// TestRunRecordE2E: agentc run --record calls the MCP tool live (though
+// the test block replays it) and writes its calls as a fixture, which the
+// test block then replays offline.
+func TestRunRecordE2E(t *testing.T) {
+	hs := docsServer(t, nil)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := copyDocsExample(t, repo)
+	env := cleanEnv("DOCS_MCP_URL="+hs.URL, "AGENTC_ALLOW_HOSTS="+strings.TrimPrefix(hs.URL, "http://"))
+	r := runAgentc(t, dir, env, "run", "examples/docs/docs.agent", "--input", "How do I rotate the staging TLS certificate?",
+		"--data", filepath.Join(dir, "data"), "--record", "examples/docs/rec")
+	if r.code != 0 || !strings.Contains(r.stderr, "recorded examples/docs/rec/search_docs.yaml") {
+		t.Fatalf("run --record: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	fx, err := os.ReadFile(filepath.Join(dir, "examples/docs/rec/search_docs.yaml"))
+	// The live server's answer (the replayed fixture's differs).
+	if err != nil || !strings.Contains(string(fx), `match: {input: {"query":"rotate staging TLS certificate","limit":5}}`) ||
+		!strings.Contains(string(fx), `output: {"hits":["runbooks/tls.md"]}`) {
+		t.Fatalf("fixture: %v\n%s", err, fx)
+	}
+	src, _ := os.ReadFile(filepath.Join(dir, "examples/docs/docs.agent"))
+	src = []byte(strings.Replace(string(src), `"testdata/search_docs.yaml"`, `"rec/search_docs.yaml"`, 1))
+	if err := os.WriteFile(filepath.Join(dir, "examples/docs/docs.agent"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hs.Close()
+	if r = runAgentc(t, dir, cleanEnv(), "test", "examples/docs/docs.agent"); r.code != 0 || !strings.Contains(r.stdout+r.stderr, "1 of 1 tests passed") {
+		t.Fatalf("test with the recording: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestDocsExampleLock: examples/docs/docs.mcp.lock is what agentc mcp lock
+// writes against the documentation server the example declares (-update
+// rewrites it), and validate passes on the example with no network.
+func TestDocsExampleLock(t *testing.T) {
+	hs := docsServer(t, nil)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := copyDocsExample(t, repo)
 	env := cleanEnv("DOCS_MCP_URL="+hs.URL, "AGENTC_ALLOW_HOSTS="+strings.TrimPrefix(hs.URL, "http://"))
 	if r := runAgentc(t, dir, env, "mcp", "lock", "examples/docs/docs.agent"); r.code != 0 {
 		t.Fatalf("lock: exit %d\n%s", r.code, r.stderr)
