@@ -186,7 +186,14 @@ func orphanProject(t *testing.T, tools *httptest.Server) (root string, env []str
 // for user u, and returns it, its address, and its standard error so far.
 func startServe(t *testing.T, root string, env []string) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	cmd := exec.Command(agentcBin(t), "serve", "orphan.agent", "--addr", "127.0.0.1:0", "--token", "tok=u", "--log", "off")
+	return startServeArgs(t, root, env, "orphan.agent", "--token", "tok=u")
+}
+
+// startServeArgs is startServe of `agentc serve ARGS --addr 127.0.0.1:0
+// --log off`.
+func startServeArgs(t *testing.T, root string, env []string, args ...string) (*exec.Cmd, string, func() string) {
+	t.Helper()
+	cmd := exec.Command(agentcBin(t), append(append([]string{"serve"}, args...), "--addr", "127.0.0.1:0", "--log", "off")...)
 	cmd.Dir, cmd.Env = root, env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

@@ -1,0 +1,122 @@
+package main
+
+// An MCP tool call cut off by SIGKILL (issue 15 acceptance): the real
+// binary, a go-sdk server over streamable HTTP.
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+const mcpCrashSource = `workflow ledger "Stamps, then wipes"
+
+tool stamp "Stamps the ledger" {
+  input  { item: string }
+  run    = mcp { url = env("LEDGER_MCP_URL"), tool = "stamp" }
+  effect = side_effect
+}
+
+tool wipe "Wipes the ledger" {
+  input  { item: string }
+  run    = mcp { url = env("LEDGER_MCP_URL"), tool = "wipe" }
+  effect = side_effect
+}
+
+state S { q: string, log: list<string> = [] reduce append }
+
+graph g(S) input q output log {
+  node a = tool stamp { item = q } into log
+  node b = tool wipe { item = q } into log
+  start -> a
+  a -> b
+  b -> end
+}
+`
+
+type ledgerIn struct {
+	Item string `json:"item"`
+}
+
+// TestMCPCallKilled: agentc run SIGKILLed while a destructive MCP call is
+// in flight, after an earlier MCP call finished: --resume does not call
+// the finished one again and ends in needs_decision for the one whose
+// outcome is unknown, without calling it; --decide settles it and the run
+// completes, each tool having been called once.
+func TestMCPCallKilled(t *testing.T) {
+	var stamps, wipes atomic.Int32
+	called := make(chan string, 1)
+	srv := sdk.NewServer(&sdk.Implementation{Name: "ledger", Version: "1"}, nil)
+	sdk.AddTool(srv, &sdk.Tool{Name: "stamp"}, func(ctx context.Context, req *sdk.CallToolRequest, in ledgerIn) (*sdk.CallToolResult, any, error) {
+		stamps.Add(1)
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "stamped " + in.Item}}}, nil, nil
+	})
+	sdk.AddTool(srv, &sdk.Tool{Name: "wipe", Annotations: &sdk.ToolAnnotations{DestructiveHint: new(true)}}, func(ctx context.Context, req *sdk.CallToolRequest, in ledgerIn) (*sdk.CallToolResult, any, error) {
+		if wipes.Add(1) == 1 {
+			key, _ := req.Params.Meta["agentc/idempotencyKey"].(string)
+			called <- key
+			select { // the first call never answers: its caller dies
+			case <-ctx.Done():
+			case <-time.After(time.Minute):
+			}
+			return nil, nil, ctx.Err()
+		}
+		return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: "wiped again"}}}, nil, nil
+	})
+	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
+	defer hs.Close()
+
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "ledger.agent"), []byte(mcpCrashSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv("LEDGER_MCP_URL="+hs.URL+"/mcp", "AGENTC_ALLOW_HOSTS="+hs.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, agentcBin(t), "run", "ledger.agent", "--input", "q1", "--session", "s")
+	cmd.Dir, cmd.Env = root, env
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	select {
+	case key = <-called:
+	case <-ctx.Done():
+		t.Fatal("the destructive call was never made")
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if key == "" {
+		t.Error("the destructive call carried no idempotency key")
+	}
+
+	r := runAgentc(t, root, env, "run", "ledger.agent", "--resume", "latest", "--session", "s")
+	if r.code != exitInterrupted || !strings.Contains(r.stderr, "needs decisions") || !strings.Contains(r.stderr, "node b") {
+		t.Fatalf("resume after the kill: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if s, w := stamps.Load(), wipes.Load(); s != 1 || w != 1 {
+		t.Fatalf("after the resume: stamp called %d times, wipe %d; want 1 and 1", s, w)
+	}
+	r = runAgentc(t, root, env, "run", "ledger.agent", "--resume", "latest", "--session", "s", "--decide", `b=done:"wiped by hand"`)
+	if r.code != 0 || !strings.Contains(r.stdout, "stamped q1") || !strings.Contains(r.stdout, "wiped by hand") {
+		t.Fatalf("after --decide: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if s, w := stamps.Load(), wipes.Load(); s != 1 || w != 1 {
+		t.Errorf("stamp called %d times, wipe %d; want once each", s, w)
+	}
+}
