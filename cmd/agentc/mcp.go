@@ -137,6 +137,9 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 			firstErr = cmp.Or(firstErr, error(failed))
 			continue
 		}
+		if len(locks) == 0 && len(files) == 1 {
+			fmt.Fprintf(a.stderr, "agentc: %s declares no mcp tools; nothing to lock\n", file)
+		}
 		names := make([]string, 0, len(locks))
 		for n := range locks {
 			names = append(names, n)

@@ -75,13 +75,7 @@ func TestMCPCallKilled(t *testing.T) {
 	hs := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	defer hs.Close()
 
-	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "ledger.agent"), []byte(mcpCrashSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := projectWith(t, "ledger.agent", mcpCrashSource)
 	env := cleanEnv("LEDGER_MCP_URL="+hs.URL+"/mcp", "AGENTC_ALLOW_HOSTS="+hs.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -119,4 +113,18 @@ func TestMCPCallKilled(t *testing.T) {
 	if s, w := stamps.Load(), wipes.Load(); s != 1 || w != 1 {
 		t.Errorf("stamp called %d times, wipe %d; want once each", s, w)
 	}
+}
+
+// projectWith is a project folder (a .git marker) holding the file name
+// with src.
+func projectWith(t *testing.T, name, src string) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, name), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root
 }

@@ -144,6 +144,20 @@ func TestMCPLockDriftE2E(t *testing.T) {
 	}
 }
 
+// docsExample is the docs server (v1), the repository root, a copy of
+// examples/docs (copyDocsExample) and the environment to lock or run it
+// against the server.
+func docsExample(t *testing.T) (hs *httptest.Server, repo, dir string, env []string) {
+	t.Helper()
+	hs = docsServer(t, nil)
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = copyDocsExample(t, repo)
+	return hs, repo, dir, cleanEnv("DOCS_MCP_URL="+hs.URL, "AGENTC_ALLOW_HOSTS="+strings.TrimPrefix(hs.URL, "http://"))
+}
+
 // copyDocsExample copies examples/docs (and the models it imports) into a
 // fresh folder and returns it.
 func copyDocsExample(t *testing.T, repo string) string {
@@ -168,13 +182,7 @@ func copyDocsExample(t *testing.T, repo string) string {
 // the test block replays it) and writes its calls as a fixture, which the
 // test block then replays offline.
 func TestRunRecordE2E(t *testing.T) {
-	hs := docsServer(t, nil)
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := copyDocsExample(t, repo)
-	env := cleanEnv("DOCS_MCP_URL="+hs.URL, "AGENTC_ALLOW_HOSTS="+strings.TrimPrefix(hs.URL, "http://"))
+	hs, _, dir, env := docsExample(t)
 	r := runAgentc(t, dir, env, "run", "examples/docs/docs.agent", "--input", "How do I rotate the staging TLS certificate?",
 		"--data", filepath.Join(dir, "data"), "--record", "examples/docs/rec")
 	if r.code != 0 || !strings.Contains(r.stderr, "recorded examples/docs/rec/search_docs.yaml") {
@@ -201,13 +209,7 @@ func TestRunRecordE2E(t *testing.T) {
 // writes against the documentation server the example declares (-update
 // rewrites it), and validate passes on the example with no network.
 func TestDocsExampleLock(t *testing.T) {
-	hs := docsServer(t, nil)
-	repo, err := filepath.Abs("../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := copyDocsExample(t, repo)
-	env := cleanEnv("DOCS_MCP_URL="+hs.URL, "AGENTC_ALLOW_HOSTS="+strings.TrimPrefix(hs.URL, "http://"))
+	_, repo, dir, env := docsExample(t)
 	if r := runAgentc(t, dir, env, "mcp", "lock", "examples/docs/docs.agent"); r.code != 0 {
 		t.Fatalf("lock: exit %d\n%s", r.code, r.stderr)
 	}

@@ -68,13 +68,7 @@ func TestMCPServeTenancy(t *testing.T) {
 	draw := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return srv }, nil))
 	defer draw.Close()
 
-	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "studio.agent"), []byte(tenancySource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root := projectWith(t, "studio.agent", tenancySource)
 	env := cleanEnv("DRAW_MCP_URL="+draw.URL, "AGENTC_ALLOW_HOSTS="+draw.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
 	serve, addr, banner := startServeArgs(t, root, env, "studio.agent", "--token", "tok-alice=alice", "--token", "tok-bob=bob")
 	stopped := false

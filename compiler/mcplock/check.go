@@ -187,6 +187,17 @@ func kindTypes(t *types.Type) []string {
 	return nil // json, optional: handled by the caller
 }
 
+// overlaps reports whether a value of t is encoded as one of the JSON
+// types jsonTypes.
+func overlaps(t *types.Type, jsonTypes []string) bool {
+	for _, k := range kindTypes(t) {
+		if contains(jsonTypes, k) {
+			return true
+		}
+	}
+	return false
+}
+
 func join(path, name string) string {
 	if path == "" {
 		return name
@@ -249,16 +260,8 @@ func fitsObject(t *types.Type, s map[string]any, path string, depth int) (string
 	if t.Kind() == types.KindJSON {
 		return "", "" // any value: nothing to prove
 	}
-	if want := jsonTypes(s); len(want) > 0 {
-		ok := false
-		for _, k := range kindTypes(t) {
-			if contains(want, k) {
-				ok = true
-			}
-		}
-		if !ok {
-			return path, fmt.Sprintf("%s is %s, the server wants %s", path, t, strings.Join(want, " | "))
-		}
+	if want := jsonTypes(s); len(want) > 0 && !overlaps(t, want) {
+		return path, fmt.Sprintf("%s is %s, the server wants %s", path, t, strings.Join(want, " | "))
 	}
 	if enum, ok := s["enum"].([]any); ok {
 		if lits := t.Literals(); t.Kind() == types.KindEnum {
@@ -321,16 +324,8 @@ func produces(s any, t *types.Type, path string, depth int) (string, string) {
 	if where == "" {
 		where = "the output"
 	}
-	if have := nonNull(jsonTypes(m)); len(have) > 0 {
-		ok := false
-		for _, k := range kindTypes(t) {
-			if contains(have, k) {
-				ok = true
-			}
-		}
-		if !ok {
-			return path, fmt.Sprintf("%s is %s, the server returns %s", where, t, strings.Join(have, " | "))
-		}
+	if have := nonNull(jsonTypes(m)); len(have) > 0 && !overlaps(t, have) {
+		return path, fmt.Sprintf("%s is %s, the server returns %s", where, t, strings.Join(have, " | "))
 	}
 	switch t.Kind() {
 	case types.KindList, types.KindMessages:
