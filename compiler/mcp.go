@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"sort"
 
@@ -44,7 +46,7 @@ func (c *checker) lockFor(file string) *mcpLock {
 	}
 	l := &mcpLock{name: mcplock.Name(file)}
 	c.mcpLocks[file] = l
-	src, err := fs.ReadFile(c.cfg.FS, c.cfg.fsPath(l.name))
+	src, err := readLimited(c.cfg.FS, c.cfg.fsPath(l.name), mcplock.MaxSize)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		l.missing = true
@@ -209,4 +211,22 @@ func (c *checker) checkMCPArgs(t *Tool, args *Attrs, at diag.Span) {
 		}
 		c.mcpProblem(t, mcplock.Problem{Kind: mcplock.Required, Arg: r, Msg: "the server requires it and this call does not give it"}, at, "this call")
 	}
+}
+
+// readLimited reads a file of fsys, at most max bytes: a larger file is an
+// error without reading it all.
+func readLimited(fsys fs.FS, name string, max int64) ([]byte, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > max {
+		return nil, fmt.Errorf("larger than %d bytes", max)
+	}
+	return b, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing/fstest"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/mcplock"
 	"github.com/agentc/agentc/lang/diag"
 )
 
@@ -110,5 +111,15 @@ func TestMCPDriftIgnored(t *testing.T) {
 	}
 	if p, ds := compileMCP(t, src, true); p == nil || len(ds) > 0 {
 		t.Fatalf("ignored: %v", ds)
+	}
+}
+
+// TestMCPLockTooLarge: a lock file over the cap is P518 without being
+// read whole.
+func TestMCPLockTooLarge(t *testing.T) {
+	big := make([]byte, mcplock.MaxSize+1)
+	_, ds := compileMCP(t, fstest.MapFS{"main.agent": {Data: []byte(mcpSrc)}, "main.mcp.lock": {Data: big}}, false)
+	if len(ds) == 0 || ds[0].Code != MCPLockInvalid || !strings.Contains(ds[0].Summary, "larger than") {
+		t.Fatalf("got %v", ds)
 	}
 }

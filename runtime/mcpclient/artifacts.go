@@ -36,6 +36,10 @@ func (r ArtifactRef) line() string {
 	return fmt.Sprintf("[%s, %d bytes, not saved: %s]", r.MimeType, r.Size, r.Error)
 }
 
+// maxSavedContents bounds the contents of one result saved as artifacts;
+// the others are referenced as not saved.
+const maxSavedContents = 16
+
 // extensions are the file extensions of artifact names by MIME type (a
 // fixed table: the system's MIME database differs between machines).
 var extensions = map[string]string{
@@ -102,6 +106,10 @@ func (t *tool) saveContents(ctx context.Context, req runtime.ToolRequest, conten
 			mime = "application/octet-stream"
 		}
 		n++
+		if n > maxSavedContents {
+			refs = append(refs, ArtifactRef{MimeType: mime, Size: len(data), URI: uri, Error: fmt.Sprintf("more than %d contents in one result", maxSavedContents)})
+			continue
+		}
 		ext := extensions[mime]
 		if ext == "" && uri != "" {
 			ext = safeName(path.Ext(uri))

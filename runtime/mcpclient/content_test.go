@@ -25,7 +25,12 @@ tool picture "Draws" {
   effect = read_only
   run    = mcp { RUN, tool = "picture" }
 }
-agent helper llm { model = fast, tools = [report, picture] }
+tool gallery "Draws many" {
+  input  { q: string }
+  effect = read_only
+  run    = mcp { RUN, tool = "gallery" }
+}
+agent helper llm { model = fast, tools = [report, picture, gallery] }
 `
 
 // allEvents runs the agent once and returns every event it streamed;
@@ -124,6 +129,15 @@ func TestProgressAndContents(t *testing.T) {
 				"[artifact mcp/picture/c1-2.csv revision 1: text/csv, 8 bytes]", "[resource https://example.test/big.bin: application/octet-stream]"} {
 				if !strings.Contains(out, want) {
 					t.Errorf("result %s lacks %q", out, want)
+				}
+			}
+			// At most 16 contents of one result are saved.
+			for _, e := range allEvents(t, mk("gallery"), nil) {
+				if e.Kind == runtime.EventToolResult {
+					out := string(e.Result)
+					if strings.Count(out, "[artifact mcp/gallery/") != 16 || strings.Count(out, "not saved: more than 16 contents") != 2 {
+						t.Errorf("gallery: %s", out)
+					}
 				}
 			}
 			svc := artifact.New(st, nil)

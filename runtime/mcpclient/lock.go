@@ -95,6 +95,9 @@ func Lock(ctx context.Context, m *vm.Machine, pool *Pool) (map[string][]byte, er
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", file, err)
 		}
+		if len(b) > mcplock.MaxSize {
+			return nil, fmt.Errorf("%s: the lock would be %d bytes, over the %d a lock may hold", file, len(b), mcplock.MaxSize)
+		}
 		out[mcplock.Name(file)] = b
 	}
 	return out, nil

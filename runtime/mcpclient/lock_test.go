@@ -63,7 +63,7 @@ agent wiper llm { model = fast, tools = [wipe] }
 			for _, tl := range srv.Tools {
 				names = append(names, tl.Name)
 			}
-			if got := strings.Join(names, " "); got != "broken echo exit lookup picture report slow wipe" {
+			if got := strings.Join(names, " "); got != "broken echo exit gallery lookup picture report slow wipe" {
 				t.Errorf("tools %s", got)
 			}
 			if lu := srv.Tool("lookup"); lu == nil || lu.Output() == nil || !strings.Contains(string(lu.InputSchema), `"q"`) {

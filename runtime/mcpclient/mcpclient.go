@@ -115,18 +115,24 @@ func (p *Pool) onProgress(_ context.Context, req *mcp.ProgressNotificationClient
 	f.(*progressSink).report(runtime.ToolProgress{Progress: req.Params.Progress, Total: req.Params.Total, Message: msg})
 }
 
+// maxProgress bounds the progress reports one call passes on (a server
+// cannot flood the run's event stream).
+const maxProgress = 1000
+
 // progressSink is one call's reporter; done stops it when Call returns
 // (a late notification must not follow the tool's result).
 type progressSink struct {
 	mu   sync.Mutex
 	done bool
+	n    int
 	f    func(runtime.ToolProgress)
 }
 
 func (s *progressSink) report(p runtime.ToolProgress) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !s.done {
+	if !s.done && s.n < maxProgress {
+		s.n++
 		s.f(p)
 	}
 }

@@ -129,6 +129,13 @@ func newServer(rec *recorder) *mcp.Server {
 			&mcp.ResourceLink{URI: "https://example.test/big.bin", Name: "big", MIMEType: "application/octet-stream"},
 		}}, nil, nil
 	})
+	mcp.AddTool(s, &mcp.Tool{Name: "gallery"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+		res := &mcp.CallToolResult{}
+		for i := range 18 {
+			res.Content = append(res.Content, &mcp.ImageContent{Data: []byte{byte(i)}, MIMEType: "image/gif"})
+		}
+		return res, nil, nil
+	})
 	mcp.AddTool(s, &mcp.Tool{Name: "exit"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)
 		return nil, nil, nil
