@@ -194,7 +194,15 @@ func (c *checker) checkMCPArgs(t *Tool, args *Attrs, at diag.Span) {
 	set := map[string]bool{}
 	for _, a := range args.List {
 		set[a.Name] = true
-		if p := mcplock.CheckArg(a.Name, a.Type, schema); p != nil {
+		typ := a.Type
+		if typ != nil && typ.Kind() == types.KindJSON && a.Value != nil {
+			// A json argument is sent as the value it is given: check
+			// that value's type.
+			if et := c.info.ExprTypes[a.Value]; et != nil {
+				typ = et
+			}
+		}
+		if p := mcplock.CheckArg(a.Name, typ, schema); p != nil {
 			span := a.Span
 			if a.Syn != nil && a.Syn.Key != nil {
 				span = a.Syn.Key.Span()

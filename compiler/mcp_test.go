@@ -123,3 +123,26 @@ func TestMCPLockTooLarge(t *testing.T) {
 		t.Fatalf("got %v", ds)
 	}
 }
+
+// TestMCPJSONArgument: a json argument is checked as the value a node
+// gives it.
+func TestMCPJSONArgument(t *testing.T) {
+	src := `
+tool look "Looks" { input { q: json } run = mcp { url = "http://127.0.0.1:1/mcp", tool = "look" } }
+state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node a = tool look { q = 5 } into out
+  node b = tool look { q = q } into out
+  start -> a
+  a -> b
+  b -> end
+}
+`
+	_, ds := compileMCP(t, fstest.MapFS{"main.agent": {Data: []byte(src)}, "main.mcp.lock": {Data: []byte(mcpLockSrc(""))}}, false)
+	// The declaration: a json field may be null, the server requires q
+	// (P520); node a gives an int (P521); node b a string (fine).
+	if len(ds) != 2 || ds[0].Code != MCPArgRequired || ds[1].Code != MCPArgType || ds[1].Subject.Start.Line != 5 ||
+		!strings.Contains(ds[1].Summary, "q is int, the server wants string") {
+		t.Fatalf("got %v", ds)
+	}
+}
