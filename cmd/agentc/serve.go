@@ -20,6 +20,7 @@ import (
 
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/ui"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/telemetry"
@@ -98,6 +99,7 @@ closed.`,
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
 	fl.StringVar(&f.PublicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
 	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
+	fl.BoolVar(&f.UI, "ui", true, "serve the run inspector at /ui/ (spec/inspector.md)")
 	fl.StringArrayVar(&f.PushHosts, "push-host", nil, "a host (host, host:port, host:*, *.suffix) A2A push-notification webhooks may be on (repeatable; none: push is off)")
 	return cmd
 }
@@ -169,6 +171,12 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	bound.Addr = l.Addr().String()
 	bound.Version = agentcVersion()
 	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
+	if err == nil && set.UI {
+		var um []server.Mount
+		um, err = assemble.UIMounts(b, st, asm.Config().Entropy, map[string]bool{ui.AdminUser: true})
+		mounts = append(mounts, um...)
+		names = append(names, "ui "+ui.PagePath)
+	}
 	if err != nil {
 		_ = l.Close()
 		closeRunner()
