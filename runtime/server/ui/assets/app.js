@@ -30,7 +30,7 @@ function esc(s) { return encodeURIComponent(s); }
 
 function view(title, ...kids) {
   if (stopStream) { stopStream(); stopStream = null; }
-  main.replaceChildren(h('h1', { id: 'view-title', tabindex: '-1', text: title }), ...kids);
+  main.replaceChildren(h('h1', { id: 'view-title', tabindex: '-1', text: title }), ...kids.filter(Boolean));
   document.title = title + ' — agentc inspector';
   document.getElementById('view-title').focus();
 }
@@ -116,7 +116,7 @@ async function runView(id) {
   const paint = (det) => {
     detail = det;
     const rr = det.run;
-    metaDl.replaceChildren(
+    metaDl.replaceChildren(...[
       h('dt', { text: 'Status' }), h('dd', { id: 'run-status', 'data-status': rr.status }, status(rr.status)),
       h('dt', { text: 'Runnable' }), h('dd', { text: rr.runnable }),
       h('dt', { text: 'Session' }), h('dd', { text: `${rr.app} / ${rr.user} / ${rr.session}` }),
@@ -129,7 +129,7 @@ async function runView(id) {
       h('dt', { text: 'Tokens' }), h('dd', { text: tokens(rr.usage) }),
       h('dt', { text: 'Cost' }), h('dd', { text: cost(rr.cost) }),
       det.error ? h('dt', { text: 'Error' }) : null, det.error ? h('dd', { class: 'error', text: `${det.error.kind}: ${det.error.message}` }) : null,
-      det.output !== undefined ? h('dt', { text: 'Output' }) : null, det.output !== undefined ? h('dd', {}, h('pre', { id: 'run-output', text: typeof det.output === 'string' ? det.output : pretty(det.output) })) : null);
+      det.output !== undefined ? h('dt', { text: 'Output' }) : null, det.output !== undefined ? h('dd', {}, h('pre', { id: 'run-output', text: typeof det.output === 'string' ? det.output : pretty(det.output) })) : null].filter(Boolean));
     svg = renderGraph(det.graph);
     graphBox.replaceChildren(svg);
     paintNodes(det.graph.nodes);

@@ -64,9 +64,13 @@ export function layout(graph) {
     }
     layer.forEach((i, j) => { pos[i] = j - (layer.length - 1) / 2; });
   });
-  const width = Math.max(...layers.map((l) => (l ? l.length : 0))) * (W + GAPX) - GAPX + 2 * PAD + 120;
+  // A lane on each side carries the edges that skip ranks (left) and the
+  // back edges (right).
+  const LANE = 110;
+  const inner = Math.max(...layers.map((l) => (l ? l.length : 0))) * (W + GAPX) - GAPX;
+  const width = inner + 2 * PAD + 2 * LANE;
   const xy = names.map((_, i) => ({ x: width / 2 + pos[i] * (W + GAPX) - W / 2, y: PAD + rank[i] * (H + GAPY) }));
-  return { xy, back, width, height: PAD * 2 + (layers.length) * (H + GAPY) - GAPY, idx };
+  return { xy, back, rank, width, left: PAD + LANE / 2, right: width - PAD - LANE / 2, height: PAD * 2 + (layers.length) * (H + GAPY) - GAPY, idx };
 }
 
 function shape(g, n, x, y) {
@@ -97,19 +101,31 @@ export function render(graph) {
   const m = el('marker', { id: 'arrow', viewBox: '0 0 10 10', refX: 10, refY: 5, markerWidth: 7, markerHeight: 7, orient: 'auto-start-reverse' }, defs);
   el('path', { d: 'M 0 0 L 10 5 L 0 10 z', fill: '#6e7781' }, m);
   const edges = el('g', { 'aria-hidden': 'true' }, svg);
+  const pairs = new Map(); // parallel edges are spread apart
+  graph.edges.forEach((e) => { const key = e.from + '>' + e.to; pairs.set(key, (pairs.get(key) || 0) + 1); });
+  const seen = new Map();
   graph.edges.forEach((e, k) => {
     if (!L.idx.has(e.from) || !L.idx.has(e.to)) return;
-    const a = L.xy[L.idx.get(e.from)], b = L.xy[L.idx.get(e.to)];
+    const ia = L.idx.get(e.from), ib = L.idx.get(e.to);
+    const a = L.xy[ia], b = L.xy[ib];
+    const key = e.from + '>' + e.to;
+    const nth = seen.get(key) || 0;
+    seen.set(key, nth + 1);
+    const spread = (nth - ((pairs.get(key) || 1) - 1) / 2) * 56;
     const g = el('g', { class: 'edge' + (e.dashed ? ' dashed' : '') }, edges);
     let d, lx, ly;
     if (L.back.has(k) || b.y <= a.y) {
-      const side = a.x + W + 10 + (k % 3) * 14;
-      d = `M ${a.x + W} ${a.y + H / 2} C ${side + 60} ${a.y + H / 2}, ${side + 60} ${b.y + H / 2}, ${b.x + W} ${b.y + H / 2}`;
-      lx = side + 40; ly = (a.y + b.y) / 2 + H / 2;
+      const side = L.right + spread / 2;
+      d = `M ${a.x + W} ${a.y + H / 2} C ${side} ${a.y + H / 2}, ${side} ${b.y + H / 2}, ${b.x + W} ${b.y + H / 2}`;
+      lx = side - 10; ly = (a.y + b.y) / 2 + H / 2;
+    } else if (L.rank[ib] - L.rank[ia] > 1) {
+      const side = L.left + spread / 2;
+      d = `M ${a.x} ${a.y + H / 2} C ${side} ${a.y + H / 2}, ${side} ${b.y + H / 2}, ${b.x} ${b.y + H / 2}`;
+      lx = side + 10; ly = (a.y + b.y) / 2 + H / 2;
     } else {
-      const x1 = a.x + W / 2, y1 = a.y + H, x2 = b.x + W / 2, y2 = b.y;
+      const x1 = a.x + W / 2 + spread / 2, y1 = a.y + H, x2 = b.x + W / 2 + spread / 2, y2 = b.y;
       d = `M ${x1} ${y1} C ${x1} ${y1 + GAPY / 2}, ${x2} ${y2 - GAPY / 2}, ${x2} ${y2}`;
-      lx = (x1 + x2) / 2; ly = (y1 + y2) / 2;
+      lx = (x1 + x2) / 2 + spread; ly = (y1 + y2) / 2;
     }
     el('path', { d, 'marker-end': 'url(#arrow)' }, g);
     if (e.label) {
