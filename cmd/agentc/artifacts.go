@@ -45,15 +45,15 @@ exist, 2 on usage errors.`,
 	f.storeFlags.add(pf)
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	with := func(cmd *cobra.Command, fn func(*inspect.Inspector) error) error {
-		return withApp(cmd.Context(), f.app, f.storeFlags, fn)
+	with := func(cmd *cobra.Command, fn func(inspect.API) error) error {
+		return withApp(cmd.Context(), a.stderr, f.app, f.storeFlags, fn)
 	}
 	list := &cobra.Command{
 		Use:   "list --app APP [--user U] [--session S]",
 		Short: "List artifacts (the latest revision of each)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, func(in *inspect.Inspector) error {
+			return with(cmd, func(in inspect.API) error {
 				ms, err := in.Artifacts(cmd.Context(), artifact.Filter{App: f.app, User: f.user, Session: f.session})
 				if err != nil {
 					return failErr(err)
@@ -78,7 +78,7 @@ exist, 2 on usage errors.`,
 			if sess == "" {
 				sess = defaultSession
 			}
-			return with(cmd, func(in *inspect.Inspector) error {
+			return with(cmd, func(in inspect.API) error {
 				art, err := in.Artifact(cmd.Context(), artifact.Key{App: f.app, User: f.user, Session: sess, Name: args[0]}, f.rev)
 				switch {
 				case err != nil:

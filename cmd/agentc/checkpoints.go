@@ -55,7 +55,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 		Short: "List a run's checkpoints, oldest first",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
+			return withAPI(cmd.Context(), a.stderr, f.storeFlags, func(in inspect.API) error {
 				cps, err := in.Checkpoints(cmd.Context(), args[0])
 				if err != nil {
 					return failErr(err)
@@ -80,7 +80,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 		Short: "Print the state of a run at a step, as JSON",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
+			return withAPI(cmd.Context(), a.stderr, f.storeFlags, func(in inspect.API) error {
 				s, err := in.State(cmd.Context(), args[0], f.step)
 				if err != nil {
 					return failErr(err)
@@ -122,7 +122,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 					return failErr(err)
 				}
 			}
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
+			return withAPI(cmd.Context(), a.stderr, f.storeFlags, func(in inspect.API) error {
 				nr, err := in.Fork(cmd.Context(), req)
 				if err != nil {
 					return inspectErr(err)

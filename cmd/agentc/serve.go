@@ -104,6 +104,13 @@ closed.`,
 	return cmd
 }
 
+// randomToken is a fresh 192-bit bearer token.
+func randomToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // newID returns prefix + a time-ordered random id.
 func newID(prefix string) string {
 	var b [10]byte
@@ -192,9 +199,29 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if asm.Tracing() {
 		traceCtx = telemetry.Extract
 	}
+	removeServe := func() error { return nil }
+	// The CLI's way in while this process holds a Pebble store: an admin
+	// token in serve.json (0600) in the data directory (spec/inspector.md).
+	if kind, _ := dial.Parse(set.Store); kind == dial.Pebble && set.UI {
+		info := ui.ServeInfo{PID: os.Getpid(), Addr: l.Addr().String(), User: ui.AdminUser, App: r.App()}
+		if !set.Open {
+			info.Token = randomToken()
+			set.Tokens[info.Token] = ui.AdminUser
+		}
+		remove, err := ui.WriteServeFile(set.Store, info)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "agentc: warning: %v (agentc sessions and the other inspection commands cannot reach this server)\n", err)
+		} else {
+			// Removed before the store is unlocked (Closers run first), so
+			// that it never removes the file of the next server.
+			removeServe = remove
+			closers = append(closers, func(context.Context) error { return remove() })
+		}
+	}
 	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
 		Tokens: set.Tokens, Open: set.Open, Logger: logger, TraceContext: traceCtx})
 	if err != nil {
+		_ = removeServe()
 		_ = l.Close()
 		closeRunner()
 		return usageErr(err)

@@ -5,15 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/runtime/server/ui"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/dial"
 )
 
 // withInspector opens the store the flags select and calls fn with an
@@ -27,12 +31,50 @@ func withInspector(ctx context.Context, f storeFlags, fn func(*inspect.Inspector
 	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
 }
 
-// withApp is withInspector for the commands that need --app.
-func withApp(ctx context.Context, app string, f storeFlags, fn func(*inspect.Inspector) error) error {
+// withAPI calls fn with an Inspector over the store the flags select or,
+// when agentc serve holds that Pebble store, with the client of its
+// inspector API (spec/inspector.md, "The CLI on a served store").
+func withAPI(ctx context.Context, stderr io.Writer, f storeFlags, fn func(inspect.API) error) error {
+	st, err := f.open(ctx)
+	if errors.Is(err, store.ErrLocked) {
+		if c, info, ok := servedAPI(f); ok {
+			fmt.Fprintf(stderr, "agentc: the store is held by agentc serve (pid %d); asking it at http://%s\n", info.PID, info.Addr)
+			return fn(c)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
+}
+
+// servedAPI is the inspector API of the agentc serve that holds the Pebble
+// store f selects: the serve.json it wrote there, naming a live process.
+func servedAPI(f storeFlags) (*ui.Client, ui.ServeInfo, bool) {
+	t, err := f.target()
+	if err != nil {
+		return nil, ui.ServeInfo{}, false
+	}
+	if kind, _ := dial.Parse(t); kind != dial.Pebble {
+		return nil, ui.ServeInfo{}, false
+	}
+	info, err := ui.ReadServeFile(t)
+	if err != nil {
+		return nil, info, false
+	}
+	if err := syscall.Kill(info.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return nil, info, false // its process is gone
+	}
+	return ui.NewClient(info.Addr, info.Token, info.User), info, true
+}
+
+// withApp is withAPI for the commands that need --app.
+func withApp(ctx context.Context, stderr io.Writer, app string, f storeFlags, fn func(inspect.API) error) error {
 	if app == "" {
 		return usageErr(errors.New("--app is required (the workflow's name)"))
 	}
-	return withInspector(ctx, f, fn)
+	return withAPI(ctx, stderr, f, fn)
 }
 
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.
@@ -80,8 +122,8 @@ exist, 2 on usage errors.`,
 	f.storeFlags.add(pf)
 	pf.BoolVar(&f.json, "json", false, "print JSON")
 
-	with := func(cmd *cobra.Command, fn func(*inspect.Inspector) error) error {
-		return withApp(cmd.Context(), f.app, f.storeFlags, fn)
+	with := func(cmd *cobra.Command, fn func(inspect.API) error) error {
+		return withApp(cmd.Context(), a.stderr, f.app, f.storeFlags, fn)
 	}
 	key := func(s string) store.SessionKey {
 		u := f.user
@@ -95,7 +137,7 @@ exist, 2 on usage errors.`,
 		Short: "List sessions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, func(in *inspect.Inspector) error {
+			return with(cmd, func(in inspect.API) error {
 				ss, err := in.Sessions(cmd.Context(), session.ListFilter{App: f.app, User: f.user})
 				if err != nil {
 					return failErr(err)
@@ -116,7 +158,7 @@ exist, 2 on usage errors.`,
 		Short: "Show a session and its runs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, func(in *inspect.Inspector) error {
+			return with(cmd, func(in inspect.API) error {
 				s, err := in.Session(cmd.Context(), key(args[0]))
 				if err != nil {
 					return failErr(err)
@@ -144,7 +186,7 @@ exist, 2 on usage errors.`,
 			if err := q.Check(); err != nil {
 				return usageErr(err)
 			}
-			return with(cmd, func(in *inspect.Inspector) error {
+			return with(cmd, func(in inspect.API) error {
 				evs, err := in.Events(cmd.Context(), key(args[0]), q)
 				if err != nil {
 					return inspectErr(err)

@@ -88,7 +88,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "List candidates waiting for approval or evaluation",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
+			return withAPI(cmd.Context(), a.stderr, f.storeFlags, func(in inspect.API) error {
 				cs, err := in.Pending(cmd.Context())
 				if err != nil {
 					return failErr(err)
@@ -105,7 +105,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Show one candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
+			return withAPI(cmd.Context(), a.stderr, f.storeFlags, func(in inspect.API) error {
 				c, err := in.Candidate(cmd.Context(), args[0])
 				if err != nil {
 					return failErr(err)
@@ -120,7 +120,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Publish a pending candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
+			return withAPI(cmd.Context(), a.stderr, f.storeFlags, func(in inspect.API) error {
 				c, err := in.Approve(cmd.Context(), args[0], who())
 				switch {
 				case err != nil:
@@ -139,7 +139,7 @@ exist or is not pending, 2 on usage errors.`,
 		Short: "Reject a pending candidate",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
+			return withAPI(cmd.Context(), a.stderr, f.storeFlags, func(in inspect.API) error {
 				c, err := in.Reject(cmd.Context(), args[0], who(), f.reason)
 				switch {
 				case err != nil:

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
@@ -89,9 +87,7 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 			if err != nil {
 				return failErr(fmt.Errorf("listen: %w", err))
 			}
-			var tok [24]byte
-			_, _ = rand.Read(tok[:])
-			token := hex.EncodeToString(tok[:])
+			token := randomToken()
 			fmt.Fprintf(a.stdout, "http://%s%s#token=%s\n", l.Addr(), ui.PagePath, token)
 			fmt.Fprintf(a.stderr, "agentc: inspecting store %s on http://%s%s (open the address above; Ctrl-C stops)\n", dial.Display(target), l.Addr(), ui.PagePath)
 			sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
