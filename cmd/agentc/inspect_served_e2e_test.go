@@ -7,11 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 const heldSource = `workflow held "A run that waits while agentc serve holds the store"
@@ -43,31 +41,8 @@ func TestInspectionWhileServing(t *testing.T) {
 	data := filepath.Join(root, "data")
 	env := cleanEnv("AGENTC_DATA=" + data)
 
-	srv := exec.Command(agentcBin(t), "serve", "held.agent", "--addr", "127.0.0.1:0", "--token", "tok=u", "--log", "off")
-	srv.Dir, srv.Env = root, env
-	stderr, err := srv.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Start(); err != nil {
-		t.Fatal(err)
-	}
+	srv, addr, _ := startServeFile(t, root, env, "held.agent")
 	defer func() { _ = srv.Process.Kill(); _ = srv.Wait() }()
-	addrC := make(chan string, 1)
-	go func() { // ends when the server's stderr closes
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			if m := regexp.MustCompile(`on http://(\S+) \(`).FindStringSubmatch(sc.Text()); m != nil {
-				addrC <- m[1]
-			}
-		}
-	}()
-	var addr string
-	select {
-	case addr = <-addrC:
-	case <-time.After(time.Minute):
-		t.Fatal("agentc serve did not start")
-	}
 
 	req, _ := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions",
 		strings.NewReader(`{"model":"held","messages":[{"role":"user","content":"hi"}]}`))
@@ -140,5 +115,77 @@ func TestInspectionWhileServing(t *testing.T) {
 	r := runAgentc(t, root, env, "sessions", "show", "s1", "--app", "held", "--user", "u")
 	if r.code != 0 || strings.Contains(r.stderr, served) || strings.Count(r.stdout, "\tg\tinterrupted") != 2 {
 		t.Errorf("the store read directly after shutdown: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestUICommand: agentc ui serves a local store on a loopback address with
+// the token it prints; it refuses other addresses (exit 2).
+func TestUICommand(t *testing.T) {
+	root := t.TempDir()
+	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "held.agent"), []byte(heldSource), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := cleanEnv("AGENTC_DATA=" + filepath.Join(root, "data"))
+	if r := runAgentc(t, root, env, "run", "held.agent", "--input", "hi"); !strings.Contains(r.stderr, "is waiting") {
+		t.Fatalf("agentc run: %d\n%s", r.code, r.stderr)
+	}
+	if r := runAgentc(t, root, env, "ui", "--addr", "0.0.0.0:0"); r.code != 2 || !strings.Contains(r.stderr, "loopback addresses only") {
+		t.Errorf("agentc ui on 0.0.0.0: exit %d\n%s", r.code, r.stderr)
+	}
+	cmd := exec.Command(agentcBin(t), "ui")
+	cmd.Dir, cmd.Env = root, env
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, token, ok := strings.Cut(strings.TrimSpace(line), "/ui/#token=")
+	if !ok || !strings.HasPrefix(base, "http://127.0.0.1:") || len(token) < 32 {
+		t.Fatalf("agentc ui printed %q", line)
+	}
+	get := func(tok, host string) (int, string) {
+		req, _ := http.NewRequest("GET", base+"/ui/api/v1/runs", nil)
+		if tok != "" {
+			req.Header.Set("Authorization", "Bearer "+tok)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var b strings.Builder
+		_, _ = bufio.NewReader(res.Body).WriteTo(&b)
+		return res.StatusCode, b.String()
+	}
+	if st, body := get(token, ""); st != 200 || !strings.Contains(body, `"app":"held","user":"cli"`) || !strings.Contains(body, `"status":"interrupted"`) {
+		t.Errorf("runs with the token: %d %s", st, body)
+	}
+	if st, _ := get("", ""); st != 401 {
+		t.Errorf("runs without the token: %d", st)
+	}
+	if st, _ := get(token, "evil.example:80"); st != 403 {
+		t.Errorf("runs for another Host: %d", st)
+	}
+	if res, err := http.Get(base + "/ui/"); err != nil || res.StatusCode != 200 {
+		t.Errorf("the page: %v %v", res, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("agentc ui after SIGTERM: %v", err)
 	}
 }

@@ -248,9 +248,5 @@ func (h *Handler) reject(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := h.in.Reject(r.Context(), cand.ID, h.caller(r).user, req.Reason)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, c)
+	h.reply(w, r, c, err)
 }

@@ -107,6 +107,15 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
+// reply answers v (200), or err.
+func (h *Handler) reply(w http.ResponseWriter, r *http.Request, v any, err error) {
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, v)
+}
+
 // bearerIs reports whether r carries token as its bearer token (compared by
 // hash, so the time taken says nothing of how much of a guess matched).
 func bearerIs(r *http.Request, token string) bool {
@@ -295,11 +304,7 @@ func (h *Handler) runDetail(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := h.in.RunDetail(r.Context(), run.ID)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	h.reply(w, r, d, err)
 }
 
 func (h *Handler) checkpoints(w http.ResponseWriter, r *http.Request) {
@@ -326,11 +331,7 @@ func (h *Handler) step(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d, err := h.in.Diff(r.Context(), run.ID, step)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, d)
+	h.reply(w, r, d, err)
 }
 
 func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) {
@@ -360,11 +361,7 @@ func (h *Handler) getSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s, err := h.in.Session(r.Context(), k)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusOK, s)
+	h.reply(w, r, s, err)
 }
 
 // event is a ledger event as the API sends it: the event's JSON, its seq
