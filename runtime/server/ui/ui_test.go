@@ -51,13 +51,13 @@ graph g(S) input q output a {
 // alice (token ta), bob (tb) and the administrator (tadmin), and one run of
 // alice's that waits on ask.
 type fixture struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	st  store.Store
 	run string
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	prog := runtimetest.CompileSource(t, "mini.agent", mini)
@@ -498,4 +498,47 @@ func TestCandidates(t *testing.T) {
 	if st := f.call("POST", "/ui/api/v1/candidates/cand_b/reject", "tb", `{"reason":"no"}`, &c); st != 200 || c.Status != evolution.StatusRejected || !strings.Contains(c.Reason, "bob: no") {
 		t.Errorf("bob rejecting his own: %d %+v", st, c)
 	}
+}
+
+// FuzzAPI: no request body or path makes the API fail inside (a 5xx) or
+// answer anything but JSON.
+func FuzzAPI(f *testing.F) {
+	fx := newFixture(f)
+	r := "runs/" + fx.run
+	for _, seed := range []struct{ path, body string }{
+		{r + "/answer", `{"values":{"ask":{"approved":true}}}`},
+		{r + "/answer", `{"values":{"g/ask":{"approved":"x","note":[1]}}}`},
+		{r + "/fork", `{"step":1,"set":{"q":"x","n":"1"},"continue":true,"values":{"ask":{}}}`},
+		{r + "/fork", `{"step":18446744073709551615}`},
+		{r + "/decide", `{"decisions":{"a":{"action":"done","value":{}}}}`},
+		{r + "/cancel", `{}`},
+		{"candidates/x/reject", `{"reason":"\u0000"}`},
+		{r + "/steps/99999999999999999999", ``},
+	} {
+		f.Add(seed.path, []byte(seed.body))
+	}
+	f.Fuzz(func(t *testing.T, path string, body []byte) {
+		if strings.ContainsAny(path, "?#% \t\r\n") || strings.HasSuffix(path, "/stream") || strings.Contains(path, "raw") {
+			return
+		}
+		method := "POST"
+		if len(body) == 0 {
+			method = "GET"
+		}
+		req, err := http.NewRequest(method, fx.url+"/ui/api/v1/"+path, strings.NewReader(string(body)))
+		if err != nil {
+			return
+		}
+		req.Header.Set("Authorization", "Bearer ta")
+		req.Header.Set("Content-Type", "application/json")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		if res.StatusCode >= 500 || res.StatusCode != 301 && res.StatusCode != 307 && !json.Valid(b) {
+			t.Fatalf("%s %s %q: %d %s", method, path, body, res.StatusCode, b)
+		}
+	})
 }
