@@ -11,9 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/evolution"
 	"github.com/agentc/agentc/runtime/inspect"
@@ -541,4 +543,118 @@ func FuzzAPI(f *testing.F) {
 			t.Fatalf("%s %s %q: %d %s", method, path, body, res.StatusCode, b)
 		}
 	})
+}
+
+const decideSource = `workflow dec "A side effect cut off mid-call"
+
+tool poke "Pokes something once" {
+  input  {}
+  output string
+  run    = http { url = "http://127.0.0.1:9/poke" }
+  effect = side_effect
+}
+
+state S { q: string, r: string = "" }
+
+graph g(S) input q output r {
+  node p = tool poke {} into r
+  start -> p
+  p     -> end
+}
+`
+
+// pokeTool blocks its first call until the run is canceled; later calls
+// answer "poked".
+type pokeTool struct {
+	entered chan struct{}
+	calls   atomic.Int32
+}
+
+func (p *pokeTool) Spec() runtime.ToolSpec { return runtime.ToolSpec{Name: "poke"} }
+func (p *pokeTool) Effect() runtime.Effect { return runtime.Effect(bytecode.EffectSideEffect) }
+func (p *pokeTool) Call(ctx context.Context, _ runtime.ToolRequest) (json.RawMessage, error) {
+	if p.calls.Add(1) == 1 {
+		p.entered <- struct{}{}
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return json.RawMessage(`"poked"`), nil
+}
+
+// A side effect canceled mid-call (through the API) leaves the run
+// needs_decision once resumed; the API settles it as agentc run --decide
+// does.
+func TestCancelAndDecide(t *testing.T) {
+	ctx := context.Background()
+	prog := runtimetest.CompileSource(t, "dec.agent", decideSource)
+	st := memory.New()
+	clock, ent := &runtimetest.Clock{}, &runtimetest.Entropy{}
+	tool := &pokeTool{entered: make(chan struct{}, 1)}
+	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Clock: clock, Entropy: ent, App: "dec",
+		Tools: map[string]runtime.Tool{"poke": tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: clock, NewID: func(p string) string { return p + "1" }}
+	h, err := ui.New(ui.Config{Store: st, Backend: b, App: "dec", Inspect: inspect.Config{Now: clock.Now, Clock: clock, Entropy: ent}, Poll: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Mounts: h.Mounts(), Tokens: map[string]string{"ta": "alice", "tb": "bob"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer func() { ts.Close(); _ = r.Close(context.Background()) }()
+	f := &fixture{t: t, url: ts.URL, st: st}
+
+	run, err := b.Start(ctx, "test", runtime.Invocation{User: "alice", Session: "s1", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range run.Events {
+		}
+	}()
+	<-tool.entered
+	var e apiError
+	if st := f.call("POST", "/ui/api/v1/runs/"+run.ID+"/cancel", "tb", `{}`, &e); st != 404 {
+		t.Errorf("bob canceling alice's run: %d", st)
+	}
+	var ok map[string]string
+	if st := f.call("POST", "/ui/api/v1/runs/"+run.ID+"/cancel", "ta", `{}`, &ok); st != 202 || ok["status"] != "canceling" {
+		t.Fatalf("cancel: %d %v", st, ok)
+	}
+	<-done
+	resumed, err := b.Start(ctx, "test", runtime.Invocation{User: "alice", Session: "s1", Resume: &runtime.ResumeRequest{Run: run.ID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range resumed.Events {
+	}
+	var d inspect.RunDetail
+	if f.call("GET", "/ui/api/v1/runs/"+run.ID, "ta", "", &d); d.Run.Status != "needs_decision" || len(d.Decisions) != 1 || d.Decisions[0].ID != "g/p" {
+		t.Fatalf("after the resume: %s %+v", d.Run.Status, d.Decisions)
+	}
+	path := "/ui/api/v1/runs/" + run.ID + "/decide"
+	for body, want := range map[string]string{
+		`{"decisions":{"g/p":{"action":"maybe"}}}`:          "g/p",
+		`{"decisions":{}}`:                                  "decisions",
+		`{"decisions":{"g/q":{"action":"retry"}}}`:          "",
+		`{"decisions":{"g/p":{"action":"done","value":5}}}`: "",
+		`{"decisions":{"g/p":{"action":"done"}}}`:           "",
+	} {
+		if st := f.call("POST", path, "ta", body, &e); st != 422 || len(e.Error.Fields) == 0 || e.Error.Fields[0].Field != want {
+			t.Errorf("%s: %d %+v; want 422 on %q", body, st, e, want)
+		}
+	}
+	if st := f.call("POST", path, "ta", `{"decisions":{"p":{"action":"done","value":"it happened"}}}`, &ok); st != 202 {
+		t.Fatalf("decide: %d %v", st, ok)
+	}
+	d = f.waitStatus(run.ID, "completed")
+	if string(d.Output) != `"it happened"` || tool.calls.Load() != 1 {
+		t.Errorf("output %s after %d calls; want the decided result, the side effect called once", d.Output, tool.calls.Load())
+	}
 }
