@@ -156,6 +156,25 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
+	// A fork's history before its step is its parent's (and theirs).
+	parent, upTo := run.ParentRun, run.ParentStep
+	for depth := 0; parent != "" && depth < 16; depth++ {
+		pr, err := in.cfg.Store.GetRun(ctx, parent)
+		if err != nil {
+			break
+		}
+		pevs, err := in.sessions.Events(ctx, pr.Session, session.EventFilter{Run: pr.ID, Kinds: []runtime.EventKind{
+			runtime.EventNodeFinished, runtime.EventNodeFailed}})
+		if err != nil {
+			return nil, fmt.Errorf("run %s: parent %s: %w", run.ID, pr.ID, err)
+		}
+		for _, e := range pevs {
+			if e.Step <= upTo && states[e.Node] == "" {
+				states[e.Node] = map[runtime.EventKind]string{runtime.EventNodeFinished: NodeFinished, runtime.EventNodeFailed: NodeFailed}[e.Kind]
+			}
+		}
+		parent, upTo = pr.ParentRun, min(upTo, pr.ParentStep)
+	}
 	for _, e := range evs {
 		switch e.Kind {
 		case runtime.EventNodeFinished:

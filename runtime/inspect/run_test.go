@@ -40,6 +40,15 @@ func TestRunDetail(t *testing.T) {
 	if err != nil || next != "" || len(runs) != 1 || runs[0].ID != run || runs[0].Session != "s" {
 		t.Errorf("Runs = %+v, %q, %v", runs, next, err)
 	}
+	// A fork shows what its parent finished before the fork's step.
+	fk, err := in.Fork(ctx, ForkRequest{Run: run, Step: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := in.RunDetail(ctx, fk.Run)
+	if err != nil || fd.Run.ParentRun != run || fd.Graph.Nodes[2].Name != "echo" || fd.Graph.Nodes[2].State != NodeFinished {
+		t.Errorf("the fork's detail %+v, %v; want echo finished", fd, err)
+	}
 	if _, err := in.RunDetail(ctx, "run_nope"); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("a missing run: %v", err)
 	}

@@ -209,10 +209,23 @@ async function main() {
     await page.getByRole('heading', { name: `Run ${forkId}` }).waitFor();
     await until(async () => (await node('approve').getAttribute('data-state')) === 'waiting', 'the fork to wait on approve');
     assert.equal(await node('write').getAttribute('data-state'), 'finished', 'the fork wrote its report');
+    assert.equal(await node('triage').getAttribute('data-state'), 'finished', 'the fork shows its parent\'s history');
     await shot(page, 'fork-waiting');
+    // Every control of the page has a label.
+    const unlabeled = await page.evaluate(() => [...document.querySelectorAll('input, select, textarea, button')]
+      .filter((el) => !(el.labels && el.labels.length) && !el.getAttribute('aria-label') && !el.textContent.trim()).map((el) => el.outerHTML.slice(0, 80)));
+    assert.deepEqual(unlabeled, [], 'controls without a label');
+    // The fork's approval by keyboard alone: choose, then Tab through the
+    // form in order to its button, and Enter.
     const fform = page.locator('form[data-interrupt="investigate/approve"]');
-    await fform.getByLabel('approved', { exact: true }).selectOption('true');
-    await fform.getByRole('button', { name: 'Send answer' }).click();
+    await fform.getByLabel('approved', { exact: true }).focus();
+    await page.keyboard.press('ArrowDown'); // — choose — → true
+    assert.equal(await fform.getByLabel('approved', { exact: true }).inputValue(), 'true');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.dataset.path), '$.feedback', 'Tab goes to feedback');
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), 'Send answer', 'then to the button');
+    await page.keyboard.press('Enter');
     await until(async () => (await page.locator('#run-status').getAttribute('data-status')) === 'completed', 'the fork to complete');
     const last = page.locator('#steps button[data-step]').last();
     await last.click();
@@ -283,6 +296,12 @@ async function main() {
 
     // The refused answer and fork edits are 422s the browser logs; nothing else.
     assert.deepEqual(consoleErrors.filter((m) => !/status of 422/.test(m)), [], 'no errors in the console');
+  } catch (e) {
+    for (const [i, p] of browser.pages().entries()) {
+      await p.screenshot({ path: path.join(shots, `failure-${i}.png`), fullPage: true }).catch(() => {});
+      log(`page ${i} ${p.url()}: live region ${await p.locator('#live').innerText().catch(() => '?')}`);
+    }
+    throw e;
   } finally {
     await browser.close();
   }

@@ -113,6 +113,7 @@ async function runView(id) {
 
   let detail = d;
   let svg = null;
+  let lastSeq = 0; // the last ledger event shown
   const paint = (det) => {
     detail = det;
     const rr = det.run;
@@ -145,7 +146,19 @@ async function runView(id) {
     announce(`${name} ${state}`);
   };
 
-  const refresh = async () => { paint(await api.get(`runs/${esc(id)}`)); await loadSteps(); await loadLedger(); };
+  // refresh repaints from the API; after a run_finished, until the run's
+  // record has caught up with the status it reported.
+  const refresh = async (status) => {
+    let det;
+    for (let i = 0; i < 30; i++) {
+      det = await api.get(`runs/${esc(id)}`);
+      if (!status || det.run.status === status) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    paint(det);
+    await loadSteps();
+    await loadLedger();
+  };
 
   // Actions: interrupts, decisions, cancel.
   const paintActions = (det) => {
@@ -205,14 +218,17 @@ async function runView(id) {
 
   // Steps: the timeline, the state at a step and its diff, fork.
   const stepBox = h('div', { id: 'step-detail' });
+  const stepList = h('ol', { class: 'timeline', 'aria-label': 'Checkpoints' });
+  timeline.replaceChildren(stepList, stepBox);
+  let shownStep = null;
   const loadSteps = async () => {
     const { checkpoints } = await api.get(`runs/${esc(id)}/checkpoints`);
-    const list = h('ol', { class: 'timeline', 'aria-label': 'Checkpoints' }, ...checkpoints.map((c) => h('li', {},
-      h('button', { type: 'button', 'data-step': c.step, 'aria-controls': 'step-detail', onclick: (ev) => showStep(c.step, ev.target),
-        text: `Step ${c.step}${c.nodes.length ? ': ' + c.nodes.join(', ') : ''}` }))));
-    timeline.replaceChildren(list, stepBox);
+    stepList.replaceChildren(...checkpoints.map((c) => h('li', {},
+      h('button', { type: 'button', 'data-step': c.step, 'aria-controls': 'step-detail', 'aria-current': c.step === shownStep ? 'true' : null,
+        onclick: (ev) => showStep(c.step, ev.target), text: `Step ${c.step}${c.nodes.length ? ': ' + c.nodes.join(', ') : ''}` }))));
   };
   const showStep = async (step, btn) => {
+    shownStep = step;
     timeline.querySelectorAll('button[data-step]').forEach((b) => b.removeAttribute('aria-current'));
     if (btn) btn.setAttribute('aria-current', 'true');
     const s = await api.get(`runs/${esc(id)}/steps/${step}`);
@@ -273,6 +289,7 @@ async function runView(id) {
   const evTable = h('div', { class: 'table-wrap' });
   const loadLedger = async () => {
     const res = await api.get(`sessions/${esc(r.session)}/events`, { ...scope, run: id, kind: kindSel.value || undefined, node: nodeSel.value || undefined });
+    if (!kindSel.value && !nodeSel.value && res.last > lastSeq) lastSeq = res.last; // the stream goes on from here
     const rows = [];
     const bounds = new Map();
     for (const s of res.summaries) bounds.set(s.boundary, [...(bounds.get(s.boundary) || []), s.filter_key || 'session']);
@@ -305,11 +322,11 @@ async function runView(id) {
   };
 
   // Live: follow the run's stream; refetch after each invocation's end.
-  let lastSeq = 0;
   const follow = () => {
     if (stopStream) stopStream();
     const ac = new AbortController();
     stopStream = () => ac.abort();
+    let finished = false;
     (async () => {
       try {
         await api.stream(id, lastSeq || undefined, async (kind, e, seq) => {
@@ -320,11 +337,12 @@ async function runView(id) {
             case 'interrupt': for (const it of e.interrupts || []) mark(it.node, 'waiting'); break;
             case 'run_started': mark('start', 'finished'); break;
             case 'run_finished':
+              finished = true;
               if (e.status === 'completed') mark('end', 'finished');
               announce(`The run is ${e.status}`);
-              await refresh();
+              await refresh(e.status);
               break;
-            case 'end': await refresh(); break;
+            case 'end': if (!finished && e.status !== detail.run.status) await refresh(); break;
           }
         }, ac.signal);
       } catch (e) { if (e.name !== 'AbortError') announce('The live stream stopped: ' + e.message); }
