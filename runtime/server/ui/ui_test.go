@@ -293,6 +293,24 @@ func TestRunDetailStepsAndEvents(t *testing.T) {
 	if st := f.call("GET", "/ui/api/v1/sessions/s1/events?after=-1", "ta", "", &e); st != 400 {
 		t.Errorf("after=-1: %d", st)
 	}
+	// A rolling summary's boundary is listed with the ledger.
+	if f.call("GET", "/ui/api/v1/sessions/s1/events", "ta", "", &evs); len(evs.Events) < 4 {
+		t.Fatalf("events %+v", evs)
+	}
+	fk, _ := evs.Events[2]["filter_key"].(string)
+	key := store.SessionKey{App: "mini", User: "alice", Session: "s1"}
+	if err := f.st.PutSummary(context.Background(), key, store.Summary{FilterKey: fk, Text: "so far", Boundary: 3, Time: time.Unix(5, 0)}); err != nil {
+		t.Fatal(err)
+	}
+	var withSum struct {
+		Summaries []struct {
+			FilterKey string `json:"filter_key"`
+			Boundary  uint64
+		}
+	}
+	if f.call("GET", "/ui/api/v1/sessions/s1/events", "ta", "", &withSum); len(withSum.Summaries) != 1 || withSum.Summaries[0].Boundary != 3 || withSum.Summaries[0].FilterKey != fk {
+		t.Errorf("summaries %+v; want the boundary at 3 of %q", withSum.Summaries, fk)
+	}
 	var sess inspect.Session
 	if f.call("GET", "/ui/api/v1/sessions/s1", "ta", "", &sess); len(sess.Runs) != 1 || sess.Runs[0].ID != f.run {
 		t.Errorf("session %+v", sess)
