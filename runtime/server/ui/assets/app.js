@@ -209,7 +209,16 @@ async function runView(id) {
     return h('form', { 'aria-labelledby': 'h-decide', onsubmit: async (ev) => {
       ev.preventDefault();
       const decisions = {};
-      for (const r of rows) decisions[r.dd.id] = r.sel.value === 'done' ? { action: 'done', value: r.val.value.trim() ? JSON.parse(r.val.value) : null } : { action: r.sel.value };
+      for (const r of rows) {
+        r.val.removeAttribute('aria-invalid');
+        if (r.sel.value !== 'done') { decisions[r.dd.id] = { action: r.sel.value }; continue; }
+        try { decisions[r.dd.id] = { action: 'done', value: r.val.value.trim() ? JSON.parse(r.val.value) : null }; } catch {
+          r.val.setAttribute('aria-invalid', 'true');
+          err.replaceChildren(h('p', { class: 'error', text: `${r.dd.node}: the result is not valid JSON` }));
+          r.val.focus();
+          return;
+        }
+      }
       try { await api.post(`runs/${esc(id)}/decide`, { decisions }); err.replaceChildren(); announce('Decided; the run continues'); follow(); }
       catch (e) { err.replaceChildren(errorBox(e), ...(e.fields || []).map((f) => h('p', { class: 'error', text: `${f.field}: ${f.message}` }))); }
     } }, h('h3', { id: 'h-decide', text: 'Side effects that need a decision' }), ...rows.map((r) => r.el), err,
