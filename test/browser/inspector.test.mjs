@@ -125,6 +125,15 @@ async function main() {
     assert.match(await row.innerText(), /interrupted/);
     await shot(page, 'runs');
 
+    // The sessions, each linking to its runs.
+    await page.getByRole('link', { name: 'Sessions' }).click();
+    await page.getByRole('heading', { name: 'Sessions', level: 1 }).waitFor();
+    await page.locator('tr[data-session="incident-1"]').waitFor();
+    await shot(page, 'sessions');
+    await page.getByRole('link', { name: 'runs of session incident-1' }).click();
+    await page.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
+    await row.waitFor();
+
     // The run: the graph from the bytecode, nodes marked.
     await page.getByRole('link', { name: runId }).click();
     await page.getByRole('heading', { name: `Run ${runId}` }).waitFor();

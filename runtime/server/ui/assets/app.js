@@ -67,12 +67,13 @@ async function runsView(params) {
     const q = new URLSearchParams();
     if (statusSel.value) q.set('status', statusSel.value);
     if (sessionIn.value) q.set('session', sessionIn.value);
+    for (const k of ['user', 'app']) if (params.get(k)) q.set(k, params.get(k));
     location.hash = '#/?' + q;
   } },
   h('div', { class: 'field' }, h('label', { for: 'f-status', text: 'Status' }), statusSel),
   h('div', { class: 'field' }, h('label', { for: 'f-session', text: 'Session' }), sessionIn),
   h('button', { type: 'submit', text: 'Filter' }));
-  const list = await api.get('runs', { status: params.get('status'), session: params.get('session'), user: params.get('session') && me.admin ? params.get('user') : undefined, limit: 200 });
+  const list = await api.get('runs', { status: params.get('status'), session: params.get('session'), user: me.admin ? params.get('user') || undefined : undefined, app: params.get('app') || undefined, limit: 200 });
   const rows = list.runs.map((r) => h('tr', { 'data-run': r.id },
     h('td', {}, h('a', { href: `#/run/${esc(r.id)}`, text: r.id })),
     h('td', {}, status(r.status)),
@@ -363,6 +364,28 @@ async function runView(id) {
   follow();
 }
 
+// ---- sessions ----
+async function sessionsView() {
+  // A served app, or (agentc ui) every app that has runs.
+  let apps = me.app ? [me.app] : [...new Set((await api.get('runs', { limit: 500 })).runs.map((r) => r.app))].slice(0, 20);
+  const rows = [];
+  for (const app of apps) {
+    const { sessions } = await api.get('sessions', { app: me.app ? undefined : app });
+    for (const s of sessions) {
+      const q = new URLSearchParams({ session: s.session });
+      if (me.admin) q.set('user', s.user);
+      if (!me.app) q.set('app', s.app);
+      rows.push(h('tr', { 'data-session': s.session },
+        h('td', {}, h('a', { href: '#/?' + q, text: s.session, 'aria-label': `runs of session ${s.session}` })),
+        h('td', { text: s.user }), h('td', { text: s.app }), h('td', { text: String(s.events) }),
+        h('td', { text: fmtTime(s.created) }), h('td', { text: fmtTime(s.updated) })));
+    }
+  }
+  view('Sessions', rows.length ? h('div', { class: 'table-wrap' }, h('table', { 'aria-label': 'Sessions' },
+    h('thead', {}, h('tr', {}, ...['Session', 'User', 'App', 'Events', 'Created', 'Updated'].map((c) => h('th', { scope: 'col', text: c })))),
+    h('tbody', {}, ...rows))) : h('p', { id: 'no-sessions', text: 'No sessions.' }));
+}
+
 // ---- candidates ----
 async function candidatesView() {
   const { candidates } = await api.get('candidates');
@@ -406,6 +429,7 @@ async function route() {
     let mm;
     if ((mm = /^\/run\/(.+)$/.exec(path))) return await runView(decodeURIComponent(mm[1]));
     if (path === '/candidates') return await candidatesView();
+    if (path === '/sessions') return await sessionsView();
     return await runsView(params);
   } catch (e) {
     if (e.status === 401) { api.setToken(''); me = null; return login('That token was not accepted.'); }
