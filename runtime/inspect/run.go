@@ -145,17 +145,16 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	info := []RunInfo{runInfo(run)}
-	if err := in.addRunTotals(ctx, []store.Run{run}, info); err != nil {
-		return nil, err
-	}
-	out := &RunDetail{Run: info[0], Frontier: []string{}, Interrupts: []runtime.InterruptInfo{}, Decisions: []runtime.DecisionInfo{}}
+	out := &RunDetail{Run: runInfo(run), Frontier: []string{}, Interrupts: []runtime.InterruptInfo{}, Decisions: []runtime.DecisionInfo{}}
 	states := map[string]string{}
 	evs, err := in.sessions.Events(ctx, run.Session, session.EventFilter{Run: run.ID, Kinds: []runtime.EventKind{
 		runtime.EventNodeFinished, runtime.EventNodeFailed, runtime.EventRunError, runtime.EventRunFinished}})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
+	totals := []Run{{ID: run.ID}}
+	addTotals(totals, evs)
+	out.Run.Usage, out.Run.Cost = totals[0].Usage, totals[0].Cost
 	// A fork's history before its step is its parent's (and theirs).
 	parent, upTo := run.ParentRun, run.ParentStep
 	for depth := 0; parent != "" && depth < 16; depth++ {

@@ -676,3 +676,27 @@ func TestCancelAndDecide(t *testing.T) {
 		t.Errorf("output %s after %d calls; want the decided result, the side effect called once", d.Output, tool.calls.Load())
 	}
 }
+
+// BenchmarkRunDetail: the run view's data through the API (HTTP on
+// loopback, auth, JSON) against the same query on the Inspector in
+// process, the baseline.
+//
+//	go test ./runtime/server/ui -run X -bench RunDetail -benchmem
+func BenchmarkRunDetail(b *testing.B) {
+	f := newFixture(b)
+	in := inspect.New(inspect.Config{Store: f.st})
+	b.Run("inspect", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := in.RunDetail(context.Background(), f.run); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("api", func(b *testing.B) {
+		for b.Loop() {
+			if st := f.call("GET", "/ui/api/v1/runs/"+f.run, "ta", "", nil); st != 200 {
+				b.Fatal(st)
+			}
+		}
+	})
+}
