@@ -290,6 +290,8 @@ async function main() {
     await art.getByRole('button', { name: `Approve ${cand.proposal.name}` }).click();
     await art.locator('p.decided').waitFor();
     assert.match(await art.locator('p.decided').innerText(), /active/);
+    assert.match(await art.locator('.badge').innerText(), /active/);
+    assert.ok(await art.getByRole('button', { name: `Approve ${cand.proposal.name}` }).isDisabled(), 'a decided candidate cannot be decided again');
     await shot(carol, 'candidate-approved');
     const after = await api(skills, 'tc', `/ui/api/v1/candidates/${cand.id}`);
     assert.equal(after.body.status, 'active');

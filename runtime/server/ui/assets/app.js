@@ -392,23 +392,27 @@ async function candidatesView() {
   const items = candidates.map((c) => {
     const reason = h('input', { type: 'text', id: `reason-${c.id}` });
     const msg = h('div', { role: 'status' });
+    const badge = h('dd', {}, status(c.status));
+    let buttons = null;
     const act = async (verb) => {
       try {
         const res = await api.post(`candidates/${esc(c.id)}/${verb}`, verb === 'reject' ? { reason: reason.value } : {});
         msg.replaceChildren(h('p', { class: 'decided', text: `${res.proposal.name}: ${res.status}${res.dir ? ' (' + res.dir + ')' : ''}` }));
+        badge.replaceChildren(status(res.status));
+        for (const b of buttons.querySelectorAll('button, input')) b.disabled = true;
         announce(`${c.proposal.name} ${res.status}`);
       } catch (e) { msg.replaceChildren(errorBox(e), ...(e.fields || []).map((f) => h('p', { class: 'error', text: f.message }))); }
     };
     return h('article', { class: 'panel', 'data-candidate': c.id, 'aria-labelledby': `c-${c.id}` },
       h('h2', { id: `c-${c.id}`, text: `${c.proposal.name} (revision ${c.revision})` }),
-      h('dl', { class: 'meta' }, h('dt', { text: 'Status' }), h('dd', {}, status(c.status)),
+      h('dl', { class: 'meta' }, h('dt', { text: 'Status' }), badge,
         h('dt', { text: 'Agent' }), h('dd', { text: c.agent }), h('dt', { text: 'From run' }), h('dd', {}, h('a', { href: `#/run/${esc(c.run)}`, text: c.run })),
         h('dt', { text: 'Description' }), h('dd', { text: c.proposal.description || '' }),
         h('dt', { text: 'When to use' }), h('dd', { text: c.proposal.when_to_use || '' }),
         h('dt', { text: 'Gates' }), h('dd', { text: (c.gates || []).map((g) => `${g.gate}: ${g.passed ? 'passed' : 'held'}`).join(', ') })),
       (c.proposal.steps || []).length ? h('ol', {}, ...c.proposal.steps.map((s) => h('li', { text: s }))) : null,
       c.proposal.script ? h('pre', { text: c.proposal.script }) : null,
-      h('div', { class: 'actions' },
+      buttons = h('div', { class: 'actions' },
         h('button', { type: 'button', class: 'primary', onclick: () => act('approve'), text: `Approve ${c.proposal.name}` }),
         h('label', { for: `reason-${c.id}`, text: 'Reason' }), reason,
         h('button', { type: 'button', class: 'danger', onclick: () => act('reject'), text: `Reject ${c.proposal.name}` })), msg);
