@@ -157,9 +157,19 @@ async function main() {
       }).observe(document.getElementById('graph'), { subtree: true, attributes: true, attributeFilter: ['data-state'] });
     });
 
-    // Answer the approval: first without the required field (an invalid
-    // answer): the server's error shows next to the input.
+    // Answer the approval: first an invalid value, typed as JSON: the
+    // server's error shows next to the input, naming the field.
     const form = page.locator('form[data-interrupt="investigate/approve"]');
+    await form.getByLabel('answer as JSON').check();
+    const jsonIn = form.getByLabel('Answer (JSON)');
+    await jsonIn.fill('{"approved": "yes"}');
+    await form.getByRole('button', { name: 'Send answer' }).click();
+    await until(async () => (await jsonIn.getAttribute('aria-invalid')) === 'true', 'the inline error on the JSON answer');
+    assert.match(await form.locator('#json-approve-err').innerText(), /\$\.approved: want boolean, got string/);
+    assert.equal(await page.evaluate(() => document.activeElement.id), 'json-approve', 'focus moves to the answer in error');
+    await shot(page, 'answer-invalid-json');
+    await form.getByLabel('answer as JSON').uncheck();
+    // Then the form without the required field: the error is at its input.
     await form.getByLabel('feedback (optional)').fill('Looks right.');
     await form.getByRole('button', { name: 'Send answer' }).click();
     const approved = form.getByLabel('approved', { exact: true });

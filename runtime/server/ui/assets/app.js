@@ -178,11 +178,29 @@ async function runView(id) {
   const interruptForm = (it) => {
     const f = buildForm(it.schema || {}, 'Answer');
     const msg = h('p', { role: 'status' });
+    // The same answer as JSON, for any type (and to paste a value).
+    const jid = `json-${it.node}`;
+    const jsonArea = h('textarea', { id: jid, rows: 4, spellcheck: 'false', 'aria-describedby': `${jid}-err` });
+    const jsonErr = h('p', { class: 'error', id: `${jid}-err`, hidden: true });
+    const jsonBox = h('div', { class: 'field', hidden: true }, h('label', { for: jid, text: 'Answer (JSON)' }), jsonArea, jsonErr);
+    const asJSON = h('input', { type: 'checkbox', id: `asjson-${it.node}`, onchange: () => {
+      if (asJSON.checked) { try { jsonArea.value = JSON.stringify(f.value()); } catch { jsonArea.value = ''; } }
+      f.el.hidden = asJSON.checked; jsonBox.hidden = !asJSON.checked;
+    } });
+    const jsonError = (text) => {
+      jsonErr.hidden = !text; jsonErr.textContent = text || '';
+      if (text) jsonArea.setAttribute('aria-invalid', 'true'); else jsonArea.removeAttribute('aria-invalid');
+      return text ? jsonArea : null;
+    };
     const form = h('form', { class: 'interrupt', 'data-interrupt': it.id, 'aria-labelledby': `q-${it.node}`, onsubmit: async (ev) => {
       ev.preventDefault();
       let value;
-      try { value = f.value(); } catch (e) { const el = f.show([e]); if (el) el.focus(); return; }
-      f.clear(); msg.textContent = 'Sending…';
+      if (asJSON.checked) {
+        try { value = JSON.parse(jsonArea.value); } catch { jsonError('This is not valid JSON.').focus(); return; }
+      } else {
+        try { value = f.value(); } catch (e) { const el = f.show([e]); if (el) el.focus(); return; }
+      }
+      f.clear(); jsonError(''); msg.textContent = 'Sending…';
       try {
         await api.post(`runs/${esc(id)}/answer`, { values: { [it.id]: value } });
         msg.textContent = 'Answered; the run continues.'; announce('Answer accepted; the run continues');
@@ -190,12 +208,15 @@ async function runView(id) {
       } catch (e) {
         msg.textContent = '';
         const errs = (e.fields || []).map((fe) => ({ path: fe.field.startsWith(it.id + ' ') ? fe.field.slice(it.id.length + 1) : '$', message: fe.message }));
-        const el = f.show(errs.length ? errs : [{ path: '$', message: e.message }]);
+        const list = errs.length ? errs : [{ path: '$', message: e.message }];
+        const el = asJSON.checked ? jsonError(list.map((x) => `${x.path}: ${x.message}`).join('; ')) : f.show(list);
         announce('The answer was refused: ' + e.message);
         if (el) el.focus();
       }
     } },
-    h('h3', { id: `q-${it.node}`, text: `${it.node}: ${it.prompt}` }), f.el, h('button', { type: 'submit', class: 'primary', text: 'Send answer' }), msg);
+    h('h3', { id: `q-${it.node}`, text: `${it.node}: ${it.prompt}` }),
+    h('div', { class: 'field' }, h('label', { for: asJSON.id }, asJSON, ' answer as JSON')),
+    f.el, jsonBox, h('button', { type: 'submit', class: 'primary', text: 'Send answer' }), msg);
     return form;
   };
   const decideForm = (decisions) => {
