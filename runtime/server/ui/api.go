@@ -75,7 +75,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
-// errNotFound answers a lookup that found nothing the caller may see.
+// notFound answers a lookup that found nothing the caller may see.
 func notFound(w http.ResponseWriter, what string) {
 	writeError(w, http.StatusNotFound, "not_found", what+" not found", nil)
 }
@@ -149,7 +149,7 @@ func (h *Handler) sees(c caller, k store.SessionKey) bool {
 // scope is the (app, user) a list or session request names: the served app
 // (else the app parameter), the caller (an administrator may name another
 // user with the user parameter).
-func (h *Handler) scope(w http.ResponseWriter, r *http.Request, c caller) (app, user string, ok bool) {
+func (h *Handler) scope(r *http.Request, c caller) (app, user string) {
 	q := r.URL.Query()
 	app, user = h.cfg.App, c.user
 	if app == "" {
@@ -158,7 +158,7 @@ func (h *Handler) scope(w http.ResponseWriter, r *http.Request, c caller) (app, 
 	if c.admin {
 		user = q.Get("user")
 	}
-	return app, user, true
+	return app, user
 }
 
 // lookupRun returns the caller's run {run}: 404 for a run that does not
@@ -181,7 +181,7 @@ func (h *Handler) lookupRun(w http.ResponseWriter, r *http.Request) (store.Run, 
 // must see it (else 404).
 func (h *Handler) sessionKey(w http.ResponseWriter, r *http.Request) (store.SessionKey, bool) {
 	c := h.caller(r)
-	app, user, _ := h.scope(w, r, c)
+	app, user := h.scope(r, c)
 	if user == "" {
 		user = c.user
 	}
@@ -256,7 +256,7 @@ func (h *Handler) me(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) listRuns(w http.ResponseWriter, r *http.Request) {
 	c := h.caller(r)
-	app, user, _ := h.scope(w, r, c)
+	app, user := h.scope(r, c)
 	q := r.URL.Query()
 	limit, ok := intParam(w, r, "limit", 50, 500)
 	if !ok {
@@ -336,7 +336,7 @@ func (h *Handler) step(w http.ResponseWriter, r *http.Request) {
 
 func (h *Handler) listSessions(w http.ResponseWriter, r *http.Request) {
 	c := h.caller(r)
-	app, user, _ := h.scope(w, r, c)
+	app, user := h.scope(r, c)
 	if app == "" {
 		writeError(w, http.StatusBadRequest, "invalid_request", "app is required", nil)
 		return
@@ -432,10 +432,11 @@ func (h *Handler) events(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"events": out, "summaries": marks, "last": last})
 }
 
-// artifactScope is the artifact filter of a request: its session's scope.
+// artifactKey is the artifact a request names, in its scope; the caller
+// must see its session (else 404).
 func (h *Handler) artifactKey(w http.ResponseWriter, r *http.Request, needName bool) (artifact.Key, bool) {
 	c := h.caller(r)
-	app, user, _ := h.scope(w, r, c)
+	app, user := h.scope(r, c)
 	if user == "" {
 		user = c.user
 	}
