@@ -182,11 +182,18 @@ func orphanProject(t *testing.T, tools *httptest.Server) (root string, env []str
 	return root, cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
 }
 
-// startServe starts `agentc serve` on a kernel-chosen port with token tok
-// for user u, and returns it, its address, and its standard error so far.
+// startServe starts `agentc serve orphan.agent` on a kernel-chosen port
+// with token tok for user u, and returns it, its address, and its standard
+// error so far.
 func startServe(t *testing.T, root string, env []string) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	return startServeArgs(t, root, env, "orphan.agent", "--token", "tok=u")
+	return startServeFile(t, root, env, "orphan.agent")
+}
+
+// startServeFile is startServe for the program file in root.
+func startServeFile(t *testing.T, root string, env []string, file string) (*exec.Cmd, string, func() string) {
+	t.Helper()
+	return startServeArgs(t, root, env, file, "--token", "tok=u")
 }
 
 // startServeArgs is startServe of `agentc serve ARGS --addr 127.0.0.1:0
