@@ -184,10 +184,17 @@ func startServe(t *testing.T, root string, env []string) (*exec.Cmd, string, fun
 	return startServeFile(t, root, env, "orphan.agent")
 }
 
-// startServeFile is startServe for another program file.
+// startServeFile is startServe for the program file in root.
 func startServeFile(t *testing.T, root string, env []string, file string) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	cmd := exec.Command(agentcBin(t), "serve", file, "--addr", "127.0.0.1:0", "--token", "tok=u", "--log", "off")
+	return startServeArgs(t, root, env, file, "--token", "tok=u")
+}
+
+// startServeArgs is startServe of `agentc serve ARGS --addr 127.0.0.1:0
+// --log off`.
+func startServeArgs(t *testing.T, root string, env []string, args ...string) (*exec.Cmd, string, func() string) {
+	t.Helper()
+	cmd := exec.Command(agentcBin(t), append(append([]string{"serve"}, args...), "--addr", "127.0.0.1:0", "--log", "off")...)
 	cmd.Dir, cmd.Env = root, env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
