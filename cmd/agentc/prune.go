@@ -11,6 +11,7 @@ import (
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/retention"
+	"github.com/agentc/agentc/runtime/store"
 )
 
 type pruneFlags struct {
@@ -79,6 +80,11 @@ func pruneCommand(cmd *cobra.Command, a *app, f pruneFlags) error {
 		return usageErr(err)
 	}
 	st, err := f.open(cmd.Context())
+	if errors.Is(err, store.ErrLocked) {
+		if _, info, ok := servedAPI(f.storeFlags); ok {
+			return failErr(fmt.Errorf("the store is held by agentc serve (pid %d), which applies its app's retention policy itself (retention: in agentc.yaml, every interval); stop it to prune by hand", info.PID))
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -157,6 +157,10 @@ func TestServeRetention(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	// The server holds the Pebble store: prune by hand says who applies it.
+	if r := agentc(1, "prune"); !strings.Contains(r.stderr, "held by agentc serve") || !strings.Contains(r.stderr, "applies its app's retention policy itself") {
+		t.Errorf("prune beside the server:\n%s", r.stderr)
+	}
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("serve: %v\n%s", err, banner())
