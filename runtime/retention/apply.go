@@ -61,6 +61,13 @@ func (r *Retainer) Apply(ctx context.Context, pl *Plan) (Result, error) {
 				res.Skipped = append(res.Skipped, it)
 			default:
 				res.Deleted = append(res.Deleted, it)
+				if it.Kind == KindSession {
+					// Gone: what others keep about it goes next; a
+					// failure leaves those documents, not the session.
+					if err := r.forget(ctx, it.Session); err != nil {
+						errs = append(errs, fmt.Errorf("retention: after deleting %s: %w", it, err))
+					}
+				}
 			}
 		}
 	}
@@ -85,10 +92,7 @@ func (r *Retainer) apply(ctx context.Context, it Item) (why string, err error) {
 		if errors.Is(err, store.ErrConflict) {
 			return "it still has runs (kept, or created since the plan)", nil
 		}
-		if why, err := gone(ok, err, "it was active since the plan"); why != "" || err != nil {
-			return why, err
-		}
-		return "", r.forget(ctx, it.Session)
+		return gone(ok, err, "it was active since the plan")
 	default:
 		v, err := st.GetDoc(ctx, it.Coll, it.Key)
 		if errors.Is(err, store.ErrNotFound) {

@@ -448,3 +448,23 @@ func TestConcurrentPasses(t *testing.T) {
 		t.Errorf("sessions left: %d", len(ss))
 	}
 }
+
+// TestForgetFails: a session whose services' documents could not be
+// dropped is still deleted (and counted); the failure is the pass's error.
+func TestForgetFails(t *testing.T) {
+	w := newWorld(t)
+	w.session("s", ago(100*day))
+	boom := errors.New("boom")
+	r := w.retainer(retention.Config{Forget: []func(context.Context, store.SessionKey) error{
+		func(context.Context, store.SessionKey) error { return boom },
+	}})
+	pl, err := r.Plan(ctx, "app", retention.Policy{SessionTTL: day})
+	must(t, err)
+	res, err := r.Apply(ctx, pl)
+	if !errors.Is(err, boom) || res.Count(retention.KindSession) != 1 {
+		t.Errorf("Apply = %d sessions deleted, %v", res.Count(retention.KindSession), err)
+	}
+	if _, err := w.st.GetSession(ctx, key("s")); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("session: %v", err)
+	}
+}
