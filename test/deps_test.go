@@ -58,6 +58,8 @@ var allowed = map[string][]string{
 	"runtime/evolution":       {"runtime/skill"},
 	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
 	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
+	// Retention: plans and applies a policy over a store (spec/storage.md).
+	"runtime/retention": {"runtime/store"},
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
 	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
@@ -67,7 +69,8 @@ var allowed = map[string][]string{
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
 		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/telemetry", "runtime/workspace", "stdlib/tools", "vm", "runtime/mcpclient",
-		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial", "runtime/server/ui", "runtime/inspect"},
+		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial", "runtime/server/ui", "runtime/inspect",
+		"runtime/retention"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
 	// The read side over a store, for the CLI and the browser inspector.

@@ -172,13 +172,7 @@ func TestServeResumesOrphansAfterKill(t *testing.T) {
 // the test server tools, and the environment to run agentc in it.
 func orphanProject(t *testing.T, tools *httptest.Server) (root string, env []string) {
 	t.Helper()
-	root = t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "orphan.agent"), []byte(orphanSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root = newProject(t, "orphan.agent", orphanSource)
 	return root, cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
 }
 
