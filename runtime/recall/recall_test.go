@@ -39,6 +39,7 @@ type ev struct {
 	callID string
 	tool   string
 	result string
+	run    string // the event's run ("": none)
 }
 
 func user(s string) ev      { return ev{kind: runtime.EventInput, text: s} }
@@ -67,7 +68,7 @@ func (l *ledger) add(key store.SessionKey, evs ...ev) []string {
 		l.n++
 		l.now = l.now.Add(time.Minute)
 		id := fmt.Sprintf("01EV%022d", l.n)
-		re := &runtime.Event{ID: id, Kind: e.kind, Time: l.now, App: key.App, User: key.User, Session: key.Session, Persisted: true, Text: e.text}
+		re := &runtime.Event{ID: id, Kind: e.kind, Time: l.now, App: key.App, User: key.User, Session: key.Session, Persisted: true, Text: e.text, Run: e.run}
 		switch e.kind {
 		case runtime.EventModelResponse:
 			re.Author = "assistant"

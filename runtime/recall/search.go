@@ -161,7 +161,7 @@ func (x *Index) Rebuild(ctx context.Context, key store.SessionKey) error {
 	if err != nil {
 		return fmt.Errorf("recall: rebuild %s: %w", key, err)
 	}
-	unlock := x.lock(key)
+	unlock := x.locks.Lock(key)
 	defer unlock()
 	if err := x.dropLocked(ctx, key); err != nil {
 		return err
