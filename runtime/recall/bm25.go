@@ -38,6 +38,8 @@ const (
 	// or candidatesPerHit per hit asked for), and the window's size.
 	minCandidates    = 30
 	candidatesPerHit = 6
+	maxCandidates    = 150
+	nearShare        = 0.75
 	proxFloor        = 0.4
 )
 
@@ -221,7 +223,15 @@ func rank(ctx context.Context, src source, q query, keep func(doc uint64) bool, 
 	}
 	sortScored(out)
 	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+		// Near-duplicates crowd the top: keep, beyond limit, the documents
+		// within nearShare of the best, up to maxCandidates, so that the
+		// one holding the answer among many that only repeat the question's
+		// words reaches the re-ranking.
+		n := limit
+		for n < len(out) && n < maxCandidates && out[n].score >= nearShare*out[0].score {
+			n++
+		}
+		out = out[:n]
 	}
 	return out, nil
 }
