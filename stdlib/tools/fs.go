@@ -93,7 +93,7 @@ func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) 
 	var in struct {
 		Path string `json:"path"`
 	}
-	if err := decode("read_file", args, &in); err != nil {
+	if err := runtime.DecodeArgs("read_file", args, &in); err != nil {
 		return nil, err
 	}
 	f, err := cfg.openIn("read_file", in.Path)
@@ -139,7 +139,7 @@ func listDir(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
 	var in struct {
 		Path *string `json:"path"`
 	}
-	if err := decode("list_dir", args, &in); err != nil {
+	if err := runtime.DecodeArgs("list_dir", args, &in); err != nil {
 		return nil, err
 	}
 	rel := "."

@@ -153,7 +153,7 @@ func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
 	var in struct {
 		URL string `json:"url"`
 	}
-	if err := decode("http_get", args, &in); err != nil {
+	if err := runtime.DecodeArgs("http_get", args, &in); err != nil {
 		return nil, err
 	}
 	u, err := url.Parse(in.URL)

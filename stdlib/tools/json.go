@@ -17,7 +17,7 @@ func jsonQuery(_ Config, _ context.Context, args json.RawMessage) (any, error) {
 		Value json.RawMessage `json:"value"`
 		Path  string          `json:"path"`
 	}
-	if err := decode("json_query", args, &in); err != nil {
+	if err := runtime.DecodeArgs("json_query", args, &in); err != nil {
 		return nil, err
 	}
 	if len(in.Value) == 0 {

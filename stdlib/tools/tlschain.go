@@ -21,7 +21,7 @@ func tlsChain(cfg Config, ctx context.Context, args json.RawMessage) (any, error
 		Host string `json:"host"`
 		Port *int   `json:"port"`
 	}
-	if err := decode("tls_chain", args, &in); err != nil {
+	if err := runtime.DecodeArgs("tls_chain", args, &in); err != nil {
 		return nil, err
 	}
 	port := 443

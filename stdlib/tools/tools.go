@@ -169,17 +169,6 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 	return out, nil
 }
 
-// decode unmarshals args into dst; bad arguments are a tool_error.
-func decode(name string, args json.RawMessage, dst any) error {
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, dst); err != nil {
-		return runtime.Errorf(vm.KindToolError, "%s: bad arguments: %v", name, err)
-	}
-	return nil
-}
-
 func now(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
 	if cfg.Clock == nil {
 		return nil, runtime.Errorf(vm.KindUnavailable, "now: no clock configured")
