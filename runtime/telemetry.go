@@ -148,9 +148,10 @@ func storeErrorInfo(err error) *ErrorInfo {
 	return &ErrorInfo{Kind: string(vm.KindInternal), Message: err.Error()}
 }
 
-// spanError describes a call's failure for a span (nil: none): its kind
-// when it is a *vm.Error, else def.
-func spanError(err error, node string, def vm.ErrorKind) *ErrorInfo {
+// errorInfo describes a call's failure for a span or a tool_result event
+// (nil: none): its kind when it is a *vm.Error, timeout or canceled when
+// it is the context's, else def.
+func errorInfo(err error, node string, def vm.ErrorKind) *ErrorInfo {
 	if err == nil {
 		return nil
 	}
@@ -185,7 +186,7 @@ func (h *host) observeCall(ctx context.Context, obs Observer, c *callCtx, req vm
 	if req.Kind == bytecode.CallLLM || req.Kind == bytecode.CallAgent {
 		def = vm.KindModelError
 	}
-	sp.End(&SpanEnd{Err: spanError(err, c.node, def)})
+	sp.End(&SpanEnd{Err: errorInfo(err, c.node, def)})
 	return v, err
 }
 
