@@ -47,14 +47,16 @@ var allowed = map[string][]string{
 	"runtime/model":           {"runtime"},
 	"runtime/session":         {"runtime"},
 	"runtime/runtimetest":     {"compiler", "stdlib"},
-	"runtime/history":         {"runtime", "runtime/session"},
+	"runtime/history":         {"runtime", "runtime/session", "runtime/keylock"},
 	"runtime/artifact":        {"runtime/store"},
 	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail", "stdlib"},
 	"runtime/workspace/jail":  {},
 	"runtime/skill":           {"runtime/workspace", "compiler/skillmd"},
 	"runtime/evolution":       {"runtime/skill"},
-	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
-	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
+	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib", "runtime/keylock"},
+	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store", "runtime/keylock"},
+	// A lock per key (sessions, users), for the post-run workers.
+	"runtime/keylock": {},
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
 	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
