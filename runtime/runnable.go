@@ -99,16 +99,30 @@ func (r *Runner) programOf(ctx context.Context, run store.Run) (*bytecode.Progra
 	if run.ProgramHash == r.progHash {
 		return r.prog, nil
 	}
-	b, err := r.st.GetProgram(ctx, run.ProgramHash)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
-	}
-	p, err := bytecode.Decode(b)
+	return LoadProgram(ctx, r.st, run)
+}
+
+// LoadProgram returns the program that started run: the bytecode stored
+// under its program hash, decoded and verified.
+func LoadProgram(ctx context.Context, st store.Programs, run store.Run) (*bytecode.Program, error) {
+	b, err := st.GetProgram(ctx, run.ProgramHash)
 	if err == nil {
-		err = bytecode.Verify(p)
+		var p *bytecode.Program
+		if p, err = DecodeProgram(b); err == nil {
+			return p, nil
+		}
 	}
+	return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
+}
+
+// DecodeProgram decodes and verifies an encoded program.
+func DecodeProgram(b []byte) (*bytecode.Program, error) {
+	p, err := bytecode.Decode(b)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
+		return nil, err
+	}
+	if err := bytecode.Verify(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
