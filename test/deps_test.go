@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	"runtime/store/postgres":  {"runtime/store"},
 	"runtime/store/storetest": {"runtime/store"},
 	"runtime/store/dial":      {"runtime/store/pebble", "runtime/store/postgres"},
-	"runtime/model":           {"runtime"},
+	"runtime/model":           {"runtime", "runtime/outbound"},
 	"runtime/session":         {"runtime"},
 	"runtime/runtimetest":     {"compiler", "stdlib"},
 	"runtime/history":         {"runtime", "runtime/session", "runtime/keylock"},
@@ -60,7 +60,10 @@ var allowed = map[string][]string{
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
 	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
-	"runtime/mcpclient": {"runtime", "stdlib/tools"},
+	"runtime/mcpclient": {"runtime", "stdlib/tools", "runtime/outbound"},
+	// What the clients of remote HTTP servers share: URL check, status
+	// classification, backoff, error snippets.
+	"runtime/outbound": {"vm"},
 
 	// The composition root: a program into a ready Runner (no compiler:
 	// it takes a *bytecode.Program), and the test-block runner over it.
@@ -74,12 +77,12 @@ var allowed = map[string][]string{
 
 	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},
-	"runtime/server/a2a":    {"runtime/server"},
+	"runtime/server/a2a":    {"runtime/server", "runtime/outbound"},
 	"runtime/server/openai": {"runtime/server"},
 	"runtime/server/mcp":    {"runtime/server"},
 
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
-	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},
+	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail", "runtime/outbound"},
 
 	// The language server: the compiler's loader, checker and Info, the
 	// formatter, over an overlay of the editor's buffers (no stdlib: the

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"net/url"
 	"os"
 	"path"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/server/agui"
@@ -223,8 +223,8 @@ func publicURL(raw string) (string, error) {
 	if raw == "" {
 		return "", nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+	u, ok := outbound.HTTPURL(raw)
+	if !ok || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return "", fmt.Errorf("%q is not an http(s) base URL such as https://agents.example.com", raw)
 	}
 	return strings.TrimRight(u.String(), "/"), nil

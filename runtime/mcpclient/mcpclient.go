@@ -25,6 +25,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/stdlib/tools"
 	"github.com/agentc/agentc/vm"
 )
@@ -347,8 +348,8 @@ func serverKey(kind, where string, kv map[string]string) string {
 
 // allow is cfg.Allow's verdict on a declared URL.
 func (p *Pool) allow(raw string) error {
-	u, err := neturl.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := outbound.HTTPURL(raw)
+	if !ok {
 		return &refusedError{fmt.Errorf("%q is not an http(s) URL", raw)}
 	}
 	if p.cfg.Allow == nil {

@@ -23,6 +23,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/vm"
 )
@@ -285,7 +286,7 @@ func (x *execTool) run(ctx context.Context, argv []string, dir string, env []str
 				msg = fmt.Sprintf("exit status %d", ee.ExitCode())
 			}
 		}
-		if t := snippet(tail.bytes(), stderrTail); t != "" {
+		if t := outbound.Snippet(tail.bytes(), stderrTail); t != "" {
 			msg += ": " + t
 		}
 		return nil, x.errorf(vm.KindToolError, "%s: %s", argv[0], msg)

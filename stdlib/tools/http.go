@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -156,8 +157,8 @@ func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
 	if err := runtime.DecodeArgs("http_get", args, &in); err != nil {
 		return nil, err
 	}
-	u, err := url.Parse(in.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := outbound.HTTPURL(in.URL)
+	if !ok {
 		return nil, runtime.Errorf(vm.KindToolError, "http_get: %q is not an http(s) URL", in.URL)
 	}
 	if !hostAllowed(cfg.AllowHosts, u) {

@@ -14,11 +14,11 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -88,15 +88,12 @@ func (h *httpTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 		return nil, h.errorf(vm.KindToolError, "%s %s: response body exceeds the %d-byte cap", h.method, r.URL.Host, max)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		kind := vm.KindToolError
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			kind = vm.KindRateLimit
-		case resp.StatusCode >= 500:
-			kind = vm.KindUnavailable
+		kind, transient := outbound.Transient(resp.StatusCode)
+		if !transient {
+			kind = vm.KindToolError
 		}
 		msg := fmt.Sprintf("%s %s: HTTP %d", h.method, r.URL.Host, resp.StatusCode)
-		if s := snippet(body, 256); s != "" {
+		if s := outbound.Snippet(body, 256); s != "" {
 			msg += ": " + s
 		}
 		return nil, h.errorf(kind, "%s", msg)
@@ -124,8 +121,8 @@ func (h *httpTool) request(ctx context.Context, input types.Value, idem string) 
 	if raw, err = h.escapeURL(ctx, h.t.Impl.URL, input, raw); err != nil {
 		return nil, nil, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := outbound.HTTPURL(raw)
+	if !ok {
 		return nil, nil, h.errorf(vm.KindToolError, "url %q is not an http(s) URL", redactURL(raw))
 	}
 	if !hostAllowed(h.cfg.AllowHosts, u) {
@@ -251,19 +248,6 @@ func redactURL(raw string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
-}
-
-// snippet is the start of a body for an error message: valid UTF-8, one
-// line, at most n bytes.
-func snippet(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
-		}
-	}
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "\uFFFD")), " ")
-	return s
 }
 
 // toValidUTF8 is b as text, invalid sequences replaced.

@@ -18,6 +18,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentc/agentc/runtime/outbound"
 )
 
 // PushOptions enable push notifications. Without them (Options.Push nil)
@@ -152,8 +154,8 @@ func (h *Handler) decodePushConfig(v Version, raw json.RawMessage, field string)
 	if len(c.URL) > maxPushURL {
 		return c, invalidParams(field+".url", fmt.Sprintf("url is longer than %d bytes", maxPushURL))
 	}
-	u, err := neturl.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+	u, ok := outbound.HTTPURL(c.URL)
+	if !ok || u.User != nil {
 		return c, invalidParams(field+".url", "url must be an absolute http(s) URL without user information")
 	}
 	if err := h.opts.Push.Allow(u); err != nil {
@@ -531,25 +533,17 @@ func (p *pusher) drain(task, key string, q *pushQueue) {
 // deliver posts body to cfg's webhook, retrying a failure that may pass
 // (no answer, 408, 429, 5xx) with exponential backoff.
 func (p *pusher) deliver(cfg pushConfig, ctype string, body []byte) error {
-	wait := p.opts.Backoff
-	var err error
 	for attempt := 1; ; attempt++ {
-		var retry bool
-		retry, err = p.post(cfg, ctype, body)
+		retry, err := p.post(cfg, ctype, body)
 		if err == nil || !retry || attempt >= p.opts.Attempts {
 			if err != nil && retry {
 				err = fmt.Errorf("after %d attempts: %w", attempt, err)
 			}
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-p.ctx.Done():
-			t.Stop()
+		if outbound.Sleep(p.ctx, outbound.Backoff(p.opts.Backoff, 0, attempt, nil)) != nil {
 			return fmt.Errorf("shutting down: %w", err)
 		}
-		wait *= 2
 	}
 }
 
@@ -580,14 +574,11 @@ func (p *pusher) post(cfg pushConfig, ctype string, body []byte) (retry bool, er
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
 	resp.Body.Close()
-	switch s := resp.StatusCode; {
-	case s >= 200 && s < 300:
+	if s := resp.StatusCode; s >= 200 && s < 300 {
 		return false, nil
-	case s == http.StatusRequestTimeout, s == http.StatusTooManyRequests, s >= 500:
-		return true, fmt.Errorf("webhook answered %s", resp.Status)
-	default:
-		return false, fmt.Errorf("webhook answered %s", resp.Status)
 	}
+	_, transient := outbound.Transient(resp.StatusCode)
+	return transient || resp.StatusCode == http.StatusRequestTimeout, fmt.Errorf("webhook answered %s", resp.Status)
 }
 
 // close lets the queued notifications go out until ctx ends, then gives
