@@ -195,22 +195,22 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 	if s.PublicURL, err = publicURL(pick("public-url", f.PublicURL, "AGENTC_PUBLIC_URL", y.Serve.PublicURL, "", "")); err != nil {
 		return s, fmt.Errorf("--public-url: %w", err)
 	}
-	proxies := y.Serve.Proxies
-	if changed("trusted-proxy") {
-		proxies = f.TrustedProxies
-	} else if v := getenv("AGENTC_TRUSTED_PROXIES"); v != "" {
-		proxies = strings.Split(v, ",")
+	// A list: the flag's values, else the variable's comma-separated ones,
+	// else the project file's.
+	list := func(flag string, flagVal []string, env string, yamlVal []string) []string {
+		if changed(flag) {
+			return flagVal
+		}
+		if v := getenv(env); v != "" {
+			return strings.Split(v, ",")
+		}
+		return yamlVal
 	}
+	proxies := list("trusted-proxy", f.TrustedProxies, "AGENTC_TRUSTED_PROXIES", y.Serve.Proxies)
 	if s.TrustedProxies, err = server.ParsePrefixes(proxies); err != nil {
 		return s, fmt.Errorf("--trusted-proxy: %w", err)
 	}
-	pushHosts := y.Serve.PushHosts
-	if changed("push-host") {
-		pushHosts = f.PushHosts
-	} else if v := getenv("AGENTC_PUSH_HOSTS"); v != "" {
-		pushHosts = strings.Split(v, ",")
-	}
-	for _, h := range pushHosts {
+	for _, h := range list("push-host", f.PushHosts, "AGENTC_PUSH_HOSTS", y.Serve.PushHosts) {
 		if h = strings.TrimSpace(h); h != "" {
 			s.PushHosts = append(s.PushHosts, h)
 		}
