@@ -82,7 +82,7 @@ var allowed = map[string][]string{
 	"runtime/server/mcp":    {"runtime/server"},
 
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
-	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail", "runtime/outbound"},
+	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace", "runtime/workspace/jail", "runtime/outbound"},
 
 	// The language server: the compiler's loader, checker and Info, the
 	// formatter, over an overlay of the editor's buffers (no stdlib: the

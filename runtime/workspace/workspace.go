@@ -168,7 +168,7 @@ type Entry struct {
 // MaxEntries caps List.
 const MaxEntries = 1000
 
-// List lists the directory rel, sorted by name (at most MaxEntries).
+// List lists the directory rel (ReadEntries).
 func (w *Workspace) List(rel string) ([]Entry, error) {
 	r, p, err := w.open(rel)
 	if err != nil {
@@ -180,16 +180,23 @@ func (w *Workspace) List(rel string) ([]Entry, error) {
 		return nil, wrapRootErr(rel, err)
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
+	out, err := ReadEntries(f)
 	if err != nil {
 		return nil, wrapRootErr(rel, err)
 	}
+	return out, nil
+}
+
+// ReadEntries reads the entries of the open directory d, sorted by name
+// (at most MaxEntries); a size is given for a regular file only.
+func ReadEntries(d *os.File) ([]Entry, error) {
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	out := []Entry{}
-	for _, e := range ents {
-		if len(out) == MaxEntries {
-			break
-		}
+	for _, e := range ents[:min(len(ents), MaxEntries)] {
 		en := Entry{Name: e.Name(), Dir: e.IsDir()}
 		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
 			en.Size = info.Size()

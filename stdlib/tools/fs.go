@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/workspace"
 	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/vm"
 )
@@ -126,15 +126,6 @@ func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) 
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
 
-type dirEntry struct {
-	Name string `json:"name"`
-	Dir  bool   `json:"dir"`
-	Size int64  `json:"size"`
-}
-
-// maxEntries caps list_dir's result.
-const maxEntries = 1000
-
 func listDir(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
 	var in struct {
 		Path *string `json:"path"`
@@ -151,21 +142,9 @@ func listDir(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
 		return nil, err
 	}
 	defer d.Close()
-	ents, err := d.ReadDir(-1)
+	out, err := workspace.ReadEntries(d)
 	if err != nil {
 		return nil, runtime.Errorf(vm.KindToolError, "list_dir: %q: %v", rel, err)
 	}
-	out := []dirEntry{}
-	for _, e := range ents {
-		if len(out) == maxEntries {
-			break
-		}
-		d := dirEntry{Name: e.Name(), Dir: e.IsDir()}
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			d.Size = info.Size()
-		}
-		out = append(out, d)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out, nil
 }
