@@ -205,19 +205,9 @@ func (s *server) close() error {
 // naming the tool, when an attribute does not resolve (an env() variable
 // unset without a default).
 func Bind(into map[string]runtime.Tool, m *vm.Machine, pool *Pool) error {
-	p := m.Program()
-	for i := range p.Tools {
-		t := &p.Tools[i]
-		if t.Impl.Kind != bytecode.ImplMCP || into[t.Name] != nil {
-			continue
-		}
-		mt, err := newTool(m, t, pool)
-		if err != nil {
-			return err
-		}
-		into[t.Name] = mt
-	}
-	return nil
+	return tools.BindKinds(into, m.Program(), func(t *bytecode.Tool) (runtime.Tool, error) {
+		return newTool(m, t, pool)
+	}, bytecode.ImplMCP)
 }
 
 // tool is one `run = mcp` tool.
