@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -89,13 +88,12 @@ func (c Config) openIn(tool, rel string) (*os.File, error) {
 	return nil, runtime.Errorf(vm.KindToolError, "%s: %q: %v", tool, rel, err)
 }
 
-func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		Path string `json:"path"`
-	}
-	if err := runtime.DecodeArgs("read_file", args, &in); err != nil {
-		return nil, err
-	}
+// readFileIn is read_file's input.
+type readFileIn struct {
+	Path string `json:"path"`
+}
+
+func readFile(cfg Config, _ context.Context, in readFileIn) (any, error) {
 	f, err := cfg.openIn("read_file", in.Path)
 	if err != nil {
 		return nil, err
@@ -126,13 +124,12 @@ func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) 
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
 
-func listDir(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		Path *string `json:"path"`
-	}
-	if err := runtime.DecodeArgs("list_dir", args, &in); err != nil {
-		return nil, err
-	}
+// listDirIn is list_dir's input.
+type listDirIn struct {
+	Path *string `json:"path"`
+}
+
+func listDir(cfg Config, _ context.Context, in listDirIn) (any, error) {
 	rel := "."
 	if in.Path != nil && *in.Path != "" {
 		rel = *in.Path

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -150,13 +149,12 @@ func portOf(u *url.URL) string {
 	return defaultPort(u.Scheme)
 }
 
-func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		URL string `json:"url"`
-	}
-	if err := runtime.DecodeArgs("http_get", args, &in); err != nil {
-		return nil, err
-	}
+// httpGetIn is http_get's input.
+type httpGetIn struct {
+	URL string `json:"url"`
+}
+
+func httpGet(cfg Config, ctx context.Context, in httpGetIn) (any, error) {
 	u, ok := outbound.HTTPURL(in.URL)
 	if !ok {
 		return nil, runtime.Errorf(vm.KindToolError, "http_get: %q is not an http(s) URL", in.URL)
