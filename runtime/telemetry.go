@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -155,17 +154,8 @@ func errorInfo(err error, node string, def vm.ErrorKind) *ErrorInfo {
 	if err == nil {
 		return nil
 	}
-	var ve *vm.Error
-	if errors.As(err, &ve) {
-		return &ErrorInfo{Kind: string(ve.Kind), Message: ve.Message, Node: node}
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		def = vm.KindTimeout
-	case errors.Is(err, context.Canceled):
-		def = vm.KindCanceled
-	}
-	return &ErrorInfo{Kind: string(def), Message: err.Error(), Node: node}
+	e := vm.AsError(err, def, node)
+	return &ErrorInfo{Kind: string(e.Kind), Message: e.Message, Node: node}
 }
 
 // observeCall runs one node attempt inside its span: under the open
