@@ -17,7 +17,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentc/agentc/runtime/outbound"
 )
@@ -161,7 +160,7 @@ func (h *Handler) decodePushConfig(v Version, raw json.RawMessage, field string)
 	if err := h.opts.Push.Allow(u); err != nil {
 		return c, invalidParams(field+".url", "url is not allowed: "+err.Error())
 	}
-	if len(c.ID) > maxIDLen || !utf8.ValidString(c.ID) || strings.ContainsRune(c.ID, 0) {
+	if badID(c.ID) {
 		return c, invalidParams(field+".id", fmt.Sprintf("id must be valid UTF-8 of at most %d bytes", maxIDLen))
 	}
 	for name, s := range map[string]string{"token": c.Token, "authentication.credentials": c.Credentials} {
