@@ -139,7 +139,7 @@ func (c *call) send(stream bool) {
 // stream writes a subscriber's updates as SSE until the stream ends (the
 // task reached its end) or the client leaves.
 func (c *call) stream(sub *subscriber) {
-	sw := &sseWriter{w: c.w, rc: http.NewResponseController(c.w), id: c.id}
+	sw := newSSEWriter(c.w, c.id)
 	var t *Task
 	for {
 		u, ok := sub.next(c.r.Context())
@@ -153,7 +153,7 @@ func (c *call) stream(sub *subscriber) {
 			break
 		}
 	}
-	sw.start() // an empty stream still answers with SSE headers
+	sw.start()
 }
 
 // rejoin answers a re-sent message with the task its first sending
