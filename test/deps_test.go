@@ -49,12 +49,14 @@ var allowed = map[string][]string{
 	"runtime/runtimetest":     {"compiler", "stdlib"},
 	"runtime/history":         {"runtime", "runtime/session", "runtime/keylock"},
 	"runtime/artifact":        {"runtime/store"},
-	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail", "stdlib"},
+	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail", "runtime/workspace/proc", "stdlib"},
 	"runtime/workspace/jail":  {},
-	"runtime/skill":           {"runtime/workspace", "compiler/skillmd"},
-	"runtime/evolution":       {"runtime/skill"},
-	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib", "runtime/keylock"},
-	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store", "runtime/keylock"},
+	// One command in a process group of its own, its output collected.
+	"runtime/workspace/proc": {},
+	"runtime/skill":          {"runtime/workspace", "compiler/skillmd"},
+	"runtime/evolution":      {"runtime/skill"},
+	"runtime/recall":         {"runtime", "runtime/session", "runtime/store", "stdlib", "runtime/keylock"},
+	"runtime/memory":         {"runtime", "runtime/recall", "runtime/store", "runtime/keylock"},
 	// A lock per key (sessions, users), for the post-run workers.
 	"runtime/keylock": {},
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
@@ -82,7 +84,7 @@ var allowed = map[string][]string{
 	"runtime/server/mcp":    {"runtime/server"},
 
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
-	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace", "runtime/workspace/jail", "runtime/outbound"},
+	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace", "runtime/workspace/jail", "runtime/workspace/proc", "runtime/outbound"},
 
 	// The language server: the compiler's loader, checker and Info, the
 	// formatter, over an overlay of the editor's buffers (no stdlib: the
