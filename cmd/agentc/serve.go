@@ -110,13 +110,9 @@ func newID(prefix string) string {
 }
 
 func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
-	prog, enc, err := loadVerified(a, file)
+	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
 		return err
-	}
-	proj, err := openProject(file)
-	if err != nil {
-		return usageErr(err)
 	}
 	f.Set = cmd.Flags().Changed
 	set, err := assemble.ResolveServe(f.ServeFlags, prog, proj.Root, nil)
