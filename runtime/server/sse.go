@@ -18,26 +18,28 @@ var expired = time.Unix(1, 0)
 
 // SSE writes a text/event-stream response for the protocol adapters:
 // frames "data: <payload>\n\n" (LF framing; a payload is one line of JSON),
-// sent and flushed by Flush. With a clock, a flush that takes longer than
-// the timeout fails: a watchdog on the injected clock moves the write
-// deadline into the past, which unblocks the stuck write, and calls
-// OnFail. After the first failure nothing more is written and Err reports
-// it.
+// each written at once and sent to the client by the next Flush. With a
+// clock, the writes and flush of a batch are bounded by the timeout: a
+// watchdog on the injected clock, armed by the batch's first write, moves
+// the write deadline into the past, which unblocks a write stuck on a
+// client that does not read, and calls OnFail. After the first failure
+// nothing more is written and Err reports it.
 type SSE struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	clock   Timers // nil: no write timeout
 	timeout time.Duration
-	// OnFail, when set, is called on a failure: the write that failed, or
-	// the watchdog (from the clock's goroutine).
+	// OnFail, when set, is called on a failure: a failed write or flush,
+	// or the watchdog (from the clock's goroutine).
 	OnFail  func()
 	started bool
+	stop    func() bool // the armed watchdog
 	buf     []byte
 	err     error
 }
 
 // NewSSE returns a stream over w; clock (may be nil) and timeout bound each
-// flush. Nothing is written before Start or the first Flush.
+// batch. Nothing is written before Start or the first Frame or Flush.
 func NewSSE(w http.ResponseWriter, clock Timers, timeout time.Duration) *SSE {
 	return &SSE{w: w, rc: http.NewResponseController(w), clock: clock, timeout: timeout, buf: make([]byte, 0, 512)}
 }
@@ -59,47 +61,58 @@ func (s *SSE) Start() {
 // stream bounded by its own watchdog outlives it.
 func (s *SSE) ClearWriteDeadline() { _ = s.rc.SetWriteDeadline(time.Time{}) }
 
-// Frame adds one frame to what the next Flush sends.
+// Frame writes one frame; the next Flush sends it.
 func (s *SSE) Frame(payload []byte) {
-	s.buf = append(append(append(s.buf, "data: "...), payload...), '\n', '\n')
-}
-
-// Flush starts the stream if need be, writes the frames added since the
-// last Flush and flushes them; false once the stream has failed.
-func (s *SSE) Flush() bool {
 	if s.err != nil {
-		return false
+		return
 	}
 	s.Start()
-	var stop func() bool
-	if s.clock != nil {
-		stop = s.clock.AfterFunc(s.timeout, func() {
-			_ = s.rc.SetWriteDeadline(expired)
-			if s.OnFail != nil {
-				s.OnFail()
-			}
-		})
+	s.arm()
+	s.buf = append(append(append(s.buf[:0], "data: "...), payload...), '\n', '\n')
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.fail(err)
 	}
-	_, err := s.w.Write(s.buf)
-	s.buf = s.buf[:0]
-	if err == nil {
-		if err = s.rc.Flush(); errors.Is(err, http.ErrNotSupported) {
-			err = nil // a writer that does not buffer
+}
+
+// Flush sends what the frames since the last Flush wrote (starting the
+// stream if need be); false once the stream has failed.
+func (s *SSE) Flush() bool {
+	if s.err == nil {
+		s.Start()
+		s.arm()
+		if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) { // ErrNotSupported: a writer that does not buffer
+			s.fail(err)
 		}
 	}
-	if stop != nil && !stop() && err == nil {
-		// The watchdog fired: its deadline may have cut the write short.
-		err = context.DeadlineExceeded
-	}
-	if err != nil {
-		s.err = err
-		if s.OnFail != nil {
-			s.OnFail()
+	if s.stop != nil {
+		if !s.stop() && s.err == nil {
+			// The watchdog fired: its deadline may have cut a write short.
+			s.fail(context.DeadlineExceeded)
 		}
-		return false
+		s.stop = nil
 	}
-	return true
+	return s.err == nil
 }
 
 // Err is the failure that ended the stream (nil: none yet).
 func (s *SSE) Err() error { return s.err }
+
+// arm starts the watchdog of a batch, unless it runs already.
+func (s *SSE) arm() {
+	if s.stop != nil || s.clock == nil {
+		return
+	}
+	s.stop = s.clock.AfterFunc(s.timeout, func() {
+		_ = s.rc.SetWriteDeadline(expired)
+		if s.OnFail != nil {
+			s.OnFail()
+		}
+	})
+}
+
+func (s *SSE) fail(err error) {
+	s.err = err
+	if s.OnFail != nil {
+		s.OnFail()
+	}
+}

@@ -12,9 +12,14 @@ func TestSSEFrames(t *testing.T) {
 	rec := httptest.NewRecorder()
 	s := NewSSE(rec, nil, 0)
 	if rec.Body.Len() != 0 || s.started {
-		t.Fatal("NewSSE wrote before Start or Flush")
+		t.Fatal("NewSSE wrote before Start, Frame or Flush")
 	}
 	s.Frame([]byte(`{"a":1}`))
+	if rec.Body.String() != "data: {\"a\":1}\n\n" {
+		// A frame is written at once: a client that does not read blocks
+		// the write, under the watchdog, not a growing buffer.
+		t.Fatalf("after one Frame the body is %q", rec.Body.String())
+	}
 	s.Frame([]byte(`[DONE]`))
 	if !s.Flush() {
 		t.Fatalf("Flush: %v", s.Err())
