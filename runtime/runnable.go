@@ -74,11 +74,7 @@ func (r *Runner) LookupRun(ctx context.Context, id string) (store.Run, error) {
 // run's own program: this Runner's, or the one the store keeps under the
 // run's program hash).
 func (r *Runner) StateAt(ctx context.Context, id string, step uint64) (*StepState, error) {
-	run, err := r.st.GetRun(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
-	}
-	prog, err := r.programOf(ctx, run)
+	run, prog, err := r.runAndProgram(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -87,11 +83,21 @@ func (r *Runner) StateAt(ctx context.Context, id string, step uint64) (*StepStat
 
 // LatestState returns the state of run id at its last committed step.
 func (r *Runner) LatestState(ctx context.Context, id string) (*StepState, error) {
-	cp, err := r.st.LatestCheckpoint(ctx, id)
+	run, prog, err := r.runAndProgram(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
+		return nil, err
 	}
-	return r.StateAt(ctx, id, cp.Step)
+	return LatestStateAt(ctx, r.st, prog, run)
+}
+
+// runAndProgram returns run id and the program it was started by.
+func (r *Runner) runAndProgram(ctx context.Context, id string) (store.Run, *bytecode.Program, error) {
+	run, err := r.st.GetRun(ctx, id)
+	if err != nil {
+		return store.Run{}, nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	prog, err := r.programOf(ctx, run)
+	return run, prog, err
 }
 
 // programOf returns the program run was started by.

@@ -112,15 +112,12 @@ func (in *Inspector) State(ctx context.Context, id string, step int64) (*State, 
 	if err != nil {
 		return nil, err
 	}
-	at := uint64(step)
+	var ss *runtime.StepState
 	if step < 0 {
-		latest, err := in.cfg.Store.LatestCheckpoint(ctx, run.ID)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: %w", run.ID, err)
-		}
-		at = latest.Step
+		ss, err = runtime.LatestStateAt(ctx, in.cfg.Store, prog, run)
+	} else {
+		ss, err = runtime.StateAt(ctx, in.cfg.Store, prog, run, uint64(step))
 	}
-	ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, at)
 	if err != nil {
 		return nil, err
 	}
