@@ -46,12 +46,7 @@ const (
 
 var spanKindNames = [...]string{"", "run", "step", "node", "model", "tool", "commit"}
 
-func (k SpanKind) String() string {
-	if int(k) < len(spanKindNames) && k > 0 {
-		return spanKindNames[k]
-	}
-	return "span(?)"
-}
+func (k SpanKind) String() string { return types.EnumName(k, spanKindNames[:], "span") }
 
 // SpanStart describes a span as it starts. Parent, when set, is the
 // context of the parent span (a superstep's, which no callee context
