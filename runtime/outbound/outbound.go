@@ -7,6 +7,7 @@ package outbound
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -24,6 +25,33 @@ func HTTPURL(raw string) (u *url.URL, ok bool) {
 		return nil, false
 	}
 	return u, true
+}
+
+// Reply is a response whose body was read, up to a cap, and closed.
+type Reply struct {
+	StatusCode int
+	Status     string // "200 OK", as http.Response has it
+	Header     http.Header
+	Body       []byte // at most the cap
+	Over       bool   // the body was longer than the cap
+}
+
+// Do sends req with client and reads at most max bytes of the reply's
+// body, closing it. Without a reply it returns the client's error; with
+// one whose body could not be read to the end or the cap, the Reply (what
+// was read) and the read's error.
+func Do(client *http.Client, req *http.Request, max int64) (*Reply, error) {
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	rep := &Reply{StatusCode: resp.StatusCode, Status: resp.Status, Header: resp.Header, Body: body}
+	if int64(len(body)) > max {
+		rep.Body, rep.Over = body[:max], true
+	}
+	return rep, err
 }
 
 // Transient classifies a failed status that a later attempt may pass:

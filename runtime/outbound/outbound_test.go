@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -102,5 +104,37 @@ func TestSnippet(t *testing.T) {
 		if got := Snippet([]byte(tc.in), tc.n); got != tc.want {
 			t.Errorf("Snippet(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
 		}
+	}
+}
+
+func TestDo(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("X-Test", "yes")
+		w.WriteHeader(http.StatusTeapot)
+		_, _ = w.Write([]byte(strings.Repeat("x", 10)))
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		max  int64
+		body string
+		over bool
+	}{{100, "xxxxxxxxxx", false}, {10, "xxxxxxxxxx", false}, {4, "xxxx", true}} {
+		req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rep, err := Do(srv.Client(), req, tc.max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rep.StatusCode != http.StatusTeapot || rep.Status != "418 I'm a teapot" || rep.Header.Get("X-Test") != "yes" ||
+			string(rep.Body) != tc.body || rep.Over != tc.over {
+			t.Errorf("Do(max %d) = %+v; want 418, body %q, over %v", tc.max, rep, tc.body, tc.over)
+		}
+	}
+	srv.Close()
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	if rep, err := Do(http.DefaultClient, req, 10); rep != nil || err == nil {
+		t.Errorf("Do to a closed server = %v, %v; want no reply and the client's error", rep, err)
 	}
 }

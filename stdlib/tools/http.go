@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -169,16 +168,12 @@ func httpGet(cfg Config, ctx context.Context, in httpGetIn) (any, error) {
 	if cfg.Propagate != nil {
 		cfg.Propagate(ctx, req.Header)
 	}
-	resp, err := cfg.httpClient().Do(req)
-	if err != nil {
-		return nil, netError("http_get", ctx, err)
-	}
-	defer resp.Body.Close()
 	max := cfg.maxBytes()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max))
+	rep, err := outbound.Do(cfg.httpClient(), req, max)
 	if err != nil {
 		return nil, netError("http_get", ctx, err)
 	}
+	body := rep.Body
 	text := strings.ToValidUTF8(string(body), "\uFFFD")
 	if int64(len(body)) == max && !utf8.Valid(body) {
 		// the cap may split a character: drop the broken tail
@@ -191,7 +186,7 @@ func httpGet(cfg Config, ctx context.Context, in httpGetIn) (any, error) {
 		Status      int    `json:"status"`
 		Body        string `json:"body"`
 		ContentType string `json:"content_type"`
-	}{resp.StatusCode, text, resp.Header.Get("Content-Type")}, nil
+	}{rep.StatusCode, text, rep.Header.Get("Content-Type")}, nil
 }
 
 // netError classifies a transport failure: a refused redirect is a

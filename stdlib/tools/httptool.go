@@ -74,25 +74,21 @@ func (h *httpTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.cfg.httpClient(own...).Do(r)
-	if err != nil {
-		return nil, h.transportError(ctx, r, err)
-	}
-	defer resp.Body.Close()
 	max := h.cfg.maxBytes()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	rep, err := outbound.Do(h.cfg.httpClient(own...), r, max)
 	if err != nil {
 		return nil, h.transportError(ctx, r, err)
 	}
-	if int64(len(body)) > max {
+	if rep.Over {
 		return nil, h.errorf(vm.KindToolError, "%s %s: response body exceeds the %d-byte cap", h.method, r.URL.Host, max)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		kind, transient := outbound.Transient(resp.StatusCode)
+	body := rep.Body
+	if rep.StatusCode < 200 || rep.StatusCode > 299 {
+		kind, transient := outbound.Transient(rep.StatusCode)
 		if !transient {
 			kind = vm.KindToolError
 		}
-		msg := fmt.Sprintf("%s %s: HTTP %d", h.method, r.URL.Host, resp.StatusCode)
+		msg := fmt.Sprintf("%s %s: HTTP %d", h.method, r.URL.Host, rep.StatusCode)
 		if s := outbound.Snippet(body, 256); s != "" {
 			msg += ": " + s
 		}

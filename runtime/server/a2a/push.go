@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	neturl "net/url"
 	"strings"
@@ -567,17 +566,15 @@ func (p *pusher) post(cfg pushConfig, ctype string, body []byte) (retry bool, er
 	if cfg.Scheme != "" && cfg.Credentials != "" {
 		req.Header.Set("Authorization", cfg.Scheme+" "+cfg.Credentials)
 	}
-	resp, err := p.client.Do(req)
-	if err != nil {
+	rep, err := outbound.Do(p.client, req, 4096) // the reply's body is read only to reuse the connection
+	if rep == nil {
 		return true, err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	if s := resp.StatusCode; s >= 200 && s < 300 {
+	if s := rep.StatusCode; s >= 200 && s < 300 {
 		return false, nil
 	}
-	_, transient := outbound.Transient(resp.StatusCode)
-	return transient || resp.StatusCode == http.StatusRequestTimeout, fmt.Errorf("webhook answered %s", resp.Status)
+	_, transient := outbound.Transient(rep.StatusCode)
+	return transient || rep.StatusCode == http.StatusRequestTimeout, fmt.Errorf("webhook answered %s", rep.Status)
 }
 
 // close lets the queued notifications go out until ctx ends, then gives
