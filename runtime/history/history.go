@@ -22,7 +22,6 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
-	"github.com/agentc/agentc/runtime/keylock"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/vm"
 )
@@ -78,9 +77,9 @@ type Service struct {
 	cascade  bool
 	noGate   bool
 	counter  func(string) *Counter
-	pols     []AgentPolicies       // by program agent index
-	agents   map[string]int        // llm agent name → index
-	locks    keylock.Locks[string] // one summary update per session and filter key at a time
+	pols     []AgentPolicies // by program agent index
+	agents   map[string]int  // llm agent name → index
+	locks    keyedLock
 	cache    *runtime.LedgerCache
 
 	machine *vm.Machine // evaluates trigger chunks; nil when no policy has one
@@ -101,7 +100,7 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
 		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, noGate: cfg.NoSavingsGate, counter: cfg.Counter,
-		agents: map[string]int{}, pending: map[string]map[string]int{}}
+		agents: map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {
 		cacheSessions = DefaultCacheSessions
@@ -328,6 +327,42 @@ func (s *Service) takePending(run string) map[string]int {
 	m := s.pending[run]
 	delete(s.pending, run)
 	return m
+}
+
+// keyedLock is a per-key mutex that honours cancellation.
+type keyedLock struct {
+	mu sync.Mutex
+	m  map[string]*lockEntry
+}
+
+type lockEntry struct {
+	ch   chan struct{}
+	refs int
+}
+
+func (l *keyedLock) lock(ctx context.Context, key string) (func(), error) {
+	l.mu.Lock()
+	e := l.m[key]
+	if e == nil {
+		e = &lockEntry{ch: make(chan struct{}, 1)}
+		l.m[key] = e
+	}
+	e.refs++
+	l.mu.Unlock()
+	release := func() {
+		l.mu.Lock()
+		if e.refs--; e.refs == 0 {
+			delete(l.m, key)
+		}
+		l.mu.Unlock()
+	}
+	select {
+	case e.ch <- struct{}{}:
+		return func() { <-e.ch; release() }, nil
+	case <-ctx.Done():
+		release()
+		return nil, ctx.Err()
+	}
 }
 
 // HasSummaries reports whether an agent of the program has a summary

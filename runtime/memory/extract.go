@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	"github.com/agentc/agentc/runtime"
-	"github.com/agentc/agentc/runtime/keylock"
 	"github.com/agentc/agentc/runtime/store"
 )
 
@@ -60,7 +59,7 @@ type Extractor struct {
 	cfg ExtractorConfig
 	log *slog.Logger
 
-	locks keylock.Locks[store.SessionKey] // one extraction per session at a time
+	locks store.KeyedMutex[store.SessionKey] // one extraction per session at a time
 }
 
 // NewExtractor returns the extractor.

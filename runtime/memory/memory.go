@@ -18,7 +18,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/agentc/agentc/runtime/keylock"
 	"github.com/agentc/agentc/runtime/recall"
 	"github.com/agentc/agentc/runtime/store"
 )
@@ -65,7 +64,7 @@ type Service struct {
 	docs  store.Docs
 	clock Clock
 
-	users keylock.Locks[User] // one writer per user's memories at a time
+	users store.KeyedMutex[User] // one writer per user's memories at a time
 }
 
 // New returns the service over docs.

@@ -21,7 +21,6 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/runtime"
-	"github.com/agentc/agentc/runtime/keylock"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 )
@@ -50,7 +49,7 @@ type Index struct {
 	sess *session.Service
 	log  *slog.Logger
 
-	locks keylock.Locks[store.SessionKey] // one catch-up per session at a time
+	locks store.KeyedMutex[store.SessionKey] // one catch-up per session
 }
 
 // NewIndex returns an index over st; log may be nil (discard).
