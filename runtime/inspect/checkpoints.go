@@ -112,12 +112,7 @@ func (in *Inspector) State(ctx context.Context, id string, step int64) (*State, 
 	if err != nil {
 		return nil, err
 	}
-	var ss *runtime.StepState
-	if step < 0 {
-		ss, err = runtime.LatestStateAt(ctx, in.cfg.Store, prog, run)
-	} else {
-		ss, err = runtime.StateAt(ctx, in.cfg.Store, prog, run, uint64(step))
-	}
+	ss, err := in.stateAt(ctx, prog, run, step)
 	if err != nil {
 		return nil, err
 	}
@@ -134,6 +129,14 @@ func (in *Inspector) State(ctx context.Context, id string, step int64) (*State, 
 		out.Interrupts = append(out.Interrupts, p.ID)
 	}
 	return out, nil
+}
+
+// stateAt is run's state at step (step < 0: its last step).
+func (in *Inspector) stateAt(ctx context.Context, prog *bytecode.Program, run store.Run, step int64) (*runtime.StepState, error) {
+	if step < 0 {
+		return runtime.LatestStateAt(ctx, in.cfg.Store, prog, run)
+	}
+	return runtime.StateAt(ctx, in.cfg.Store, prog, run, uint64(step))
 }
 
 // stateJSON is a JSON object of the visible fields, in schema order.
