@@ -164,21 +164,23 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 			s.Tokens[k] = v
 		}
 	}
-	openStr := ""
-	if y.Serve.Open != nil {
-		openStr = strconv.FormatBool(*y.Serve.Open)
+	boolean := func(flag string, flagVal bool, env string, yamlVal *bool, def string) (bool, error) {
+		yv := ""
+		if yamlVal != nil {
+			yv = strconv.FormatBool(*yamlVal)
+		}
+		v := pick(flag, strconv.FormatBool(flagVal), env, yv, "", def)
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("%s: %q is not a boolean", flag, v)
+		}
+		return b, nil
 	}
-	openV := pick("open", strconv.FormatBool(f.Open), "AGENTC_OPEN", openStr, "", "false")
-	if s.Open, err = strconv.ParseBool(openV); err != nil {
-		return s, fmt.Errorf("open: %q is not a boolean", openV)
+	if s.Open, err = boolean("open", f.Open, "AGENTC_OPEN", y.Serve.Open, "false"); err != nil {
+		return s, err
 	}
-	uiStr := ""
-	if y.Serve.UI != nil {
-		uiStr = strconv.FormatBool(*y.Serve.UI)
-	}
-	uiV := pick("ui", strconv.FormatBool(f.UI), "AGENTC_UI", uiStr, "", "true")
-	if s.UI, err = strconv.ParseBool(uiV); err != nil {
-		return s, fmt.Errorf("ui: %q is not a boolean", uiV)
+	if s.UI, err = boolean("ui", f.UI, "AGENTC_UI", y.Serve.UI, "true"); err != nil {
+		return s, err
 	}
 	num := func(flag string, flagVal int64, env string, yamlVal int64) (int64, error) {
 		yv := ""
