@@ -210,7 +210,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	cfg.ToolBytes = 12 << 10
 	sc.Seed = cfg.Seed
 	var err error
-	if sc.Lengths, err = parseLengths(*lengths); err != nil {
+	if sc.Lengths, err = parseCounts(*lengths, 1, 10_000, "a run count"); err != nil {
 		fmt.Fprintln(stderr, "context: -lengths:", err)
 		return 2
 	}
@@ -243,7 +243,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	var scaleSizes []int
 	if *sizes != "" {
-		if scaleSizes, err = parseSizes(*sizes); err != nil || scaleSessions < 1 {
+		if scaleSizes, err = parseCounts(*sizes, 100, 1_000_000, "an event count"); err != nil || scaleSessions < 1 {
 			fmt.Fprintln(stderr, "context: -sizes takes event counts of at least 100 per session; -scale-sessions at least 1")
 			return 2
 		}
@@ -290,18 +290,6 @@ var scaleSessions int
 // answer, a tool round on 30% of turns, recall rounds).
 const eventsPerTurn = 2.62
 
-func parseSizes(s string) ([]int, error) {
-	var out []int
-	for f := range strings.SplitSeq(s, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 100 || n > 1_000_000 {
-			return nil, fmt.Errorf("%q is not an event count in 100..1000000", f)
-		}
-		out = append(out, n)
-	}
-	return out, nil
-}
-
 // scale runs the recall experiment with sessions of about n events each.
 func scale(base config, n int) (ScaleRow, error) {
 	cfg := base
@@ -338,13 +326,14 @@ func printScale(w io.Writer, rows []ScaleRow) {
 	tw.Flush()
 }
 
-// parseLengths parses a comma-separated list of positive run counts.
-func parseLengths(s string) ([]int, error) {
+// parseCounts parses a comma-separated list of counts in [lo, hi] (what
+// names them in errors).
+func parseCounts(s string, lo, hi int, what string) ([]int, error) {
 	var out []int
 	for f := range strings.SplitSeq(s, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 || n > 10_000 {
-			return nil, fmt.Errorf("%q is not a run count in 1..10000", f)
+		if err != nil || n < lo || n > hi {
+			return nil, fmt.Errorf("%q is not %s in %d..%d", f, what, lo, hi)
 		}
 		out = append(out, n)
 	}
