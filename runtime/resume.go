@@ -247,9 +247,13 @@ func (r *Runner) LatestResumable(ctx context.Context, user, session string) (str
 }
 
 // Orphans returns the runs of this Runner's app, of every user, that are
-// running in the store while no invocation of this Runner drives them: on
-// a store only this process can open (Pebble), the runs a crash cut off.
-// Each resumes with a ResumeRequest naming it and no values.
+// running in the store while nobody drives them: on a store only this
+// process can open (Pebble), those no invocation of this Runner drives
+// (the runs a crash cut off); on a shared store (Replica), also those
+// whose session lease no replica holds (their replica died or lost it).
+// Each resumes with a ResumeRequest naming it and no values; on a shared
+// store, of several replicas resuming one orphan, one gets its lease and
+// the others ErrSessionBusy.
 func (r *Runner) Orphans(ctx context.Context) ([]store.Run, error) {
 	var out []store.Run
 	err := r.eachRun(ctx, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
@@ -257,6 +261,9 @@ func (r *Runner) Orphans(ctx context.Context) ([]store.Run, error) {
 			out = append(out, run)
 		}
 	})
+	if err == nil {
+		out, err = r.orphaned(ctx, out)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("runtime: running runs of app %s: %w", r.app, err)
 	}
