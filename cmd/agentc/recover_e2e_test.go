@@ -186,7 +186,14 @@ func orphanProject(t *testing.T, tools *httptest.Server) (root string, env []str
 // for user u, and returns it, its address, and its standard error so far.
 func startServe(t *testing.T, root string, env []string) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	cmd := exec.Command(agentcBin(t), "serve", "orphan.agent", "--addr", "127.0.0.1:0", "--token", "tok=u", "--log", "off")
+	return startServeWith(t, root, env, "orphan.agent")
+}
+
+// startServeWith is startServe for file, with extra flags.
+func startServeWith(t *testing.T, root string, env []string, file string, extra ...string) (*exec.Cmd, string, func() string) {
+	t.Helper()
+	args := append([]string{"serve", file, "--addr", "127.0.0.1:0", "--token", "tok=u", "--log", "off"}, extra...)
+	cmd := exec.Command(agentcBin(t), args...)
 	cmd.Dir, cmd.Env = root, env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
