@@ -367,10 +367,11 @@ func (r *Runner) wakeRun(run string) {
 }
 
 // orphaned filters running runs not driven here down to those whose
-// session lease nobody holds (on a shared store; all of them otherwise).
-func (r *Runner) orphaned(ctx context.Context, runs []store.Run) ([]store.Run, error) {
+// session lease nobody holds (on a shared store; all of them otherwise),
+// and returns the earliest expiry of the leases others hold.
+func (r *Runner) orphaned(ctx context.Context, runs []store.Run) ([]store.Run, time.Time, error) {
 	if r.own == nil || len(runs) == 0 {
-		return runs, nil
+		return runs, time.Time{}, nil
 	}
 	keys := make([]string, len(runs))
 	for i, run := range runs {
@@ -378,17 +379,21 @@ func (r *Runner) orphaned(ctx context.Context, runs []store.Run) ([]store.Run, e
 	}
 	leases, err := r.own.shared.GetLeases(ctx, keys)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: read run leases: %w", err)
+		return nil, time.Time{}, fmt.Errorf("runtime: read run leases: %w", err)
 	}
 	now := r.clock.Now()
+	var next time.Time
 	out := runs[:0]
 	for i, run := range runs {
 		if l, ok := leases[keys[i]]; ok && l.HeldAt(now) {
+			if next.IsZero() || l.Expires.Before(next) {
+				next = l.Expires
+			}
 			continue
 		}
 		out = append(out, run)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // storeCommit writes a step commit, fenced by the session's lease on a

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -255,19 +256,28 @@ func (r *Runner) LatestResumable(ctx context.Context, user, session string) (str
 // store, of several replicas resuming one orphan, one gets its lease and
 // the others ErrSessionBusy.
 func (r *Runner) Orphans(ctx context.Context) ([]store.Run, error) {
+	out, _, err := r.ScanOrphans(ctx)
+	return out, err
+}
+
+// ScanOrphans is Orphans, and, on a shared store, the earliest time at
+// which the lease of a running run that another replica drives expires
+// (zero when there is none): the takeover loop looks again then, not
+// only every TTL/2.
+func (r *Runner) ScanOrphans(ctx context.Context) (orphans []store.Run, next time.Time, err error) {
 	var out []store.Run
-	err := r.eachRun(ctx, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
+	err = r.eachRun(ctx, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
 		if run.Status == store.RunRunning && !r.driving(run.ID) {
 			out = append(out, run)
 		}
 	})
 	if err == nil {
-		out, err = r.orphaned(ctx, out)
+		out, next, err = r.orphaned(ctx, out)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("runtime: running runs of app %s: %w", r.app, err)
+		return nil, time.Time{}, fmt.Errorf("runtime: running runs of app %s: %w", r.app, err)
 	}
-	return out, nil
+	return out, next, nil
 }
 
 // eachRun calls fn with every run matching f, page by page.

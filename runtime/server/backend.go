@@ -300,16 +300,17 @@ func UserFrom(ctx context.Context) string {
 // (over MaxRuns, or refused by the Runner), which stay running in the
 // store for the next start or `agentc run --resume`.
 func (b *Backend) Recover(ctx context.Context) (resumed []string, err error) {
-	return b.adopt(ctx, "recover")
+	resumed, _, err = b.adopt(ctx, "recover")
+	return resumed, err
 }
 
 // adopt resumes the Runner's orphans under protocol label proto, dropping
 // their events (the session ledger has them). An orphan another replica
 // resumed first (ErrSessionBusy) is not an error.
-func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, err error) {
-	orphans, err := b.Runner.Orphans(ctx)
+func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, next time.Time, err error) {
+	orphans, next, err := b.Runner.ScanOrphans(ctx)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	var errs []error
 	for _, o := range orphans {
@@ -329,17 +330,19 @@ func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, er
 			}
 		}()
 	}
-	return resumed, errors.Join(errs...)
+	return resumed, next, errors.Join(errs...)
 }
 
 // TakeOver runs until ctx ends on a Backend whose Runner shares its store
 // with other replicas (Runner.Replicated; it returns at once otherwise): it
 // looks for orphans (running runs whose session lease expired: their
-// replica died) every TTL/2, and at once when a replica says one may have
-// been left, and resumes each it wins the lease of under protocol label
-// "takeover" (spec/serve.md, "Replicas"). report, when set, is told of each
-// pass that resumed runs or failed. A run dead replica left is thus
-// resumed within 1.5 × TTL of its last renewal, plus one resume.
+// replica died) when the earliest lease another replica holds on a running
+// run expires, at least every TTL/2, and at once when a replica says one
+// may have been left, and resumes each it wins the lease of under protocol
+// label "takeover" (spec/serve.md, "Replicas"). report, when set, is told
+// of each pass that resumed runs or failed. A run a dead replica left is
+// thus resumed about TTL after the replica's last renewal (at most
+// 1.5 × TTL when a scan misses the expiry), plus one resume.
 func (b *Backend) TakeOver(ctx context.Context, report func(resumed []string, err error)) {
 	if !b.Runner.Replicated() {
 		return
@@ -347,14 +350,20 @@ func (b *Backend) TakeOver(ctx context.Context, report func(resumed []string, er
 	every := b.Runner.LeaseTTL() / 2
 	wake := b.Runner.OrphanWake()
 	for {
-		resumed, err := b.adopt(ctx, "takeover")
+		resumed, next, err := b.adopt(ctx, "takeover")
 		if ctx.Err() != nil || errors.Is(err, ErrShuttingDown) {
 			return
 		}
 		if report != nil && (len(resumed) > 0 || err != nil) {
 			report(resumed, err)
 		}
-		tick, stop := b.after(every)
+		wait := every
+		if !next.IsZero() {
+			// Just after the lease expires (the margin covers the
+			// clocks' reading of it).
+			wait = min(wait, max(next.Sub(b.now())+takeoverMargin, takeoverMargin))
+		}
+		tick, stop := b.after(wait)
 		select {
 		case <-ctx.Done():
 			stop()
@@ -365,6 +374,10 @@ func (b *Backend) TakeOver(ctx context.Context, report func(resumed []string, er
 		stop()
 	}
 }
+
+// takeoverMargin is how long after a lease's expiry the takeover loop
+// looks at it again.
+const takeoverMargin = 50 * time.Millisecond
 
 // after returns a channel closed once d has passed on the Backend's clock
 // (the wall clock without one), and the function that stops it.
