@@ -174,30 +174,54 @@ func (o outcome) completed(proto, want string) bool {
 			}
 		}
 		return ok
-	case "a2a":
-		for _, f := range o.frames {
-			var ev struct {
-				Result struct {
-					StatusUpdate struct {
-						Status struct{ State string } `json:"status"`
-					} `json:"statusUpdate"`
-				} `json:"result"`
-			}
-			if json.Unmarshal([]byte(f), &ev) == nil && ev.Result.StatusUpdate.Status.State == "TASK_STATE_COMPLETED" {
-				return true
-			}
-		}
+	case "a2a": // a final status update, or the task itself (a stream of a task that ended)
+		return len(o.frames) > 0 && a2aState(o.frames[len(o.frames)-1]) == "TASK_STATE_COMPLETED"
 	}
 	return false
 }
 
-// send sends c to addr and reads its SSE response; acked is told when the
-// first frame arrived (the request was acknowledged).
-func (c replicaCall) send(ctx context.Context, addr string, acked func()) outcome {
+// send sends c to addr and reads its SSE response; acked is told the first
+// frame when it arrived (the request was acknowledged).
+func (c replicaCall) send(ctx context.Context, addr string, acked func(first string)) outcome {
 	req, err := c.request(ctx, addr)
 	if err != nil {
 		return outcome{err: err}
 	}
+	return readSSE(req, acked)
+}
+
+// a2aCall is a JSON-RPC request of A2A 1.0 to addr.
+func a2aCall(ctx context.Context, addr, method, params string) *http.Request {
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/a2a",
+		strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("A2A-Version", "1.0")
+	return req
+}
+
+// a2aState is a task's state in an A2A 1.0 result: the task's, or a status
+// update's.
+func a2aState(frame string) string {
+	var r struct {
+		Result struct {
+			Status struct{ State string } `json:"status"`
+			Task   struct {
+				ID     string
+				Status struct{ State string } `json:"status"`
+			} `json:"task"`
+			StatusUpdate struct {
+				Status struct{ State string } `json:"status"`
+			} `json:"statusUpdate"`
+		} `json:"result"`
+	}
+	_ = json.Unmarshal([]byte(frame), &r)
+	return r.Result.Status.State + r.Result.Task.Status.State + r.Result.StatusUpdate.Status.State
+}
+
+// readSSE sends req and reads its response's data lines (a plain JSON
+// body is one frame).
+func readSSE(req *http.Request, acked func(first string)) outcome {
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return outcome{err: err}
@@ -210,8 +234,10 @@ func (c replicaCall) send(ctx context.Context, addr string, acked func()) outcom
 		if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
 			o.frames = append(o.frames, data)
 			if len(o.frames) == 1 && acked != nil {
-				acked()
+				acked(data)
 			}
+		} else if strings.HasPrefix(sc.Text(), "{") {
+			o.frames = append(o.frames, sc.Text())
 		}
 	}
 	o.err = sc.Err()
@@ -226,7 +252,10 @@ func (c replicaCall) send(ctx context.Context, addr string, acked func()) outcom
 // runId, messageId, Idempotency-Key) and follow their runs to the end:
 // every run completes with the output of an uninterrupted run, each side
 // effect ran once per run, and each session's ledger has a gapless
-// sequence, each node finished once and one run end (issue 14).
+// sequence, each node finished once and one run end. Before the kill, B
+// answers for A2A tasks A drives: GetTask (working), SubscribeToTask (a
+// stream that ends with the task completed after the takeover) and
+// CancelTask (the run on A is canceled) (issue 14).
 func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	target := pgtest.WithSchema(t, pgtest.URL(t))
 	fx := &effects{marks: map[string]int{}, slows: map[string][]time.Time{}, entered: make(chan struct{}, 64), release: make(chan struct{})}
@@ -251,13 +280,17 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	defer func() { _ = srvB.Process.Kill(); _ = srvB.Wait() }()
 
 	const n = 20
-	calls := make([]replicaCall, n)
-	results := make([]outcome, n)
+	calls := make([]replicaCall, n+1) // the last: an A2A task on A canceled through B
+	results := make([]outcome, n+1)
+	firsts := make([]string, n+1)
 	var acks, done sync.WaitGroup
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Second)
 	defer cancel()
 	for i := range calls {
 		calls[i] = replicaCall{i: i, proto: []string{"openai", "agui", "a2a"}[i%3], session: fmt.Sprintf("s%02d", i)}
+		if i == n {
+			calls[i].proto = "a2a"
+		}
 		addr := addrB
 		if i%2 == 0 {
 			addr = addrA
@@ -267,18 +300,47 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 		go func() {
 			defer done.Done()
 			var once sync.Once
-			ack := func() { once.Do(acks.Done) }
+			ack := func(first string) { once.Do(func() { firsts[i] = first; acks.Done() }) }
 			results[i] = calls[i].send(ctx, addr, ack)
-			ack()
+			ack("")
 		}()
 	}
 	acks.Wait()
-	for range n { // every run is in its slow step
+	for range n + 1 { // every run is in its slow step
 		select {
 		case <-fx.entered:
 		case <-ctx.Done():
 			t.Fatalf("only some runs reached their slow step; B said:\n%s", bannerB())
 		}
+	}
+	// B answers for A's A2A tasks: GetTask, SubscribeToTask (kept open
+	// across the kill), CancelTask.
+	taskOf := func(i int) string {
+		var r struct {
+			Result struct{ Task struct{ ID string } } `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(firsts[i]), &r); err != nil || r.Result.Task.ID == "" {
+			t.Fatalf("session %s: first frame %q: %v", calls[i].session, firsts[i], err)
+		}
+		return r.Result.Task.ID
+	}
+	watched := 2 // an A2A session sent to A
+	if calls[watched].proto != "a2a" || watched%2 != 0 {
+		t.Fatal("the watched session is not an A2A session on A")
+	}
+	got := readSSE(a2aCall(ctx, addrB, "GetTask", `{"id":"`+taskOf(watched)+`"}`), nil)
+	if len(got.frames) != 1 || a2aState(got.frames[0]) != "TASK_STATE_WORKING" {
+		t.Fatalf("GetTask on B of a task A drives: %v %v", got.frames, got.err)
+	}
+	subscribed := make(chan outcome, 1)
+	subAcked := make(chan struct{})
+	go func() {
+		subscribed <- readSSE(a2aCall(ctx, addrB, "SubscribeToTask", `{"id":"`+taskOf(watched)+`"}`), func(string) { close(subAcked) })
+	}()
+	<-subAcked
+	canceled := readSSE(a2aCall(ctx, addrB, "CancelTask", `{"id":"`+taskOf(n)+`"}`), nil)
+	if len(canceled.frames) != 1 || a2aState(canceled.frames[0]) != "TASK_STATE_CANCELED" {
+		t.Fatalf("CancelTask on B of a task A drives: %v %v", canceled.frames, canceled.err)
 	}
 	if err := srvA.Process.Kill(); err != nil {
 		t.Fatal(err)
@@ -298,8 +360,11 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	}
 	resent.Wait()
 	done.Wait()
+	if sub := <-subscribed; len(sub.frames) < 2 || a2aState(sub.frames[len(sub.frames)-1]) != "TASK_STATE_COMPLETED" {
+		t.Errorf("SubscribeToTask on B across the kill: %v %v", sub.frames, sub.err)
+	}
 	const output = `["marked","slowed"]`
-	for i, o := range results {
+	for i, o := range results[:n] {
 		if !o.completed(calls[i].proto, "slowed") {
 			t.Errorf("session %s (%s, first sent to %s): status %d, err %v, frames %v", calls[i].session, calls[i].proto,
 				map[bool]string{true: "A", false: "B"}[i%2 == 0], o.status, o.err, o.frames)
@@ -328,12 +393,16 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 			seqs = append(seqs, e.Seq)
 			if e.Kind == "run_finished" {
 				runOf[c.session] = e.Run
-				if string(e.Output) != output {
+				if c.i < n && string(e.Output) != output {
 					t.Errorf("session %s ended with output %s, an uninterrupted run's is %s", c.session, e.Output, output)
 				}
 			}
 		}
-		for k, want := range map[string]int{"node_finished a": 1, "node_finished b": 1, "run_finished completed": 1, "run_finished ": 0, "tool_result a": 1} {
+		want := map[string]int{"node_finished a": 1, "node_finished b": 1, "run_finished completed": 1, "run_finished ": 0, "tool_result a": 1}
+		if c.i == n {
+			want = map[string]int{"node_finished a": 1, "node_finished b": 0, "run_finished canceled": 1, "run_finished completed": 0, "tool_result a": 1}
+		}
+		for k, want := range want {
 			if count[k] != want {
 				t.Errorf("session %s: ledger has %d %q, want %d (all: %v)", c.session, count[k], k, want, count)
 			}
@@ -356,7 +425,7 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 			t.Errorf("session %s (run %s): the side effect ran %d times", c.session, run, fx.marks[run])
 		}
 		slows := fx.slows[run]
-		if i%2 == 1 {
+		if i%2 == 1 || i == n {
 			if len(slows) != 1 {
 				t.Errorf("session %s on B: the slow call came %d times, want once", c.session, len(slows))
 			}

@@ -31,7 +31,27 @@ func (c *call) awaitSettled(t *Task) (*Task, *rpcError) {
 	if _, err := c.h.b.AwaitEnd(c.r.Context(), c.user, t.Run); err != nil {
 		return nil, c.internal("follow task "+t.ID, err)
 	}
-	return c.load(t.ID)
+	return c.settled(c.r.Context(), t.ID)
+}
+
+// settled returns task id, whose run has stopped, once its record is
+// settled: another request of this process may be settling it (a live
+// task), which is waited for.
+func (c *call) settled(ctx context.Context, id string) (*Task, *rpcError) {
+	for range 8 {
+		if lt := c.h.liveFor(c.user, id); lt != nil {
+			select {
+			case <-lt.done:
+			case <-ctx.Done():
+				return nil, c.internal("read task "+id, ctx.Err())
+			}
+		}
+		t, e := c.load(id)
+		if e != nil || !inFlight(t) {
+			return t, e
+		}
+	}
+	return c.load(id)
 }
 
 // streamRemote streams a task in flight without a pump here: the task now,
@@ -50,7 +70,7 @@ func (c *call) streamRemote(t *Task) {
 			}
 			return
 		}
-		cur, e := c.load(t.ID)
+		cur, e := c.settled(ctx, t.ID)
 		if e != nil || inFlight(cur) {
 			return
 		}

@@ -474,6 +474,11 @@ func prompts(its []runtime.InterruptInfo) string {
 // replica taking it over, or by the next start of a Pebble-backed server)
 // and the task stays working. It returns the task as it is now.
 func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task, error) {
+	if run, err := h.b.GetRun(ctx, user, t.Run); err == nil && run.Status == store.RunRunning {
+		// In flight: nothing to settle, and no live task to claim (a
+		// stream that found one would end with its release).
+		return t, nil
+	}
 	lt, err := h.claim(user, t)
 	if errors.Is(err, errBusy) {
 		if lt := h.liveFor(user, t.ID); lt != nil {
