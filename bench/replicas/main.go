@@ -255,11 +255,14 @@ func bench(pg string, ttl time.Duration, rounds, runs, clients, requests int) ([
 	}
 
 	// ---- takeover ----
-	conn, err := pgx.Connect(ctx, target)
+	conn, err := pgx.Connect(ctx, pg)
 	if err != nil {
 		return nil, err
 	}
 	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `SET search_path TO `+pgx.Identifier{schema}.Sanitize()); err != nil {
+		return nil, err
+	}
 	bSrv, _, err := start("takeover.agent")
 	if err != nil {
 		return nil, err
