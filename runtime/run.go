@@ -297,6 +297,10 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	if a.final != nil && res != nil && (res.Status == vm.StatusCompleted || res.Status == vm.StatusInterrupted) {
 		events := append(a.finalEvs, terminal...)
 		if _, err := a.commit(ctx, a.final, events, store.RunStatus(status)); err != nil {
+			if a.lost.Load() {
+				a.abandon() // the lease was taken: the new owner records the run
+				return
+			}
 			a.r.log.Error("runtime: commit the last step", "run", a.id, "step", a.final.Step, "err", err)
 			status = StatusFailed
 			einfo = &ErrorInfo{Kind: string(vm.KindInternal), Message: "commit the last step: " + err.Error()}
@@ -329,9 +333,10 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 			recorded = false
 		}
 	}
-	if a.lost.Load() {
+	if a.lost.Load() && !committed && !recorded {
 		// A fenced write found the lease taken: the run's end is the new
-		// owner's to record.
+		// owner's to record. (A lease lost after the end was written
+		// changes nothing: the end is recorded.)
 		a.abandon()
 		return
 	}

@@ -48,32 +48,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-const takeoverSource = `workflow takeover "Marks once, then works slowly"
-
-tool mark "A side effect" {
-  input  {}
-  output string
-  run    = http { url = "{env("TOOLS_URL")}/mark", method = POST }
-  effect = side_effect
-}
-
-tool slow "Waits until released" {
-  input  {}
-  output string
-  run    = http { url = "{env("TOOLS_URL")}/slow", method = POST }
-  effect = idempotent
-}
-
-state S { q: string, log: list<string> = [] reduce append }
-
-graph g(S) input q output log {
-  node a = tool mark {} into log
-  node b = tool slow {} into log
-  start -> a
-  a -> b
-  b -> end
-}
-`
+// takeoverFile is the takeover workflow, shared with the end-to-end test of
+// replicas: a side effect, then a slow idempotent call, both http tools on
+// MARK_URL.
+const takeoverFile = "cmd/agentc/testdata/replicas.agent"
 
 const tputSource = `workflow tput "Echoes"
 
@@ -164,7 +142,11 @@ func bench(pg string, ttl time.Duration, rounds, runs, clients, requests int) ([
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/agentc").CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build agentc: %v\n%s", err, out)
 	}
-	for name, src := range map[string]string{"takeover.agent": takeoverSource, "tput.agent": tputSource} {
+	takeover, err := os.ReadFile(takeoverFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w (run the harness from the module root)", err)
+	}
+	for name, src := range map[string]string{"takeover.agent": string(takeover), "tput.agent": tputSource} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
 			return nil, err
 		}
@@ -193,7 +175,7 @@ func bench(pg string, ttl time.Duration, rounds, runs, clients, requests int) ([
 	tl := &tools{slows: map[string][]time.Time{}, entered: make(chan string, 1024)}
 	ts := httptest.NewServer(tl)
 	defer ts.Close()
-	env := append(os.Environ(), "TOOLS_URL="+ts.URL, "AGENTC_ALLOW_HOSTS="+ts.Listener.Addr().String(),
+	env := append(os.Environ(), "MARK_URL="+ts.URL, "AGENTC_ALLOW_HOSTS="+ts.Listener.Addr().String(),
 		"AGENTC_STORE="+target, "AGENTC_LEASE_TTL="+ttl.String())
 	env = slices.DeleteFunc(env, func(s string) bool { return strings.HasPrefix(s, "OPENAI_API_KEY=") })
 	start := func(file string) (*exec.Cmd, string, error) {
@@ -279,7 +261,7 @@ func bench(pg string, ttl time.Duration, rounds, runs, clients, requests int) ([
 		}
 		var wg sync.WaitGroup
 		for i := range runs {
-			wg.Go(func() { _ = post(ctx, aAddr, "takeover", fmt.Sprintf("t%d-%d", round, i), "go") })
+			wg.Go(func() { _ = post(ctx, aAddr, "replicas", fmt.Sprintf("t%d-%d", round, i), "go") })
 		}
 		inFlight := map[string]bool{}
 		for len(inFlight) < runs {

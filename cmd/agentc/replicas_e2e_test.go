@@ -19,32 +19,9 @@ import (
 	"github.com/agentc/agentc/internal/pgtest"
 )
 
-const replicasSource = `workflow replicas "Marks once, then works slowly"
-
-tool mark "Counts one side effect" {
-  input  {}
-  output string
-  run    = http { url = "{env("MARK_URL")}/mark", method = POST }
-  effect = side_effect
-}
-
-tool slow "Works until the test lets it go" {
-  input  {}
-  output string
-  run    = http { url = "{env("MARK_URL")}/slow", method = POST }
-  effect = idempotent
-}
-
-state S { q: string, log: list<string> = [] reduce append }
-
-graph g(S) input q output log {
-  node a = tool mark {} into log
-  node b = tool slow {} into log
-  start -> a
-  a -> b
-  b -> end
-}
-`
+// replicasAgent is the workflow of the test (and of bench/replicas): a
+// side effect, then a slow idempotent call, both http tools on MARK_URL.
+const replicasAgent = "testdata/replicas.agent"
 
 // replicaTTL is the lease TTL the replicas of the test run with; the
 // stated takeover bound is 2× it (spec/serve.md, "Replicas").
@@ -269,7 +246,11 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(root, "replicas.agent"), []byte(replicasSource), 0o644); err != nil {
+	src, err := os.ReadFile(replicasAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "replicas.agent"), src, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_STORE="+target)
