@@ -305,25 +305,15 @@ var testSchema = &blockSchema{what: "test", attrs: []attrSpec{
 // names and allowed functions.
 func (c *checker) checkBlock(schema *blockSchema, attrs []*syntax.Attr, at diag.Span, sc *scope) *Attrs {
 	out := &Attrs{}
-	seen := map[string]diag.Span{}
-	for _, a := range attrs {
-		if a.Key == nil {
-			continue
-		}
-		name := a.Key.Name
-		if prev, dup := seen[name]; dup {
-			related(c.errorf(diag.DuplicateAttr, a.Key.Span(), "%s is set twice", name), "first set here", prev)
-			continue
-		}
-		seen[name] = a.Key.Span()
+	seen := c.keyedOnce(attrs, func(a *syntax.Attr, name string) {
 		spec := schema.spec(name)
 		if spec == nil {
 			c.errorf(diag.UnknownAttr, a.Key.Span(), "%s has no attribute %s", schema.what, name).Detail =
 				suggestOr(name, schema.names())
-			continue
+			return
 		}
 		out.List = append(out.List, c.checkAttr(spec, a, sc))
-	}
+	})
 	for _, s := range schema.attrs {
 		if _, ok := seen[s.name]; s.required && !ok {
 			c.errorf(diag.MissingAttr, at, "%s needs %s", schema.what, s.name).Detail = s.name + ": " + s.doc

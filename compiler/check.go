@@ -74,35 +74,17 @@ func (c *checker) run() {
 	for _, t := range c.info.Types {
 		c.resolveTypeDecl(t)
 	}
-	for _, s := range c.info.States {
-		c.checkState(s)
-	}
-	for _, m := range c.info.Models {
-		c.checkModel(m)
-	}
-	for _, s := range c.info.Skills {
-		c.checkSkill(s)
-	}
-	for _, p := range c.info.Policies {
-		c.checkPolicy(p)
-	}
-	for _, a := range c.info.Agents {
-		c.agentHeader(a)
-	}
-	for _, t := range c.info.Tools {
-		c.checkTool(t)
-	}
-	for _, a := range c.info.Agents {
-		c.checkAgent(a)
-	}
+	forEach(c.info.States, c.checkState)
+	forEach(c.info.Models, c.checkModel)
+	forEach(c.info.Skills, c.checkSkill)
+	forEach(c.info.Policies, c.checkPolicy)
+	forEach(c.info.Agents, c.agentHeader)
+	forEach(c.info.Tools, c.checkTool)
+	forEach(c.info.Agents, c.checkAgent)
 	c.finishAgentEffects()
-	for _, g := range c.info.Graphs {
-		c.buildGraph(g)
-	}
+	forEach(c.info.Graphs, c.buildGraph)
 	c.graphRecursion()
-	for _, g := range c.info.Graphs {
-		c.checkGraph(g)
-	}
+	forEach(c.info.Graphs, c.checkGraph)
 	c.graphEffects()
 	c.checkServe()
 	c.checkTests()
@@ -114,12 +96,39 @@ func (c *checker) run() {
 	}
 }
 
+// forEach calls f on each element of list.
+func forEach[T any](list []T, f func(T)) {
+	for _, x := range list {
+		f(x)
+	}
+}
+
 func (c *checker) errorf(code diag.Code, at diag.Span, format string, args ...any) *diag.Diagnostic {
 	return c.diags.Errorf(code, at, format, args...)
 }
 
 func (c *checker) warnf(code diag.Code, at diag.Span, format string, args ...any) *diag.Diagnostic {
 	return c.diags.Warnf(code, at, format, args...)
+}
+
+// keyedOnce calls f on each attribute of attrs that has a key, the first
+// time its name is set; a name set again is reported and skipped. It
+// returns where each name was first set.
+func (c *checker) keyedOnce(attrs []*syntax.Attr, f func(a *syntax.Attr, name string)) map[string]diag.Span {
+	seen := map[string]diag.Span{}
+	for _, a := range attrs {
+		if a.Key == nil {
+			continue
+		}
+		name := a.Key.Name
+		if prev, dup := seen[name]; dup {
+			related(c.errorf(diag.DuplicateAttr, a.Key.Span(), "%s is set twice", name), "first set here", prev)
+			continue
+		}
+		seen[name] = a.Key.Span()
+		f(a, name)
+	}
+	return seen
 }
 
 // related attaches a "see here" location to d.

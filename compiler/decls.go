@@ -223,6 +223,9 @@ func (c *checker) checkPolicy(p *Policy) {
 
 var agentForms = map[string]AgentForm{"llm": AgentLLM, "chain": AgentChain, "parallel": AgentParallel, "cycle": AgentCycle}
 
+// agentSchemas are the attribute tables of the agent forms.
+var agentSchemas = [...]*blockSchema{AgentLLM: llmAgentSchema, AgentChain: chainSchema, AgentParallel: parallelSchema, AgentCycle: cycleSchema}
+
 // agentHeader sets an agent's form and doc, before tools (run = agent X) and
 // other agents look at it.
 func (c *checker) agentHeader(a *Agent) {
@@ -249,18 +252,7 @@ func (c *checker) checkAgent(a *Agent) {
 		return
 	}
 	sc := &scope{where: InConst, file: a.file}
-	var schema *blockSchema
-	switch a.Form {
-	case AgentLLM:
-		schema = llmAgentSchema
-	case AgentChain:
-		schema = chainSchema
-	case AgentParallel:
-		schema = parallelSchema
-	case AgentCycle:
-		schema = cycleSchema
-	}
-	a.Attrs = c.checkBlock(schema, syn.Body.Attrs, a.span, sc)
+	a.Attrs = c.checkBlock(agentSchemas[a.Form], syn.Body.Attrs, a.span, sc)
 	one := func(name string) Decl {
 		if at := a.Attrs.Get(name); at != nil && len(at.Refs) == 1 {
 			return at.Refs[0]

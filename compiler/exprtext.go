@@ -46,46 +46,60 @@ func (b *exprWriter) close(binary bool) {
 	}
 }
 
+// writeLevel writes one binary precedence level, head (op x)* with tail
+// giving the i'th op and x; in canonical form parenthesised when it has a
+// tail.
+func writeLevel[T any](b *exprWriter, head T, n int, tail func(i int) (op string, x T), write func(T)) {
+	b.open(n > 0)
+	write(head)
+	for i := range n {
+		op, x := tail(i)
+		b.WriteString(" " + op + " ")
+		write(x)
+	}
+	b.close(n > 0)
+}
+
+// prefixed writes op x when x is not nil, and reports whether it did.
+func prefixed[T any](b *exprWriter, op string, x *T, write func(*T)) bool {
+	if x == nil {
+		return false
+	}
+	b.WriteString(op)
+	write(x)
+	return true
+}
+
+// writeList writes n items separated by commas.
+func (b *exprWriter) writeList(n int, item func(i int)) {
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		item(i)
+	}
+}
+
 func (b *exprWriter) writeExpr(e *syntax.Expr) {
 	if e == nil || e.Or == nil {
 		return
 	}
 	o := e.Or
-	b.open(len(o.Tail) > 0)
-	b.writeAnd(o.Head)
-	for _, t := range o.Tail {
-		b.WriteString(" or ")
-		b.writeAnd(t)
-	}
-	b.close(len(o.Tail) > 0)
+	writeLevel(b, o.Head, len(o.Tail), func(i int) (string, *syntax.AndExpr) { return "or", o.Tail[i] }, b.writeAnd)
 }
 
 func (b *exprWriter) writeAnd(a *syntax.AndExpr) {
 	if a == nil {
 		return
 	}
-	b.open(len(a.Tail) > 0)
-	b.writeNot(a.Head)
-	for _, t := range a.Tail {
-		b.WriteString(" and ")
-		b.writeNot(t)
-	}
-	b.close(len(a.Tail) > 0)
+	writeLevel(b, a.Head, len(a.Tail), func(i int) (string, *syntax.NotExpr) { return "and", a.Tail[i] }, b.writeNot)
 }
 
 func (b *exprWriter) writeNot(n *syntax.NotExpr) {
-	if n == nil {
-		return
-	}
-	if n.Not != nil {
-		b.WriteString("not ")
-		b.writeNot(n.Not)
+	if n == nil || prefixed(b, "not ", n.Not, b.writeNot) || n.Cmp == nil {
 		return
 	}
 	c := n.Cmp
-	if c == nil {
-		return
-	}
 	b.open(c.Op != "")
 	defer b.close(c.Op != "")
 	b.writeAdd(c.Left)
@@ -103,41 +117,21 @@ func (b *exprWriter) writeAdd(a *syntax.AddExpr) {
 	if a == nil {
 		return
 	}
-	b.open(len(a.Tail) > 0)
-	b.writeMul(a.Head)
-	for _, t := range a.Tail {
-		b.WriteString(" " + t.Op + " ")
-		b.writeMul(t.Operand)
-	}
-	b.close(len(a.Tail) > 0)
+	writeLevel(b, a.Head, len(a.Tail), func(i int) (string, *syntax.MulExpr) { return a.Tail[i].Op, a.Tail[i].Operand }, b.writeMul)
 }
 
 func (b *exprWriter) writeMul(m *syntax.MulExpr) {
 	if m == nil {
 		return
 	}
-	b.open(len(m.Tail) > 0)
-	b.writeUnary(m.Head)
-	for _, t := range m.Tail {
-		b.WriteString(" " + t.Op + " ")
-		b.writeUnary(t.Operand)
-	}
-	b.close(len(m.Tail) > 0)
+	writeLevel(b, m.Head, len(m.Tail), func(i int) (string, *syntax.Unary) { return m.Tail[i].Op, m.Tail[i].Operand }, b.writeUnary)
 }
 
 func (b *exprWriter) writeUnary(u *syntax.Unary) {
-	if u == nil {
-		return
-	}
-	if u.Neg != nil {
-		b.WriteString("-")
-		b.writeUnary(u.Neg)
+	if u == nil || prefixed(b, "-", u.Neg, b.writeUnary) || u.Postfix == nil {
 		return
 	}
 	p := u.Postfix
-	if p == nil {
-		return
-	}
 	b.writePrimary(p.Primary)
 	for _, s := range p.Sel {
 		if s.Field != nil {
@@ -180,31 +174,22 @@ func (b *exprWriter) writePrimary(p syntax.Primary) {
 			b.WriteString(p.Func.Name)
 		}
 		b.WriteString("(")
-		for i, a := range p.Args {
-			if i > 0 {
-				b.WriteString(", ")
-			}
-			b.writeExpr(a)
-		}
+		b.writeList(len(p.Args), func(i int) { b.writeExpr(p.Args[i]) })
 		b.WriteString(")")
 	case *syntax.ListLit:
 		b.WriteString("[")
-		for i, el := range p.Elems {
-			if i > 0 {
-				b.WriteString(", ")
-			}
+		b.writeList(len(p.Elems), func(i int) {
+			el := p.Elems[i]
 			b.writeExpr(el.X)
 			if el.Tag != nil {
 				b.WriteString(": " + el.Tag.Name)
 			}
-		}
+		})
 		b.WriteString("]")
 	case *syntax.RecordLit:
 		b.WriteString("{")
-		for i, en := range p.Entries {
-			if i > 0 {
-				b.WriteString(", ")
-			}
+		b.writeList(len(p.Entries), func(i int) {
+			en := p.Entries[i]
 			if en.Key != nil {
 				b.WriteString(en.Key.Name)
 			} else if en.StrKey != nil {
@@ -212,7 +197,7 @@ func (b *exprWriter) writePrimary(p syntax.Primary) {
 			}
 			b.WriteString(": ")
 			b.writeExpr(en.Value)
-		}
+		})
 		b.WriteString("}")
 	case *syntax.String:
 		b.writeString(p)

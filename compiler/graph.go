@@ -472,7 +472,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 			t := c.expr(a.Value, sc, writeWant(f))
 			c.noSecret(t, a.Value)
 			if t != nil && f.Type != nil && !c.writeFits(t, f) {
-				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", verb(f), t, prep(f), f.Name, f.Type)
+				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", wordsOf(f).verb, t, wordsOf(f).prep, f.Name, f.Type)
 			}
 		}
 	case *syntax.MapNode:
@@ -618,35 +618,25 @@ func (c *checker) looseArgs(attrs []*syntax.Attr, sc *scope) {
 // sub-graph's state).
 func (c *checker) recordArgs(rec *types.Type, attrs []*syntax.Attr, at diag.Span, sc *scope, what string, required bool) *Attrs {
 	out := &Attrs{}
-	seen := map[string]diag.Span{}
 	var names []string
 	for i := 0; i < rec.NumFields(); i++ {
 		names = append(names, rec.Field(i).Name)
 	}
-	for _, a := range attrs {
-		if a.Key == nil {
-			continue
-		}
-		name := a.Key.Name
-		if prev, dup := seen[name]; dup {
-			related(c.errorf(diag.DuplicateAttr, a.Key.Span(), "%s is set twice", name), "first set here", prev)
-			continue
-		}
-		seen[name] = a.Key.Span()
+	seen := c.keyedOnce(attrs, func(a *syntax.Attr, name string) {
 		if a.Value == nil {
 			c.errorf(TypeMismatch, a.Key.Span(), "%s takes a value: %s = ...", name, name)
-			continue
+			return
 		}
 		i := rec.FieldIndex(name)
 		if i < 0 {
 			c.errorf(UnknownToolArg, a.Key.Span(), "%s has no input %s", what, name).Detail = suggestOr(name, names)
 			c.expr(a.Value, sc, nil)
-			continue
+			return
 		}
 		ft := rec.Field(i).Type
 		c.expect(a.Value, sc, ft, name)
 		out.List = append(out.List, &Attr{Name: name, Span: a.Span(), Syn: a, Value: a.Value, Type: ft})
-	}
+	})
 	if required {
 		for i := 0; i < rec.NumFields(); i++ {
 			f := rec.Field(i)
@@ -713,28 +703,22 @@ func mergeable(src, dst *types.Type) bool {
 	return false
 }
 
-func verb(f *Field) string {
-	switch f.Reducer {
-	case ReduceAppend:
-		return "append"
-	case ReduceMerge:
-		return "merge"
-	case ReduceSum:
-		return "add"
-	}
-	return "store"
+// reducerWords are how diagnostics speak of a write through a reducer:
+// "cannot append x to f", "… which cannot be appended to f".
+type reducerWords struct{ verb, past, prep string }
+
+var reducerSpeech = map[Reducer]reducerWords{
+	ReduceAppend: {"append", "appended", "to"},
+	ReduceMerge:  {"merge", "merged", "into"},
+	ReduceSum:    {"add", "added", "to"},
 }
 
-func prep(f *Field) string {
-	switch f.Reducer {
-	case ReduceAppend:
-		return "to"
-	case ReduceMerge:
-		return "into"
-	case ReduceSum:
-		return "to"
+// wordsOf is how diagnostics speak of a write to f.
+func wordsOf(f *Field) reducerWords {
+	if w, ok := reducerSpeech[f.Reducer]; ok {
+		return w
 	}
-	return "in"
+	return reducerWords{"store", "stored", "in"}
 }
 
 // checkInto checks the node's output against its into target.
@@ -785,23 +769,11 @@ func (c *checker) checkInto(b *graphBuild, n *Node) {
 		if n.Map != nil {
 			what = "produces items of type"
 		}
-		d := c.errorf(BadInto, n.IntoSpan, "%s %s %s, which cannot be %s %s %s (%s)", n.Name, what, out, pastVerb(f), prep(f), f.Name, f.Type)
+		d := c.errorf(BadInto, n.IntoSpan, "%s %s %s, which cannot be %s %s %s (%s)", n.Name, what, out, wordsOf(f).past, wordsOf(f).prep, f.Name, f.Type)
 		if f.Reducer == ReduceAppend {
 			d.Detail = fmt.Sprintf("append takes a %s or a %s", f.Type.Elem(), f.Type)
 		}
 	}
-}
-
-func pastVerb(f *Field) string {
-	switch f.Reducer {
-	case ReduceAppend:
-		return "appended"
-	case ReduceMerge:
-		return "merged"
-	case ReduceSum:
-		return "added"
-	}
-	return "stored"
 }
 
 // graphRecursion reports graphs that call themselves through graph nodes.

@@ -163,8 +163,14 @@ func (a *Attrs) Get(name string) *Attr {
 	if a == nil {
 		return nil
 	}
-	for _, x := range a.List {
-		if x.Name == name {
+	return byName(a.List, name, func(x *Attr) string { return x.Name })
+}
+
+// byName returns the element of list whose name (by nameOf) is name, or
+// nil.
+func byName[T any](list []*T, name string, nameOf func(*T) string) *T {
+	for _, x := range list {
+		if nameOf(x) == name {
 			return x
 		}
 	}
@@ -268,12 +274,7 @@ func (s *State) Field(name string) *Field {
 	if s == nil {
 		return nil
 	}
-	for _, f := range s.Fields {
-		if f.Name == name {
-			return f
-		}
-	}
-	return nil
+	return byName(s.Fields, name, func(f *Field) string { return f.Name })
 }
 
 // Field is a state field.
@@ -403,12 +404,7 @@ func (g *Graph) Node(name string) *Node {
 	if g == nil {
 		return nil
 	}
-	for _, n := range g.Nodes {
-		if n.Name == name {
-			return n
-		}
-	}
-	return nil
+	return byName(g.Nodes, name, func(n *Node) string { return n.Name })
 }
 
 // NodeKind is what a node does.
@@ -470,6 +466,20 @@ type Call struct {
 	Graph  *Graph
 	Args   *Attrs
 	Output *types.Type
+}
+
+// Callee is the name of the agent, tool or graph called; "" when the call
+// did not resolve.
+func (c *Call) Callee() string {
+	switch {
+	case c.Agent != nil:
+		return c.Agent.Name()
+	case c.Tool != nil:
+		return c.Tool.Name()
+	case c.Graph != nil:
+		return c.Graph.Name()
+	}
+	return ""
 }
 
 // SetItem is one `field = value` of a set node.

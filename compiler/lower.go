@@ -44,14 +44,14 @@ type lowerer struct {
 	p     *bytecode.Program
 	diags diag.List
 
-	states   map[*State]uint32
+	states   tableIndex[State]
 	errField map[*State]int32 // the $error field of a state, when a graph over it has catch routes
-	tools    map[*Tool]uint32
-	models   map[*Model]uint32
-	skills   map[*Skill]uint32
-	policies map[*Policy]uint32
-	agents   map[*Agent]uint32
-	graphs   map[*Graph]uint32
+	tools    tableIndex[Tool]
+	models   tableIndex[Model]
+	skills   tableIndex[Skill]
+	policies tableIndex[Policy]
+	agents   tableIndex[Agent]
+	graphs   tableIndex[Graph]
 	lowered  []agentGraph // the graph of each agent, by agent index
 
 	files    map[string]uint32 // span file names → Files index
@@ -71,14 +71,14 @@ func lower(info *Info) (*bytecode.Program, []diag.Diagnostic) {
 	l := &lowerer{
 		info:     info,
 		pb:       bytecode.NewProgramBuilder(),
-		states:   make(map[*State]uint32, len(info.States)),
+		states:   make(tableIndex[State], len(info.States)),
 		errField: make(map[*State]int32),
-		tools:    make(map[*Tool]uint32, len(info.Tools)+len(info.BuiltinTools)),
-		models:   make(map[*Model]uint32, len(info.Models)),
-		skills:   make(map[*Skill]uint32, len(info.Skills)),
-		policies: make(map[*Policy]uint32, len(info.Policies)),
-		agents:   make(map[*Agent]uint32, len(info.Agents)),
-		graphs:   make(map[*Graph]uint32, len(info.Graphs)+len(info.Agents)),
+		tools:    make(tableIndex[Tool], len(info.Tools)+len(info.BuiltinTools)),
+		models:   make(tableIndex[Model], len(info.Models)),
+		skills:   make(tableIndex[Skill], len(info.Skills)),
+		policies: make(tableIndex[Policy], len(info.Policies)),
+		agents:   make(tableIndex[Agent], len(info.Agents)),
+		graphs:   make(tableIndex[Graph], len(info.Graphs)+len(info.Agents)),
 		files:    make(map[string]uint32),
 
 		strConsts: make(map[string]uint32),
@@ -92,30 +92,14 @@ func lower(info *Info) (*bytecode.Program, []diag.Diagnostic) {
 		}
 	}
 	l.index()
-	for _, s := range info.States {
-		l.state(s)
-	}
-	for _, m := range info.Models {
-		l.model(m)
-	}
-	for _, s := range info.Skills {
-		l.skill(s)
-	}
-	for _, pl := range info.Policies {
-		l.policy(pl)
-	}
-	for _, t := range info.Tools {
-		l.tool(t)
-	}
-	for _, t := range info.BuiltinTools {
-		l.tool(t)
-	}
-	for _, a := range info.Agents {
-		l.agent(a)
-	}
-	for _, g := range info.Graphs {
-		l.graph(g)
-	}
+	forEach(info.States, l.state)
+	forEach(info.Models, l.model)
+	forEach(info.Skills, l.skill)
+	forEach(info.Policies, l.policy)
+	forEach(info.Tools, l.tool)
+	forEach(info.BuiltinTools, l.tool)
+	forEach(info.Agents, l.agent)
+	forEach(info.Graphs, l.graph)
 	for i, a := range info.Agents {
 		l.agentGraph(a, &l.lowered[i])
 	}
@@ -158,35 +142,19 @@ func workflowHeader(info *Info) (name, doc string) {
 // the graphs agents are lowered to, before anything refers to them.
 func (l *lowerer) index() {
 	info := l.info
-	for _, s := range info.States {
-		l.states[s] = uint32(len(l.states))
-	}
+	l.states.add(info.States)
 	for _, g := range info.Graphs {
 		if g.State != nil && hasCatch(g) {
 			l.errField[g.State] = int32(len(g.State.Fields))
 		}
 	}
-	for _, t := range info.Tools {
-		l.tools[t] = uint32(len(l.tools))
-	}
-	for _, t := range info.BuiltinTools {
-		l.tools[t] = uint32(len(l.tools))
-	}
-	for _, m := range info.Models {
-		l.models[m] = uint32(len(l.models))
-	}
-	for _, s := range info.Skills {
-		l.skills[s] = uint32(len(l.skills))
-	}
-	for _, pl := range info.Policies {
-		l.policies[pl] = uint32(len(l.policies))
-	}
-	for _, a := range info.Agents {
-		l.agents[a] = uint32(len(l.agents))
-	}
-	for _, g := range info.Graphs {
-		l.graphs[g] = uint32(len(l.graphs))
-	}
+	l.tools.add(info.Tools)
+	l.tools.add(info.BuiltinTools)
+	l.models.add(info.Models)
+	l.skills.add(info.Skills)
+	l.policies.add(info.Policies)
+	l.agents.add(info.Agents)
+	l.graphs.add(info.Graphs)
 	l.p.States = make([]bytecode.State, len(info.States), len(info.States)+len(info.Agents))
 	l.p.Graphs = make([]bytecode.Graph, len(info.Graphs), len(info.Graphs)+len(info.Agents))
 	l.lowered = make([]agentGraph, len(info.Agents))
@@ -205,6 +173,16 @@ func (l *lowerer) index() {
 	l.p.Skills = make([]bytecode.Skill, len(info.Skills))
 	l.p.Policies = make([]bytecode.Policy, len(info.Policies))
 	l.p.Agents = make([]bytecode.Agent, len(info.Agents))
+}
+
+// tableIndex is the position of each entry of a program table.
+type tableIndex[T any] map[*T]uint32
+
+// add gives each of list the next position.
+func (ix tableIndex[T]) add(list []*T) {
+	for _, x := range list {
+		ix[x] = uint32(len(ix))
+	}
 }
 
 // hasCatch reports whether a graph has a catch route.

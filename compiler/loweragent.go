@@ -146,18 +146,9 @@ func (l *lowerer) agent(a *Agent) {
 	for _, m := range a.Agents {
 		out.SubAgents = append(out.SubAgents, l.agents[m])
 	}
-	schema := llmAgentSchema
-	switch a.Form {
-	case AgentChain:
-		schema = chainSchema
-	case AgentParallel:
-		schema = parallelSchema
-	case AgentCycle:
-		schema = cycleSchema
-	}
 	for _, at := range attrList(a.Attrs) {
 		if !agentStructural[at.Name] {
-			out.Attrs = l.appendAttr(out.Attrs, "agent."+a.Name(), schema, at)
+			out.Attrs = l.appendAttr(out.Attrs, "agent."+a.Name(), agentSchemas[a.Form], at)
 		}
 	}
 	l.p.Agents[ai] = out

@@ -106,8 +106,7 @@ func (x *exprCompiler) partialRecord(r *syntax.RecordLit, t *types.Type) {
 	for i, v := range vals {
 		x.expr(v, fs[i].Type)
 	}
-	x.at(r)
-	x.emit(bytecode.MAKERECORD, x.l.typ(p))
+	x.emitAt(r, bytecode.MAKERECORD, x.l.typ(p))
 }
 
 // emitConst emits CONST of v through the lowerer's constant cache.
@@ -121,6 +120,12 @@ func (x *exprCompiler) emitConst(v types.Value) { x.emit(bytecode.CONST, x.l.con
 func (x *exprCompiler) at(n syntax.Node) { x.pending, x.pendingSpan = n, diag.Span{} }
 
 func (x *exprCompiler) atSpan(s diag.Span) { x.pending, x.pendingSpan = nil, s }
+
+// emitAt emits an instruction at node n.
+func (x *exprCompiler) emitAt(n syntax.Node, op bytecode.Opcode, arg uint32) {
+	x.at(n)
+	x.emit(op, arg)
+}
 
 // emit emits an instruction, recording the pending span first if the
 // instruction needs one.
@@ -172,8 +177,7 @@ func (x *exprCompiler) conv(e *syntax.Expr, want *types.Type) {
 	if have == nil || have.Kind() == types.KindNull || types.Identical(have, want) || !types.AssignableTo(have, want) {
 		return
 	}
-	x.at(e)
-	x.emit(bytecode.CONV, x.l.typ(want))
+	x.emitAt(e, bytecode.CONV, x.l.typ(want))
 }
 
 func (x *exprCompiler) or(o *syntax.OrExpr) {
@@ -193,8 +197,7 @@ func (x *exprCompiler) and(a *syntax.AndExpr) {
 // shortCircuit emits `DUP JMPIF* L POP right L:` after a left operand.
 func (x *exprCompiler) shortCircuit(n syntax.Node, jump bytecode.Opcode, right func()) {
 	done := x.c.NewLabel()
-	x.at(n)
-	x.emit(bytecode.DUP, 0)
+	x.emitAt(n, bytecode.DUP, 0)
 	x.c.Jump(jump, done)
 	x.emit(bytecode.POP, 0)
 	right()
@@ -204,8 +207,7 @@ func (x *exprCompiler) shortCircuit(n syntax.Node, jump bytecode.Opcode, right f
 func (x *exprCompiler) not(n *syntax.NotExpr) {
 	if n.Not != nil {
 		x.not(n.Not)
-		x.at(n)
-		x.emit(bytecode.NOT, 0)
+		x.emitAt(n, bytecode.NOT, 0)
 		return
 	}
 	x.cmp(n.Cmp)
@@ -266,21 +268,18 @@ func (x *exprCompiler) mul(m *syntax.MulExpr) {
 func (x *exprCompiler) unary(u *syntax.Unary) {
 	if u.Neg != nil {
 		x.unary(u.Neg)
-		x.at(u)
-		x.emit(bytecode.NEG, 0)
+		x.emitAt(u, bytecode.NEG, 0)
 		return
 	}
 	p := u.Postfix
 	x.primary(p.Primary)
 	for _, s := range p.Sel {
 		if s.Field != nil {
-			x.at(s)
-			x.emit(bytecode.FIELD, x.l.constant(types.MakeString(s.Field.Name)))
+			x.emitAt(s, bytecode.FIELD, x.l.constant(types.MakeString(s.Field.Name)))
 			continue
 		}
 		x.expr(s.Index, nil)
-		x.at(s)
-		x.emit(bytecode.INDEX, 0)
+		x.emitAt(s, bytecode.INDEX, 0)
 	}
 }
 
@@ -356,8 +355,7 @@ func (x *exprCompiler) str(s *syntax.String) {
 		}
 		n++
 	}
-	x.at(s)
-	x.emit(bytecode.INTERP, uint32(n))
+	x.emitAt(s, bytecode.INTERP, uint32(n))
 }
 
 func (x *exprCompiler) name(n *syntax.Name) {
@@ -395,8 +393,7 @@ func (x *exprCompiler) list(l *syntax.ListLit) {
 	for _, el := range l.Elems {
 		x.expr(el.X, elem)
 	}
-	x.at(l)
-	x.emit(bytecode.MAKELIST, uint32(len(l.Elems)))
+	x.emitAt(l, bytecode.MAKELIST, uint32(len(l.Elems)))
 }
 
 func (x *exprCompiler) record(r *syntax.RecordLit) {
@@ -417,8 +414,7 @@ func (x *exprCompiler) record(r *syntax.RecordLit) {
 			x.emitConst(types.MakeString(k))
 			x.expr(en.Value, elem)
 		}
-		x.at(r)
-		x.emit(bytecode.MAKEMAP, uint32(len(r.Entries)))
+		x.emitAt(r, bytecode.MAKEMAP, uint32(len(r.Entries)))
 		return
 	}
 	if r == x.partial {
@@ -441,12 +437,10 @@ func (x *exprCompiler) record(r *syntax.RecordLit) {
 			x.at(r)
 			x.emitConst(f.Default)
 		default:
-			x.at(r)
-			x.emit(bytecode.NULL, 0)
+			x.emitAt(r, bytecode.NULL, 0)
 		}
 	}
-	x.at(r)
-	x.emit(bytecode.MAKERECORD, x.l.typ(t))
+	x.emitAt(r, bytecode.MAKERECORD, x.l.typ(t))
 }
 
 // maxCallArgs is the most arguments CALL can pass.
@@ -490,8 +484,7 @@ func (x *exprCompiler) call(call *syntax.Call) {
 			x.expr(a, p)
 		}
 	}
-	x.at(call)
-	x.emit(bytecode.CALL, bytecode.CallArg(x.l.pb.Func(f.Name), uint8(len(call.Args))))
+	x.emitAt(call, bytecode.CALL, bytecode.CallArg(x.l.pb.Func(f.Name), uint8(len(call.Args))))
 }
 
 // ---- helpers for literal maps in tool blocks ----

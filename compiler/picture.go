@@ -65,14 +65,9 @@ func callText(c *Call) string {
 	if c == nil {
 		return "?"
 	}
-	name := "?"
-	switch {
-	case c.Agent != nil:
-		name = c.Agent.Name()
-	case c.Tool != nil:
-		name = c.Tool.Name()
-	case c.Graph != nil:
-		name = c.Graph.Name()
+	name := c.Callee()
+	if name == "" {
+		name = "?"
 	}
 	return c.Kind + " " + name
 }

@@ -20,12 +20,7 @@ var builtinTypeNames = map[string]bool{
 	"json": true, "messages": true, "secret": true, "error": true, "null": true,
 }
 
-// blockDeclKinds maps a block declaration's keyword to its kind.
-var blockDeclKinds = map[string]DeclKind{
-	"model": DeclModel, "summary": DeclSummary, "compaction": DeclCompaction,
-	"recall": DeclRecall, "memory": DeclMemory, "evolution": DeclEvolution,
-}
-
+// keywordDeclKinds maps a declaration's keyword to its kind.
 var keywordDeclKinds = map[string]DeclKind{
 	"model": DeclModel, "type": DeclType, "tool": DeclTool, "skill": DeclSkill, "state": DeclState,
 	"summary": DeclSummary, "compaction": DeclCompaction, "recall": DeclRecall, "memory": DeclMemory,
@@ -58,44 +53,10 @@ func (c *checker) collect() {
 						c.info.Doc, _ = d.Doc.Literal()
 					}
 				}
-			case *syntax.BlockDecl:
-				kind := blockDeclKinds[d.Kind]
-				var obj Decl
-				switch kind {
-				case DeclModel:
-					m := &Model{}
-					c.info.Models = append(c.info.Models, m)
-					obj = m
-				default:
-					p := &Policy{}
-					c.info.Policies = append(c.info.Policies, p)
-					obj = p
-				}
-				c.declare(obj, kind, d.Name, d, f.Name)
-			case *syntax.TypeDecl:
-				t := &TypeDecl{}
-				c.info.Types = append(c.info.Types, t)
-				c.declare(t, DeclType, d.Name, d, f.Name)
-			case *syntax.Tool:
-				t := &Tool{}
-				c.info.Tools = append(c.info.Tools, t)
-				c.declare(t, DeclTool, d.Name, d, f.Name)
-			case *syntax.Skill:
-				s := &Skill{}
-				c.info.Skills = append(c.info.Skills, s)
-				c.declare(s, DeclSkill, d.Name, d, f.Name)
-			case *syntax.State:
-				s := &State{}
-				c.info.States = append(c.info.States, s)
-				c.declare(s, DeclState, d.Name, d, f.Name)
-			case *syntax.Agent:
-				a := &Agent{}
-				c.info.Agents = append(c.info.Agents, a)
-				c.declare(a, DeclAgent, d.Name, d, f.Name)
-			case *syntax.Graph:
-				g := &Graph{}
-				c.info.Graphs = append(c.info.Graphs, g)
-				c.declare(g, DeclGraph, d.Name, d, f.Name)
+			case syntax.NamedDecl:
+				keyword, name := d.Declares()
+				kind := keywordDeclKinds[keyword]
+				c.declare(newDecl(kind, c.info), kind, name, d, f.Name)
 			case *syntax.Serve:
 				if c.info.Serve != nil {
 					c.errorf(diag.DuplicateHeader, d.Span(), "a program has one serve block").Related =
@@ -111,7 +72,7 @@ func (c *checker) collect() {
 				if !ok || d.Name == nil {
 					continue
 				}
-				obj := badDecl(kind)
+				obj := newDecl(kind, &Info{}) // in none of the program's lists
 				obj.base().bad = true
 				c.declare(obj, kind, d.Name, d, f.Name)
 			}
@@ -119,26 +80,38 @@ func (c *checker) collect() {
 	}
 }
 
-// badDecl returns an empty object of the given kind for a declaration that
-// did not parse.
-func badDecl(kind DeclKind) Decl {
-	switch kind {
-	case DeclModel:
-		return &Model{}
-	case DeclType:
-		return &TypeDecl{}
-	case DeclTool:
-		return &Tool{}
-	case DeclSkill:
-		return &Skill{}
-	case DeclState:
-		return &State{}
-	case DeclAgent:
-		return &Agent{}
-	case DeclGraph:
-		return &Graph{}
+// newDecls make the empty object of a declaration of each kind, appended
+// to the info's list of that kind; every other kind is a policy.
+var newDecls = map[DeclKind]func(info *Info) Decl{
+	DeclModel: func(info *Info) Decl { return listed(&info.Models) },
+	DeclType:  func(info *Info) Decl { return listed(&info.Types) },
+	DeclTool:  func(info *Info) Decl { return listed(&info.Tools) },
+	DeclSkill: func(info *Info) Decl { return listed(&info.Skills) },
+	DeclState: func(info *Info) Decl { return listed(&info.States) },
+	DeclAgent: func(info *Info) Decl { return listed(&info.Agents) },
+	DeclGraph: func(info *Info) Decl { return listed(&info.Graphs) },
+}
+
+// newDecl returns the empty object of a declaration of kind, listed in
+// info.
+func newDecl(kind DeclKind, info *Info) Decl {
+	if mk, ok := newDecls[kind]; ok {
+		return mk(info)
 	}
-	return &Policy{}
+	return listed(&info.Policies)
+}
+
+// declPtr is the pointer type of a declaration object.
+type declPtr[T any] interface {
+	*T
+	Decl
+}
+
+// listed appends a new object to list and returns it.
+func listed[T any, P declPtr[T]](list *[]P) Decl {
+	obj := P(new(T))
+	*list = append(*list, obj)
+	return obj
 }
 
 func (c *checker) declare(obj Decl, kind DeclKind, name *syntax.Ident, syn syntax.Decl, file string) {

@@ -64,7 +64,7 @@ var allowed = map[string][]string{
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
 		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/telemetry", "runtime/workspace", "stdlib/tools", "vm", "runtime/mcpclient",
-		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial"},
+		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial", "runtime/server/ui", "runtime/inspect"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
 	// The read side over a store, for the CLI and the browser inspector.
@@ -75,6 +75,8 @@ var allowed = map[string][]string{
 	"runtime/server/a2a":    {"runtime/server"},
 	"runtime/server/openai": {"runtime/server"},
 	"runtime/server/mcp":    {"runtime/server"},
+	// The run inspector: its JSON API over inspect, and its pages.
+	"runtime/server/ui": {"runtime/server", "runtime/inspect"},
 
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
 	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},

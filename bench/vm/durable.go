@@ -164,9 +164,12 @@ func rawBatch(db *rawpebble.DB, seq *uint64, records [][]byte) (time.Duration, e
 	return time.Since(start), err
 }
 
+// chainSteps is the length of the chain the durable and concurrent benches
+// run.
+const chainSteps = 20
+
 func (h *harness) durable(ctx context.Context) error {
-	const n = 20
-	b, err := h.openBench("durable", "chain.agent", chainSource(n))
+	b, err := h.openBench("durable", "chain.agent", chainSource(chainSteps))
 	if err != nil {
 		return err
 	}
@@ -184,7 +187,7 @@ func (h *harness) durable(ctx context.Context) error {
 			return err
 		}
 		cs := b.st.take()
-		// Supersteps 2..n: the wall time from one step's commit to the
+		// Supersteps 2..chainSteps: the wall time from one step's commit to the
 		// next's (the VM's step, the checkpointer's encoding and the
 		// commit), then the same records as a raw synced batch.
 		for i := range cs {
@@ -218,8 +221,7 @@ func (h *harness) durable(ctx context.Context) error {
 }
 
 func (h *harness) concurrent(ctx context.Context) error {
-	const n = 20
-	b, err := h.openBench("concurrent", "chain.agent", chainSource(n))
+	b, err := h.openBench("concurrent", "chain.agent", chainSource(chainSteps))
 	if err != nil {
 		return err
 	}

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -14,8 +14,7 @@ import (
 )
 
 type checkpointFlags struct {
-	storeFlags
-	json    bool
+	storeCmd
 	step    int64
 	set     []string
 	program string
@@ -23,7 +22,7 @@ type checkpointFlags struct {
 
 func newCheckpointsCmd(a *app) *cobra.Command {
 	var f checkpointFlags
-	cmd := &cobra.Command{
+	cmd := f.bind(&cobra.Command{
 		Use:   "checkpoints list|show|fork RUN",
 		Short: "Inspect a run's checkpoints and fork a run from one",
 		Long: `Checkpoints reads the store agentc run writes (--store, else $AGENTC_STORE,
@@ -45,102 +44,68 @@ not the one that ran RUN; resuming under another program is refused too.
 
 Exit status: 0, 1 when the store cannot be read or the run or step does
 not exist, 2 on usage errors (including a --set that does not fit).`,
-	}
-	pf := cmd.PersistentFlags()
-	f.storeFlags.add(pf)
-	pf.BoolVar(&f.json, "json", false, "print JSON")
-
-	list := &cobra.Command{
-		Use:   "list RUN",
-		Short: "List a run's checkpoints, oldest first",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
-				cps, err := in.Checkpoints(cmd.Context(), args[0])
-				if err != nil {
-					return failErr(err)
-				}
-				for _, cp := range cps {
-					if f.json {
-						a.printJSON(cp)
-						continue
-					}
-					ns := "-"
-					if len(cp.Nodes) > 0 {
-						ns = strings.Join(cp.Nodes, ",")
-					}
-					fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%d bytes\n", cp.Step, cp.Kind, ns, cp.Time.Format(time.RFC3339), cp.Bytes)
-				}
-				return nil
-			})
-		},
-	}
-	show := &cobra.Command{
-		Use:   "show RUN [--step N]",
-		Short: "Print the state of a run at a step, as JSON",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
-				s, err := in.State(cmd.Context(), args[0], f.step)
-				if err != nil {
-					return failErr(err)
-				}
-				var b []byte
-				if f.json {
-					b, err = json.Marshal(s)
-				} else {
-					b, err = json.MarshalIndent(s, "", "  ")
-				}
-				if err != nil {
-					return failErr(err)
-				}
-				fmt.Fprintf(a.stdout, "%s\n", b)
-				return nil
-			})
-		},
-	}
+	}, false)
+	f.sub("list RUN", "List a run's checkpoints, oldest first", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		cps, err := in.Checkpoints(ctx, args[0])
+		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) {
+			ns := "-"
+			if len(cp.Nodes) > 0 {
+				ns = strings.Join(cp.Nodes, ",")
+			}
+			fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%d bytes\n", cp.Step, cp.Kind, ns, cp.Time.Format(time.RFC3339), cp.Bytes)
+		})
+	})
+	show := f.sub("show RUN [--step N]", "Print the state of a run at a step, as JSON", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		s, err := in.State(ctx, args[0], f.step)
+		switch {
+		case err != nil:
+			return failErr(err)
+		case f.json:
+			return a.printJSON(s)
+		}
+		return a.printIndented(s)
+	})
 	show.Flags().Int64Var(&f.step, "step", -1, "the step (default: the last)")
-	fork := &cobra.Command{
-		Use:   "fork RUN --step N [--set FIELD=JSON]... [--program FILE]",
-		Short: "Start a new run from a run's state at a step",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if f.step < 0 {
-				return usageErr(errors.New("--step is required"))
+	var req inspect.ForkRequest
+	fork := f.sub("fork RUN --step N [--set FIELD=JSON]... [--program FILE]", "Start a new run from a run's state at a step", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		nr, err := in.Fork(ctx, req)
+		if err != nil {
+			return inspectErr(err)
+		}
+		if f.json {
+			if err := a.printJSON(nr); err != nil {
+				return err
 			}
-			req := inspect.ForkRequest{Run: args[0], Step: uint64(f.step)}
-			var err error
-			if req.Set, err = inspect.ParseSets(f.set); err != nil {
-				return usageErr(err)
+		} else {
+			fmt.Fprintln(a.stdout, nr.Run)
+		}
+		fmt.Fprintf(a.stderr, "agentc: forked %s at step %d as %s (session %s, user %s)\n", nr.ParentRun, nr.ParentStep, nr.Run, nr.Session, nr.User)
+		fmt.Fprintf(a.stderr, "continue with: agentc run FILE --resume %s --value JSON (null when nothing is pending)\n", nr.Run)
+		return nil
+	})
+	// The request is checked before the store is opened.
+	fork.PreRunE = func(cmd *cobra.Command, args []string) error {
+		if f.step < 0 {
+			return usageErr(errors.New("--step is required"))
+		}
+		req = inspect.ForkRequest{Run: args[0], Step: uint64(f.step)}
+		var err error
+		if req.Set, err = inspect.ParseSets(f.set); err != nil {
+			return usageErr(err)
+		}
+		if f.program != "" {
+			p, err := loadProgram(a, f.program)
+			if err != nil {
+				return err
 			}
-			if f.program != "" {
-				p, err := loadProgram(a, f.program)
-				if err != nil {
-					return err
-				}
-				if req.ProgramHash, err = runtime.ProgramHash(p, funcTable(p, nil)); err != nil {
-					return failErr(err)
-				}
+			if req.ProgramHash, err = runtime.ProgramHash(p, funcTable(p, nil)); err != nil {
+				return failErr(err)
 			}
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
-				nr, err := in.Fork(cmd.Context(), req)
-				if err != nil {
-					return inspectErr(err)
-				}
-				if f.json {
-					a.printJSON(nr)
-				} else {
-					fmt.Fprintln(a.stdout, nr.Run)
-				}
-				fmt.Fprintf(a.stderr, "agentc: forked %s at step %d as %s (session %s, user %s)\n", nr.ParentRun, nr.ParentStep, nr.Run, nr.Session, nr.User)
-				fmt.Fprintf(a.stderr, "continue with: agentc run FILE --resume %s --value JSON (null when nothing is pending)\n", nr.Run)
-				return nil
-			})
-		},
+		}
+		return nil
 	}
 	fork.Flags().Int64Var(&f.step, "step", -1, "the step to fork at (required)")
 	fork.Flags().StringArrayVar(&f.set, "set", nil, "FIELD=JSON: replace a state field in the fork")
 	fork.Flags().StringVar(&f.program, "program", "", "refuse the fork unless FILE (.agent or .agb) is the run's program")
-	cmd.AddCommand(list, show, fork)
 	return cmd
 }

@@ -38,6 +38,20 @@ func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
 	return p, b, nil
 }
 
+// loadInProject is loadVerified and the project FILE belongs to: what run,
+// serve and mcp stdio start from.
+func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Project, error) {
+	prog, enc, err := loadVerified(a, file)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	proj, err := openProject(file)
+	if err != nil {
+		return nil, nil, nil, usageErr(err)
+	}
+	return prog, enc, proj, nil
+}
+
 // loadProgram is loadVerified without the encoding.
 func loadProgram(a *app, file string) (*bytecode.Program, error) {
 	p, _, err := loadVerified(a, file)

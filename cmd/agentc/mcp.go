@@ -77,13 +77,9 @@ func localUser() (string, error) {
 }
 
 func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFlags, userName string) error {
-	prog, enc, err := loadVerified(a, file)
+	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
 		return err
-	}
-	proj, err := openProject(file)
-	if err != nil {
-		return usageErr(err)
 	}
 	set, err := assemble.ResolveServe(f, prog, proj.Root, nil)
 	if err != nil {

@@ -182,15 +182,17 @@ func orphanProject(t *testing.T, tools *httptest.Server) (root string, env []str
 	return root, cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
 }
 
-// startServe starts `agentc serve` on a kernel-chosen port with token tok
-// for user u, and returns it, its address, and its standard error so far.
+// startServe starts `agentc serve orphan.agent` on a kernel-chosen port
+// with token tok for user u, and returns it, its address, and its standard
+// error so far.
 func startServe(t *testing.T, root string, env []string) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	return startServeWith(t, root, env, "orphan.agent")
+	return startServeFile(t, root, env, "orphan.agent")
 }
 
-// startServeWith is startServe for file, with extra flags.
-func startServeWith(t *testing.T, root string, env []string, file string, extra ...string) (*exec.Cmd, string, func() string) {
+// startServeFile is startServe for the program file in root, with extra
+// flags.
+func startServeFile(t *testing.T, root string, env []string, file string, extra ...string) (*exec.Cmd, string, func() string) {
 	t.Helper()
 	args := append([]string{"serve", file, "--addr", "127.0.0.1:0", "--token", "tok=u", "--log", "off"}, extra...)
 	cmd := exec.Command(agentcBin(t), args...)

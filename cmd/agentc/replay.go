@@ -11,9 +11,8 @@ import (
 )
 
 func newReplayCmd(a *app) *cobra.Command {
-	var sf storeFlags
-	var asJSON bool
-	cmd := &cobra.Command{
+	var g storeCmd
+	return g.bind(&cobra.Command{
 		Use:   "replay RUN [--data DIR|--store URL] [--json]",
 		Short: "Re-execute a run offline from its journal and compare its final state",
 		Long: `Replay re-executes RUN offline from its journal (every model and tool
@@ -28,14 +27,16 @@ Exit status: 0 identical, 1 diverged (the differing fields are printed) or
 the store, run or journal cannot be read, 2 on usage errors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), sf, func(in *inspect.Inspector) error {
+			return g.inspect(cmd.Context(), func(in *inspect.Inspector) error {
 				res, err := in.Replay(cmd.Context(), args[0], func(p *bytecode.Program) map[string]vm.Func { return funcTable(p, nil) })
 				if err != nil {
 					return failErr(err)
 				}
 				switch {
-				case asJSON:
-					a.printJSON(res)
+				case g.json:
+					if err := a.printJSON(res); err != nil {
+						return err
+					}
 				case res.Identical:
 					fmt.Fprintf(a.stdout, "replay of %s reached step %d: identical state\n", res.Run, res.Step)
 				default:
@@ -50,8 +51,5 @@ the store, run or journal cannot be read, 2 on usage errors.`,
 				return nil
 			})
 		},
-	}
-	sf.add(cmd.Flags())
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
+	}, false)
 }

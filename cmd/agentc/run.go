@@ -105,13 +105,9 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if f.value != "" && !json.Valid([]byte(f.value)) {
 		return usageErr(fmt.Errorf("--value is not valid JSON: %s", f.value))
 	}
-	prog, enc, err := loadVerified(a, file)
+	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
 		return err
-	}
-	proj, err := openProject(file)
-	if err != nil {
-		return usageErr(err)
 	}
 	target, err := f.target()
 	if err != nil {

@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -16,50 +14,14 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
-// withInspector opens the store the flags select and calls fn with an
-// Inspector over it (forks get the wall clock and crypto ids).
-func withInspector(ctx context.Context, f storeFlags, fn func(*inspect.Inspector) error) error {
-	st, err := f.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
-	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
-}
-
-// withApp is withInspector for the commands that need --app.
-func withApp(ctx context.Context, app string, f storeFlags, fn func(*inspect.Inspector) error) error {
-	if app == "" {
-		return usageErr(errors.New("--app is required (the workflow's name)"))
-	}
-	return withInspector(ctx, f, fn)
-}
-
-// inspectErr is an inspect error's exit: 2 for a bad request, else 1.
-func inspectErr(err error) error {
-	if errors.Is(err, inspect.ErrInvalid) {
-		return usageErr(err)
-	}
-	return failErr(err)
-}
-
-// printJSON prints v as one line of JSON.
-func (a *app) printJSON(v any) {
-	b, _ := json.Marshal(v)
-	fmt.Fprintf(a.stdout, "%s\n", b)
-}
-
 type sessionFlags struct {
-	app, user string
-	storeFlags
-	json  bool
-	run   string
-	kinds []string
+	storeCmd
+	user string
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
 	var f sessionFlags
-	cmd := &cobra.Command{
+	cmd := f.bind(&cobra.Command{
 		Use:   "sessions list|show|events",
 		Short: "List and inspect the sessions in the local store",
 		Long: `Sessions reads the store agentc run writes (--store, else $AGENTC_STORE,
@@ -73,16 +35,8 @@ name unless the Runner was given another.
 
 Exit status: 0, 1 when the store cannot be read or the session does not
 exist, 2 on usage errors.`,
-	}
-	pf := cmd.PersistentFlags()
-	pf.StringVar(&f.app, "app", "", "the app (the workflow's name); required")
-	pf.StringVar(&f.user, "user", "", "the user (list: all users; show/events: "+defaultUser+")")
-	f.storeFlags.add(pf)
-	pf.BoolVar(&f.json, "json", false, "print JSON")
-
-	with := func(cmd *cobra.Command, fn func(*inspect.Inspector) error) error {
-		return withApp(cmd.Context(), f.app, f.storeFlags, fn)
-	}
+	}, true)
+	cmd.PersistentFlags().StringVar(&f.user, "user", "", "the user (list: all users; show/events: "+defaultUser+")")
 	key := func(s string) store.SessionKey {
 		u := f.user
 		if u == "" {
@@ -90,83 +44,54 @@ exist, 2 on usage errors.`,
 		}
 		return store.SessionKey{App: f.app, User: u, Session: s}
 	}
-	list := &cobra.Command{
-		Use:   "list --app APP [--user U]",
-		Short: "List sessions",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, func(in *inspect.Inspector) error {
-				ss, err := in.Sessions(cmd.Context(), session.ListFilter{App: f.app, User: f.user})
-				if err != nil {
-					return failErr(err)
-				}
-				for _, s := range ss {
-					if f.json {
-						a.printJSON(s)
-						continue
-					}
-					fmt.Fprintf(a.stdout, "%s\t%s\t%d events\tupdated %s\n", s.User, s.Session, s.Events, s.Updated.Format(time.RFC3339))
-				}
-				return nil
-			})
-		},
-	}
-	show := &cobra.Command{
-		Use:   "show SESSION --app APP [--user U]",
-		Short: "Show a session and its runs",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return with(cmd, func(in *inspect.Inspector) error {
-				s, err := in.Session(cmd.Context(), key(args[0]))
-				if err != nil {
-					return failErr(err)
-				}
-				if f.json {
-					b, _ := json.MarshalIndent(s, "", "  ")
-					fmt.Fprintf(a.stdout, "%s\n", b)
-					return nil
-				}
-				fmt.Fprintf(a.stdout, "session %s (user %s, app %s)\n", s.Session, s.User, s.App)
-				fmt.Fprintf(a.stdout, "created %s, updated %s, %d events\n", s.Created.Format(time.RFC3339), s.Updated.Format(time.RFC3339), s.Events)
-				for _, r := range s.Runs {
-					fmt.Fprintf(a.stdout, "  %s\t%s\t%s%s\n", r.ID, r.Runnable, r.Status, runTotals(r))
-				}
-				return nil
-			})
-		},
-	}
-	events := &cobra.Command{
-		Use:   "events SESSION --app APP [--user U] [--run RUN] [--kind K]...",
-		Short: "Print a session's ledger",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			q := inspect.EventQuery{Run: f.run, Kinds: f.kinds}
-			if err := q.Check(); err != nil {
-				return usageErr(err)
+	f.sub("list --app APP [--user U]", "List sessions", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
+		ss, err := in.Sessions(ctx, session.ListFilter{App: f.app, User: f.user})
+		return each(a, f.json, ss, err, func(s inspect.Session) {
+			fmt.Fprintf(a.stdout, "%s\t%s\t%d events\tupdated %s\n", s.User, s.Session, s.Events, s.Updated.Format(time.RFC3339))
+		})
+	})
+	f.sub("show SESSION --app APP [--user U]", "Show a session and its runs", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		s, err := in.Session(ctx, key(args[0]))
+		switch {
+		case err != nil:
+			return failErr(err)
+		case f.json:
+			return a.printIndented(s)
+		}
+		fmt.Fprintf(a.stdout, "session %s (user %s, app %s)\n", s.Session, s.User, s.App)
+		fmt.Fprintf(a.stdout, "created %s, updated %s, %d events\n", s.Created.Format(time.RFC3339), s.Updated.Format(time.RFC3339), s.Events)
+		for _, r := range s.Runs {
+			fmt.Fprintf(a.stdout, "  %s\t%s\t%s%s\n", r.ID, r.Runnable, r.Status, runTotals(r))
+		}
+		return nil
+	})
+	var q inspect.EventQuery
+	events := f.sub("events SESSION --app APP [--user U] [--run RUN] [--kind K]...", "Print a session's ledger", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		evs, err := in.Events(ctx, key(args[0]), q)
+		if err != nil {
+			return inspectErr(err)
+		}
+		for _, e := range evs {
+			if !f.json {
+				fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\n", e.Seq, e.Kind, e.Node, inspect.Summary(e))
+				continue
 			}
-			return with(cmd, func(in *inspect.Inspector) error {
-				evs, err := in.Events(cmd.Context(), key(args[0]), q)
-				if err != nil {
-					return inspectErr(err)
-				}
-				for _, e := range evs {
-					if !f.json {
-						fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\n", e.Seq, e.Kind, e.Node, inspect.Summary(e))
-						continue
-					}
-					b, err := runtime.EncodeEvent(e)
-					if err != nil {
-						return failErr(err)
-					}
-					fmt.Fprintf(a.stdout, "%s\n", b)
-				}
-				return nil
-			})
-		},
+			b, err := runtime.EncodeEvent(e)
+			if err != nil {
+				return failErr(err)
+			}
+			fmt.Fprintf(a.stdout, "%s\n", b)
+		}
+		return nil
+	})
+	events.PreRunE = func(*cobra.Command, []string) error {
+		if err := q.Check(); err != nil {
+			return usageErr(err)
+		}
+		return nil
 	}
-	events.Flags().StringVar(&f.run, "run", "", "only the events of this run")
-	events.Flags().StringSliceVar(&f.kinds, "kind", nil, "only events of these kinds")
-	cmd.AddCommand(list, show, events)
+	events.Flags().StringVar(&q.Run, "run", "", "only the events of this run")
+	events.Flags().StringSliceVar(&q.Kinds, "kind", nil, "only events of these kinds")
 	return cmd
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os/user"
 	"strings"
@@ -12,14 +13,13 @@ import (
 )
 
 type skillsFlags struct {
+	storeCmd
 	by, reason string
-	storeFlags
-	json bool
 }
 
 func newSkillsCmd(a *app) *cobra.Command {
 	var f skillsFlags
-	cmd := &cobra.Command{
+	cmd := f.bind(&cobra.Command{
 		Use:   "skills pending|show|approve|reject",
 		Short: "Review the skills evolution proposed",
 		Long: `Skills manages the candidate skills an evolution policy's reviewer drafted
@@ -38,11 +38,8 @@ the next run that loads the skill sees it.
 
 Exit status: 0, 1 when the store cannot be read, the candidate does not
 exist or is not pending, 2 on usage errors.`,
-	}
-	pf := cmd.PersistentFlags()
-	f.storeFlags.add(pf)
-	pf.BoolVar(&f.json, "json", false, "print JSON")
-	pf.StringVar(&f.by, "by", "", "who decides (default the OS user)")
+	}, false)
+	cmd.PersistentFlags().StringVar(&f.by, "by", "", "who decides (default the OS user)")
 
 	who := func() string {
 		if f.by != "" {
@@ -54,10 +51,6 @@ exist or is not pending, 2 on usage errors.`,
 		return "cli"
 	}
 	print := func(c *evolution.Candidate, long bool) {
-		if f.json {
-			a.printJSON(c)
-			return
-		}
 		fmt.Fprintf(a.stdout, "%s\t%s\t%s\trev %d\t%s\n", c.ID, c.Status, c.Proposal.Name, c.Revision, c.Session.String())
 		if !long {
 			return
@@ -83,77 +76,26 @@ exist or is not pending, 2 on usage errors.`,
 			fmt.Fprintf(a.stdout, "  reason: %s\n", c.Reason)
 		}
 	}
-	pending := &cobra.Command{
-		Use:   "pending",
-		Short: "List candidates waiting for approval or evaluation",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
-				cs, err := in.Pending(cmd.Context())
-				if err != nil {
-					return failErr(err)
-				}
-				for _, c := range cs {
-					print(c, false)
-				}
-				return nil
-			})
-		},
-	}
-	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "Show one candidate",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
-				c, err := in.Candidate(cmd.Context(), args[0])
-				if err != nil {
-					return failErr(err)
-				}
-				print(c, true)
-				return nil
-			})
-		},
-	}
-	approve := &cobra.Command{
-		Use:   "approve ID",
-		Short: "Publish a pending candidate",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
-				c, err := in.Approve(cmd.Context(), args[0], who())
-				switch {
-				case err != nil:
-					return failErr(err)
-				case f.json:
-					print(c, false)
-				default:
-					fmt.Fprintf(a.stdout, "published %s revision %d to %s\n", c.Proposal.Name, c.Revision, c.Dir)
-				}
-				return nil
-			})
-		},
-	}
-	reject := &cobra.Command{
-		Use:   "reject ID [--reason TEXT]",
-		Short: "Reject a pending candidate",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return withInspector(cmd.Context(), f.storeFlags, func(in *inspect.Inspector) error {
-				c, err := in.Reject(cmd.Context(), args[0], who(), f.reason)
-				switch {
-				case err != nil:
-					return failErr(err)
-				case f.json:
-					print(c, false)
-				default:
-					fmt.Fprintf(a.stdout, "rejected %s (%s)\n", c.ID, c.Proposal.Name)
-				}
-				return nil
-			})
-		},
-	}
+	f.sub("pending", "List candidates waiting for approval or evaluation", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
+		cs, err := in.Pending(ctx)
+		return each(a, f.json, cs, err, func(c *evolution.Candidate) { print(c, false) })
+	})
+	f.sub("show ID", "Show one candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		c, err := in.Candidate(ctx, args[0])
+		return one(a, f.json, c, err, func(c *evolution.Candidate) { print(c, true) })
+	})
+	f.sub("approve ID", "Publish a pending candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		c, err := in.Approve(ctx, args[0], who())
+		return one(a, f.json, c, err, func(c *evolution.Candidate) {
+			fmt.Fprintf(a.stdout, "published %s revision %d to %s\n", c.Proposal.Name, c.Revision, c.Dir)
+		})
+	})
+	reject := f.sub("reject ID [--reason TEXT]", "Reject a pending candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		c, err := in.Reject(ctx, args[0], who(), f.reason)
+		return one(a, f.json, c, err, func(c *evolution.Candidate) {
+			fmt.Fprintf(a.stdout, "rejected %s (%s)\n", c.ID, c.Proposal.Name)
+		})
+	})
 	reject.Flags().StringVar(&f.reason, "reason", "", "why")
-	cmd.AddCommand(pending, show, approve, reject)
 	return cmd
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
 	"io"
 	"time"
@@ -12,27 +12,9 @@ import (
 	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
-type storeCmdFlags struct {
-	storeFlags
-	json bool
-}
-
-// pebbleDir is the Pebble directory check and repair work on: the
-// selected store, which must be one.
-func (f storeCmdFlags) pebbleDir() (string, error) {
-	t, err := f.target()
-	if err != nil {
-		return "", err
-	}
-	if kind, _ := dial.Parse(t); kind != dial.Pebble {
-		return "", usageErr(fmt.Errorf("store check and repair work on a Pebble directory, not %s: PostgreSQL checks its own pages (spec/storage.md)", dial.Display(t)))
-	}
-	return t, nil
-}
-
 func newStoreCmd(a *app) *cobra.Command {
-	var f storeCmdFlags
-	cmd := &cobra.Command{
+	var g storeCmd
+	cmd := g.bind(&cobra.Command{
 		Use:   "store check|repair",
 		Short: "Check and repair the local store",
 		Long: `Store checks the Pebble store agentc run and agentc serve write (the
@@ -53,71 +35,61 @@ data directory --data, $AGENTC_DATA, ./.agentc) while no process holds it.
 Exit status: 0 when the store is sound (after repair, for repair), 1 when
 problems remain or the store cannot be read, 2 on usage errors.
 See spec/storage.md, "Durability".`,
-	}
-	pf := cmd.PersistentFlags()
-	f.storeFlags.add(pf)
-	pf.BoolVar(&f.json, "json", false, "print JSON")
-	check := &cobra.Command{
-		Use:   "check [--data DIR]",
-		Short: "Verify the store without changing it",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := f.pebbleDir()
+	}, false)
+	// Check and repair work on the selected store, which must be a Pebble
+	// directory; a report with problems left exits 1.
+	pebbleCmd := func(use, short string, run func(ctx context.Context, dir string) (*pebble.Report, error)) {
+		cmd.AddCommand(&cobra.Command{Use: use, Short: short, Args: cobra.NoArgs, RunE: func(cmd *cobra.Command, args []string) error {
+			dir, err := g.target()
 			if err != nil {
 				return err
 			}
-			rep, err := pebble.Check(cmd.Context(), dir)
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
+			if kind, _ := dial.Parse(dir); kind != dial.Pebble {
+				return usageErr(fmt.Errorf("store check and repair work on a Pebble directory, not %s: PostgreSQL checks its own pages (spec/storage.md)", dial.Display(dir)))
 			}
-			if f.json {
-				if err := json.NewEncoder(a.stdout).Encode(rep); err != nil {
-					return err
-				}
-			} else {
-				printReport(a.stdout, rep)
+			rep, err := run(cmd.Context(), dir)
+			if err != nil {
+				return failErr(err)
 			}
 			if !rep.OK() {
 				return failed
 			}
 			return nil
-		},
+		}})
 	}
-	repair := &cobra.Command{
-		Use:   "repair [--data DIR]",
-		Short: "Repair the store, keeping a copy of what it drops",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			dir, err := f.pebbleDir()
-			if err != nil {
-				return err
+	pebbleCmd("check [--data DIR]", "Verify the store without changing it", func(ctx context.Context, dir string) (*pebble.Report, error) {
+		rep, err := pebble.Check(ctx, dir)
+		if err != nil {
+			return nil, err
+		}
+		if g.json {
+			return rep, a.printJSON(rep)
+		}
+		printReport(a.stdout, rep)
+		return rep, nil
+	})
+	pebbleCmd("repair [--data DIR]", "Repair the store, keeping a copy of what it drops", func(ctx context.Context, dir string) (*pebble.Report, error) {
+		res, err := pebble.Repair(ctx, dir, time.Now())
+		if res == nil {
+			return nil, err
+		}
+		if g.json {
+			if jerr := a.printJSON(res); jerr != nil {
+				return nil, jerr
 			}
-			res, err := pebble.Repair(cmd.Context(), dir, time.Now())
-			if f.json && res != nil {
-				if jerr := json.NewEncoder(a.stdout).Encode(res); jerr != nil {
-					return jerr
-				}
-			} else if res != nil {
-				if res.Backup != "" {
-					fmt.Fprintf(a.stdout, "copied the store's files to %s\n", res.Backup)
-				}
-				for _, act := range res.Actions {
-					fmt.Fprintln(a.stdout, act)
-				}
-				if err == nil {
-					printReport(a.stdout, res.Report)
-				}
-			}
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
-			if !res.Report.OK() {
-				return failed
-			}
-			return nil
-		},
-	}
-	cmd.AddCommand(check, repair)
+			return res.Report, err
+		}
+		if res.Backup != "" {
+			fmt.Fprintf(a.stdout, "copied the store's files to %s\n", res.Backup)
+		}
+		for _, act := range res.Actions {
+			fmt.Fprintln(a.stdout, act)
+		}
+		if err == nil {
+			printReport(a.stdout, res.Report)
+		}
+		return res.Report, err
+	})
 	return cmd
 }
 

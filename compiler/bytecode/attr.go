@@ -122,34 +122,11 @@ func (at Attr) Ref() (Ref, bool) {
 // RefName returns the declared name of the element r names; "" when r is
 // out of range or of no kind.
 func (p *Program) RefName(r Ref) string {
-	i := int(r.Index)
-	switch r.Kind {
-	case RefGraph:
-		if i < len(p.Graphs) {
-			return p.Graphs[i].Name
-		}
-	case RefAgent:
-		if i < len(p.Agents) {
-			return p.Agents[i].Name
-		}
-	case RefTool:
-		if i < len(p.Tools) {
-			return p.Tools[i].Name
-		}
-	case RefModel:
-		if i < len(p.Models) {
-			return p.Models[i].Name
-		}
-	case RefSkill:
-		if i < len(p.Skills) {
-			return p.Skills[i].Name
-		}
-	case RefPolicy:
-		if i < len(p.Policies) {
-			return p.Policies[i].Name
-		}
+	t, ok := p.refTable(r.Kind)
+	if !ok || int(r.Index) >= t.n {
+		return ""
 	}
-	return ""
+	return t.name(r.Index)
 }
 
 // RefNames returns the names of at's references of kind k, in order

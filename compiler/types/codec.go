@@ -529,83 +529,81 @@ func (d *decoder[T]) typ(depth int) *Type {
 		}
 		return OptionalOf(elem)
 	case KindEnum:
-		name := d.str("enum name")
-		n := d.count("enum", 1)
-		if d.err != nil {
-			return nil
-		}
-		lits := make([]string, n)
-		for i := range lits {
-			if lits[i] = d.str("enum literal"); d.err != nil {
-				return nil
-			}
-		}
-		t, err := NewEnum(name, lits)
-		if err != nil {
-			d.fail(start, "%v", err)
-			return nil
-		}
-		return t
+		return namedType(d, start, "enum", "enum", 1, func(lit *string) { *lit = d.str("enum literal") }, NewEnum)
 	case KindRecord:
-		name := d.str("record name")
-		n := d.count("record type", 3)
-		if d.err != nil {
-			return nil
-		}
-		fields := make([]Field, n)
-		for i := range fields {
-			f := &fields[i]
-			if f.Name = d.str("field name"); d.err != nil {
-				return nil
-			}
-			if d.off >= len(d.b) {
-				d.truncated("field flags")
-				return nil
-			}
-			flags := d.b[d.off]
-			if flags > 1 {
-				d.fail(d.off, "invalid field flags 0x%02x", flags)
-				return nil
-			}
-			d.off++
-			if f.Type = d.typ(depth + 1); d.err != nil {
-				return nil
-			}
-			if flags == 1 {
-				f.HasDefault = true
-				voff := d.off
-				v, n, err := DecodeValue(d.b[d.off:])
-				if err != nil {
-					var de *DecodeError
-					if errors.As(err, &de) {
-						d.fail(voff+de.Offset, "%s", de.Msg)
-					} else {
-						d.fail(voff, "%v", err)
-					}
-					return nil
-				}
-				d.off += n
-				// The default must already be in its converted form, or
-				// re-encoding the type would not reproduce the input.
-				c, err := Convert(v, f.Type)
-				if err != nil {
-					d.fail(voff, "default of field %q: %v", f.Name, err)
-					return nil
-				}
-				if enc, _ := AppendValue(nil, c); string(enc) != string(d.b[voff:d.off]) {
-					d.fail(voff, "default of field %q not in canonical form", f.Name)
-					return nil
-				}
-				f.Default = v
-			}
-		}
-		t, err := NewRecord(name, fields)
-		if err != nil {
-			d.fail(start, "%v", err)
-			return nil
-		}
-		return t
+		return namedType(d, start, "record", "record type", 3, func(f *Field) { d.field(f, depth) }, NewRecord)
 	}
 	d.fail(start, "unknown type kind 0x%02x", byte(k))
 	return nil
+}
+
+// namedType decodes the rest of an enum or record type: its name, the
+// count of its elements (each at least min bytes), each element by elem
+// (which fails through d.err), and the type build makes of them (an error
+// is reported at start).
+func namedType[T ~[]byte | ~string, E any](d *decoder[T], start int, what, counted string, min int, elem func(*E), build func(string, []E) (*Type, error)) *Type {
+	name := d.str(what + " name")
+	n := d.count(counted, min)
+	if d.err != nil {
+		return nil
+	}
+	elems := make([]E, n)
+	for i := range elems {
+		if elem(&elems[i]); d.err != nil {
+			return nil
+		}
+	}
+	t, err := build(name, elems)
+	if err != nil {
+		d.fail(start, "%v", err)
+		return nil
+	}
+	return t
+}
+
+// field decodes one field of a record type.
+func (d *decoder[T]) field(f *Field, depth int) {
+	if f.Name = d.str("field name"); d.err != nil {
+		return
+	}
+	if d.off >= len(d.b) {
+		d.truncated("field flags")
+		return
+	}
+	flags := d.b[d.off]
+	if flags > 1 {
+		d.fail(d.off, "invalid field flags 0x%02x", flags)
+		return
+	}
+	d.off++
+	if f.Type = d.typ(depth + 1); d.err != nil {
+		return
+	}
+	if flags == 1 {
+		f.HasDefault = true
+		voff := d.off
+		v, n, err := DecodeValue(d.b[d.off:])
+		if err != nil {
+			var de *DecodeError
+			if errors.As(err, &de) {
+				d.fail(voff+de.Offset, "%s", de.Msg)
+			} else {
+				d.fail(voff, "%v", err)
+			}
+			return
+		}
+		d.off += n
+		// The default must already be in its converted form, or
+		// re-encoding the type would not reproduce the input.
+		c, err := Convert(v, f.Type)
+		if err != nil {
+			d.fail(voff, "default of field %q: %v", f.Name, err)
+			return
+		}
+		if enc, _ := AppendValue(nil, c); string(enc) != string(d.b[voff:d.off]) {
+			d.fail(voff, "default of field %q not in canonical form", f.Name)
+			return
+		}
+		f.Default = v
+	}
 }

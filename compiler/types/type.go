@@ -39,7 +39,7 @@ const (
 	kindCount
 )
 
-var kindNames = [...]string{
+var kindNames = [kindCount]string{
 	KindInvalid:  "invalid",
 	KindNull:     "null",
 	KindString:   "string",
@@ -57,11 +57,14 @@ var kindNames = [...]string{
 	KindSecret:   "secret",
 }
 
-func (k Kind) String() string {
-	if k < kindCount {
-		return kindNames[k]
+func (k Kind) String() string { return enumName(k, kindNames[:], "kind") }
+
+// enumName is the name of k in names (indexed by k), else what(k).
+func enumName[K ~uint8](k K, names []string, what string) string {
+	if int(k) < len(names) {
+		return names[k]
 	}
-	return "kind(" + strconv.Itoa(int(k)) + ")"
+	return what + "(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Type is an immutable type. Build types with the constructors and the
@@ -219,23 +222,13 @@ func (t *Type) Elem() *Type {
 }
 
 // NumFields returns the number of fields of a record type, else 0.
-func (t *Type) NumFields() int {
-	if t == nil {
-		return 0
-	}
-	return len(t.fields)
-}
+func (t *Type) NumFields() int { return t.Shape().Len() }
 
 // Field returns the i'th field of a record type. i must be in range.
 func (t *Type) Field(i int) Field { return t.fields[i] }
 
 // FieldIndex returns the index of the named field of a record type, or -1.
-func (t *Type) FieldIndex(name string) int {
-	if t == nil {
-		return -1
-	}
-	return t.shape.Index(name)
-}
+func (t *Type) FieldIndex(name string) int { return t.Shape().Index(name) }
 
 // Shape returns the field-name shape shared by all values of a record type,
 // or nil for other kinds.

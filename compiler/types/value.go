@@ -33,7 +33,7 @@ const (
 	valKindCount
 )
 
-var valueKindNames = [...]string{
+var valueKindNames = [valKindCount]string{
 	ValNull:     "null",
 	ValBool:     "bool",
 	ValInt:      "int",
@@ -47,12 +47,7 @@ var valueKindNames = [...]string{
 	valShape:    "shape",
 }
 
-func (k ValueKind) String() string {
-	if k < valKindCount {
-		return valueKindNames[k]
-	}
-	return "valuekind(" + strconv.Itoa(int(k)) + ")"
-}
+func (k ValueKind) String() string { return enumName(k, valueKindNames[:], "valuekind") }
 
 // Value is an immutable tagged value, 24 bytes, passed by value.
 //

@@ -95,25 +95,10 @@ func (s *Server) declaredIn(root, self, name string) []string {
 func declNames(f *syntax.File) []string {
 	var out []string
 	for _, d := range f.Decls {
-		var id *syntax.Ident
-		switch x := d.(type) {
-		case *syntax.BlockDecl:
-			id = x.Name
-		case *syntax.TypeDecl:
-			id = x.Name
-		case *syntax.Tool:
-			id = x.Name
-		case *syntax.Skill:
-			id = x.Name
-		case *syntax.State:
-			id = x.Name
-		case *syntax.Agent:
-			id = x.Name
-		case *syntax.Graph:
-			id = x.Name
-		}
-		if id != nil {
-			out = append(out, id.Name)
+		if d, ok := d.(syntax.NamedDecl); ok {
+			if _, id := d.Declares(); id != nil {
+				out = append(out, id.Name)
+			}
 		}
 	}
 	return out

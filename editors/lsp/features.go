@@ -39,6 +39,13 @@ func (s *Server) formatting(p *documentFormattingParams) ([]TextEdit, error) {
 	return []TextEdit{{Range: Range{End: d.text.end()}, NewText: string(out)}}, nil
 }
 
+// declSymbols are the symbol kinds of the named declarations, by keyword
+// (a block declaration's is symbolObject).
+var declSymbols = map[string]int{
+	"type": symbolStruct, "tool": symbolFunction, "skill": symbolModule, "state": symbolStruct,
+	"agent": symbolClass, "graph": symbolClass,
+}
+
 // documentSymbols is the outline, from the syntax tree (so a file that
 // does not check still has one).
 func (s *Server) documentSymbols(p *documentSymbolParams) ([]DocumentSymbol, error) {
@@ -85,46 +92,36 @@ func (s *Server) documentSymbols(p *documentSymbolParams) ([]DocumentSymbol, err
 				lit, _ = x.Path.Literal()
 			}
 			ds = sym(lit, "import", symbolFile, x.Span(), x.Span())
-		case *syntax.BlockDecl:
-			n, sp := ident(x.Name)
-			ds = sym(n, x.Kind, symbolObject, x.Span(), sp)
-		case *syntax.TypeDecl:
-			n, sp := ident(x.Name)
-			ds = sym(n, "type", symbolStruct, x.Span(), sp)
-			if x.Record != nil {
-				ds.Children = fields(x.Record.Fields)
-			} else {
-				ds.Kind = symbolEnum
-			}
-		case *syntax.Tool:
-			n, sp := ident(x.Name)
-			ds = sym(n, "tool", symbolFunction, x.Span(), sp)
-		case *syntax.Skill:
-			n, sp := ident(x.Name)
-			ds = sym(n, "skill", symbolModule, x.Span(), sp)
-		case *syntax.State:
-			n, sp := ident(x.Name)
-			ds = sym(n, "state", symbolStruct, x.Span(), sp)
-			ds.Children = fields(x.Fields)
-		case *syntax.Agent:
-			n, sp := ident(x.Name)
-			kind := "agent"
-			if x.Kind != nil {
-				kind = "agent " + x.Kind.Name
-			}
-			ds = sym(n, kind, symbolClass, x.Span(), sp)
-		case *syntax.Graph:
-			n, sp := ident(x.Name)
-			ds = sym(n, "graph", symbolClass, x.Span(), sp)
-			for _, it := range x.Items {
-				if it == nil || it.Node == nil || it.Node.Name == nil {
-					continue
+		case syntax.NamedDecl:
+			keyword, id := x.Declares()
+			n, sp := ident(id)
+			ds = sym(n, keyword, declSymbols[keyword], x.Span(), sp)
+			switch x := x.(type) {
+			case *syntax.BlockDecl:
+				ds.Kind = symbolObject
+			case *syntax.TypeDecl:
+				if x.Record != nil {
+					ds.Children = fields(x.Record.Fields)
+				} else {
+					ds.Kind = symbolEnum
 				}
-				kind := "node"
-				if it.Node.Body != nil {
-					kind = nodeBodyKind(it.Node.Body)
+			case *syntax.State:
+				ds.Children = fields(x.Fields)
+			case *syntax.Agent:
+				if x.Kind != nil {
+					ds.Detail = "agent " + x.Kind.Name
 				}
-				ds.Children = append(ds.Children, sym(it.Node.Name.Name, kind, symbolMethod, it.Node.Span(), it.Node.Name.Span()))
+			case *syntax.Graph:
+				for _, it := range x.Items {
+					if it == nil || it.Node == nil || it.Node.Name == nil {
+						continue
+					}
+					kind := "node"
+					if it.Node.Body != nil {
+						kind = nodeBodyKind(it.Node.Body)
+					}
+					ds.Children = append(ds.Children, sym(it.Node.Name.Name, kind, symbolMethod, it.Node.Span(), it.Node.Name.Span()))
+				}
 			}
 		case *syntax.Serve:
 			ds = sym("serve", "serve", symbolInterface, x.Span(), x.Span())
@@ -191,12 +188,21 @@ func (s *Server) posOf(uri string, p Position) (*document, int, error) {
 	return d, d.text.offset(p), nil
 }
 
+// targetOf resolves a request's document and position to the byte offset
+// and the name there (nil when there is none).
+func (s *Server) targetOf(uri string, p Position) (*document, int, *target, error) {
+	d, off, err := s.posOf(uri, p)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	return d, off, targetAt(d.info, d.name, off), nil
+}
+
 func (s *Server) hover(p *textDocumentPositionParams) (*Hover, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, off, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		if sp, owner, f, ok := selectorAt(d.info, d.name, off); ok {
 			r := d.text.rangeOf(sp)
@@ -217,11 +223,10 @@ func (s *Server) hover(p *textDocumentPositionParams) (*Hover, error) {
 }
 
 func (s *Server) definition(p *textDocumentPositionParams) ([]Location, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil || !t.def.IsValid() {
 		return []Location{}, nil
 	}
@@ -257,12 +262,11 @@ func (s *Server) allOccurrences(root, id string) []diag.Span {
 }
 
 func (s *Server) references(p *referenceParams) ([]Location, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
 	out := []Location{}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		return out, nil
 	}
@@ -299,11 +303,10 @@ func renameable(t *target) error {
 }
 
 func (s *Server) prepareRename(p *textDocumentPositionParams) (*Range, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		return nil, nil
 	}
@@ -317,7 +320,7 @@ func (s *Server) prepareRename(p *textDocumentPositionParams) (*Range, error) {
 var identRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 func (s *Server) rename(p *renameParams) (*WorkspaceEdit, error) {
-	d, off, err := s.posOf(p.TextDocument.URI, p.Position)
+	d, _, t, err := s.targetOf(p.TextDocument.URI, p.Position)
 	if err != nil {
 		return nil, err
 	}
@@ -327,7 +330,6 @@ func (s *Server) rename(p *renameParams) (*WorkspaceEdit, error) {
 	if syntax.IsDeclKeyword(p.NewName) || p.NewName == "start" || p.NewName == "end" {
 		return nil, errorf(codeInvalidParams, "%q is a keyword", p.NewName)
 	}
-	t := targetAt(d.info, d.name, off)
 	if t == nil {
 		return nil, errorf(codeRequestFailed, "no name to rename here")
 	}

@@ -218,16 +218,7 @@ func describeNode(info *compiler.Info, n *compiler.Node, code, para func(string,
 		return
 	case compiler.NodeCall:
 		if c := n.Call; c != nil {
-			callee := ""
-			switch {
-			case c.Agent != nil:
-				callee = c.Agent.Name()
-			case c.Tool != nil:
-				callee = c.Tool.Name()
-			case c.Graph != nil:
-				callee = c.Graph.Name()
-			}
-			line += " = " + c.Kind + " " + callee
+			line += " = " + c.Kind + " " + c.Callee()
 		}
 	case compiler.NodeJoin:
 		if n.JoinAll {

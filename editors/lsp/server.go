@@ -205,6 +205,46 @@ func decode[T any](raw json.RawMessage) (*T, error) {
 	return v, nil
 }
 
+// A route decodes a method's params and calls its handler.
+type route func(s *Server, raw json.RawMessage) (any, error)
+
+// request routes a method to a handler of its decoded params.
+func request[P, R any](h func(*Server, *P) (R, error)) route {
+	return func(s *Server, raw json.RawMessage) (any, error) {
+		p, err := decode[P](raw)
+		if err != nil {
+			return nil, err
+		}
+		return h(s, p)
+	}
+}
+
+// notification routes a method to a handler that has no result.
+func notification[P any](h func(*Server, *P) error) route {
+	return request(func(s *Server, p *P) (any, error) { return nil, h(s, p) })
+}
+
+// syncRoutes are the notifications that keep the open documents; they and
+// featureRoutes, the language features, are served once initialized.
+var syncRoutes = map[string]route{
+	"textDocument/didOpen":   notification((*Server).didOpen),
+	"textDocument/didChange": notification((*Server).didChange),
+	"textDocument/didSave":   notification((*Server).didSave),
+	"textDocument/didClose":  notification((*Server).didClose),
+}
+
+var featureRoutes = map[string]route{
+	"textDocument/formatting":     request((*Server).formatting),
+	"textDocument/documentSymbol": request((*Server).documentSymbols),
+	"textDocument/hover":          request((*Server).hover),
+	"textDocument/definition":     request((*Server).definition),
+	"textDocument/references":     request((*Server).references),
+	"textDocument/completion":     request((*Server).completion),
+	"textDocument/prepareRename":  request((*Server).prepareRename),
+	"textDocument/rename":         request((*Server).rename),
+	"textDocument/codeAction":     request((*Server).codeActions),
+}
+
 // handle routes one request or notification.
 func (s *Server) handle(m *message) (any, error) {
 	switch m.Method {
@@ -232,85 +272,13 @@ func (s *Server) handle(m *message) (any, error) {
 	if s.shutdown && m.isRequest() {
 		return nil, errorf(codeInvalidRequest, "the server is shutting down")
 	}
+	if r, ok := syncRoutes[m.Method]; ok {
+		return r(s, m.Params)
+	}
+	if r, ok := featureRoutes[m.Method]; ok {
+		return r(s, m.Params)
+	}
 	switch m.Method {
-	case "textDocument/didOpen":
-		p, err := decode[didOpenParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return nil, s.didOpen(p)
-	case "textDocument/didChange":
-		p, err := decode[didChangeParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return nil, s.didChange(p)
-	case "textDocument/didSave":
-		p, err := decode[didSaveParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return nil, s.didSave(p)
-	case "textDocument/didClose":
-		p, err := decode[didCloseParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return nil, s.didClose(p)
-	case "textDocument/formatting":
-		p, err := decode[documentFormattingParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.formatting(p)
-	case "textDocument/documentSymbol":
-		p, err := decode[documentSymbolParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.documentSymbols(p)
-	case "textDocument/hover":
-		p, err := decode[textDocumentPositionParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.hover(p)
-	case "textDocument/definition":
-		p, err := decode[textDocumentPositionParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.definition(p)
-	case "textDocument/references":
-		p, err := decode[referenceParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.references(p)
-	case "textDocument/completion":
-		p, err := decode[textDocumentPositionParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.completion(p)
-	case "textDocument/prepareRename":
-		p, err := decode[textDocumentPositionParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.prepareRename(p)
-	case "textDocument/rename":
-		p, err := decode[renameParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.rename(p)
-	case "textDocument/codeAction":
-		p, err := decode[codeActionParams](m.Params)
-		if err != nil {
-			return nil, err
-		}
-		return s.codeActions(p)
 	case "workspace/didChangeWatchedFiles":
 		s.diskChanged()
 		return nil, nil
@@ -421,29 +389,36 @@ func (s *Server) didOpen(p *didOpenParams) error {
 }
 
 func (s *Server) didChange(p *didChangeParams) error {
-	d, err := s.doc(p.TextDocument.URI)
-	if err != nil {
-		return err
-	}
-	for _, c := range p.ContentChanges {
-		src, err := d.text.apply(c)
-		if err != nil {
-			return fmt.Errorf("change %s: %w", d.uri, err)
+	return s.update(p.TextDocument.URI, func(d *document) error {
+		for _, c := range p.ContentChanges {
+			src, err := d.text.apply(c)
+			if err != nil {
+				return fmt.Errorf("change %s: %w", d.uri, err)
+			}
+			d.text = newText(src)
 		}
-		d.text = newText(src)
-	}
-	d.version = p.TextDocument.Version
-	s.changed(d)
-	return nil
+		d.version = p.TextDocument.Version
+		return nil
+	})
 }
 
 func (s *Server) didSave(p *didSaveParams) error {
-	d, err := s.doc(p.TextDocument.URI)
+	return s.update(p.TextDocument.URI, func(d *document) error {
+		if p.Text != nil && *p.Text != string(d.text.src) {
+			d.text = newText([]byte(*p.Text))
+		}
+		return nil
+	})
+}
+
+// update applies f to the open document uri, then re-checks it (changed).
+func (s *Server) update(uri string, f func(d *document) error) error {
+	d, err := s.doc(uri)
 	if err != nil {
 		return err
 	}
-	if p.Text != nil && *p.Text != string(d.text.src) {
-		d.text = newText([]byte(*p.Text))
+	if err := f(d); err != nil {
+		return err
 	}
 	s.changed(d)
 	return nil

@@ -314,8 +314,7 @@ func (p *printer) postfix(e *syntax.Postfix) {
 }
 
 func (p *printer) primary(e syntax.Primary) {
-	if isNil(e) {
-		p.missing("operand")
+	if p.absent(e, "operand") {
 		return
 	}
 	switch e := e.(type) {

@@ -80,6 +80,15 @@ func (p *printer) fail(format string, args ...any) {
 // missing records a node the grammar requires but the tree lacks.
 func (p *printer) missing(what string) { p.fail("incomplete syntax tree: missing %s", what) }
 
+// absent reports a nil node n as the missing what.
+func (p *printer) absent(n syntax.Node, what string) bool {
+	if isNil(n) {
+		p.missing(what)
+		return true
+	}
+	return false
+}
+
 // ---- lines ----
 
 func (p *printer) hasContent() bool { return p.cur.raw || len(p.cur.text) > p.cur.indent }
@@ -738,8 +747,7 @@ func (p *printer) clauses(cs []*syntax.Clause) {
 }
 
 func (p *printer) nodeBody(b syntax.NodeBody) {
-	if isNil(b) {
-		p.missing("node body")
+	if p.absent(b, "node body") {
 		return
 	}
 	switch b := b.(type) {
@@ -780,8 +788,7 @@ func (p *printer) mapNode(m *syntax.MapNode) {
 		p.tok(start(m.Concurrency), m.Concurrency.Text)
 	}
 	p.sp()
-	if isNil(m.Body) {
-		p.missing("map body")
+	if p.absent(m.Body, "map body") {
 		return
 	}
 	if slices.Contains(m.Clauses, nil) {

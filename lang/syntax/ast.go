@@ -459,6 +459,23 @@ func (*Graph) decl()     {}
 func (*Serve) decl()     {}
 func (*Test) decl()      {}
 
+// NamedDecl is a declaration that puts a name in the program's namespace:
+// a block declaration (model, summary, …), type, tool, skill, state, agent
+// or graph.
+type NamedDecl interface {
+	Decl
+	// Declares returns the declaration's keyword and the name it declares.
+	Declares() (keyword string, name *Ident)
+}
+
+func (d *BlockDecl) Declares() (string, *Ident) { return d.Kind, d.Name }
+func (d *TypeDecl) Declares() (string, *Ident)  { return "type", d.Name }
+func (d *Tool) Declares() (string, *Ident)      { return "tool", d.Name }
+func (d *Skill) Declares() (string, *Ident)     { return "skill", d.Name }
+func (d *State) Declares() (string, *Ident)     { return "state", d.Name }
+func (d *Agent) Declares() (string, *Ident)     { return "agent", d.Name }
+func (d *Graph) Declares() (string, *Ident)     { return "graph", d.Name }
+
 func (*CallNode) nodeBody()      {}
 func (*SetNode) nodeBody()       {}
 func (*MapNode) nodeBody()       {}
