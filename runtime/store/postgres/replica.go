@@ -6,6 +6,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,6 +38,9 @@ func (s *Store) Follow(ctx context.Context, name string, fn func(payload string)
 	pause := 50 * time.Millisecond
 	for {
 		l, err := s.Listen(ctx, name)
+		if errors.Is(err, store.ErrClosed) {
+			return err
+		}
 		if err == nil {
 			pause = 50 * time.Millisecond
 			fn("")
@@ -51,9 +55,6 @@ func (s *Store) Follow(ctx context.Context, name string, fn func(payload string)
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if s.isClosed() {
-			return store.ErrClosed
-		}
 		t := time.NewTimer(pause)
 		select {
 		case <-ctx.Done():
@@ -65,22 +66,14 @@ func (s *Store) Follow(ctx context.Context, name string, fn func(payload string)
 	}
 }
 
-// isClosed reports whether Close was called.
-func (s *Store) isClosed() bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.closed
-}
-
 // GetLeases returns the leases of keys as they are stored (held or not: the
 // caller compares Expires with its clock); a key without a lease row is
-// missing from the map. One statement, no lock.
+// missing from the map. One statement, no lock. (After Close it fails with
+// the closed pool's error.)
 func (s *Store) GetLeases(ctx context.Context, keys []string) (map[string]store.Lease, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	defer exit()
 	ks := make([][]byte, len(keys))
 	for i, k := range keys {
 		ks[i] = bs(k)
