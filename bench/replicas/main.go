@@ -138,13 +138,19 @@ func bench(pg string, ttl time.Duration, rounds, runs, clients, requests int) ([
 		return nil, err
 	}
 	defer os.RemoveAll(dir)
+	root, err := moduleRoot()
+	if err != nil {
+		return nil, err
+	}
 	bin := filepath.Join(dir, "agentc")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/agentc").CombinedOutput(); err != nil {
+	build := exec.Command("go", "build", "-o", bin, "./cmd/agentc")
+	build.Dir = root
+	if out, err := build.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("build agentc: %v\n%s", err, out)
 	}
-	takeover, err := os.ReadFile(takeoverFile)
+	takeover, err := os.ReadFile(filepath.Join(root, takeoverFile))
 	if err != nil {
-		return nil, fmt.Errorf("%w (run the harness from the module root)", err)
+		return nil, err
 	}
 	for name, src := range map[string]string{"takeover.agent": string(takeover), "tput.agent": tputSource} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
@@ -398,4 +404,23 @@ func bench(pg string, ttl time.Duration, rounds, runs, clients, requests int) ([
 		{Name: "throughput, 1 replica", Value: mean(one), Unit: "req/s", Note: fmt.Sprintf("%d clients, set-node run, fresh session each", clients)},
 		{Name: "throughput, 2 replicas", Value: mean(two), Unit: "req/s", Note: fmt.Sprintf("%.2f× one replica", mean(two)/mean(one))},
 	}, nil
+}
+
+// moduleRoot is the nearest folder holding go.mod, from the working
+// directory up.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		up := filepath.Dir(dir)
+		if up == dir {
+			return "", fmt.Errorf("no go.mod above the working directory: run the harness inside the module")
+		}
+		dir = up
+	}
 }
