@@ -428,11 +428,32 @@ func (a *activeRun) storeEndRun(ctx context.Context, events [][]byte, status sto
 // without run_finished, and the session's slot here is freed.
 func (a *activeRun) abandon() {
 	a.r.log.Warn("runtime: stopped driving a run whose lease another replica took", "run", a.id)
+	a.stopDriving(ErrLeaseLost.Error(), false)
+}
+
+// handOver ends the run goroutine of a run the Runner stopped at its Close
+// on a shared store: like abandon, nothing is written, but the lease is
+// released and the other replicas are told, so that one of them resumes
+// the run at once from its last committed step (spec/serve.md,
+// "Shutdown").
+func (a *activeRun) handOver() {
+	a.r.log.Info("runtime: handing a run over to another replica at shutdown", "run", a.id)
+	a.stopDriving("handed over to another replica at shutdown", true)
+}
+
+// stopDriving stops the run's keeper (releasing the lease and telling the
+// other replicas, when release), ends its span, unregisters it, frees the
+// session's slot and closes the caller's stream without a terminal event.
+func (a *activeRun) stopDriving(why string, release bool) {
 	if a.keeper != nil {
 		a.keeper.halt()
+		if release {
+			a.r.own.release(a.key)
+			a.r.own.notify("orphan", a.id)
+		}
 	}
 	if a.runSpan != nil {
-		info := &ErrorInfo{Kind: string(vm.KindCanceled), Message: ErrLeaseLost.Error()}
+		info := &ErrorInfo{Kind: string(vm.KindCanceled), Message: why}
 		a.endStep(info)
 		a.runSpan.End(&SpanEnd{Status: StatusCanceled, Err: info})
 	}
@@ -443,4 +464,19 @@ func (a *activeRun) abandon() {
 	a.r.mu.Unlock()
 	a.r.release(a.key, a.slot)
 	close(a.out)
+}
+
+// handingOver reports whether a, which ended canceled, was stopped by the
+// Runner's Close on a shared store (not by its caller or a Cancel): its
+// run is handed over instead of recorded canceled.
+func (a *activeRun) handingOver(status RunStatus) bool {
+	if a.keeper == nil || status != StatusCanceled || !a.r.handoff.Load() {
+		return false
+	}
+	select {
+	case <-a.callerDone:
+		return false // its client left: canceled, as without replicas
+	default:
+		return true
+	}
 }

@@ -285,6 +285,10 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		return
 	}
 	status, einfo := a.outcome(res, runErr)
+	if a.handingOver(status) {
+		a.handOver()
+		return
+	}
 	var step uint64
 	if res != nil {
 		step = res.Step

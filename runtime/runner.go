@@ -169,6 +169,7 @@ type Runner struct {
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 
 	own     *ownership                 // nil: the store is this process's alone
+	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
 	waiters map[string][]chan struct{} // by run id: closed when the run next records its end (Changed)
 }
 
@@ -431,7 +432,10 @@ func (r *Runner) Cancel(runID string) bool {
 
 // Close stops accepting invocations, waits for the active runs to end (when
 // ctx is done first, it cancels them, drops their undelivered events and
-// waits for them to record their end), then drains the post-run queue (when
+// waits for them to record their end — on a shared store (Replica), to hand
+// them over instead: each stops without recording an end, releases its
+// lease and tells the other replicas, one of which resumes it), then
+// drains the post-run queue (when
 // ctx is done, the hooks' context is canceled). It returns ctx's error if it
 // had to cancel anything. Close does not close the Store.
 func (r *Runner) Close(ctx context.Context) error {
@@ -450,6 +454,9 @@ func (r *Runner) Close(ctx context.Context) error {
 		case <-done:
 		case <-ctx.Done():
 			err = ctx.Err()
+			// On a shared store the runs stopped now are handed over to
+			// the other replicas rather than recorded canceled.
+			r.handoff.Store(r.own != nil)
 			r.stopRuns()
 			<-done
 		}

@@ -82,7 +82,8 @@ runs it drives through a lease (--lease-ttl, AGENTC_LEASE_TTL, default 10s)
 and takes over the runs of a replica that died within 2× the TTL.
 
 SIGINT or SIGTERM shuts down gracefully: no new runs, running ones get
---grace to finish and are then canceled (and stay resumable), the store is
+--grace to finish and are then canceled (and stay resumable; on PostgreSQL
+they are handed over to another replica, which resumes them), the store is
 closed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -46,7 +46,7 @@ const replicaTTL = 3 * time.Second
 
 // replicaBackend is a Backend over its own connection to the shared store
 // target, one replica with owner id owner.
-func replicaBackend(t *testing.T, target, owner string, clock *skewedClock, m runtime.Model) *server.Backend {
+func replicaBackend(t *testing.T, target, owner string, clock *skewedClock, m runtime.Model, ttl time.Duration) *server.Backend {
 	t.Helper()
 	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
 	prog := runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
@@ -55,7 +55,7 @@ func replicaBackend(t *testing.T, target, owner string, clock *skewedClock, m ru
 		t.Fatal(err)
 	}
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": m},
-		Clock: clock, Entropy: &runtimetest.Entropy{}, Replica: &runtime.Replica{Shared: st, Owner: owner, TTL: replicaTTL}})
+		Clock: clock, Entropy: &runtimetest.Entropy{}, Replica: &runtime.Replica{Shared: st, Owner: owner, TTL: ttl}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +75,9 @@ func replicaBackend(t *testing.T, target, owner string, clock *skewedClock, m ru
 func TestReplicasFollowCancelAndTakeOver(t *testing.T) {
 	target := pgtest.WithSchema(t, pgtest.URL(t))
 	mA := gatedModel{gate: make(chan struct{}), entered: make(chan struct{}, 8)}
-	a := replicaBackend(t, target, "A", &skewedClock{}, mA)
+	a := replicaBackend(t, target, "A", &skewedClock{}, mA, replicaTTL)
 	late := &skewedClock{}
-	b := replicaBackend(t, target, "B", late, quietModel{})
+	b := replicaBackend(t, target, "B", late, quietModel{}, replicaTTL)
 	ctx := context.Background()
 	key := store.SessionKey{App: "w", User: "u", Session: "s"}
 
@@ -147,6 +147,54 @@ func TestReplicasFollowCancelAndTakeOver(t *testing.T) {
 		}
 	}
 	evs, err := b.Sessions.Events(ctx, store.SessionKey{App: "w", User: "u", Session: "s2"}, session.EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+	if err != nil || len(evs) != 1 || evs[0].Status != runtime.StatusCompleted {
+		t.Fatalf("run ends in the ledger: %v %v", evs, err)
+	}
+}
+
+// TestReplicaHandsOverAtShutdown: a replica whose shutdown grace ran out
+// hands its runs over instead of recording them canceled; the other
+// replica, told at once, resumes and finishes them — long before its
+// periodic scan (TTL/2 = 30 s) or the lease's expiry would have.
+func TestReplicaHandsOverAtShutdown(t *testing.T) {
+	target := pgtest.WithSchema(t, pgtest.URL(t))
+	const ttl = time.Minute
+	mA := gatedModel{gate: make(chan struct{}), entered: make(chan struct{}, 8)}
+	a := replicaBackend(t, target, "A", &skewedClock{}, mA, ttl)
+	b := replicaBackend(t, target, "B", &skewedClock{}, quietModel{}, ttl)
+	ctx := context.Background()
+	tctx, stop := context.WithCancel(ctx)
+	defer stop()
+	took := make(chan []string, 4)
+	go b.TakeOver(tctx, func(resumed []string, err error) { took <- resumed })
+
+	run, err := a.Start(ctx, "test", runtime.Invocation{User: "u", Session: "s", Input: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-mA.entered
+	closed, cancel := context.WithCancel(ctx)
+	cancel() // no grace left
+	if err := a.Runner.Close(closed); err == nil {
+		t.Fatal("Close with no grace left stopped nothing")
+	}
+	for e := range run.Events {
+		if e.Kind == runtime.EventRunFinished {
+			t.Fatalf("the handed-over run reported an end on A: %+v", e)
+		}
+	}
+	select {
+	case got := <-took:
+		if len(got) != 1 || got[0] != run.ID {
+			t.Fatalf("B took over %v, want %s", got, run.ID)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("B was not told of the handed-over run")
+	}
+	if rec, err := b.AwaitEnd(ctx, "u", run.ID); err != nil || rec.Status != store.RunCompleted {
+		t.Fatalf("the handed-over run: %+v %v", rec, err)
+	}
+	evs, err := b.Sessions.Events(ctx, store.SessionKey{App: "w", User: "u", Session: "s"}, session.EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished, runtime.EventRunError}})
 	if err != nil || len(evs) != 1 || evs[0].Status != runtime.StatusCompleted {
 		t.Fatalf("run ends in the ledger: %v %v", evs, err)
 	}
