@@ -255,9 +255,9 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	}
 	env := cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_STORE="+target)
 	ttl := "--lease-ttl=" + replicaTTL.String()
-	srvA, addrA, _ := startServeFile(t, root, env, "replicas.agent", ttl, "--data", filepath.Join(root, "a"))
+	srvA, addrA, _ := startServeArgs(t, root, env, "replicas.agent", "--token", "tok=u", ttl, "--data", filepath.Join(root, "a"))
 	defer func() { _ = srvA.Process.Kill(); _ = srvA.Wait() }()
-	srvB, addrB, bannerB := startServeFile(t, root, env, "replicas.agent", ttl, "--data", filepath.Join(root, "b"))
+	srvB, addrB, bannerB := startServeArgs(t, root, env, "replicas.agent", "--token", "tok=u", ttl, "--data", filepath.Join(root, "b"))
 	defer func() { _ = srvB.Process.Kill(); _ = srvB.Wait() }()
 
 	const n = 20

@@ -76,6 +76,7 @@ func newRoot(a *app) *cobra.Command {
 		newArtifactsCmd(a),
 		newSkillsCmd(a),
 		newStoreCmd(a),
+		newPruneCmd(a),
 		newLSPCmd(a),
 	)
 	return root

@@ -19,6 +19,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/runtime/retention"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/ui"
 	"github.com/agentc/agentc/runtime/session"
@@ -194,6 +195,12 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		_ = l.Close()
 		closeRunner()
 		return &exitError{code: exitFail, err: err}
+	}
+	// Retention passes run until the runs have ended, before the store
+	// is closed (spec/serve.md, "Retention").
+	closers = append(closers, assemble.StartRetention(st, r.App(), set.Retention, clock.Now, logger, metrics))
+	if p := set.Retention.Policy(r.App()); !p.IsZero() && set.Retention.Interval > 0 {
+		names = append(names, "retention "+p.String()+" every "+retention.FormatAge(set.Retention.Interval))
 	}
 	// The last spans are flushed once the runs have ended, before the
 	// store is closed.

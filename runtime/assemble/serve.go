@@ -66,6 +66,9 @@ type ServeSettings struct {
 	// PushHosts are the hosts A2A push-notification webhooks may be on
 	// (AGENTC_ALLOW_HOSTS syntax); empty: push notifications are off.
 	PushHosts []string
+	// Retention is the retention: section of agentc.yaml; the server
+	// applies its app's policy (StartRetention).
+	Retention RetentionSettings
 	// UI mounts the run inspector (spec/inspector.md) at /ui/.
 	UI bool
 }
@@ -132,6 +135,9 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 		App:  pick("app", f.App, "AGENTC_APP", y.Serve.App, prog.AttrString(blockAttrs, "app", env), ""),
 	}
 	if s.Store, err = pickStore(f.Store, changed("store"), py.Store, s.Data, env); err != nil {
+		return s, err
+	}
+	if s.Retention, err = py.Retention.settings(); err != nil {
 		return s, err
 	}
 	// Tokens: the first source that gives any.

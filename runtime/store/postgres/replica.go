@@ -68,33 +68,31 @@ func (s *Store) Follow(ctx context.Context, name string, fn func(payload string)
 
 // GetLeases returns the leases of keys as they are stored (held or not: the
 // caller compares Expires with its clock); a key without a lease row is
-// missing from the map. One statement, no lock. (After Close it fails with
-// the closed pool's error.)
+// missing from the map. One statement, no lock.
 func (s *Store) GetLeases(ctx context.Context, keys []string) (map[string]store.Lease, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	ks := make([][]byte, len(keys))
-	for i, k := range keys {
-		ks[i] = bs(k)
-	}
-	rows, err := s.pool.Query(ctx, `SELECT key, owner, expires, token FROM leases WHERE key = ANY($1::bytea[])`, ks)
-	if err != nil {
-		return nil, fmt.Errorf("get leases: %w", err)
-	}
-	defer rows.Close()
-	out := make(map[string]store.Lease, len(keys))
-	for rows.Next() {
-		var key, owner []byte
-		var expires time.Time
-		var token int64
-		if err := rows.Scan(&key, &owner, &expires, &token); err != nil {
+	return store.Op(ctx, &s.gate, nil, func() (map[string]store.Lease, error) {
+		ks := make([][]byte, len(keys))
+		for i, k := range keys {
+			ks[i] = bs(k)
+		}
+		rows, err := s.pool.Query(ctx, `SELECT key, owner, expires, token FROM leases WHERE key = ANY($1::bytea[])`, ks)
+		if err != nil {
 			return nil, fmt.Errorf("get leases: %w", err)
 		}
-		out[string(key)] = store.Lease{Key: string(key), Owner: string(owner), Expires: utc(expires), Token: uint64(token)}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("get leases: %w", err)
-	}
-	return out, nil
+		defer rows.Close()
+		out := make(map[string]store.Lease, len(keys))
+		for rows.Next() {
+			var key, owner []byte
+			var expires time.Time
+			var token int64
+			if err := rows.Scan(&key, &owner, &expires, &token); err != nil {
+				return nil, fmt.Errorf("get leases: %w", err)
+			}
+			out[string(key)] = store.Lease{Key: string(key), Owner: string(owner), Expires: utc(expires), Token: uint64(token)}
+		}
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("get leases: %w", err)
+		}
+		return out, nil
+	})
 }
