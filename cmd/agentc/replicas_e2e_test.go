@@ -221,6 +221,75 @@ func readSSE(req *http.Request, acked func(first string)) outcome {
 	return o
 }
 
+// replicasProject is a project folder holding replicas.agent, whose tools
+// call the test server tools, and the environment to run agentc in it
+// (with more, e.g. the store).
+func replicasProject(t *testing.T, tools *httptest.Server, more ...string) (root string, env []string) {
+	t.Helper()
+	src, err := os.ReadFile(replicasAgent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root = newProject(t, "replicas.agent", string(src))
+	return root, cleanEnv(append([]string{"MARK_URL=" + tools.URL, "AGENTC_ALLOW_HOSTS=" + tools.Listener.Addr().String()}, more...)...)
+}
+
+// replicasOutput is the output of an uninterrupted run of replicasAgent.
+const replicasOutput = `["marked","slowed"]`
+
+// checkLedgers reads each call's session ledger from the store of app and
+// checks it holds a gapless sequence and, per kind, node and status, the
+// counts want gives for the call (nil: an uninterrupted run's — each node
+// finished once, one completed end with replicasOutput). It returns each
+// session's run, from its run_finished.
+func checkLedgers(t *testing.T, root string, env []string, app string, calls []replicaCall, want func(replicaCall) map[string]int) map[string]string {
+	t.Helper()
+	runOf := map[string]string{}
+	for _, c := range calls {
+		r := runAgentc(t, root, env, "sessions", "events", c.session, "--app", app, "--user", "u", "--json")
+		if r.code != 0 {
+			t.Fatalf("sessions events %s: exit %d\n%s%s", c.session, r.code, r.stdout, r.stderr)
+		}
+		wants := want(c)
+		uninterrupted := wants == nil
+		if uninterrupted {
+			wants = map[string]int{"node_finished a": 1, "node_finished b": 1, "run_finished completed": 1, "run_finished ": 0, "tool_result a": 1}
+		}
+		count := map[string]int{}
+		var seqs []int
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var e struct {
+				Kind, Node, Status, Run string
+				Seq                     int
+				Output                  json.RawMessage
+			}
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("event %s: %v", line, err)
+			}
+			count[e.Kind+" "+e.Node+e.Status]++
+			seqs = append(seqs, e.Seq)
+			if e.Kind == "run_finished" {
+				runOf[c.session] = e.Run
+				if uninterrupted && string(e.Output) != replicasOutput {
+					t.Errorf("session %s ended with output %s, an uninterrupted run's is %s", c.session, e.Output, replicasOutput)
+				}
+			}
+		}
+		for k, want := range wants {
+			if count[k] != want {
+				t.Errorf("session %s: ledger has %d %q, want %d (all: %v)", c.session, count[k], k, want, count)
+			}
+		}
+		for i, s := range seqs {
+			if s != i+1 {
+				t.Errorf("session %s: ledger sequence %v has a gap or repeat at %d", c.session, seqs, i)
+				break
+			}
+		}
+	}
+	return runOf
+}
+
 // TestReplicasTakeOverAKilledReplica: two `agentc serve` replicas on one
 // PostgreSQL schema serve 20 sessions over AG-UI, A2A and OpenAI, each run
 // calling a side effect and then a slow tool; replica A is SIGKILLed while
@@ -242,18 +311,7 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	open := func() { releaseOnce.Do(func() { close(fx.release) }) }
 	defer open()
 
-	root := t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile(replicasAgent)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "replicas.agent"), src, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_STORE="+target)
+	root, env := replicasProject(t, tools, "AGENTC_STORE="+target)
 	ttl := "--lease-ttl=" + replicaTTL.String()
 	srvA, addrA, _ := startServeArgs(t, root, env, "replicas.agent", "--token", "tok=u", ttl, "--data", filepath.Join(root, "a"))
 	defer func() { _ = srvA.Process.Kill(); _ = srvA.Wait() }()
@@ -344,7 +402,6 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	if sub := <-subscribed; len(sub.frames) < 2 || a2aState(sub.frames[len(sub.frames)-1]) != "TASK_STATE_COMPLETED" {
 		t.Errorf("SubscribeToTask on B across the kill: %v %v", sub.frames, sub.err)
 	}
-	const output = `["marked","slowed"]`
 	for i, o := range results[:n] {
 		if !o.completed(calls[i].proto, "slowed") {
 			t.Errorf("session %s (%s, first sent to %s): status %d, err %v, frames %v", calls[i].session, calls[i].proto,
@@ -353,48 +410,12 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	}
 
 	// The ledgers, read from the store.
-	runOf := map[string]string{}
-	for _, c := range calls {
-		r := runAgentc(t, root, env, "sessions", "events", c.session, "--app", "replicas", "--user", "u", "--json")
-		if r.code != 0 {
-			t.Fatalf("sessions events %s: exit %d\n%s%s", c.session, r.code, r.stdout, r.stderr)
-		}
-		count := map[string]int{}
-		var seqs []int
-		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
-			var e struct {
-				Kind, Node, Status, Run string
-				Seq                     int
-				Output                  json.RawMessage
-			}
-			if err := json.Unmarshal([]byte(line), &e); err != nil {
-				t.Fatalf("event %s: %v", line, err)
-			}
-			count[e.Kind+" "+e.Node+e.Status]++
-			seqs = append(seqs, e.Seq)
-			if e.Kind == "run_finished" {
-				runOf[c.session] = e.Run
-				if c.i < n && string(e.Output) != output {
-					t.Errorf("session %s ended with output %s, an uninterrupted run's is %s", c.session, e.Output, output)
-				}
-			}
-		}
-		want := map[string]int{"node_finished a": 1, "node_finished b": 1, "run_finished completed": 1, "run_finished ": 0, "tool_result a": 1}
+	runOf := checkLedgers(t, root, env, "replicas", calls, func(c replicaCall) map[string]int {
 		if c.i == n {
-			want = map[string]int{"node_finished a": 1, "node_finished b": 0, "run_finished canceled": 1, "run_finished completed": 0, "tool_result a": 1}
+			return map[string]int{"node_finished a": 1, "node_finished b": 0, "run_finished canceled": 1, "run_finished completed": 0, "tool_result a": 1}
 		}
-		for k, want := range want {
-			if count[k] != want {
-				t.Errorf("session %s: ledger has %d %q, want %d (all: %v)", c.session, count[k], k, want, count)
-			}
-		}
-		for i, s := range seqs {
-			if s != i+1 {
-				t.Errorf("session %s: ledger sequence %v has a gap or repeat at %d", c.session, seqs, i)
-				break
-			}
-		}
-	}
+		return nil
+	})
 
 	// Side effects once per run; A's runs resumed within the bound.
 	fx.mu.Lock()
