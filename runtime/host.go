@@ -178,7 +178,8 @@ type callCtx struct {
 	item    int    // map item index for events and call sites (the caller's inside a sub-run), or -1
 	step    uint64
 	attempt uint32
-	idem    string // idempotency key of the attempt ("" for read-only calls)
+	idem    string        // idempotency key of the attempt ("" for read-only calls)
+	resume  *vm.SubResume // a parked sub-run to continue (vm.CallRequest.Resume)
 }
 
 // mapIndex returns the item index for events (nil outside a map).
@@ -209,7 +210,7 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 		item = h.item
 	}
 	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
-		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey}
+		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume}
 	if obs := h.a.r.obs; obs != nil {
 		return h.observeCall(ctx, obs, c, req)
 	}
@@ -267,15 +268,27 @@ func (h *host) subRun(ctx context.Context, c *callCtx, gi int, opts vm.Options) 
 	opts.Workers = a.r.opts.VMWorkers
 	opts.MaxSteps = a.r.opts.MaxSteps
 	opts.Emit = func(e vm.Event) { child.onVM(c, graph, e) }
-	res, err := a.r.m.Run(ctx, gi, opts)
+	var res *vm.Result
+	var err error
+	if c.resume != nil && c.resume.From != nil {
+		// A parked sub-run woken by an answer continues from its snapshot.
+		res, err = a.r.m.Resume(ctx, gi, vm.ResumeInput{From: c.resume.From, Answers: c.resume.Answers}, opts)
+	} else {
+		res, err = a.r.m.Run(ctx, gi, opts)
+	}
 	if err != nil {
 		return types.Value{}, err
 	}
-	if res.Status != vm.StatusCompleted {
-		return types.Value{}, vm.NewError(vm.KindInternal, "%s stopped with status %s inside node %s: interrupts and decisions inside sub-graphs and agents are not supported yet",
-			graph, res.Status, c.node)
+	switch res.Status {
+	case vm.StatusCompleted:
+		return res.Output, nil
+	case vm.StatusInterrupted:
+		// The calling task parks; the interrupts are the parent's, by
+		// their path ids (spec/runner.md, "Interrupts in sub-runs").
+		return types.Value{}, &vm.Suspension{Snapshot: res.Snapshot, Interrupts: res.Interrupts}
 	}
-	return res.Output, nil
+	return types.Value{}, vm.NewError(vm.KindInternal, "%s stopped with status %s inside node %s: pending decisions inside sub-graphs and agents are not supported yet",
+		graph, res.Status, c.node)
 }
 
 // toolNode runs a tool node: the arguments become the tool's input record

@@ -64,7 +64,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: data})
 	}
 
-	waiting, err := r.pendingInterrupts(a.graph, latest.Interrupts)
+	waiting, err := r.pendingInterrupts(a.gi, latest.Interrupts)
 	if err != nil {
 		return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 	}
@@ -74,6 +74,11 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 			id = a.root + "/" + key
 		}
 		i := slices.IndexFunc(waiting, func(w waitingInterrupt) bool { return w.id == id })
+		if i < 0 && id == key {
+			// A path relative to the runnable ("fan/2/sub/approve").
+			id = a.root + "/" + key
+			i = slices.IndexFunc(waiting, func(w waitingInterrupt) bool { return w.id == id })
+		}
 		if i < 0 {
 			ids := make([]string, len(waiting))
 			for j, w := range waiting {
@@ -165,29 +170,16 @@ type waitingInterrupt struct {
 	typ *types.Type
 }
 
-// pendingInterrupts decodes a checkpoint's pending interrupts (spec/vm.md:
-// a list of {"id", "node", "prompt"} maps) with their resume types.
-func (r *Runner) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterrupt, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	v, n, err := types.DecodeValue(b)
+// pendingInterrupts decodes a checkpoint's pending interrupts, those of
+// parked sub-runs included (vm.DecodeInterrupts), with their resume types.
+func (r *Runner) pendingInterrupts(gi int, b []byte) ([]waitingInterrupt, error) {
+	ins, err := vm.DecodeInterrupts(r.prog, gi, b)
 	if err != nil {
 		return nil, err
 	}
-	if n != len(b) || v.Kind() != types.ValList {
-		return nil, errors.New("malformed record")
-	}
-	out := make([]waitingInterrupt, v.Len())
-	for i := range out {
-		x := v.Elem(i)
-		id, _ := x.MapGet("id")
-		node, _ := x.MapGet("node")
-		if id.Kind() != types.ValString || node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
-			g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
-			return nil, errors.New("malformed record")
-		}
-		out[i] = waitingInterrupt{id: id.Str(), typ: r.prog.Types[g.Nodes[node.Int()].Interrupt.Resume]}
+	out := make([]waitingInterrupt, len(ins))
+	for i, in := range ins {
+		out[i] = waitingInterrupt{id: in.ID, typ: vm.InterruptType(r.prog, in)}
 	}
 	return out, nil
 }

@@ -112,6 +112,7 @@ type Snapshot struct {
 	state    []types.Value
 	frontier []int32
 	waiting  []waitingInterrupt
+	parked   []*parkedNode
 	arrived  []bool
 	fired    []bool
 	loops    []uint32
@@ -127,7 +128,7 @@ func (s *Snapshot) Run() string { return s.run }
 func (r *run) snapshot() *Snapshot {
 	return &Snapshot{
 		graph: r.g.index, hash: r.m.hash, run: r.id, step: r.step,
-		state: r.state, frontier: r.frontier, waiting: r.waiting,
+		state: r.state, frontier: r.frontier, waiting: r.waiting, parked: r.parked,
 		arrived: r.arrived, fired: r.fired, loops: r.loops,
 	}
 }
@@ -141,7 +142,7 @@ func (r *run) commit(ctx context.Context, initial bool) error {
 	}
 	rec := &StepRecord{Run: r.id, Step: r.step, ProgramHash: r.m.hash, SchemaHash: r.g.schemaHash, Status: StatusRunning}
 	switch {
-	case len(r.waiting) > 0:
+	case r.isWaiting():
 		rec.Status = StatusInterrupted
 	case len(r.frontier) == 0:
 		rec.Status = StatusCompleted
@@ -227,40 +228,54 @@ func (r *run) encodeFrontier() ([]byte, error) {
 // encodeCounters encodes {"arrived": [slot...], "fired": [join...],
 // "loops": [slot, count, ...]}, nil when every counter is zero.
 func (r *run) encodeCounters() ([]byte, error) {
-	var arrived, fired, loops []types.Value
-	for i, b := range r.arrived {
-		if b {
-			arrived = append(arrived, types.MakeInt(int64(i)))
-		}
-	}
-	for i, b := range r.fired {
-		if b {
-			fired = append(fired, types.MakeInt(int64(i)))
-		}
-	}
-	for _, i := range r.g.bounded {
-		if c := r.loops[i]; c > 0 {
-			loops = append(loops, types.MakeInt(int64(i)), types.MakeInt(int64(c)))
-		}
-	}
-	if arrived == nil && fired == nil && loops == nil {
-		return nil, nil
-	}
-	m, err := types.MakeMap([]string{"arrived", "fired", "loops"},
-		[]types.Value{types.MakeList(arrived), types.MakeList(fired), types.MakeList(loops)})
-	if err != nil {
+	m, err := encodeCountersOf(r.arrived, r.fired, r.loops)
+	if err != nil || m.IsNull() {
 		return nil, err
 	}
 	return types.AppendValue(nil, m)
 }
 
+// encodeCountersOf is the counters' value, null when every counter is zero.
+func encodeCountersOf(arrivedB, firedB []bool, loopsN []uint32) (types.Value, error) {
+	var arrived, fired, loops []types.Value
+	for i, b := range arrivedB {
+		if b {
+			arrived = append(arrived, types.MakeInt(int64(i)))
+		}
+	}
+	for i, b := range firedB {
+		if b {
+			fired = append(fired, types.MakeInt(int64(i)))
+		}
+	}
+	for i, c := range loopsN {
+		if c > 0 {
+			loops = append(loops, types.MakeInt(int64(i)), types.MakeInt(int64(c)))
+		}
+	}
+	if arrived == nil && fired == nil && loops == nil {
+		return types.Value{}, nil
+	}
+	return types.MakeMap([]string{"arrived", "fired", "loops"},
+		[]types.Value{types.MakeList(arrived), types.MakeList(fired), types.MakeList(loops)})
+}
+
 // encodeInterrupts encodes the pending interrupts as a list of
-// {"id", "node", "prompt"} maps, nil when none.
+// {"id", "node", "prompt"} maps, then the parked tasks (suspend.go), nil
+// when none.
 func (r *run) encodeInterrupts() ([]byte, error) {
-	if len(r.waiting) == 0 {
+	vals, err := r.interruptValues()
+	if err != nil || vals == nil {
+		return nil, err
+	}
+	return types.AppendValue(nil, types.MakeList(vals))
+}
+
+func (r *run) interruptValues() ([]types.Value, error) {
+	if !r.isWaiting() {
 		return nil, nil
 	}
-	vals := make([]types.Value, len(r.waiting))
+	vals := make([]types.Value, len(r.waiting), len(r.waiting)+len(r.parked))
 	for i, w := range r.waiting {
 		m, err := types.MakeMap([]string{"id", "node", "prompt"},
 			[]types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)})
@@ -269,7 +284,7 @@ func (r *run) encodeInterrupts() ([]byte, error) {
 		}
 		vals[i] = m
 	}
-	return types.AppendValue(nil, types.MakeList(vals))
+	return r.encodeParked(vals)
 }
 
 // pendingWrite encodes task t's outcome: [writes, journal] where writes is

@@ -58,6 +58,12 @@ type CallRequest struct {
 	// type, or its element type under `append`); nil when the result is
 	// discarded.
 	Result *types.Type
+
+	// Resume is set when the call's sub-run waited on interrupts (the host
+	// returned a *Suspension) and an answer woke it: the host continues
+	// the sub-run from Resume.From with Resume.Answers instead of starting
+	// it (spec/vm.md, "Suspended calls").
+	Resume *SubResume
 }
 
 // Clock is the VM's only source of time: per-attempt timeouts, retry

@@ -24,11 +24,12 @@ type JournalKind uint8
 
 // Journal entry kinds.
 const (
-	JournalInput  JournalKind = iota + 1 // Value: the initial fields that differ from the defaults, {"<field index>": value}
-	JournalCall                          // the result (Value) or error (Err) of Task's attempt; Final: no retry followed
-	JournalRandom                        // an entropy draw (Value: int) for Task's attempt
-	JournalClock                         // a clock read (Value: Unix nanoseconds) by Task
-	JournalResume                        // the value that resumed interrupt Task
+	JournalInput   JournalKind = iota + 1 // Value: the initial fields that differ from the defaults, {"<field index>": value}
+	JournalCall                           // the result (Value) or error (Err) of Task's attempt; Final: no retry followed
+	JournalRandom                         // an entropy draw (Value: int) for Task's attempt
+	JournalClock                          // a clock read (Value: Unix nanoseconds) by Task
+	JournalResume                         // the value that resumed interrupt Task
+	JournalSuspend                        // Task's call parked: its sub-run waits on interrupts (Value: their ids)
 	journalKindEnd
 )
 
@@ -97,7 +98,11 @@ type replayIndex struct {
 	randoms map[journalKey]uint64
 	clocks  map[journalKey]int64
 	resumes map[uint64][]JournalEntry
-	input   types.Value
+	// suspends are the parked calls; wakes the tasks with an entry in a
+	// step (a parked task runs again in a step that journaled it).
+	suspends map[journalKey]types.Value
+	wakes    map[uint64]map[string]bool
+	input    types.Value
 }
 
 type journalKey struct {
@@ -108,10 +113,12 @@ type journalKey struct {
 
 func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 	idx := &replayIndex{
-		calls:   map[journalKey]JournalEntry{},
-		randoms: map[journalKey]uint64{},
-		clocks:  map[journalKey]int64{},
-		resumes: map[uint64][]JournalEntry{},
+		calls:    map[journalKey]JournalEntry{},
+		randoms:  map[journalKey]uint64{},
+		clocks:   map[journalKey]int64{},
+		resumes:  map[uint64][]JournalEntry{},
+		suspends: map[journalKey]types.Value{},
+		wakes:    map[uint64]map[string]bool{},
 	}
 	for i, b := range entries {
 		e, err := DecodeJournalEntry(b)
@@ -130,6 +137,16 @@ func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 			idx.clocks[k] = e.Value.Int()
 		case JournalResume:
 			idx.resumes[e.Step] = append(idx.resumes[e.Step], e)
+		case JournalSuspend:
+			idx.suspends[k] = e.Value
+		}
+		if e.Kind == JournalCall || e.Kind == JournalSuspend {
+			w := idx.wakes[e.Step]
+			if w == nil {
+				w = map[string]bool{}
+				idx.wakes[e.Step] = w
+			}
+			w[e.Task] = true
 		}
 	}
 	return idx, nil
@@ -158,6 +175,37 @@ func (x *replayIndex) random(s uint64, task string, attempt uint32) uint64 {
 
 func (x *replayIndex) now(s uint64, task string) time.Time {
 	return time.Unix(0, x.clocks[journalKey{s, task, 0}])
+}
+
+// suspended returns the interrupts a parked call of the journal waited on.
+func (x *replayIndex) suspended(s uint64, task string, attempt uint32) ([]Interrupt, bool) {
+	v, ok := x.suspends[journalKey{s, task, attempt}]
+	if !ok {
+		return nil, false
+	}
+	its := make([]Interrupt, 0, v.Len()&^(v.Len()>>63))
+	for i := 0; i < v.Len(); i++ {
+		if id := v.Elem(i); id.Kind() == types.ValString {
+			its = append(its, Interrupt{ID: id.Str()})
+		}
+	}
+	return its, true
+}
+
+// replayWakes reports whether the journal runs a parked task in the next
+// step.
+func (r *run) replayWakes() bool {
+	if r.replay == nil {
+		return false
+	}
+	for _, p := range r.parked {
+		for _, t := range p.tasks {
+			if !t.done && r.replay.touches(r.step+1, t.id) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // replayAnswers feeds the resume values journaled for the next step.

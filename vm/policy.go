@@ -111,7 +111,7 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 	req := CallRequest{
 		Run: r.id, Step: s, Node: r.paths[t.node], NodeIndex: int(t.node), MapIndex: t.item,
 		Kind: nd.Call.Kind, Callee: nd.Call.Callee, Args: args,
-		Attempt: attempt, Effect: nd.Effect, Result: r.g.resultType[t.node],
+		Attempt: attempt, Effect: nd.Effect, Result: r.g.resultType[t.node], Resume: t.resume,
 	}
 	if nd.Effect == bytecode.EffectSideEffect && r.ckpt != nil && r.replay == nil {
 		return r.sideEffect(ctx, t, nd, req, s)
@@ -120,15 +120,36 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 		req.IdempotencyKey = IdempotencyKey(r.id, effectID(t.id, s), attempt)
 	}
 	if r.replay != nil {
+		if its, ok := r.replay.suspended(s, t.id, attempt); ok {
+			t.out = outcome{kind: outSuspend, susp: &Suspension{Interrupts: its}}
+			return types.Value{}, attemptResult{stop: true}
+		}
 		v, e, final := r.replay.call(ctx, s, t.id, attempt)
 		res := r.result(t, nd, v, e)
 		res.final = res.final || final
 		return v, res
 	}
 	v, err := r.invoke(ctx, nd, req)
+	if r.suspend(t, s, attempt, err) {
+		return types.Value{}, attemptResult{stop: true}
+	}
 	herr := r.hostError(t, nd, err)
 	r.journalCall(t, s, attempt, v, herr, false)
 	return v, r.result(t, nd, v, herr)
+}
+
+// suspend parks task t when the host reports that its sub-run waits on
+// interrupts (suspend.go), journaling the wait; it reports whether it did.
+func (r *run) suspend(t *task, s uint64, attempt uint32, err error) bool {
+	var sp *Suspension
+	if err == nil || !errors.As(err, &sp) || sp.Snapshot == nil || len(sp.Interrupts) == 0 {
+		return false
+	}
+	t.out = outcome{kind: outSuspend, susp: sp}
+	if r.journaling {
+		t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Attempt: attempt, Kind: JournalSuspend, Value: suspendValue(sp.Interrupts)})
+	}
+	return true
 }
 
 // hostError classifies a host error by the node's call kind (nil stays
@@ -358,6 +379,10 @@ func (r *run) sideEffect(ctx context.Context, t *task, nd *bytecode.Node, req Ca
 	}
 	req.IdempotencyKey = key
 	v, err := r.invoke(ctx, nd, req)
+	if r.suspend(t, s, req.Attempt, err) {
+		// The call continues when it is woken, under a new effect id.
+		return types.Value{}, attemptResult{stop: true}
+	}
 	herr := r.hostError(t, nd, err)
 	if herr != nil && ctx.Err() != nil {
 		// Canceled mid-call: whether the effect happened is unknown, so no

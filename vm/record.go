@@ -159,16 +159,19 @@ func DecodeFrontier(g *bytecode.Graph, b []byte) ([]int, error) {
 }
 
 // RecordedInterrupt is an interrupt a checkpoint waits on: its id
-// ("graph/node"), the index of its interrupt node in the graph, and its
-// prompt.
+// ("graph/node", or a path through parked sub-runs, "g/fan/2/sub/approve"),
+// the graph its interrupt node belongs to and the node's index there, and
+// its prompt.
 type RecordedInterrupt struct {
 	ID, Prompt string
+	Graph      int
 	Node       int
 }
 
-// DecodeInterrupts decodes a record's pending interrupts over graph g (nil
-// bytes: none).
-func DecodeInterrupts(g *bytecode.Graph, b []byte) ([]RecordedInterrupt, error) {
+// DecodeInterrupts decodes a record's pending interrupts over graph gi of p
+// (nil bytes: none), those of parked sub-runs included (spec/vm.md,
+// "Suspended calls").
+func DecodeInterrupts(p *bytecode.Program, gi int, b []byte) ([]RecordedInterrupt, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -176,18 +179,58 @@ func DecodeInterrupts(g *bytecode.Graph, b []byte) ([]RecordedInterrupt, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RecordedInterrupt, v.Len())
-	for i := range out {
+	return appendRecordedInterrupts(nil, p, gi, v, 0)
+}
+
+// InterruptType is the resume type of recorded interrupt in (nil when the
+// record does not name an interrupt node of p).
+func InterruptType(p *bytecode.Program, in RecordedInterrupt) *types.Type {
+	if in.Graph < 0 || in.Graph >= len(p.Graphs) {
+		return nil
+	}
+	g := &p.Graphs[in.Graph]
+	if in.Node < 0 || in.Node >= len(g.Nodes) || g.Nodes[in.Node].Kind != bytecode.NodeInterrupt {
+		return nil
+	}
+	if r := g.Nodes[in.Node].Interrupt.Resume; int(r) < len(p.Types) {
+		return p.Types[r]
+	}
+	return nil
+}
+
+func appendRecordedInterrupts(out []RecordedInterrupt, p *bytecode.Program, gi int, v types.Value, depth int) ([]RecordedInterrupt, error) {
+	if gi < 0 || gi >= len(p.Graphs) || depth > 64 || v.Kind() != types.ValList {
+		return nil, errMalformed
+	}
+	g := &p.Graphs[gi]
+	for i := 0; i < v.Len(); i++ {
 		x := v.Elem(i)
 		id, _ := x.MapGet("id")
 		node, _ := x.MapGet("node")
-		prompt, _ := x.MapGet("prompt")
-		if x.Kind() != types.ValMap || id.Kind() != types.ValString || prompt.Kind() != types.ValString ||
-			node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
-			g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+		if x.Kind() != types.ValMap || id.Kind() != types.ValString ||
+			node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) {
 			return nil, errMalformed
 		}
-		out[i] = RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Node: int(node.Int())}
+		if _, done := x.MapGet("done"); done {
+			continue
+		}
+		if sub, ok := x.MapGet("sub"); ok {
+			sg, _ := sub.MapGet("graph")
+			its, _ := sub.MapGet("interrupts")
+			if sub.Kind() != types.ValMap || sg.Kind() != types.ValInt || sg.Int() < 0 || sg.Int() >= int64(len(p.Graphs)) {
+				return nil, errMalformed
+			}
+			var err error
+			if out, err = appendRecordedInterrupts(out, p, int(sg.Int()), its, depth+1); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		prompt, _ := x.MapGet("prompt")
+		if prompt.Kind() != types.ValString || g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+			return nil, errMalformed
+		}
+		out = append(out, RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Graph: gi, Node: int(node.Int())})
 	}
 	return out, nil
 }
@@ -224,7 +267,7 @@ func StateAt(p *bytecode.Program, gi int, chain []StepRecord) (*ChainState, erro
 	if cs.Frontier, err = DecodeFrontier(g, last.Frontier); err != nil {
 		return nil, fmt.Errorf("vm: %w", chainError(last, "frontier", err))
 	}
-	if cs.Interrupts, err = DecodeInterrupts(g, last.Interrupts); err != nil {
+	if cs.Interrupts, err = DecodeInterrupts(p, gi, last.Interrupts); err != nil {
 		return nil, fmt.Errorf("vm: %w", chainError(last, "interrupts", err))
 	}
 	return cs, nil

@@ -53,12 +53,14 @@ type run struct {
 	step     uint64 // the last committed step
 	frontier []int32
 	waiting  []waitingInterrupt
-	arrived  []bool   // join arrivals, per join predecessor slot
-	fired    []bool   // per join: a `join any` fired in the current wave
-	loops    []uint32 // traversals per edge slot
+	parked   []*parkedNode // call nodes waiting on their sub-runs' interrupts (suspend.go), by node
+	arrived  []bool        // join arrivals, per join predecessor slot
+	fired    []bool        // per join: a `join any` fired in the current wave
+	loops    []uint32      // traversals per edge slot
 
 	// Resume inputs, consumed by the first step after a resume.
 	answers     map[int32]types.Value
+	subAnswers  map[string]map[string]types.Value // by parked task id: answers by interrupt id
 	decisions   map[string]Decision
 	restored    map[string]*restoredTask
 	resumedStep uint64
@@ -86,6 +88,7 @@ type run struct {
 	hostCtx    context.Context
 	hostCancel context.CancelFunc
 	newWait    []waitingInterrupt
+	newParked  []*parkedNode
 	parallel   bool
 }
 
@@ -122,7 +125,8 @@ type task struct {
 	local    types.Value
 	id       string
 	restored bool
-	args     int32 // a host task's arguments start at r.args[args]
+	args     int32      // a host task's arguments start at r.args[args]
+	resume   *SubResume // a parked task woken by an answer: continue its sub-run
 	out      outcome
 	journal  []JournalEntry // host results, draws and clock reads of this task, in order
 	into     [1]write       // the backing of out.writes for a call's result
@@ -137,6 +141,7 @@ const (
 	outInterrupt             // an interrupt node waits
 	outDecision              // a side effect needs a decision
 	outAbort                 // a storage call failed: the step is abandoned
+	outSuspend               // a call's sub-run waits on interrupts (susp)
 )
 
 type outcome struct {
@@ -146,6 +151,7 @@ type outcome struct {
 	abort    error
 	prompt   string
 	decision *PendingDecision
+	susp     *Suspension
 }
 
 // write is one field write of a node, before the reducer. For an append
@@ -174,11 +180,11 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		r.putScratch()
 	}()
 	for {
-		if len(r.waiting) > 0 && r.replay != nil && len(r.answers) == 0 {
+		if r.isWaiting() && r.replay != nil && len(r.answers) == 0 && len(r.subAnswers) == 0 {
 			r.replayAnswers()
 		}
 		switch {
-		case len(r.waiting) > 0 && len(r.answers) == 0 && len(r.restored) == 0:
+		case r.isWaiting() && len(r.answers) == 0 && len(r.subAnswers) == 0 && len(r.restored) == 0 && !r.replayWakes():
 			return r.finish(StatusInterrupted, nil)
 		case len(r.frontier) == 0:
 			return r.finish(StatusCompleted, nil)
@@ -261,10 +267,7 @@ func (r *run) finish(st Status, e *Error) (*Result, error) {
 		res.Output = r.stateMap()
 	}
 	if st == StatusInterrupted {
-		res.Interrupts = make([]Interrupt, len(r.waiting))
-		for i, w := range r.waiting {
-			res.Interrupts[i] = w.it
-		}
+		res.Interrupts = r.pendingInterrupts()
 		r.emit(Event{Kind: EventInterrupted, Step: r.step, Interrupts: res.Interrupts})
 	}
 	if st != StatusCompleted {
@@ -337,6 +340,7 @@ func (r *run) superstep(ctx context.Context) (*Result, error) {
 
 	// Merge in program order.
 	r.newWait = r.newWait[:0]
+	r.newParked = nil
 	for pi := range r.plans {
 		if e := r.merge(s, &r.plans[pi]); e != nil {
 			r.undoMerge()
@@ -369,9 +373,10 @@ func (r *run) superstep(ctx context.Context) (*Result, error) {
 		}
 	}
 	r.waiting, r.newWait = r.newWait, r.waiting
+	r.parked, r.newParked = r.newParked, nil
 	r.finishFrontier()
 	r.step = s
-	r.answers, r.restored, r.decisions = nil, nil, nil
+	r.answers, r.subAnswers, r.restored, r.decisions = nil, nil, nil, nil
 	if err := r.commit(ctx, false); err != nil {
 		return nil, err
 	}
@@ -391,6 +396,17 @@ func (r *run) plan(ctx context.Context, s uint64) {
 		nd := &r.g.g.Nodes[ni]
 		pl := nodePlan{node: ni, first: len(r.tasks)}
 		pi := int32(len(r.plans))
+		if pn := r.parkedNode(ni); pn != nil {
+			r.planParked(pn, pi, &pl)
+			if nd.Kind == bytecode.NodeMap && pl.n > 0 {
+				pl.ctx, pl.cancel = context.WithCancel(ctx)
+				if c := int(nd.Map.Concurrency); c > 0 && c < pl.n {
+					pl.sem = make(chan struct{}, c)
+				}
+			}
+			r.plans = append(r.plans, pl)
+			continue
+		}
 		if nd.Kind != bytecode.NodeMap {
 			r.addTask(ni, pi, -1, types.Value{}, r.paths[ni])
 			pl.n = 1
@@ -799,6 +815,11 @@ func (r *run) merge(s uint64, pl *nodePlan) *Error {
 		pl.state = planCaught
 		return nil
 	}
+	if slices.ContainsFunc(tasks, func(t task) bool { return t.out.kind == outSuspend }) {
+		r.park(pl, tasks)
+		pl.state = planWaiting
+		return nil
+	}
 	if nd.Kind == bytecode.NodeInterrupt && pl.n == 1 && tasks[0].out.kind == outInterrupt {
 		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.m.prog.Types[nd.Interrupt.Resume]}
 		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it})
@@ -945,6 +966,9 @@ func (r *run) push(n int32) {
 func (r *run) finishFrontier() {
 	for _, w := range r.waiting {
 		r.push(w.node)
+	}
+	for _, p := range r.parked {
+		r.push(p.node)
 	}
 	if !slices.IsSorted(r.next) {
 		slices.Sort(r.next)

@@ -36,10 +36,7 @@ func (in *Inspector) Checkpoints(ctx context.Context, id string) ([]Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	var g *bytecode.Graph
-	if gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable }); gi >= 0 {
-		g = &prog.Graphs[gi]
-	}
+	gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
 	cps, err := in.cfg.Store.ListCheckpoints(ctx, run.ID, store.CheckpointFilter{})
 	if err != nil {
 		return nil, err
@@ -68,22 +65,22 @@ func (in *Inspector) Checkpoints(ctx context.Context, id string) ([]Checkpoint, 
 		c := Checkpoint{Step: cp.Step, Kind: cp.Kind.String(), Nodes: nodes[cp.Step], Time: cp.Time.UTC(),
 			Bytes: len(cp.State) + len(cp.Frontier) + len(cp.Counters) + len(cp.Interrupts)}
 		if c.Nodes == nil {
-			c.Nodes = waitingOn(g, cp.Interrupts)
+			c.Nodes = waitingOn(prog, gi, cp.Interrupts)
 		}
 		out = append(out, c)
 	}
 	return out, nil
 }
 
-// waitingOn names the interrupt nodes a checkpoint of a run of graph g
+// waitingOn names the interrupt nodes a checkpoint of a run of graph gi
 // waits on ("approve(waiting)"): a step that only raised interrupts
 // finished no node.
-func waitingOn(g *bytecode.Graph, b []byte) []string {
+func waitingOn(prog *bytecode.Program, gi int, b []byte) []string {
 	out := []string{}
-	if g == nil {
+	if gi < 0 {
 		return out
 	}
-	ins, err := vm.DecodeInterrupts(g, b)
+	ins, err := vm.DecodeInterrupts(prog, gi, b)
 	if err != nil {
 		return out
 	}

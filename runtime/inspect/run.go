@@ -15,6 +15,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
 )
 
 // RunInfo is a run as a list shows it: where it belongs, where it stands,
@@ -248,14 +249,8 @@ func pendingInfos(prog *bytecode.Program, g *bytecode.Graph, pending []runtime.P
 
 // resumeType is the type that answers pending interrupt p of graph g (nil
 // when the record names no interrupt node of g).
-func resumeType(prog *bytecode.Program, g *bytecode.Graph, p runtime.PendingInterrupt) *types.Type {
-	if p.Node < 0 || p.Node >= len(g.Nodes) || g.Nodes[p.Node].Kind != bytecode.NodeInterrupt {
-		return nil
-	}
-	if r := g.Nodes[p.Node].Interrupt.Resume; int(r) < len(prog.Types) {
-		return prog.Types[r]
-	}
-	return nil
+func resumeType(prog *bytecode.Program, _ *bytecode.Graph, p runtime.PendingInterrupt) *types.Type {
+	return vm.InterruptType(prog, p)
 }
 
 // FieldError is one problem of a request's values: an answer (Field is the
