@@ -460,6 +460,34 @@ func TestSeveralInterruptsAnsweredByID(t *testing.T) {
 	}
 }
 
+// TestSubRunInterruptsAnsweredOneAtATime: interrupts inside a sub-graph
+// run by each item of a map are input-required with their path ids, and
+// are answered one at a time (issue 16 item 2).
+func TestSubRunInterruptsAnsweredOneAtATime(t *testing.T) {
+	e := newEnvWith(t, memory.New(), func(o *a2a.Options) { o.Runnable = "batch" })
+	task := get(t, e.ok("ana", "1.0", "SendMessage", msg1("check both", nil)), "task")
+	id := str(t, task, "id")
+	its := get(t, task, "status", "message", "parts", 1, "data", "interrupts").([]any)
+	if str(t, task, "status", "state") != "TASK_STATE_INPUT_REQUIRED" || len(its) != 2 ||
+		str(t, its[0], "id") != "batch/each/0/gate/check" || str(t, its[1], "id") != "batch/each/1/gate/check" ||
+		str(t, its[1], "prompt") != "Approve y?" || str(t, its[1], "schema", "type") != "boolean" {
+		t.Fatalf("two nested interrupts: %v", task)
+	}
+	one := func(key string, v any, n string) map[string]any {
+		return map[string]any{"message": map[string]any{"messageId": n, "role": "ROLE_USER", "taskId": id,
+			"parts": []any{map[string]any{"data": map[string]any{key: v}}}}}
+	}
+	task = get(t, e.ok("ana", "1.0", "SendMessage", one("batch/each/1/gate/check", true, "n-1")), "task")
+	its = get(t, task, "status", "message", "parts", 1, "data", "interrupts").([]any)
+	if str(t, task, "status", "state") != "TASK_STATE_INPUT_REQUIRED" || len(its) != 1 || str(t, its[0], "id") != "batch/each/0/gate/check" {
+		t.Fatalf("after one answer: %v", task)
+	}
+	done := get(t, e.ok("ana", "1.0", "SendMessage", msg1("false", map[string]any{"taskId": id})), "task")
+	if str(t, done, "status", "state") != "TASK_STATE_COMPLETED" || str(t, done, "artifacts", 0, "parts", 0, "text") != "x checked, y checked" {
+		t.Fatalf("after both answers: %v", done)
+	}
+}
+
 // waitState polls GetTask until the task is in state (the task's pump
 // records run_started a moment after the model is called), for at most
 // 5 s, and returns the last state seen.
