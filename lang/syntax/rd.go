@@ -767,7 +767,7 @@ func (p *rdParser) nodeDecl() *NodeDecl {
 // clauses parses Clause* ; ok is false on a fatal failure.
 func (p *rdParser) clauses() ([]*Clause, bool) { return many(p, nil, p.clause) }
 
-// NodeBody = CallNode | SetNode | MapNode | InterruptNode | JoinNode .
+// NodeBody = CallNode | SetNode | MapNode | InterruptNode | JoinNode | WaitNode .
 // The members start with distinct keywords.
 func (p *rdParser) nodeBody() NodeBody {
 	start := p.i
@@ -792,8 +792,12 @@ func (p *rdParser) nodeBody() NodeBody {
 		if n := p.joinNode(); n != nil {
 			return n
 		}
+	case "wait":
+		if n := p.waitNode(); n != nil {
+			return n
+		}
 	default:
-		p.want("a node body (llm, tool, agent, graph, set, map, interrupt or join)")
+		p.want("a node body (llm, tool, agent, graph, set, map, interrupt, join or wait)")
 		return nil
 	}
 	p.soft(start)
@@ -901,7 +905,22 @@ func (p *rdParser) joinNode() *JoinNode {
 	return n
 }
 
-// Clause = Retry | "timeout" Duration | "catch" "->" Ident | Cache | "into" Ident .
+// WaitNode = "wait" "until"? Expr .
+func (p *rdParser) waitNode() *WaitNode {
+	start := p.i
+	p.i++
+	until := p.lit("until")
+	e := p.expr()
+	if e == nil {
+		return nil
+	}
+	n := p.alloc.waitNode()
+	n.Until, n.For = until, e
+	p.span(&n.At, start)
+	return n
+}
+
+// Clause = Retry | "timeout" Duration ( "else" "->" Ident )? | "catch" "->" Ident | Cache | "into" Ident .
 // The alternatives start with distinct keywords.
 func (p *rdParser) clause() *Clause {
 	start := p.i
@@ -917,6 +936,15 @@ func (p *rdParser) clause() *Clause {
 		if d := p.durLit(); d != nil {
 			n = p.alloc.clause()
 			n.Timeout = d
+			opt := p.i
+			if p.lit("else") {
+				if p.lit("->") {
+					n.Else = p.ident()
+				}
+				if n.Else == nil && !p.soft(opt) {
+					return nil
+				}
+			}
 		}
 	case "catch":
 		p.i++
@@ -1954,6 +1982,7 @@ type rdAlloc struct {
 	intLits        slab[IntLit]
 	interruptNodes slab[InterruptNode]
 	joinNodes      slab[JoinNode]
+	waitNodes      slab[WaitNode]
 	listElems      slab[ListElem]
 	listLits       slab[ListLit]
 	literals       slab[Literal]
@@ -2016,6 +2045,7 @@ func (a *rdAlloc) importDecl() *Import           { return a.importDecls.get() }
 func (a *rdAlloc) intLit() *IntLit               { return a.intLits.get() }
 func (a *rdAlloc) interruptNode() *InterruptNode { return a.interruptNodes.get() }
 func (a *rdAlloc) joinNode() *JoinNode           { return a.joinNodes.get() }
+func (a *rdAlloc) waitNode() *WaitNode           { return a.waitNodes.get() }
 func (a *rdAlloc) listElem() *ListElem           { return a.listElems.get() }
 func (a *rdAlloc) listLit() *ListLit             { return a.listLits.get() }
 func (a *rdAlloc) literal() *Literal             { return a.literals.get() }
