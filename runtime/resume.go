@@ -95,12 +95,39 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		}
 		in.Answers[id] = v
 	}
-	if len(waiting) > 0 && len(in.Answers) == 0 && len(req.Decisions) == 0 {
-		ids := make([]string, len(waiting))
-		for j, w := range waiting {
-			ids[j] = w.id
+	if len(in.Answers) == 0 && len(req.Decisions) == 0 {
+		// Without values a waiting run resumes only to fire its due
+		// timers (timers.go).
+		waits, err := vm.DecodeWaits(r.prog, a.gi, latest.Interrupts)
+		if err != nil {
+			return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 		}
-		return fmt.Errorf("%w: run %s waits on %s; resume it with values", ErrInvalidResume, run.ID, strings.Join(ids, ", "))
+		now := r.clock.Now()
+		due, next := false, time.Time{}
+		for _, w := range waits {
+			if w.Due.IsZero() {
+				continue
+			}
+			due = due || !now.Before(w.Due)
+			if next.IsZero() || w.Due.Before(next) {
+				next = w.Due
+			}
+		}
+		switch {
+		case due:
+		case len(waiting) > 0:
+			ids := make([]string, len(waiting))
+			for j, w := range waiting {
+				ids[j] = w.id
+			}
+			msg := fmt.Sprintf("%s waits on %s; resume it with values", run.ID, strings.Join(ids, ", "))
+			if !next.IsZero() {
+				msg += " (or after its timer, due " + next.UTC().Format(time.RFC3339) + ")"
+			}
+			return fmt.Errorf("%w: run %s", ErrInvalidResume, msg)
+		case !next.IsZero():
+			return fmt.Errorf("%w: run %s waits until %s", ErrInvalidResume, run.ID, next.UTC().Format(time.RFC3339))
+		}
 	}
 	for id, d := range req.Decisions {
 		if d.Value != nil && !json.Valid(d.Value) {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -171,6 +172,7 @@ type Runner struct {
 	own     *ownership                 // nil: the store is this process's alone
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
 	waiters map[string][]chan struct{} // by run id: closed when the run next records its end (Changed)
+	timerCh chan time.Time             // RunTimers' wake-up, nil when it does not run (timers.go)
 }
 
 // NewRunner checks cfg and loads the program.

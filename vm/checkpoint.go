@@ -277,8 +277,15 @@ func (r *run) interruptValues() ([]types.Value, error) {
 	}
 	vals := make([]types.Value, len(r.waiting), len(r.waiting)+len(r.parked))
 	for i, w := range r.waiting {
-		m, err := types.MakeMap([]string{"id", "node", "prompt"},
-			[]types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)})
+		keys := []string{"id", "node", "prompt"}
+		xs := []types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)}
+		if w.wait {
+			keys, xs = keys[:2], xs[:2]
+		}
+		if !w.due.IsZero() {
+			keys, xs = append(keys, "due"), append(xs, types.MakeInt(w.due.UnixNano()))
+		}
+		m, err := types.MakeMap(keys, xs)
 		if err != nil {
 			return nil, err
 		}

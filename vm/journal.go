@@ -212,12 +212,20 @@ func (r *run) replayWakes() bool {
 func (r *run) replayAnswers() {
 	for _, e := range r.replay.resumes[r.step+1] {
 		for _, w := range r.waiting {
-			if w.it.ID == e.Task {
-				if r.answers == nil {
-					r.answers = map[int32]types.Value{}
-				}
-				r.answers[w.node] = e.Value
+			if w.it.ID != e.Task {
+				continue
 			}
+			if e.Err != nil || w.wait { // a timer that fired (timer.go)
+				if r.expired == nil {
+					r.expired = map[int32]bool{}
+				}
+				r.expired[w.node] = true
+				continue
+			}
+			if r.answers == nil {
+				r.answers = map[int32]types.Value{}
+			}
+			r.answers[w.node] = e.Value
 		}
 	}
 }

@@ -10,6 +10,8 @@ package vm
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -166,12 +168,22 @@ type RecordedInterrupt struct {
 	ID, Prompt string
 	Graph      int
 	Node       int
+	Due        time.Time // its timer (zero: none)
+	Wait       bool      // a wait node: a timer, not a question (DecodeInterrupts leaves it out)
 }
 
 // DecodeInterrupts decodes a record's pending interrupts over graph gi of p
 // (nil bytes: none), those of parked sub-runs included (spec/vm.md,
-// "Suspended calls").
+// "Suspended calls"). Wait nodes are left out (DecodeWaits has them).
 func DecodeInterrupts(p *bytecode.Program, gi int, b []byte) ([]RecordedInterrupt, error) {
+	all, err := DecodeWaits(p, gi, b)
+	return slices.DeleteFunc(all, func(in RecordedInterrupt) bool { return in.Wait }), err
+}
+
+// DecodeWaits decodes everything a record waits on: its interrupts and
+// wait nodes, those of parked sub-runs included. Due is set on the ones
+// with a timer.
+func DecodeWaits(p *bytecode.Program, gi int, b []byte) ([]RecordedInterrupt, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -226,11 +238,22 @@ func appendRecordedInterrupts(out []RecordedInterrupt, p *bytecode.Program, gi i
 			}
 			continue
 		}
+		due, err := decodeDue(x)
+		if err != nil {
+			return nil, err
+		}
+		if g.Nodes[node.Int()].Kind == bytecode.NodeWait {
+			if due.IsZero() {
+				return nil, errMalformed
+			}
+			out = append(out, RecordedInterrupt{ID: id.Str(), Graph: gi, Node: int(node.Int()), Due: due, Wait: true})
+			continue
+		}
 		prompt, _ := x.MapGet("prompt")
 		if prompt.Kind() != types.ValString || g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
 			return nil, errMalformed
 		}
-		out = append(out, RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Graph: gi, Node: int(node.Int())})
+		out = append(out, RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Graph: gi, Node: int(node.Int()), Due: due})
 	}
 	return out, nil
 }

@@ -114,6 +114,9 @@ func (r *run) takeAnswers(answers map[string]types.Value) error {
 				Message: fmt.Sprintf("no pending interrupt %s (pending: %s)", id, pending)}
 		}
 		w := r.waiting[i]
+		if w.wait {
+			return &Error{Kind: KindInvalidResume, Node: id, Message: id + " is a wait: it ends at its time, not with a value"}
+		}
 		c, err := types.Convert(v, w.it.Type)
 		if err != nil {
 			return &Error{Kind: KindInvalidResume, Node: id, Err: err,

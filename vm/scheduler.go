@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -61,6 +62,7 @@ type run struct {
 	// Resume inputs, consumed by the first step after a resume.
 	answers     map[int32]types.Value
 	subAnswers  map[string]map[string]types.Value // by parked task id: answers by interrupt id
+	expired     map[int32]bool                    // waiting nodes whose timer fired (timer.go)
 	decisions   map[string]Decision
 	restored    map[string]*restoredTask
 	resumedStep uint64
@@ -95,6 +97,8 @@ type run struct {
 type waitingInterrupt struct {
 	node int32
 	it   Interrupt
+	due  time.Time // its timer (zero: none)
+	wait bool      // a wait node (it has only ID and Node)
 }
 
 // nodePlan is one frontier node in one step.
@@ -142,6 +146,7 @@ const (
 	outDecision              // a side effect needs a decision
 	outAbort                 // a storage call failed: the step is abandoned
 	outSuspend               // a call's sub-run waits on interrupts (susp)
+	outWait                  // a wait node waits until due
 )
 
 type outcome struct {
@@ -152,6 +157,7 @@ type outcome struct {
 	prompt   string
 	decision *PendingDecision
 	susp     *Suspension
+	due      time.Time // outInterrupt with a timeout, outWait
 }
 
 // write is one field write of a node, before the reducer. For an append
@@ -180,11 +186,14 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		r.putScratch()
 	}()
 	for {
-		if r.isWaiting() && r.replay != nil && len(r.answers) == 0 && len(r.subAnswers) == 0 {
+		if r.isWaiting() && r.replay != nil && len(r.answers) == 0 && len(r.subAnswers) == 0 && len(r.expired) == 0 {
 			r.replayAnswers()
 		}
+		if r.isWaiting() && r.replay == nil {
+			r.fireDue()
+		}
 		switch {
-		case r.isWaiting() && len(r.answers) == 0 && len(r.subAnswers) == 0 && len(r.restored) == 0 && !r.replayWakes():
+		case r.isWaiting() && len(r.answers) == 0 && len(r.subAnswers) == 0 && len(r.expired) == 0 && len(r.restored) == 0 && !r.replayWakes():
 			return r.finish(StatusInterrupted, nil)
 		case len(r.frontier) == 0:
 			return r.finish(StatusCompleted, nil)
@@ -268,6 +277,7 @@ func (r *run) finish(st Status, e *Error) (*Result, error) {
 	}
 	if st == StatusInterrupted {
 		res.Interrupts = r.pendingInterrupts()
+		res.Timers = r.timers()
 		r.emit(Event{Kind: EventInterrupted, Step: r.step, Interrupts: res.Interrupts})
 	}
 	if st != StatusCompleted {
@@ -376,7 +386,7 @@ func (r *run) superstep(ctx context.Context) (*Result, error) {
 	r.parked, r.newParked = r.newParked, nil
 	r.finishFrontier()
 	r.step = s
-	r.answers, r.subAnswers, r.restored, r.decisions = nil, nil, nil, nil
+	r.answers, r.subAnswers, r.expired, r.restored, r.decisions = nil, nil, nil, nil, nil
 	if err := r.commit(ctx, false); err != nil {
 		return nil, err
 	}
@@ -681,9 +691,19 @@ func (r *run) runPure(ev *evaluator, t *task, s uint64) {
 			}
 			return
 		}
+		if r.expired[t.node] {
+			// Nobody answered in time: the timeout routes to the else
+			// target (the node's catch route).
+			e := &Error{Kind: KindTimeout, Message: "no answer within " + nd.Timeout.String(), Node: t.id}
+			t.out = outcome{kind: outFailed, err: e}
+			if r.journaling {
+				t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Kind: JournalResume, Err: e})
+			}
+			return
+		}
 		for _, w := range r.waiting {
 			if w.node == t.node {
-				t.out = outcome{kind: outInterrupt, prompt: w.it.Prompt}
+				t.out = outcome{kind: outInterrupt, prompt: w.it.Prompt, due: w.due}
 				return
 			}
 		}
@@ -698,6 +718,11 @@ func (r *run) runPure(ev *evaluator, t *task, s uint64) {
 			return
 		}
 		t.out = outcome{kind: outInterrupt, prompt: string(b)}
+		if nd.Timeout > 0 {
+			t.out.due = r.now(t, s).Add(nd.Timeout)
+		}
+	case bytecode.NodeWait:
+		r.runWait(ev, t, nd, s)
 	default: // join (start and end never run)
 		t.out = outcome{kind: outOK}
 	}
@@ -820,9 +845,15 @@ func (r *run) merge(s uint64, pl *nodePlan) *Error {
 		pl.state = planWaiting
 		return nil
 	}
+	if nd.Kind == bytecode.NodeWait && pl.n == 1 && tasks[0].out.kind == outWait {
+		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: Interrupt{ID: r.paths[ni], Node: nd.Name}, due: tasks[0].out.due, wait: true})
+		pl.state = planWaiting
+		return nil
+	}
 	if nd.Kind == bytecode.NodeInterrupt && pl.n == 1 && tasks[0].out.kind == outInterrupt {
-		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.m.prog.Types[nd.Interrupt.Resume]}
-		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it})
+		due := tasks[0].out.due
+		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.m.prog.Types[nd.Interrupt.Resume], Due: due}
+		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it, due: due})
 		pl.state = planWaiting
 		return nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -67,7 +68,9 @@ type parkedTask struct {
 func (r *run) pendingInterrupts() []Interrupt {
 	var out []Interrupt
 	for _, w := range r.waiting {
-		out = append(out, w.it)
+		if !w.wait {
+			out = append(out, w.it)
+		}
 	}
 	for _, p := range r.parked {
 		for _, t := range p.tasks {
@@ -252,12 +255,23 @@ func (m *Machine) decodeWaiting(gi int, run string, v types.Value, depth int) ([
 		sub, hasSub := x.MapGet("sub")
 		done, hasDone := x.MapGet("done")
 		if !hasSub && !hasDone {
+			due, err := decodeDue(x)
+			if err != nil {
+				return nil, nil, err
+			}
+			if nd.Kind == bytecode.NodeWait {
+				if due.IsZero() {
+					return nil, nil, errMalformed
+				}
+				waiting = append(waiting, waitingInterrupt{node: int32(node.Int()), it: Interrupt{ID: id.Str(), Node: nd.Name}, due: due, wait: true})
+				continue
+			}
 			prompt, _ := x.MapGet("prompt")
 			if nd.Kind != bytecode.NodeInterrupt || prompt.Kind() != types.ValString {
 				return nil, nil, errMalformed
 			}
-			waiting = append(waiting, waitingInterrupt{node: int32(node.Int()), it: Interrupt{
-				ID: id.Str(), Node: nd.Name, Prompt: prompt.Str(), Type: m.prog.Types[nd.Interrupt.Resume]}})
+			waiting = append(waiting, waitingInterrupt{node: int32(node.Int()), due: due, it: Interrupt{
+				ID: id.Str(), Node: nd.Name, Prompt: prompt.Str(), Type: m.prog.Types[nd.Interrupt.Resume], Due: due}})
 			continue
 		}
 		item, _ := x.MapGet("item")
@@ -291,6 +305,18 @@ func (m *Machine) decodeWaiting(gi int, run string, v types.Value, depth int) ([
 		p.tasks = append(p.tasks, pt)
 	}
 	return waiting, parked, nil
+}
+
+// decodeDue reads an entry's optional "due" (Unix nanoseconds).
+func decodeDue(x types.Value) (time.Time, error) {
+	d, ok := x.MapGet("due")
+	if !ok || d.IsNull() {
+		return time.Time{}, nil
+	}
+	if d.Kind() != types.ValInt || d.Int() <= 0 {
+		return time.Time{}, errMalformed
+	}
+	return time.Unix(0, d.Int()).UTC(), nil
 }
 
 func (m *Machine) decodeWrites(gi int, v types.Value) ([]write, error) {
