@@ -127,7 +127,8 @@ func (r *Runner) FireTimers(ctx context.Context) (time.Time, error) {
 
 // fire resumes run td without values and waits for it to end.
 func (r *Runner) fire(ctx context.Context, td timerDoc) error {
-	ch, err := r.Run(ctx, Invocation{User: td.User, Session: td.Session, Resume: &ResumeRequest{Run: td.Run}})
+	// The run is not canceled with the timer loop: Close stops it.
+	ch, err := r.Run(context.WithoutCancel(ctx), Invocation{User: td.User, Session: td.Session, Resume: &ResumeRequest{Run: td.Run}})
 	if err != nil {
 		return err
 	}
