@@ -24,16 +24,22 @@ import (
 // again, and merges all its items, in list order, once the last completes.
 
 // Suspension is the error a Host returns when the sub-run it ran for a call
-// stopped at interrupts: the task waits for them instead of failing.
+// stopped waiting (on interrupts, or timers): the task waits for them
+// instead of failing.
 type Suspension struct {
 	Snapshot   *Snapshot   // the sub-run's state (Result.Snapshot)
 	Interrupts []Interrupt // its pending interrupts, ids under the caller's path
 }
 
 func (s *Suspension) Error() string {
-	ids := make([]string, len(s.Interrupts))
-	for i, it := range s.Interrupts {
-		ids[i] = it.ID
+	var ids []string
+	for _, it := range s.Interrupts {
+		ids = append(ids, it.ID)
+	}
+	if s.Snapshot != nil {
+		for _, t := range s.Snapshot.timers() {
+			ids = append(ids, t.ID+" (until "+t.Due.UTC().Format(time.RFC3339)+")")
+		}
 	}
 	return "sub-run waits on " + strings.Join(ids, ", ")
 }
