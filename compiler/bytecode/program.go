@@ -13,7 +13,7 @@ import (
 // Format identification.
 const (
 	Magic         = "AGNTC"
-	FormatVersion = 1 // uint16 in the header; bump on any change to the encoding
+	FormatVersion = 2 // uint16 in the header; bump on any change to the encoding
 )
 
 // None marks an absent index in an optional (int32) reference field.
@@ -52,6 +52,12 @@ type Program struct {
 	Policies []Policy // summary, compaction, recall, memory, evolution blocks
 	Serve    *Serve   // the serve block, or nil
 	Tests    []Test   // test blocks
+
+	// Budgets holds, by ascending graph index, each runnable's declared
+	// budget and the compiler's bound (budget.go); ServeBudget is the serve
+	// block's budget, which applies to every run.
+	Budgets     []Budget
+	ServeBudget Limits
 }
 
 // Span is a compact source range: File indexes Program.Files; lines and
