@@ -325,6 +325,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
 			return nil, err
 		}
+		if err := ar.seedBudget(ctx); err != nil {
+			return nil, err
+		}
 		in.Resume = inv.Resume
 	} else {
 		ar.id = r.ids.nextWithPrefix("run_")

@@ -1,0 +1,160 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
+)
+
+// Budgets at run time (spec/runner.md, "Budgets"): a run's model calls
+// are admitted against its budget — the runnable's, tightened by the serve
+// block's — counted over the whole run (every invocation, sub-runs
+// included). A call is refused once the run has made model_calls calls or
+// used up tokens or cost; a call whose usage takes the run past tokens or
+// cost fails when it returns. Either way the node fails with
+// budget_exceeded, which a catch route may take and a retry never repeats.
+
+// runBudget is a run's budget and what its model calls have used (guarded
+// by activeRun.mu).
+type runBudget struct {
+	limits bytecode.Limits
+	used   RunUsage
+}
+
+// RunUsage is what a run's model calls used: their number, tokens and
+// cost (USD, priced models only).
+type RunUsage struct {
+	Calls uint64
+	Usage Usage
+	Cost  float64
+}
+
+// add counts one call's usage and cost (calls are counted when admitted).
+func (u *RunUsage) add(us Usage, cost *float64) {
+	u.Usage.PromptTokens += us.PromptTokens
+	u.Usage.CompletionTokens += us.CompletionTokens
+	if cost != nil {
+		u.Cost += *cost
+	}
+}
+
+func (u *RunUsage) tokens() uint64 {
+	return uint64(max(u.Usage.PromptTokens, 0)) + uint64(max(u.Usage.CompletionTokens, 0))
+}
+
+// LedgerRunUsage sums the model_response events of run in session key's
+// ledger: what the run's model calls used over all its invocations. The
+// ledger is the record of a run's usage (a run_finished event carries only
+// its invocation's totals, and an invocation cut off by a crash has none).
+func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey, run string) (RunUsage, error) {
+	var out RunUsage
+	entries, err := st.ListEvents(ctx, key, 0, 0)
+	if err != nil {
+		return out, fmt.Errorf("runtime: usage of run %s: %w", run, err)
+	}
+	for _, en := range entries {
+		if !MayBeHistory(en.Data) {
+			continue
+		}
+		e, err := DecodeEvent(en.Data)
+		if err != nil || e.Kind != EventModelResponse || e.Run != run {
+			continue
+		}
+		out.Calls++
+		if e.Usage != nil {
+			out.add(*e.Usage, e.Cost)
+		} else {
+			out.add(Usage{}, e.Cost)
+		}
+	}
+	return out, nil
+}
+
+// setBudget takes the budget of graph gi (the runnable) and the serve
+// block's.
+func (a *activeRun) setBudget(gi int) {
+	p := a.r.prog
+	l := p.ServeBudget
+	if b, ok := p.BudgetOf(gi); ok {
+		l = l.Min(b.Limits)
+	}
+	a.budget.limits = l
+}
+
+// seedBudget counts what a resumed run used before this invocation: its
+// model calls in the ledger, and those of the tasks restored from its
+// pending writes (not yet in the ledger).
+func (a *activeRun) seedBudget(ctx context.Context) error {
+	if a.budget.limits.IsZero() {
+		return nil
+	}
+	u, err := LedgerRunUsage(ctx, a.r.st, a.key, a.id)
+	if err != nil {
+		return err
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, te := range a.tasks {
+		if e := te.ev; e.Kind == EventModelResponse {
+			u.Calls++
+			if e.Usage != nil {
+				u.add(*e.Usage, e.Cost)
+			} else {
+				u.add(Usage{}, e.Cost)
+			}
+		}
+	}
+	a.budget.used = u
+	return nil
+}
+
+// admitCall admits one model call of agent against the run's budget and
+// counts it; it refuses one with budget_exceeded.
+func (a *activeRun) admitCall(agent string) error {
+	if a.budget.limits.IsZero() {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, u := &a.budget.limits, &a.budget.used
+	switch {
+	case l.ModelCalls > 0 && u.Calls >= l.ModelCalls:
+		return budgetError(agent, "the run has made its %d model calls (budget model_calls = %d)", u.Calls, l.ModelCalls)
+	case l.Tokens > 0 && u.tokens() >= l.Tokens:
+		return budgetError(agent, "the run has used %d tokens (budget tokens = %d)", u.tokens(), l.Tokens)
+	case l.Cost > 0 && u.Cost >= l.Cost:
+		return budgetError(agent, "the run has cost $%s (budget cost = %s)", fmtUSD(u.Cost), fmtUSD(l.Cost))
+	}
+	u.Calls++
+	return nil
+}
+
+// chargeCall adds a returned call's usage and cost to the run's; a call
+// that took the run past its tokens or cost fails with budget_exceeded
+// (its response is recorded, its answer not used).
+func (a *activeRun) chargeCall(agent string, us Usage, cost *float64) error {
+	if a.budget.limits.IsZero() {
+		return nil
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, u := &a.budget.limits, &a.budget.used
+	u.add(us, cost)
+	switch {
+	case l.Tokens > 0 && u.tokens() > l.Tokens:
+		return budgetError(agent, "the run has used %d tokens, past its budget of %d", u.tokens(), l.Tokens)
+	case l.Cost > 0 && u.Cost > l.Cost:
+		return budgetError(agent, "the run has cost $%s, past its budget of $%s", fmtUSD(u.Cost), fmtUSD(l.Cost))
+	}
+	return nil
+}
+
+func budgetError(agent, format string, args ...any) *vm.Error {
+	return vm.NewError(vm.KindBudget, "agent %s: %s", agent, fmt.Sprintf(format, args...))
+}
+
+func fmtUSD(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
