@@ -210,3 +210,39 @@ func TestBudgetCountsAcrossResume(t *testing.T) {
 		t.Errorf("LedgerRunUsage = %+v", u)
 	}
 }
+
+// A budget_exceeded inside a sub-run (a chain agent called by an agent
+// node) keeps its kind: the calling node's catch route takes it.
+func TestBudgetInsideComposition(t *testing.T) {
+	prog := runtimetest.CompileSource(t, "budget.agent", `
+model m { provider = openai, name = "x" }
+agent a llm { model = m, max_turns = 1 }
+agent b llm { model = m, max_turns = 1 }
+agent pair chain { agents = [a, b] }
+state S { q: string, out: string = "", note: string = "" }
+graph g(S) input q output note {
+  budget { model_calls = 1 }
+  node both = agent pair { prompt = q } catch -> stop into out
+  node stop = set { note = error.kind }
+  start -> both
+  both -> end
+  stop -> end
+}
+`)
+	fx, err := model.LoadFixture("budget.yaml", []byte(budgetFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := runtime.NewRunner(runtime.RunnerConfig{App: "b", Store: memory.New(), Program: prog,
+		Models: map[string]runtime.Model{"m": model.NewScripted(runtime.ModelInfo{Name: "m"}, fx)},
+		Funcs:  vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "g", Input: "q"})
+	fin := evs[len(evs)-1]
+	if fin.Status != runtime.StatusCompleted || string(fin.Output) != `"budget_exceeded"` {
+		t.Errorf("run_finished %s output %s error %+v", fin.Status, fin.Output, runError(evs))
+	}
+}
