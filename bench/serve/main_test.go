@@ -14,7 +14,11 @@ import (
 // re-executes its own executable with -child.
 func TestMain(m *testing.M) {
 	if slices.Contains(os.Args[1:], "-child") {
-		if err := serveChild(); err != nil {
+		observe := "off"
+		if i := slices.Index(os.Args, "-observe"); i > 0 && i+1 < len(os.Args) {
+			observe = os.Args[i+1]
+		}
+		if err := serveChild(observe); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			os.Exit(1)
 		}
@@ -31,7 +35,7 @@ func TestHarnessRuns(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv("AGENTC_BENCH_DIR", filepath.Join(dir, "store"))
 	out := filepath.Join(dir, "report.json")
-	if err := parent(4, 24, 4, "", out, ""); err != nil {
+	if err := parent(4, 24, 4, "", out, "", "off"); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -52,6 +56,30 @@ func TestHarnessRuns(t *testing.T) {
 	for _, sc := range []string{"openai", "openai-stream", "agui"} {
 		if !names[sc] {
 			t.Errorf("no row for scenario %s (rows %v)", sc, names)
+		}
+	}
+}
+
+// With tracing on, the server exports every run's spans to the OTLP
+// receiver benchobs starts; no request fails.
+func TestHarnessRunsTraced(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("AGENTC_BENCH_DIR", filepath.Join(dir, "store"))
+	out := filepath.Join(dir, "report.json")
+	if err := parent(2, 8, 2, "openai", out, "", "traces"); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Rows []row }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range doc.Rows {
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
 		}
 	}
 }

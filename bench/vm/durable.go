@@ -27,8 +27,11 @@ import (
 // its encoding when enc is set), with no fixtures and an empty environment.
 func benchOptions(prog *bytecode.Program, enc []byte) assemble.Options {
 	return assemble.Options{Program: prog, Verified: true, Encoding: enc,
-		Env: func(string) (string, bool) { return "", false }}
+		Env: func(string) (string, bool) { return "", false }, Observer: observer}
 }
+
+// observer is the Runner's instrumentation (-observe; nil: off).
+var observer runtime.Observer
 
 // commit is what one CommitStep carried, and when.
 type commit struct {
