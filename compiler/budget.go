@@ -207,16 +207,29 @@ func constNumber(v types.Value) float64 {
 	return 0
 }
 
-// agent is the bound of one call of agent a.
-func (b *budgets) agent(a *Agent) Bound {
-	if bd, ok := b.agents[a]; ok {
+// memo returns cache[key], computing it with f the first time; a key met
+// again while f computes it (a recursion P507 reports) gets loop.
+func memo[K interface{ *Agent | *Graph }](b *budgets, cache map[K]*Bound, key K, loop func() Bound, f func() Bound) Bound {
+	if bd, ok := cache[key]; ok {
 		return *bd
 	}
-	if b.busy[a] {
-		return unbounded("agent "+a.name+" contains itself", a.span, 0)
+	if b.busy[key] {
+		return loop()
 	}
-	b.busy[a] = true
-	defer delete(b.busy, a)
+	b.busy[key] = true
+	defer delete(b.busy, key)
+	out := f()
+	cache[key] = &out
+	return out
+}
+
+// agent is the bound of one call of agent a.
+func (b *budgets) agent(a *Agent) Bound {
+	return memo(b, b.agents, a, func() Bound { return unbounded("agent "+a.name+" contains itself", a.span, 0) },
+		func() Bound { return b.agentBound(a) })
+}
+
+func (b *budgets) agentBound(a *Agent) Bound {
 	var out Bound
 	switch a.Form {
 	case AgentLLM:
@@ -243,7 +256,6 @@ func (b *budgets) agent(a *Agent) Bound {
 			out.MinModelCalls = min
 		}
 	}
-	b.agents[a] = &out
 	return out
 }
 
@@ -307,17 +319,8 @@ func (b *budgets) node(n *Node) Bound {
 // target of a bounded edge, N times at most. So a node runs at most
 // [reachable from start] + Σ N over the bounded edges it is reachable from.
 func (b *budgets) graph(g *Graph) Bound {
-	if bd, ok := b.graphs[g]; ok {
-		return *bd
-	}
-	if b.busy[g] {
-		return unbounded("graph "+g.name+" calls itself", g.span, 0)
-	}
-	b.busy[g] = true
-	defer delete(b.busy, g)
-	out := b.graphBound(g)
-	b.graphs[g] = &out
-	return out
+	return memo(b, b.graphs, g, func() Bound { return unbounded("graph "+g.name+" calls itself", g.span, 0) },
+		func() Bound { return b.graphBound(g) })
 }
 
 func (b *budgets) graphBound(g *Graph) Bound {

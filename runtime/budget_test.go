@@ -7,11 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentc/agentc/runtime"
-	"github.com/agentc/agentc/runtime/model"
-	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store"
-	"github.com/agentc/agentc/runtime/store/memory"
-	"github.com/agentc/agentc/vm"
 )
 
 // budgetLoop drafts in a loop of up to five rounds; each draft uses 100
@@ -61,20 +57,7 @@ func budgetRunner(t *testing.T, budget, catch, serve string) (*runtime.Runner, s
 		stop = "catch -> stop"
 	}
 	src := strings.NewReplacer("BUDGET", budget, "CATCH", catch, "STOP", stop).Replace(budgetLoop) + serve
-	prog := runtimetest.CompileSource(t, "budget.agent", src)
-	fx, err := model.LoadFixture("budget.yaml", []byte(budgetFixture))
-	if err != nil {
-		t.Fatal(err)
-	}
-	st := memory.New()
-	r, err := runtime.NewRunner(runtime.RunnerConfig{App: "b", Store: st, Program: prog,
-		Models: map[string]runtime.Model{"m": model.NewScripted(runtime.ModelInfo{Name: "m"}, fx)},
-		Funcs:  vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close(context.Background()) })
-	return r, st
+	return scriptedRunner(t, "b", src, budgetFixture, "m")
 }
 
 // countKind counts the events of kind; failed collects the error kinds of
@@ -214,7 +197,7 @@ func TestBudgetCountsAcrossResume(t *testing.T) {
 // A budget_exceeded inside a sub-run (a chain agent called by an agent
 // node) keeps its kind: the calling node's catch route takes it.
 func TestBudgetInsideComposition(t *testing.T) {
-	prog := runtimetest.CompileSource(t, "budget.agent", `
+	r, _ := scriptedRunner(t, "b", `
 model m { provider = openai, name = "x" }
 agent a llm { model = m, max_turns = 1 }
 agent b llm { model = m, max_turns = 1 }
@@ -228,18 +211,7 @@ graph g(S) input q output note {
   both -> end
   stop -> end
 }
-`)
-	fx, err := model.LoadFixture("budget.yaml", []byte(budgetFixture))
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := runtime.NewRunner(runtime.RunnerConfig{App: "b", Store: memory.New(), Program: prog,
-		Models: map[string]runtime.Model{"m": model.NewScripted(runtime.ModelInfo{Name: "m"}, fx)},
-		Funcs:  vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close(context.Background())
+`, budgetFixture, "m")
 	evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "g", Input: "q"})
 	fin := evs[len(evs)-1]
 	if fin.Status != runtime.StatusCompleted || string(fin.Output) != `"budget_exceeded"` {

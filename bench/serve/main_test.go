@@ -32,22 +32,8 @@ func TestMain(m *testing.M) {
 // report covers every scenario and that no request failed. Times are not
 // checked.
 func TestHarnessRuns(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("AGENTC_BENCH_DIR", filepath.Join(dir, "store"))
-	out := filepath.Join(dir, "report.json")
-	if err := parent(4, 24, 4, "", out, "", "off"); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct{ Rows []row }
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
 	names := map[string]bool{}
-	for _, r := range doc.Rows {
+	for _, r := range runHarness(t, 4, 24, 4, "", "off") {
 		names[strings.TrimSpace(r.Name)] = true
 		if r.Requests == 0 || r.Errors != 0 {
 			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
@@ -63,10 +49,21 @@ func TestHarnessRuns(t *testing.T) {
 // With tracing on, the server exports every run's spans to the OTLP
 // receiver benchobs starts; no request fails.
 func TestHarnessRunsTraced(t *testing.T) {
+	for _, r := range runHarness(t, 2, 8, 2, "openai", "traces") {
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
+		}
+	}
+}
+
+// runHarness runs the harness against a server child and returns its
+// report's rows.
+func runHarness(t *testing.T, clients, requests, warmup int, only, observe string) []row {
+	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("AGENTC_BENCH_DIR", filepath.Join(dir, "store"))
 	out := filepath.Join(dir, "report.json")
-	if err := parent(2, 8, 2, "openai", out, "", "traces"); err != nil {
+	if err := parent(clients, requests, warmup, only, out, "", observe); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(out)
@@ -77,9 +74,5 @@ func TestHarnessRunsTraced(t *testing.T) {
 	if err := json.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for _, r := range doc.Rows {
-		if r.Requests == 0 || r.Errors != 0 {
-			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
-		}
-	}
+	return doc.Rows
 }
