@@ -59,20 +59,7 @@ serve { run = review, budget { cost = 0.5 } }
 		"loop":   {Bounded: true, ModelCalls: 10, Tokens: 2 * (2000 + 3*8192), Cost: 0.0076, MinModelCalls: 2},
 		"review": {Bounded: true, ModelCalls: 3*2*2 + 3*3 + 3*3*2, Tokens: 3*2*2000 + 3*3*8192 + 3*3*2000, Cost: 0.0019 * (12 + 18), MinModelCalls: 1},
 	}
-	b, err := bytecode.Encode(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := bytecode.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bytecode.Verify(back); err != nil {
-		t.Fatal(err)
-	}
-	if b2, _ := bytecode.Encode(back); string(b2) != string(b) {
-		t.Error("the encoding does not round-trip")
-	}
+	back := reloaded(t, prog)
 	for _, p := range []*bytecode.Program{prog, back} {
 		got := map[string]bytecode.BudgetReport{}
 		for _, r := range p.BudgetReports() {
