@@ -13,17 +13,26 @@ import (
 // Budgets at run time (spec/runner.md, "Budgets"): a run's model calls
 // are admitted against its budget — the runnable's, tightened by the serve
 // block's — counted over the whole run (every invocation, sub-runs
-// included). A call is refused once the run has made model_calls calls or
-// used up tokens or cost; a call whose usage takes the run past tokens or
-// cost fails when it returns. Either way the node fails with
-// budget_exceeded, which a catch route may take and a retry never repeats.
+// included), and against the budget of each call of a graph or agent that
+// declares one (a graph node's sub-graph, an agent node's or llm node's
+// agent), counted over that call. A call is refused once a budget's
+// model_calls are made or its tokens or cost used up; a call whose usage
+// takes a budget past tokens or cost fails when it returns. Either way the
+// node fails with budget_exceeded, which a catch route may take and a
+// retry never repeats.
 
-// runBudget is a run's budget and what its model calls have used (guarded
-// by activeRun.mu).
-type runBudget struct {
+// budgetScope is one budget and what the model calls under it used
+// (guarded by activeRun.mu). The run's is activeRun.budget; a call's has
+// the enclosing scope as parent (nil: the run's).
+type budgetScope struct {
 	limits bytecode.Limits
 	used   RunUsage
+	what   string // "the run", "graph research", "agent writer"
+	parent *budgetScope
 }
+
+// runBudget is the run's scope.
+type runBudget = budgetScope
 
 // RunUsage is what a run's model calls used: their number, tokens and
 // cost (USD, priced models only).
@@ -82,7 +91,7 @@ func (a *activeRun) setBudget(gi int) {
 	if b, ok := p.BudgetOf(gi); ok {
 		l = l.Min(b.Limits)
 	}
-	a.budget.limits = l
+	a.budget.limits, a.budget.what = l, "the run"
 }
 
 // seedBudget counts what a resumed run used before this invocation: its
@@ -112,45 +121,75 @@ func (a *activeRun) seedBudget(ctx context.Context) error {
 	return nil
 }
 
-// admitCall admits one model call of agent against the run's budget and
-// counts it; it refuses one with budget_exceeded.
-func (a *activeRun) admitCall(agent string) error {
-	if a.budget.limits.IsZero() {
-		return nil
+// callScope returns the scope of a call of graph gi (a sub-graph, or an
+// agent's lowered graph) under h: a new one when gi declares a budget,
+// else h's.
+func (h *host) callScope(gi int, what string) *budgetScope {
+	if b, ok := h.a.r.prog.BudgetOf(gi); ok && !b.Limits.IsZero() {
+		return &budgetScope{limits: b.Limits, what: what, parent: h.budget}
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, u := &a.budget.limits, &a.budget.used
-	switch {
-	case l.ModelCalls > 0 && u.Calls >= l.ModelCalls:
-		return budgetError(agent, "the run has made its %d model calls (budget model_calls = %d)", u.Calls, l.ModelCalls)
-	case l.Tokens > 0 && u.tokens() >= l.Tokens:
-		return budgetError(agent, "the run has used %d tokens (budget tokens = %d)", u.tokens(), l.Tokens)
-	case l.Cost > 0 && u.Cost >= l.Cost:
-		return budgetError(agent, "the run has cost $%s (budget cost = %s)", fmtUSD(u.Cost), fmtUSD(l.Cost))
-	}
-	u.Calls++
-	return nil
+	return h.budget
 }
 
-// chargeCall adds a returned call's usage and cost to the run's; a call
-// that took the run past its tokens or cost fails with budget_exceeded
-// (its response is recorded, its answer not used).
-func (a *activeRun) chargeCall(agent string, us Usage, cost *float64) error {
-	if a.budget.limits.IsZero() {
+// scopes calls f on h's scope and each enclosing one, the run's last.
+func (h *host) scopes(f func(s *budgetScope) error) error {
+	for s := h.budget; s != nil; s = s.parent {
+		if err := f(s); err != nil {
+			return err
+		}
+	}
+	return f(&h.a.budget)
+}
+
+// admitCall admits one model call of agent against every budget it is
+// under and counts it there; it refuses one with budget_exceeded.
+func (h *host) admitCall(agent string) error {
+	if h.budget == nil && h.a.budget.limits.IsZero() {
 		return nil
 	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, u := &a.budget.limits, &a.budget.used
-	u.add(us, cost)
-	switch {
-	case l.Tokens > 0 && u.tokens() > l.Tokens:
-		return budgetError(agent, "the run has used %d tokens, past its budget of %d", u.tokens(), l.Tokens)
-	case l.Cost > 0 && u.Cost > l.Cost:
-		return budgetError(agent, "the run has cost $%s, past its budget of $%s", fmtUSD(u.Cost), fmtUSD(l.Cost))
+	h.a.mu.Lock()
+	defer h.a.mu.Unlock()
+	err := h.scopes(func(s *budgetScope) error {
+		l, u := &s.limits, &s.used
+		switch {
+		case l.ModelCalls > 0 && u.Calls >= l.ModelCalls:
+			return budgetError(agent, "%s has made its %d model calls (budget model_calls = %d)", s.what, u.Calls, l.ModelCalls)
+		case l.Tokens > 0 && u.tokens() >= l.Tokens:
+			return budgetError(agent, "%s has used %d tokens (budget tokens = %d)", s.what, u.tokens(), l.Tokens)
+		case l.Cost > 0 && u.Cost >= l.Cost:
+			return budgetError(agent, "%s has cost $%s (budget cost = %s)", s.what, fmtUSD(u.Cost), fmtUSD(l.Cost))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	return nil
+	return h.scopes(func(s *budgetScope) error { s.used.Calls++; return nil })
+}
+
+// chargeCall adds a returned call's usage and cost to every budget it is
+// under; a call that took one past its tokens or cost fails with
+// budget_exceeded (its response is recorded, its answer not used).
+func (h *host) chargeCall(agent string, us Usage, cost *float64) error {
+	if h.budget == nil && h.a.budget.limits.IsZero() {
+		return nil
+	}
+	h.a.mu.Lock()
+	defer h.a.mu.Unlock()
+	var first error
+	_ = h.scopes(func(s *budgetScope) error {
+		s.used.add(us, cost)
+		l, u := &s.limits, &s.used
+		switch {
+		case first != nil:
+		case l.Tokens > 0 && u.tokens() > l.Tokens:
+			first = budgetError(agent, "%s has used %d tokens, past its budget of %d", s.what, u.tokens(), l.Tokens)
+		case l.Cost > 0 && u.Cost > l.Cost:
+			first = budgetError(agent, "%s has cost $%s, past its budget of $%s", s.what, fmtUSD(u.Cost), fmtUSD(l.Cost))
+		}
+		return nil
+	})
+	return first
 }
 
 func budgetError(agent, format string, args ...any) *vm.Error {

@@ -218,3 +218,50 @@ graph g(S) input q output note {
 		t.Errorf("run_finished %s output %s error %+v", fin.Status, fin.Output, runError(evs))
 	}
 }
+
+// A sub-graph's budget holds for each call of it: its third call is
+// refused, the calling node's catch route runs, and the caller's own model
+// calls go on (the caller has no budget). An llm agent's budget holds for
+// each of its calls the same way.
+func TestBudgetOfCalledGraphAndAgent(t *testing.T) {
+	r, _ := scriptedRunner(t, "b", `
+model m { provider = openai, name = "x" }
+agent a llm { model = m, max_turns = 1 }
+agent thrifty llm { model = m, max_turns = 1, budget { tokens = 50 } }
+state In { q: string, x: string = "", n: int = 0 reduce sum }
+graph inner(In) input q output x {
+  budget { model_calls = 2 }
+  node w = llm a { prompt = q } into x
+  node c = set { n = 1 }
+  start -> w
+  w -> c
+  c -> w when n < 3 max 3 else -> end
+  c -> end otherwise
+}
+state S { q: string, out: string = "", note: string = "", last: string = "", cheap: string = "" }
+graph g(S) input q output note {
+  node sub   = graph inner { q = q } catch -> stop into out
+  node stop  = set { note = error.message }
+  node after = llm a { prompt = q } into last
+  node small = llm thrifty { prompt = q } catch -> end2 into cheap
+  node end2  = set { note = note + " | " + error.message }
+  start -> sub
+  sub   -> after
+  stop  -> after
+  after -> small
+  small -> end
+  end2  -> end
+}
+`, budgetFixture, "m")
+	evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "g", Input: "q"})
+	fin := evs[len(evs)-1]
+	var note string
+	_ = json.Unmarshal(fin.Output, &note)
+	if fin.Status != runtime.StatusCompleted ||
+		note != "agent a: graph inner has made its 2 model calls (budget model_calls = 2) | agent thrifty: agent thrifty has used 100 tokens, past its budget of 50" {
+		t.Errorf("run_finished %s, note %q, error %+v", fin.Status, note, runError(evs))
+	}
+	if calls, _ := countKind(evs, runtime.EventModelResponse); calls != 4 {
+		t.Errorf("%d model calls, want 2 in inner, 1 after, 1 of thrifty", calls)
+	}
+}

@@ -100,7 +100,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), text, turn
 			a.emitTask(c.sc, ev)
 		}
-		if err := a.admitCall(name); err != nil {
+		if err := h.admitCall(name); err != nil {
 			return types.Value{}, err
 		}
 		gctx := ctx
@@ -137,7 +137,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		if sp != nil {
 			sp.End(&SpanEnd{EventID: ev.ID, Usage: resp.Usage, Cost: ev.Cost, FinishReason: resp.FinishReason, ResponseModel: resp.Model})
 		}
-		if err := a.chargeCall(name, resp.Usage, ev.Cost); err != nil {
+		if err := h.chargeCall(name, resp.Usage, ev.Cost); err != nil {
 			return types.Value{}, err
 		}
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
