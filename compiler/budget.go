@@ -288,6 +288,9 @@ func (b *budgets) node(n *Node) Bound {
 	case NodeCall:
 		one := b.call(n.Call)
 		min := one.MinModelCalls
+		if n.Policies.Cache != nil {
+			min = 0 // a cache hit makes no call
+		}
 		out := one.times(attempts(n.Policies))
 		out.MinModelCalls = min
 		return out

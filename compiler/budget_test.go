@@ -94,8 +94,8 @@ serve { run = review, budget { cost = 0.5 } }
 
 func near(a, b float64) bool { return a-b < 1e-12 && b-a < 1e-12 }
 
-// The cheapest path: a catch route costs nothing, a fan-out's branches
-// count one path; an unbounded map or an agent tool has no upper bound.
+// The cheapest path: a catch route and a cached node cost nothing; an
+// unbounded map or an agent tool has no upper bound.
 func TestBudgetMinAndUnbounded(t *testing.T) {
 	prog, ds := compileSource(t, `
 model m { provider = openai, name = "x" }
@@ -107,11 +107,13 @@ graph g(S) input q output out {
   node one   = llm a { prompt = q } catch -> two into out
   node two   = llm a { prompt = q } into out
   node three = llm a { prompt = q } into out
+  node four  = llm a { prompt = q } cache into out
   node each  = map x in xs { llm a { prompt = x } } into notes
   start -> one
   one -> two
   two -> three
-  three -> each
+  three -> four
+  four -> each
   each -> end
 }
 `)
