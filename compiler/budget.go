@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"cmp"
+	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -380,22 +381,17 @@ func minCalls(g *Graph, nodes []Bound) int64 {
 	for i := range dist {
 		dist[i] = inf
 	}
-	done := make([]bool, len(g.Nodes))
 	dist[g.Start.Index] = 0
-	for {
-		u := -1
-		for i, d := range dist {
-			if !done[i] && d != inf && (u < 0 || d < dist[u]) {
-				u = i
-			}
-		}
-		if u < 0 {
-			return 0 // end is unreachable: no run ends (reported as such)
+	q := &distQueue{{0, g.Start.Index}}
+	for q.Len() > 0 {
+		top := heap.Pop(q).(distItem)
+		u := top.node
+		if top.dist > dist[u] {
+			continue // stale: u was reached more cheaply since
 		}
 		if u == g.End.Index {
 			return dist[u]
 		}
-		done[u] = true
 		for _, e := range g.Nodes[u].Out {
 			if e.To == nil {
 				continue
@@ -406,9 +402,29 @@ func minCalls(g *Graph, nodes []Bound) int64 {
 			}
 			if d := satAdd(dist[u], w); d < dist[e.To.Index] {
 				dist[e.To.Index] = d
+				heap.Push(q, distItem{d, e.To.Index})
 			}
 		}
 	}
+	return 0 // end is unreachable: no run ends (reported as such)
+}
+
+// distItem is a node reached at a distance; distQueue a min-heap of them.
+type distItem struct {
+	dist int64
+	node int
+}
+
+type distQueue []distItem
+
+func (q distQueue) Len() int           { return len(q) }
+func (q distQueue) Less(i, j int) bool { return q[i].dist < q[j].dist }
+func (q distQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *distQueue) Push(x any)        { *q = append(*q, x.(distItem)) }
+func (q *distQueue) Pop() any {
+	x := (*q)[len(*q)-1]
+	*q = (*q)[:len(*q)-1]
+	return x
 }
 
 // limitsOf reads a checked budget block.
