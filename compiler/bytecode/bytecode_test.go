@@ -180,7 +180,7 @@ func TestDecodeErrors(t *testing.T) {
 	}{
 		{"empty", func() []byte { return nil }, "not agentc bytecode"},
 		{"wrong magic", func() []byte { b := clone(); b[0] = 'X'; return b }, "not agentc bytecode"},
-		{"version", func() []byte { b := clone(); b[5] = 3; return b }, "format version 3, want 2"},
+		{"version", func() []byte { b := clone(); b[5] = 2; return b }, "format version 2, want 1"},
 		{"no hash", func() []byte { return good[:headerLen+10] }, "content hash truncated at byte 17"},
 		{"flipped byte", func() []byte { b := clone(); b[100] ^= 1; return b }, "content hash mismatch"},
 		{"truncated", func() []byte { return rehash(append(clone()[:graphsOff+20], make([]byte, 32)...)) },

@@ -13,7 +13,12 @@ import (
 // Format identification.
 const (
 	Magic         = "AGNTC"
-	FormatVersion = 2 // uint16 in the header; bump on any change to the encoding
+	// FormatVersion is the uint16 in the header. Bump it on any change that
+	// makes an existing file decode differently or not at all; a new
+	// optional section does not (files without it decode as before, and a
+	// reader that predates it refuses it as an unknown section): section 15
+	// (budgets) was added this way.
+	FormatVersion = 1
 )
 
 // None marks an absent index in an optional (int32) reference field.
