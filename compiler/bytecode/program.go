@@ -12,7 +12,7 @@ import (
 
 // Format identification.
 const (
-	Magic         = "AGNTC"
+	Magic = "AGNTC"
 	// FormatVersion is the uint16 in the header. Bump it on any change that
 	// makes an existing file decode differently or not at all; a new
 	// optional section does not (files without it decode as before, and a
