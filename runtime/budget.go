@@ -31,9 +31,6 @@ type budgetScope struct {
 	parent *budgetScope
 }
 
-// runBudget is the run's scope.
-type runBudget = budgetScope
-
 // RunUsage is what a run's model calls used: their number, tokens and
 // cost (USD, priced models only).
 type RunUsage struct {
@@ -48,6 +45,17 @@ func (u *RunUsage) add(us Usage, cost *float64) {
 	u.Usage.CompletionTokens += us.CompletionTokens
 	if cost != nil {
 		u.Cost += *cost
+	}
+}
+
+// addResponse counts a recorded model_response: one call, its usage and
+// cost.
+func (u *RunUsage) addResponse(e *Event) {
+	u.Calls++
+	if e.Usage != nil {
+		u.add(*e.Usage, e.Cost)
+	} else {
+		u.add(Usage{}, e.Cost)
 	}
 }
 
@@ -73,12 +81,7 @@ func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey
 		if err != nil || e.Kind != EventModelResponse || e.Run != run {
 			continue
 		}
-		out.Calls++
-		if e.Usage != nil {
-			out.add(*e.Usage, e.Cost)
-		} else {
-			out.add(Usage{}, e.Cost)
-		}
+		out.addResponse(e)
 	}
 	return out, nil
 }
@@ -109,12 +112,7 @@ func (a *activeRun) seedBudget(ctx context.Context) error {
 	defer a.mu.Unlock()
 	for _, te := range a.tasks {
 		if e := te.ev; e.Kind == EventModelResponse {
-			u.Calls++
-			if e.Usage != nil {
-				u.add(*e.Usage, e.Cost)
-			} else {
-				u.add(Usage{}, e.Cost)
-			}
+			u.addResponse(e)
 		}
 	}
 	a.budget.used = u

@@ -51,8 +51,8 @@ type activeRun struct {
 	// claimed counts, per task, the leading events of tasks that an effect
 	// record of the current step carries (carry.go).
 	claimed map[scopeKey]int
-	totals  runTotals // the invocation's model calls (cost.go)
-	budget  runBudget // the run's budget and its model calls (budget.go)
+	totals  runTotals   // the invocation's model calls (cost.go)
+	budget  budgetScope // the run's budget and its model calls (budget.go)
 
 	// With an Observer: the context of the run span (the parent of
 	// superstep spans), the run span, and the open superstep's span, set
