@@ -121,8 +121,12 @@ func (a *activeRun) seedBudget(ctx context.Context) error {
 
 // callScope returns the scope of a call of graph gi (a sub-graph, or an
 // agent's lowered graph) under h: a new one when gi declares a budget,
-// else h's.
+// else h's. The runnable's own agent, called by its lowered graph's one
+// node, is under the run's scope already.
 func (h *host) callScope(gi int, what string) *budgetScope {
+	if h.budget == nil && h.scope == nil && gi == h.a.gi {
+		return nil
+	}
 	if b, ok := h.a.r.prog.BudgetOf(gi); ok && !b.Limits.IsZero() {
 		return &budgetScope{limits: b.Limits, what: what, parent: h.budget}
 	}

@@ -1,9 +1,11 @@
 package bytecode
 
 import (
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -92,12 +94,11 @@ type Budget struct {
 
 // BudgetOf returns the budget entry of graph gi, if the program has one.
 func (p *Program) BudgetOf(gi int) (*Budget, bool) {
-	for i := range p.Budgets {
-		if int(p.Budgets[i].Graph) == gi {
-			return &p.Budgets[i], true
-		}
+	i, ok := slices.BinarySearchFunc(p.Budgets, gi, func(b Budget, gi int) int { return cmp.Compare(int(b.Graph), gi) })
+	if !ok {
+		return nil, false
 	}
-	return nil, false
+	return &p.Budgets[i], true
 }
 
 func (w *writer) f64(x float64) { w.buf = binary.AppendUvarint(w.buf, math.Float64bits(x)) }
