@@ -265,3 +265,15 @@ graph g(S) input q output note {
 		t.Errorf("%d model calls, want 2 in inner, 1 after, 1 of thrifty", calls)
 	}
 }
+
+// An agent run as the runnable is under the run's budget (its own).
+func TestBudgetOfAgentRunnable(t *testing.T) {
+	r, _ := scriptedRunner(t, "b", `
+model m { provider = openai, name = "x" }
+agent thrifty llm { model = m, max_turns = 1, budget { tokens = 50 } }
+`, budgetFixture, "m")
+	evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "thrifty", Input: "q"})
+	if e := runError(evs); e == nil || e.Kind != "budget_exceeded" || e.Message != "agent thrifty: the run has used 100 tokens, past its budget of 50" {
+		t.Errorf("run_error %+v", e)
+	}
+}
