@@ -19,14 +19,6 @@ import (
 // model calls any run from start to end makes; and the checks of declared
 // budgets against both.
 
-// DefaultMaxTurns is an llm agent's max_turns when it declares none
-// (spec/language.md §11.1; the runtime's default is the same).
-const DefaultMaxTurns = 10
-
-// defaultContextWindow is a model's context_window when it declares none
-// (spec/language.md §5).
-const defaultContextWindow = 8192
-
 // Limits is a declared budget. A zero field is not limited.
 type Limits struct {
 	Tokens     int64
@@ -172,7 +164,7 @@ func modelCall(m *Model) Bound {
 	if m == nil {
 		return Bound{Bounded: true, ModelCalls: 1, MinModelCalls: 1}
 	}
-	w := int64(defaultContextWindow)
+	w := int64(bytecode.DefaultContextWindow)
 	if at := m.Attrs.Get("context_window"); at != nil && at.HasConst {
 		w = at.Const.Int()
 	}
@@ -236,7 +228,7 @@ func (b *budgets) agentBound(a *Agent) Bound {
 	case AgentLLM:
 		turns := int64(a.MaxTurns)
 		if turns <= 0 {
-			turns = DefaultMaxTurns
+			turns = bytecode.DefaultMaxTurns
 		}
 		out = modelCall(a.Model).times(turns)
 		out.MinModelCalls = 1

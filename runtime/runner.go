@@ -55,7 +55,7 @@ const (
 )
 
 // DefaultMaxTurns is an llm agent's model-call budget when it declares none.
-const DefaultMaxTurns = 10
+const DefaultMaxTurns = bytecode.DefaultMaxTurns
 
 // RunnerConfig configures a Runner. Store, Program, Clock and Entropy are
 // required.

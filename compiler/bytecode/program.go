@@ -21,6 +21,13 @@ const (
 	FormatVersion = 1
 )
 
+// Defaults of an llm agent and its model that the compiler's bounds and the
+// runtime share (spec/language.md §5, §11.1).
+const (
+	DefaultMaxTurns      = 10   // max_turns of an llm agent that declares none
+	DefaultContextWindow = 8192 // context_window of a model that declares none
+)
+
 // None marks an absent index in an optional (int32) reference field.
 // Required references are uint32; optional ones are int32 with None.
 const None = -1
