@@ -89,6 +89,7 @@ var keywords = []Keyword{
 	{"answer", ClassClause},
 	{"expect", ClassClause},
 	{"before", ClassClause},
+	{"budget", ClassClause},
 
 	{"and", ClassOperator},
 	{"or", ClassOperator},
