@@ -21,6 +21,7 @@ type toolInfo struct {
 	in, out *types.Type
 	impl    Tool // nil: a `run = agent` tool the Runner runs itself
 	spec    ToolSpec
+	confirm bool // `confirm = true`: an llm loop asks before each call (confirm.go)
 }
 
 // agentInfo is what the llm loop knows about one program agent.
@@ -35,6 +36,7 @@ type agentInfo struct {
 	topP        *float64
 	seed        *int64
 	maxTokens   int
+	confirmFx   bool     // confirm_side_effects: ask before each side_effect tool call
 	price       *Price   // the model's declared price; nil: none
 	index       int      // in Program.Agents
 	toolNames   []string // the names of tools, in order
@@ -52,6 +54,9 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 			ti.impl = cfg.Tools[t.Impl.Builtin]
 		}
 		ti.spec = ToolSpec{Name: t.Name, Description: t.Doc, InputSchema: types.JSONSchema(ti.in)}
+		if v, ok := p.ConstAttr(t.Attrs, "confirm"); ok && v.Kind() == types.ValBool {
+			ti.confirm = v.Bool()
+		}
 		r.tools[i] = ti
 	}
 	missingModels, missingTools := map[string]bool{}, map[string]bool{}
@@ -66,6 +71,9 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 		ai := agentInfo{decl: ag, byName: map[string]int{}, maxTurns: int(ag.MaxTurns), index: i}
 		if ai.maxTurns <= 0 {
 			ai.maxTurns = DefaultMaxTurns
+		}
+		if v, ok := p.ConstAttr(ag.Attrs, "confirm_side_effects"); ok && v.Kind() == types.ValBool {
+			ai.confirmFx = v.Bool()
 		}
 		if ag.Kind == bytecode.AgentLLM && ag.Model >= 0 {
 			md := &p.Models[ag.Model]

@@ -73,11 +73,27 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	}
 	head := slices.Clip(msgs)
 	view := h.openContext(ctx, c, ag)
-	tail := h.preload(ctx, c, ag, prompt)
-	if prompt != "" || len(head)+len(tail) == 0 {
-		tail = append(tail, Message{Role: RoleUser, Content: prompt})
+	first, retries := 1, 0
+	if c.resume != nil && !c.resume.Host.IsNull() {
+		// A loop paused for tool confirmations (confirm.go): run the
+		// reply's calls as decided, then go on with the next turn.
+		st, decisions, err := h.resumeLoop(c, ag, c.resume)
+		if err != nil {
+			return types.Value{}, err
+		}
+		results, err := h.runTools(ctx, c, ag, st.Turn, st.Calls, eventToolCalls(st.Calls), decisions)
+		if err != nil {
+			return types.Value{}, err
+		}
+		msgs = append(st.Msgs, results...)
+		first, retries = st.Turn+1, st.Retries
+	} else {
+		tail := h.preload(ctx, c, ag, prompt)
+		if prompt != "" || len(head)+len(tail) == 0 {
+			tail = append(tail, Message{Role: RoleUser, Content: prompt})
+		}
+		msgs = tail
 	}
-	msgs = tail
 	mode := answerModeOf(result)
 	var schema map[string]any
 	if mode != answerText {
@@ -87,8 +103,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		}
 		schema = types.JSONSchema(schemaType)
 	}
-	retries := 0
-	for turn := 1; turn <= ag.maxTurns; turn++ {
+	for turn := first; turn <= ag.maxTurns; turn++ {
 		// A request per turn: a model may keep the previous one. Clip:
 		// a model that appends to Messages cannot write into ours.
 		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: ag.specs})
@@ -143,7 +158,10 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 
 		if len(resp.ToolCalls) > 0 {
-			results, err := h.runTools(ctx, c, ag, turn, resp.ToolCalls, calls)
+			if ask := h.confirmCalls(ag, resp.ToolCalls); len(ask) > 0 {
+				return types.Value{}, h.pause(c, ag, &loopState{Turn: turn, Retries: retries, Msgs: msgs, Calls: resp.ToolCalls, Ask: ask})
+			}
+			results, err := h.runTools(ctx, c, ag, turn, resp.ToolCalls, calls, nil)
 			if err != nil {
 				return types.Value{}, err
 			}
@@ -259,21 +277,40 @@ type toolOutcome struct {
 // (the goroutines are joined before it returns), and returns the tool
 // messages in call order. Tool errors go back to the model; a panicking
 // tool or cancellation fails the node.
-func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int, calls, evCalls []ToolCall) ([]Message, error) {
+func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int, calls, evCalls []ToolCall, decisions map[int]confirmAnswer) ([]Message, error) {
 	a := h.a
 	name := ag.decl.Name
+	if len(decisions) > 0 {
+		// Confirmed calls: an edit runs (and is reported) with the user's
+		// arguments; a rejection does not run.
+		calls, evCalls = slices.Clone(calls), slices.Clone(evCalls)
+		for i, d := range decisions {
+			if args, _ := decided(d, &calls[i]); args != nil {
+				calls[i].Args, evCalls[i].Args = args, args
+			}
+		}
+	}
 	for i := range calls {
 		ev := a.newEvent(EventToolCall, name, c.node, c.step)
 		ev.MapIndex, ev.Turn, ev.ToolCall = c.mapIndex(), turn, &evCalls[i]
 		a.emitTask(c.sc, ev)
 	}
 	outs := make([]toolOutcome, len(calls))
+	one := func(i int) toolOutcome {
+		if d, ok := decisions[i]; ok {
+			if _, rejected := decided(d, &calls[i]); rejected != "" {
+				return toolOutcome{content: "error (" + string(vm.KindToolError) + "): " + rejected,
+					err: &ErrorInfo{Kind: string(vm.KindToolError), Message: rejected, Node: c.node}}
+			}
+		}
+		return h.modelTool(ctx, c, ag, turn, i, &calls[i])
+	}
 	if len(calls) == 1 {
-		outs[0] = h.modelTool(ctx, c, ag, turn, 0, &calls[0])
+		outs[0] = one(0)
 	} else {
 		var wg sync.WaitGroup
 		for i := range calls {
-			wg.Go(func() { outs[i] = h.modelTool(ctx, c, ag, turn, i, &calls[i]) })
+			wg.Go(func() { outs[i] = one(i) })
 		}
 		wg.Wait()
 	}

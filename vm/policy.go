@@ -142,7 +142,7 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 // interrupts (suspend.go), journaling the wait; it reports whether it did.
 func (r *run) suspend(t *task, s uint64, attempt uint32, err error) bool {
 	var sp *Suspension
-	if err == nil || !errors.As(err, &sp) || sp.Snapshot == nil {
+	if err == nil || !errors.As(err, &sp) || sp.Snapshot == nil && (sp.Host.IsNull() || len(sp.Interrupts) == 0) {
 		return false
 	}
 	t.out = outcome{kind: outSuspend, susp: sp}

@@ -170,6 +170,8 @@ type RecordedInterrupt struct {
 	Node       int
 	Due        time.Time // its timer (zero: none)
 	Wait       bool      // a wait node: a timer, not a question (DecodeInterrupts leaves it out)
+	Confirm    bool      // a tool confirmation of a paused llm loop: Tool is the tool, Graph and Node are -1
+	Tool       int
 }
 
 // DecodeInterrupts decodes a record's pending interrupts over graph gi of p
@@ -197,6 +199,9 @@ func DecodeWaits(p *bytecode.Program, gi int, b []byte) ([]RecordedInterrupt, er
 // InterruptType is the resume type of recorded interrupt in (nil when the
 // record does not name an interrupt node of p).
 func InterruptType(p *bytecode.Program, in RecordedInterrupt) *types.Type {
+	if in.Confirm {
+		return ConfirmType(p, in.Tool)
+	}
 	if in.Graph < 0 || in.Graph >= len(p.Graphs) {
 		return nil
 	}
@@ -224,6 +229,15 @@ func appendRecordedInterrupts(out []RecordedInterrupt, p *bytecode.Program, gi i
 			return nil, errMalformed
 		}
 		if _, done := x.MapGet("done"); done {
+			continue
+		}
+		if _, host := x.MapGet("host"); host {
+			its, _ := x.MapGet("its")
+			recs, err := hostInterrupts(p, its)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, recs...)
 			continue
 		}
 		if sub, ok := x.MapGet("sub"); ok {

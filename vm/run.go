@@ -72,6 +72,11 @@ type Interrupt struct {
 	Prompt string
 	Type   *types.Type
 	Due    time.Time // an interrupt with a timeout: when it routes to its else target (zero: never)
+	// Confirm marks a tool confirmation of a paused llm loop; Tool is
+	// then the tool it asks about (a Program.Tools index) and Type is
+	// ConfirmType.
+	Confirm bool
+	Tool    int
 }
 
 // Timer is a deadline a waiting run has: a wait node's, or an interrupt's

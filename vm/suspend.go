@@ -29,6 +29,11 @@ import (
 type Suspension struct {
 	Snapshot   *Snapshot   // the sub-run's state (Result.Snapshot)
 	Interrupts []Interrupt // its pending interrupts, ids under the caller's path
+	// Host, instead of a Snapshot, is state the host keeps for a call it
+	// paused itself (an llm loop asking to confirm tool calls): the VM
+	// records it and hands it back in SubResume.Host. Its Interrupts are
+	// tool confirmations (Interrupt.Tool set; their type is ConfirmType).
+	Host types.Value
 }
 
 func (s *Suspension) Error() string {
@@ -48,6 +53,7 @@ func (s *Suspension) Error() string {
 // with Answers (keyed by the interrupts' full ids). From is nil in a replay.
 type SubResume struct {
 	From    *Snapshot
+	Host    types.Value // the Suspension's Host state (a host-paused call)
 	Answers map[string]types.Value
 }
 
@@ -66,6 +72,7 @@ type parkedTask struct {
 	done   bool
 	writes []write // a finished item's writes
 	sub    *Snapshot
+	host   types.Value // a host-paused call's state (instead of sub)
 	its    []Interrupt // the sub-run's pending interrupts (flattened)
 }
 
@@ -145,9 +152,9 @@ func (r *run) planParked(pn *parkedNode, pi int32, pl *nodePlan) {
 		case pt.done:
 			t.restored, t.out = true, outcome{kind: outOK, writes: pt.writes}
 		case r.subAnswers[pt.id] != nil || r.replay != nil && r.replay.touches(r.step+1, pt.id):
-			t.resume = &SubResume{From: pt.sub, Answers: r.subAnswers[pt.id]}
+			t.resume = &SubResume{From: pt.sub, Host: pt.host, Answers: r.subAnswers[pt.id]}
 		default:
-			t.restored, t.out = true, outcome{kind: outSuspend, susp: &Suspension{Snapshot: pt.sub, Interrupts: pt.its}}
+			t.restored, t.out = true, outcome{kind: outSuspend, susp: &Suspension{Snapshot: pt.sub, Host: pt.host, Interrupts: pt.its}}
 		}
 	}
 	pl.n = len(pn.tasks)
@@ -160,7 +167,7 @@ func (r *run) park(pl *nodePlan, tasks []task) {
 		t := &tasks[i]
 		pt := parkedTask{id: t.id, item: t.item, local: t.local}
 		if t.out.kind == outSuspend {
-			pt.sub, pt.its = t.out.susp.Snapshot, t.out.susp.Interrupts
+			pt.sub, pt.host, pt.its = t.out.susp.Snapshot, t.out.susp.Host, t.out.susp.Interrupts
 		} else {
 			pt.done, pt.writes = true, slices.Clone(t.out.writes)
 		}
@@ -200,6 +207,17 @@ func encodeParkedTask(node int32, pt *parkedTask) (types.Value, error) {
 			ws = append(ws, types.MakeInt(int64(w.field)), types.MakeBool(w.one), w.value)
 		}
 		keys, vals = append(keys, "done"), append(vals, types.MakeList(ws))
+	} else if pt.sub == nil && !pt.host.IsNull() {
+		its := make([]types.Value, len(pt.its))
+		for i, it := range pt.its {
+			m, err := types.MakeMap([]string{"id", "prompt", "tool"},
+				[]types.Value{types.MakeString(it.ID), types.MakeString(it.Prompt), types.MakeInt(int64(it.Tool))})
+			if err != nil {
+				return types.Value{}, err
+			}
+			its[i] = m
+		}
+		keys, vals = append(keys, "host", "its"), append(vals, pt.host, types.MakeList(its))
 	} else {
 		sv, err := encodeSnapshot(pt.sub)
 		if err != nil {
@@ -260,7 +278,8 @@ func (m *Machine) decodeWaiting(gi int, run string, v types.Value, depth int) ([
 		nd := &g.Nodes[node.Int()]
 		sub, hasSub := x.MapGet("sub")
 		done, hasDone := x.MapGet("done")
-		if !hasSub && !hasDone {
+		host, hasHost := x.MapGet("host")
+		if !hasSub && !hasDone && !hasHost {
 			due, err := decodeDue(x)
 			if err != nil {
 				return nil, nil, err
@@ -283,17 +302,28 @@ func (m *Machine) decodeWaiting(gi int, run string, v types.Value, depth int) ([
 		item, _ := x.MapGet("item")
 		local, _ := x.MapGet("local")
 		if item.Kind() != types.ValInt || item.Int() < -1 || item.Int() > 1<<31 ||
-			(nd.Kind != bytecode.NodeGraph && nd.Kind != bytecode.NodeAgent && nd.Kind != bytecode.NodeMap) {
+			(nd.Kind != bytecode.NodeGraph && nd.Kind != bytecode.NodeAgent && nd.Kind != bytecode.NodeLLM && nd.Kind != bytecode.NodeMap) {
 			return nil, nil, errMalformed
 		}
 		pt := parkedTask{id: id.Str(), item: int(item.Int()), local: local}
-		if hasDone {
+		switch {
+		case hasDone:
 			ws, err := m.decodeWrites(gi, done)
 			if err != nil {
 				return nil, nil, err
 			}
 			pt.done, pt.writes = true, ws
-		} else {
+		case hasHost:
+			its, _ := x.MapGet("its")
+			recs, err := hostInterrupts(m.prog, its)
+			if err != nil || host.IsNull() {
+				return nil, nil, errMalformed
+			}
+			pt.host = host
+			for _, in := range recs {
+				pt.its = append(pt.its, Interrupt{ID: in.ID, Node: nd.Name, Prompt: in.Prompt, Type: InterruptType(m.prog, in), Confirm: true, Tool: in.Tool})
+			}
+		default:
 			s, err := m.decodeSnapshot(run, sub, depth+1)
 			if err != nil {
 				return nil, nil, err
@@ -311,6 +341,46 @@ func (m *Machine) decodeWaiting(gi int, run string, v types.Value, depth int) ([
 		p.tasks = append(p.tasks, pt)
 	}
 	return waiting, parked, nil
+}
+
+// hostInterrupts decodes a host-paused call's interrupts: tool
+// confirmations {"id", "prompt", "tool"}.
+func hostInterrupts(p *bytecode.Program, v types.Value) ([]RecordedInterrupt, error) {
+	if v.Kind() != types.ValList || v.Len() == 0 {
+		return nil, errMalformed
+	}
+	out := make([]RecordedInterrupt, v.Len())
+	for i := range out {
+		x := v.Elem(i)
+		id, _ := x.MapGet("id")
+		prompt, _ := x.MapGet("prompt")
+		tool, _ := x.MapGet("tool")
+		if x.Kind() != types.ValMap || id.Kind() != types.ValString || prompt.Kind() != types.ValString ||
+			tool.Kind() != types.ValInt || tool.Int() < 0 || tool.Int() >= int64(len(p.Tools)) {
+			return nil, errMalformed
+		}
+		out[i] = RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Graph: -1, Node: -1, Tool: int(tool.Int()), Confirm: true}
+	}
+	return out, nil
+}
+
+// ConfirmType is the answer type of a confirmation of tool ti (spec/vm.md,
+// "Suspended calls"): {decision: "approve" | "edit" | "reject", args:
+// the tool's input?, reason: string?}.
+func ConfirmType(p *bytecode.Program, ti int) *types.Type {
+	if ti < 0 || ti >= len(p.Tools) || int(p.Tools[ti].Input) >= len(p.Types) {
+		return nil
+	}
+	decision, _ := types.NewEnum("", []string{"approve", "edit", "reject"})
+	t, err := types.NewRecord("", []types.Field{
+		{Name: "decision", Type: decision},
+		{Name: "args", Type: types.OptionalOf(p.Types[p.Tools[ti].Input])},
+		{Name: "reason", Type: types.OptionalOf(types.StringType)},
+	})
+	if err != nil {
+		return nil
+	}
+	return t
 }
 
 // decodeDue reads an entry's optional "due" (Unix nanoseconds).
