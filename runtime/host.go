@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -416,10 +417,16 @@ func (h *host) agentTool(ctx context.Context, c *callCtx, ti *toolInfo, req Tool
 	}
 	sub := *c
 	sub.path, sub.vmItem, sub.node = c.taskID()+"/"+ti.name, -1, c.node+"/"+ti.name
+	sub.resume = nil // the caller's parked state is not the agent's
 	if req.IdempotencyKey != "" {
 		sub.idem = req.IdempotencyKey
 	}
 	v, err := h.agent(ctx, &sub, int(ti.decl.Impl.Agent), prompt, ti.out)
+	var sp *vm.Suspension
+	if errors.As(err, &sp) {
+		// A tool call cannot pause its caller (spec/language.md §7.8).
+		return nil, vm.NewError(vm.KindToolError, "agent %s stopped to wait (%v), which a tool call cannot do", ti.name, sp)
+	}
 	if err != nil {
 		return nil, err
 	}
