@@ -200,6 +200,18 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 				fmt.Fprintf(a.stderr, "    answer: JSON of schema %s, e.g. %s\n", schema, runtime.SchemaExample(in.Schema))
 			}
 		}
+		for _, tm := range fin.Timers {
+			what := "timeout of " + tm.ID
+			if tm.Wait {
+				what = "wait " + tm.ID
+			}
+			fmt.Fprintf(a.stderr, "  timer: %s, due %s\n", what, tm.Due.Format(time.RFC3339Nano))
+		}
+		if len(fin.Interrupts) == 0 && len(fin.Timers) > 0 {
+			fmt.Fprintf(a.stderr, "resume after %s with: agentc run %s --resume %s (agentc serve resumes it then by itself)\n",
+				fin.Timers[0].Due.Format(time.RFC3339Nano), file, fin.Run)
+			return &exitError{code: exitInterrupted}
+		}
 		example := "JSON"
 		if len(fin.Interrupts) == 1 && fin.Interrupts[0].Schema != nil {
 			example = shellQuote(string(runtime.SchemaExample(fin.Interrupts[0].Schema)))
