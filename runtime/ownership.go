@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentc/agentc/runtime/store"
@@ -36,6 +35,8 @@ type SharedStore interface {
 	// missing from the map).
 	GetLeases(ctx context.Context, keys []string) (map[string]store.Lease, error)
 	// Notify sends payload on channel name to every process that follows it.
+	// The store itself announces each step commit and run end on
+	// store.RunsChannel (store.CommitNotice), once it is visible.
 	Notify(ctx context.Context, name, payload string) error
 	// Follow calls fn with each payload sent on name, and with "" once
 	// connected and after every reconnection, until ctx ends.
@@ -60,9 +61,10 @@ type Replica struct {
 const DefaultLeaseTTL = 10 * time.Second
 
 // notifyChannel is the channel replicas tell one another on:
-// "cancel RUN" (a cancel request), "end RUN" (a run recorded its end),
-// "orphan RUN" (a run left without an owner).
-const notifyChannel = "runs"
+// "cancel RUN" (a cancel request), "orphan RUN" (a run left without an
+// owner); the store sends "commit RUN" there (a run committed a step or
+// recorded its end: store.CommitNotice).
+const notifyChannel = store.RunsChannel
 
 // cancelColl holds the cancel requests of runs driven elsewhere: key the
 // run id, value the request's time (RFC 3339).
@@ -123,16 +125,21 @@ func leaseKey(key store.SessionKey) string {
 }
 
 // heard handles a notification ("" after a (re)connection: a notification
-// may have been missed, so the watcher looks again).
+// may have been missed, so the watcher and every follower look again).
 func (o *ownership) heard(payload string) {
-	verb, run, _ := strings.Cut(payload, " ")
-	switch verb {
-	case "cancel":
+	verb, run := store.ParseNotice(payload)
+	switch {
+	case verb == "cancel":
 		o.r.Cancel(run)
-	case "end":
+	case store.IsCommitNotice(verb) && run != "":
 		o.r.wakeRun(run)
-	case "orphan", "":
+	case store.IsCommitNotice(verb): // a run whose id a notice cannot carry
+		o.r.wakeAll()
+	case verb == "orphan":
 		o.wakeWatcher()
+	case verb == "":
+		o.wakeWatcher()
+		o.r.wakeAll()
 	}
 }
 
@@ -322,9 +329,10 @@ func (r *Runner) RequestCancel(ctx context.Context, run string) (bool, error) {
 	return true, nil
 }
 
-// Changed returns a channel closed when run next records its end, here or
-// (on a shared store, as far as notifications reach) on another replica.
-// A follower of the run's ledger reads again when it closes.
+// Changed returns a channel closed when run next commits a step or records
+// its end, here or (on a shared store, as far as notifications reach) on
+// another replica. A follower of the run's ledger reads again when it
+// closes.
 func (r *Runner) Changed(run string) <-chan struct{} {
 	ch := make(chan struct{})
 	r.mu.Lock()
@@ -363,6 +371,19 @@ func (r *Runner) wakeRun(run string) {
 	r.mu.Unlock()
 	for _, w := range ws {
 		close(w)
+	}
+}
+
+// wakeAll closes every channel Changed returned.
+func (r *Runner) wakeAll() {
+	r.mu.Lock()
+	all := r.waiters
+	r.waiters = nil
+	r.mu.Unlock()
+	for _, ws := range all {
+		for _, w := range ws {
+			close(w)
+		}
 	}
 }
 

@@ -170,7 +170,7 @@ type Runner struct {
 
 	own     *ownership                 // nil: the store is this process's alone
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
-	waiters map[string][]chan struct{} // by run id: closed when the run next records its end (Changed)
+	waiters map[string][]chan struct{} // by run id: closed when the run next commits a step or records its end (Changed)
 }
 
 // NewRunner checks cfg and loads the program.

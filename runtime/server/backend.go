@@ -391,14 +391,26 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 	return ch, func() { stop() }
 }
 
-// FollowEvery is how often Follow reads the ledger of a run driven
-// elsewhere between wake-ups (a run's end wakes it at once).
-const FollowEvery = 250 * time.Millisecond
+// FollowEvery is how often a follower of a run (Follow, AwaitEnd, the
+// inspector's event stream) reads again without being woken: each step
+// the run commits and its end wake it at once (Changed), so this is only
+// the fallback for a notification that never came (a replica's listener
+// reconnecting, a notice the store could not send).
+const FollowEvery = 3 * time.Second
+
+// Changed returns a channel closed when run next commits a step or records
+// its end, here or (on a store shared by replicas, through the store's
+// notifications) on another replica, and the function that stops watching
+// it. Take it before reading what the run committed, then wait on it.
+func (b *Backend) Changed(run string) (<-chan struct{}, func()) {
+	ch := b.Runner.Changed(run)
+	return ch, func() { b.Runner.Unwatch(run, ch) }
+}
 
 // Follow is user's run runID as a process that does not drive it sees it:
 // the events of the run recorded in its session's ledger after sequence
-// after, read as they are committed (every FollowEvery, and at once when
-// the run records its end here or, on a shared store, on another replica),
+// after, read as they are committed (woken by each commit here or, on a
+// shared store, on another replica; every FollowEvery without a wake-up),
 // until the run's next run_finished. Events closes after it, when ctx
 // ends, or when the run is no longer running and the ledger has nothing
 // more of it (a run abandoned without an end). It is the live source of a
@@ -517,8 +529,8 @@ func Rejoin(ctx context.Context, id string, recorded []*runtime.Event, keep func
 
 // AwaitEnd waits until user's run runID is no longer running (it ended,
 // or waits for input), wherever it is driven, and returns its record. It
-// reads the run when the run records its end (here, or on another replica
-// as notifications reach) and every FollowEvery, until ctx ends.
+// reads the run when the run commits (here, or on another replica
+// as notifications reach; every FollowEvery without one), until ctx ends.
 func (b *Backend) AwaitEnd(ctx context.Context, user, runID string) (store.Run, error) {
 	for {
 		changed := b.Runner.Changed(runID)
