@@ -230,7 +230,9 @@ type secondGated struct {
 	entered chan struct{}
 }
 
-func (secondGated) Info() runtime.ModelInfo { return runtime.ModelInfo{Name: "m", Model: "test:second-gated"} }
+func (secondGated) Info() runtime.ModelInfo {
+	return runtime.ModelInfo{Name: "m", Model: "test:second-gated"}
+}
 func (m secondGated) Generate(ctx context.Context, req *runtime.ModelRequest, f func(string)) (*runtime.ModelResponse, error) {
 	if m.calls.Add(1) == 1 {
 		return &runtime.ModelResponse{Text: "first", FinishReason: "stop"}, nil
