@@ -22,9 +22,9 @@ func threadRuns(t *testing.T, h *harness, user, thread string) int {
 
 // TestResentRunIDFollowsItsRun: a RunAgentInput sent again with its runId
 // streams the run its first sending started (a valid AG-UI stream from the
-// ledger) and starts none; in flight it is a RUN_ERROR (thread_busy, or
-// run_in_progress when the thread is not busy with it); a
-// run its client's departure canceled continues; runIds are per user.
+// ledger) and starts none; in flight, also while its first request still
+// streams it from this server, it follows the run to its end; a run its
+// client's departure canceled continues; runIds are per user.
 func TestResentRunIDFollowsItsRun(t *testing.T) {
 	h := newHarness(t, "chatter", server.Limits{})
 	in := input("t1", "r1", userMsg("m1", "hi"))
@@ -56,13 +56,37 @@ func TestResentRunIDFollowsItsRun(t *testing.T) {
 		}
 	}
 	<-h.started
-	busy := h.run("ana", hang)
-	if e := last(busy); e["type"] != RunError || (e["code"] != "run_in_progress" && e["code"] != "thread_busy") {
-		t.Fatalf("re-sent while in flight: %v", busy)
+	// Re-sent while its first request still streams it from this server:
+	// it follows the run (not thread_busy), to the run's end.
+	fctx, fcancel := context.WithCancel(context.Background())
+	defer fcancel()
+	fresp := h.request(fctx, "ana", "", hang)
+	var fwg sync.WaitGroup
+	var followed []map[string]any
+	fframes := readFrames(t, fresp.Body, &fwg)
+	for ev := range fframes {
+		followed = append(followed, ev)
+		if ev["type"] == RunStarted || ev["type"] == RunError {
+			break
+		}
+	}
+	if len(followed) == 0 || followed[0]["type"] != RunStarted || followed[0]["runId"] != "r3" {
+		t.Fatalf("re-sent while in flight: %v", followed)
+	}
+	if threadRuns(t, h, "ana", "t2") != 1 {
+		t.Fatal("the re-sent request started a run")
 	}
 	cancel()
 	resp.Body.Close()
 	wg.Wait()
+	for ev := range fframes {
+		followed = append(followed, ev)
+	}
+	fresp.Body.Close()
+	fwg.Wait()
+	if e := followed[len(followed)-1]; e["type"] != RunFinished && e["type"] != RunError || e["code"] == "thread_busy" {
+		t.Fatalf("the follower's stream ended with %v", e)
+	}
 	h.waitFree("ana", "t2")
 	waitIdle(t, h.b)
 	if status, _ := ledgerEnd(t, h, "ana", "t2"); status != store.RunCanceled {
