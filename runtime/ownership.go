@@ -82,8 +82,9 @@ type ownership struct {
 	owner  string
 	ttl    time.Duration
 
-	stop context.CancelFunc
-	done chan struct{} // closed when the follower has returned
+	stop    context.CancelFunc
+	done    chan struct{} // closed when the follower has returned
+	present chan struct{} // closed when the presence keeper has returned
 
 	orphans chan struct{} // a wake-up for the takeover watcher (capacity 1)
 }
@@ -99,6 +100,8 @@ func newOwnership(r *Runner, rep *Replica) (*ownership, error) {
 	}
 	var ctx context.Context
 	ctx, o.stop = context.WithCancel(context.Background())
+	o.present = make(chan struct{})
+	go o.presence(ctx) // owned by the Runner, like the follower
 	go func() { // owned by the Runner: Close cancels ctx and waits for done
 		defer close(o.done)
 		for ctx.Err() == nil {
@@ -113,11 +116,38 @@ func newOwnership(r *Runner, rep *Replica) (*ownership, error) {
 	return o, nil
 }
 
-// close stops the follower and waits for it.
+// close stops the follower and the presence keeper and waits for them.
 func (o *ownership) close() {
 	o.stop()
 	<-o.done
+	<-o.present
 }
+
+// presenceKey is the lease a replica holds while it lives: another
+// replica reads it to tell a request that died with its replica from one
+// still in flight (Runner.Alive).
+func presenceKey(owner string) string { return "replica/" + owner }
+
+// presence holds this replica's presence lease, renewing it every TTL/3,
+// until ctx ends or the Runner stops; it then releases it.
+func (o *ownership) presence(ctx context.Context) {
+	defer close(o.present)
+	key := presenceKey(o.owner)
+	for {
+		actx, cancel := context.WithTimeout(ctx, o.ttl/3)
+		if _, err := o.r.st.AcquireLease(actx, key, o.owner, o.ttl, o.r.clock.Now()); err != nil && ctx.Err() == nil {
+			o.r.log.Warn("runtime: renew this replica's presence", "err", err)
+		}
+		cancel()
+		if o.sleep(ctx, o.ttl/3) != nil {
+			rctx, cancel := context.WithTimeout(context.Background(), o.ttl/3)
+			_ = o.r.st.ReleaseLease(rctx, key, o.owner, o.r.clock.Now())
+			cancel()
+			return
+		}
+	}
+}
+
 
 // leaseKey is the lease of key's active run.
 func leaseKey(key store.SessionKey) string {
@@ -290,6 +320,36 @@ func (k *keeper) halt() {
 // Replicated reports whether the Runner shares its store with other
 // replicas (RunnerConfig.Replica).
 func (r *Runner) Replicated() bool { return r.own != nil }
+
+// Instance is this process's id among those that used the store: the
+// replica's owner id, or, without replicas, an id minted when the Runner
+// was made (a restarted process has a new one).
+func (r *Runner) Instance() string {
+	if r.own != nil {
+		return r.own.owner
+	}
+	return r.self
+}
+
+// Alive reports whether the process whose Instance is id may still be
+// working: this one; without replicas no other (the store is this
+// process's alone, so another instance was an earlier process); on a
+// shared store, a replica whose presence lease is held.
+func (r *Runner) Alive(ctx context.Context, id string) (bool, error) {
+	if id == r.Instance() {
+		return true, nil
+	}
+	if r.own == nil {
+		return false, nil
+	}
+	key := presenceKey(id)
+	ls, err := r.own.shared.GetLeases(ctx, []string{key})
+	if err != nil {
+		return false, fmt.Errorf("runtime: presence of %s: %w", id, err)
+	}
+	l, ok := ls[key]
+	return ok && l.HeldAt(r.clock.Now()), nil
+}
 
 // LeaseTTL is the lease TTL of this replica's runs (0 without Replica).
 func (r *Runner) LeaseTTL() time.Duration {

@@ -169,6 +169,7 @@ type Runner struct {
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 
 	own     *ownership                 // nil: the store is this process's alone
+	self    string                     // Instance without replicas: minted at NewRunner
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
 	waiters map[string][]chan struct{} // by run id: closed when the run next commits a step or records its end (Changed)
 }
@@ -237,6 +238,8 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 			return nil, err
 		}
 		r.own = o
+	} else {
+		r.self = r.ids.nextWithPrefix("proc_")
 	}
 	return r, nil
 }

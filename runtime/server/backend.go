@@ -86,10 +86,13 @@ type Backend struct {
 	owners   map[string]string // active run id → user
 }
 
-// AdapterStore is the part of the store the adapters write themselves.
+// AdapterStore is the part of the store the adapters write themselves
+// (and the leases under which an orphaned reservation is taken over:
+// Reserve).
 type AdapterStore interface {
 	store.Tasks
 	store.Docs
+	store.Leases
 }
 
 // Run is one started run as an adapter sees it.
