@@ -102,7 +102,7 @@ func newOwnership(r *Runner, rep *Replica) (*ownership, error) {
 	ctx, o.stop = context.WithCancel(context.Background())
 	o.present = make(chan struct{})
 	go o.presence(ctx) // owned by the Runner, like the follower
-	go func() { // owned by the Runner: Close cancels ctx and waits for done
+	go func() {        // owned by the Runner: Close cancels ctx and waits for done
 		defer close(o.done)
 		for ctx.Err() == nil {
 			if err := o.shared.Follow(ctx, notifyChannel, o.heard); err != nil && ctx.Err() == nil {
@@ -147,7 +147,6 @@ func (o *ownership) presence(ctx context.Context) {
 		}
 	}
 }
-
 
 // leaseKey is the lease of key's active run.
 func leaseKey(key store.SessionKey) string {
