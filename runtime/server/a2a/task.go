@@ -31,11 +31,28 @@ const (
 	// DocPath(app, user, inverted status time, task id), value a recentEntry.
 	CollRecent = "a2a.recent"
 	// CollMessage maps a user's messageId that started a task to the task:
-	// key DocPath(app, user, messageId), value the task id. A re-sent
-	// message (the same messageId) rejoins that task (spec/a2a.md,
-	// "Re-sent messages").
+	// key DocPath(app, user, messageId), value a messageRecord (an older
+	// agentc's: the task id alone). A re-sent message (the same
+	// messageId) rejoins that task (spec/a2a.md, "Re-sent messages").
 	CollMessage = "a2a.message"
 )
+
+// messageRecord is a CollMessage value: the task the message started, and
+// its request's claim (server.Reserve).
+type messageRecord struct {
+	Task  string        `json:"task"`
+	Claim *server.Claim `json:"claim,omitempty"`
+}
+
+// MessageRecord reads a CollMessage record: the id of the task its
+// message started (or starts).
+func MessageRecord(value []byte) string {
+	var r messageRecord
+	if len(value) > 0 && value[0] == '{' && json.Unmarshal(value, &r) == nil {
+		return r.Task
+	}
+	return string(value)
+}
 
 // recordVersion is the version of the stored Task JSON.
 const recordVersion = 1

@@ -132,7 +132,8 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	p.inv.Runnable = h.opts.Runnable
 	// The client's runId is reserved before the run starts: the same
 	// request sent again follows this run instead of starting another.
-	prev, reserved, err := h.reserveRun(ctx, key, in.RunID)
+	p.inv.ID = h.b.NewID("inv_") // its run's input event names it (reserveRun)
+	prev, reserved, err := h.reserveRun(ctx, key, in.RunID, p.inv.ID)
 	if err != nil {
 		h.log.Error("agui: reserve runId", "thread", in.ThreadID, "user", user, "err", err)
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: "the runId could not be recorded", Code: "internal"})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -117,5 +118,28 @@ func TestResentRunIDFollowsItsRun(t *testing.T) {
 	waitIdle(t, h.b)
 	if n := threadRuns(t, h, "ana", "t2"); n != 1 {
 		t.Fatalf("thread t2 has %d runs, want the one run continued", n)
+	}
+}
+
+// TestOrphanedRunIDTakenOver: a runId reserved by a process that died
+// before starting its run (its claim names another instance of a store
+// this process alone opens) does not answer run_in_progress forever: the
+// re-sent request takes it over and runs once, and a later re-send joins
+// that run.
+func TestOrphanedRunIDTakenOver(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	key := store.SessionKey{App: "app", User: "ana", Session: "t9"}
+	orphan := `{"claim":{"owner":"proc_dead","since":` + strconv.FormatInt(h.b.Clock.Now().UnixMilli(), 10) + `,"session":"t9","inv":"inv_dead"}}`
+	if err := h.b.Docs.ApplyDocs(context.Background(), store.DocOp{Coll: CollRuns, Key: runKey(key, "r9"), Value: []byte(orphan)}); err != nil {
+		t.Fatal(err)
+	}
+	in := input("t9", "r9", userMsg("m1", "hi"))
+	first := h.run("ana", in)
+	if e := last(first); e["type"] != RunFinished {
+		t.Fatalf("re-sent after its process died: %v", first)
+	}
+	again := h.run("ana", in)
+	if text(again) != text(first) || threadRuns(t, h, "ana", "t9") != 1 {
+		t.Fatalf("re-sent again: %q (first %q), %d runs", text(again), text(first), threadRuns(t, h, "ana", "t9"))
 	}
 }
