@@ -84,6 +84,38 @@ type Backend struct {
 	running  int
 	draining bool
 	owners   map[string]string // active run id → user
+	adopters []Adopter
+}
+
+// Adopter is offered each run the Backend resumes for an orphan (Recover,
+// TakeOver): o is the run's record, run its resumption. It returns true
+// when it reads run's events to their end (an adapter attaching its own
+// follower of the run, e.g. A2A's task pump), false to leave them to the
+// Backend, which drops them.
+type Adopter func(o store.Run, run *Run) bool
+
+// OnAdopt registers f (an adapter does, when it is made).
+func (b *Backend) OnAdopt(f Adopter) {
+	b.mu.Lock()
+	b.adopters = append(b.adopters, f)
+	b.mu.Unlock()
+}
+
+// offer hands run, the resumption of orphan o, to the first adopter that
+// takes it, else drains its events.
+func (b *Backend) offer(o store.Run, run *Run) {
+	b.mu.Lock()
+	as := b.adopters
+	b.mu.Unlock()
+	for _, f := range as {
+		if f(o, run) {
+			return
+		}
+	}
+	go func() { // owned by the run: ends when its events close
+		for range run.Events {
+		}
+	}()
 }
 
 // AdapterStore is the part of the store the adapters write themselves
@@ -307,9 +339,10 @@ func (b *Backend) Recover(ctx context.Context) (resumed []string, err error) {
 	return resumed, err
 }
 
-// adopt resumes the Runner's orphans under protocol label proto, dropping
-// their events (the session ledger has them). An orphan another replica
-// resumed first (ErrSessionBusy) is not an error.
+// adopt resumes the Runner's orphans under protocol label proto, offering
+// each to the adopters (else dropping its events: the session ledger has
+// them). An orphan another replica resumed first (ErrSessionBusy) is not
+// an error.
 func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, next time.Time, err error) {
 	orphans, next, err := b.Runner.ScanOrphans(ctx)
 	if err != nil {
@@ -328,10 +361,7 @@ func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, ne
 			continue
 		}
 		resumed = append(resumed, o.ID)
-		go func() { // owned by the run: ends when its events close
-			for range run.Events {
-			}
-		}()
+		b.offer(o, run)
 	}
 	return resumed, next, errors.Join(errs...)
 }
