@@ -247,26 +247,34 @@ type frozenTimers struct{}
 func (frozenTimers) Now() time.Time                              { return time.Now() }
 func (frozenTimers) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
 
-// followStep follows run on b until it reads node one's end, which A
-// committed in the run's first step while its second waits.
-func followStep(t *testing.T, b *server.Backend, key store.SessionKey, run string) {
+// followStep starts a run of g on driver, whose model m answers its first
+// call and waits on its second, and follows it on follower until it reads
+// node one's end, which the run committed in its first step while its
+// second waits; then it lets the run end.
+func followStep(t *testing.T, driver, follower *server.Backend, m secondGated) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	followed := b.Follow(ctx, key, run, 0)
+	run, err := driver.Start(ctx, "test", runtime.Invocation{User: "u", Session: "s", Input: "hi", Runnable: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followed := follower.Follow(ctx, store.SessionKey{App: "w", User: "u", Session: "s"}, run.ID, 0)
 	timeout := time.After(20 * time.Second)
-	for {
+	for seen := false; !seen; {
 		select {
 		case e, ok := <-followed.Events:
 			if !ok {
 				t.Fatal("the follow ended before the first step's events")
 			}
-			if e.Kind == runtime.EventNodeFinished && e.Node == "one" {
-				return
-			}
+			seen = e.Kind == runtime.EventNodeFinished && e.Node == "one"
 		case <-timeout:
 			t.Fatal("the first step's commit did not wake the follower")
 		}
+	}
+	<-m.entered
+	close(m.gate)
+	for range run.Events {
 	}
 }
 
@@ -279,18 +287,7 @@ func TestFollowWokenByCommits(t *testing.T) {
 	m := secondGated{calls: &atomic.Int32{}, gate: make(chan struct{}), entered: make(chan struct{}, 8)}
 	a := replicaBackendOf(t, twoSteps, target, "A", &skewedClock{}, m, replicaTTL)
 	b := replicaBackendOf(t, twoSteps, target, "B", frozenTimers{}, quietModel{}, replicaTTL)
-	ctx := context.Background()
-	key := store.SessionKey{App: "w", User: "u", Session: "s"}
-	// B follows from before the run's first step.
-	run, err := a.Start(ctx, "test", runtime.Invocation{User: "u", Session: "s", Input: "hi", Runnable: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	followStep(t, b, key, run.ID)
-	<-m.entered
-	close(m.gate)
-	for range run.Events {
-	}
+	followStep(t, a, b, m)
 
 	// In one process, with no replicas and timers that never fire.
 	mem := memory.New()
@@ -301,15 +298,7 @@ func TestFollowWokenByCommits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.Close(ctx)
+	defer r.Close(context.Background())
 	one := &server.Backend{Runner: r, Docs: mem, Sessions: session.New(mem), Clock: frozenTimers{}, Metrics: server.NewMetrics()}
-	run2, err := one.Start(ctx, "test", runtime.Invocation{User: "u", Session: "s", Input: "hi", Runnable: "g"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	followStep(t, one, key, run2.ID)
-	<-m2.entered
-	close(m2.gate)
-	for range run2.Events {
-	}
+	followStep(t, one, one, m2)
 }
