@@ -321,12 +321,13 @@ func (k *keeper) halt() {
 func (r *Runner) Replicated() bool { return r.own != nil }
 
 // Instance is this process's id among those that used the store: the
-// replica's owner id, or, without replicas, an id minted when the Runner
-// was made (a restarted process has a new one).
+// replica's owner id, or, without replicas, an id the Runner mints at the
+// first call (a restarted process has a new one).
 func (r *Runner) Instance() string {
 	if r.own != nil {
 		return r.own.owner
 	}
+	r.selfOne.Do(func() { r.self = r.ids.nextWithPrefix("proc_") })
 	return r.self
 }
 

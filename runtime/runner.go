@@ -169,7 +169,8 @@ type Runner struct {
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 
 	own     *ownership                 // nil: the store is this process's alone
-	self    string                     // Instance without replicas: minted at NewRunner
+	self    string                     // Instance without replicas: minted at its first call
+	selfOne sync.Once
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
 	waiters map[string][]chan struct{} // by run id: closed when the run next commits a step or records its end (Changed)
 }
@@ -238,8 +239,6 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 			return nil, err
 		}
 		r.own = o
-	} else {
-		r.self = r.ids.nextWithPrefix("proc_")
 	}
 	return r, nil
 }
