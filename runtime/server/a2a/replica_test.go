@@ -11,6 +11,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/pebble"
 	"github.com/agentc/agentc/runtime/store/postgres"
 )
 
@@ -58,6 +59,57 @@ func TestTakenOverTaskHasAPump(t *testing.T) {
 	go b.backend.TakeOver(ctx, nil)
 	hk.wait(t, statusIs("TASK_STATE_COMPLETED"))
 	raw, err := b.st.GetDoc(t.Context(), a2a.CollTask, store.DocPath(b.backend.App(), "ana", id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec struct {
+		Status struct{ State string } `json:"status"`
+	}
+	if err := json.Unmarshal(raw, &rec); err != nil || rec.Status.State != "completed" {
+		t.Fatalf("the task's record, unread: %s %v", raw, err)
+	}
+}
+
+// TestRecoveredTaskHasAPump: a Pebble-backed server that resumes at start
+// the run of a task a killed process left working attaches the task's
+// pump: the record is settled as the run ends and the webhook is told.
+func TestRecoveredTaskHasAPump(t *testing.T) {
+	dir := t.TempDir()
+	st1, err := pebble.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e1 := newEnvWith(t, st1, func(o *a2a.Options) { o.Push = localPush() })
+	hk := newHook(t, 0)
+	send := msg1("slow work", nil)
+	send["configuration"] = map[string]any{"returnImmediately": true,
+		"taskPushNotificationConfig": map[string]any{"url": hk.srv.URL + "/hook"}}
+	id := str(t, e1.ok("ana", "1.0", "SendMessage", send), "task", "id")
+	<-e1.gate.started
+	hk.wait(t, statusIs("TASK_STATE_WORKING"))
+	// The process dies: nothing more of it reaches the store.
+	if err := st1.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e1.closed = true
+	e1.srv.Close()
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = e1.h.Close(gone)
+	_ = e1.runner.Close(gone)
+
+	st2, err := pebble.Open(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st2.Close() })
+	e2 := newEnvWith(t, st2, func(o *a2a.Options) { o.Push = localPush() })
+	close(e2.gate.open)
+	if resumed, err := e2.backend.Recover(context.Background()); err != nil || len(resumed) != 1 {
+		t.Fatalf("recover: %v %v", resumed, err)
+	}
+	hk.wait(t, statusIs("TASK_STATE_COMPLETED"))
+	raw, err := st2.GetDoc(t.Context(), a2a.CollTask, store.DocPath(e2.backend.App(), "ana", id))
 	if err != nil {
 		t.Fatal(err)
 	}
