@@ -58,16 +58,25 @@ func TestTakenOverTaskHasAPump(t *testing.T) {
 	defer cancel()
 	go b.backend.TakeOver(ctx, nil)
 	hk.wait(t, statusIs("TASK_STATE_COMPLETED"))
-	raw, err := b.st.GetDoc(t.Context(), a2a.CollTask, store.DocPath(b.backend.App(), "ana", id))
+	if st := recordState(t, b, "ana", id); st != "completed" {
+		t.Fatalf("the task's record, unread: %s", st)
+	}
+}
+
+// recordState is the state in the stored record of user's task id.
+func recordState(t *testing.T, e *env, user, id string) string {
+	t.Helper()
+	raw, err := e.st.GetDoc(t.Context(), a2a.CollTask, store.DocPath(e.backend.App(), user, id))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rec struct {
 		Status struct{ State string } `json:"status"`
 	}
-	if err := json.Unmarshal(raw, &rec); err != nil || rec.Status.State != "completed" {
-		t.Fatalf("the task's record, unread: %s %v", raw, err)
+	if err := json.Unmarshal(raw, &rec); err != nil {
+		t.Fatalf("task record %s: %v", raw, err)
 	}
+	return rec.Status.State
 }
 
 // TestRecoveredTaskHasAPump: a Pebble-backed server that resumes at start
@@ -109,14 +118,7 @@ func TestRecoveredTaskHasAPump(t *testing.T) {
 		t.Fatalf("recover: %v %v", resumed, err)
 	}
 	hk.wait(t, statusIs("TASK_STATE_COMPLETED"))
-	raw, err := st2.GetDoc(t.Context(), a2a.CollTask, store.DocPath(e2.backend.App(), "ana", id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Status struct{ State string } `json:"status"`
-	}
-	if err := json.Unmarshal(raw, &rec); err != nil || rec.Status.State != "completed" {
-		t.Fatalf("the task's record, unread: %s %v", raw, err)
+	if st := recordState(t, e2, "ana", id); st != "completed" {
+		t.Fatalf("the task's record, unread: %s", st)
 	}
 }
