@@ -168,9 +168,11 @@ type Runner struct {
 
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 
-	own     *ownership                 // nil: the store is this process's alone
+	own     *ownership // nil: the store is this process's alone
+	self    string     // Instance without replicas: minted at its first call
+	selfOne sync.Once
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
-	waiters map[string][]chan struct{} // by run id: closed when the run next records its end (Changed)
+	waiters map[string][]chan struct{} // by run id: closed when the run next commits a step or records its end (Changed)
 }
 
 // NewRunner checks cfg and loads the program.
