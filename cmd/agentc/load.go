@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
+	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
@@ -162,4 +164,15 @@ const traceFlush = 5 * time.Second
 // universe.
 func openProject(path string) (*project.Project, error) {
 	return project.OpenFor(path, stdlib.Universe())
+}
+
+// checkExecConfinement prints how the program's commands are confined and
+// refuses to serve them unconfined to several users
+// (assemble.ExecConfinement).
+func checkExecConfinement(p *bytecode.Program, r jail.Report, tokens map[string]string, open bool, _ string, stderr io.Writer) error {
+	note, err := assemble.ExecConfinement(p, r, tokens, open, nil)
+	if note != "" {
+		fmt.Fprintf(stderr, "agentc: %s\n", note)
+	}
+	return err
 }
