@@ -165,3 +165,22 @@ graph g(S) input q output q {
 		t.Error("a file outside the root compiled")
 	}
 }
+
+// TestTestBlocks: the test blocks of a file that does not compile are
+// counted as far as it parses, at least one.
+func TestTestBlocks(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"two.agent":  "workflow w\n\ntest \"a\" {\n  run = g\n}\n\ntest \"b\" {\n  run = nosuch\n}\n",
+		"none.agent": "workflow w\n\nstate S { q: string }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]int{"two.agent": 2, "none.agent": 1, "missing.agent": 1} {
+		if got := TestBlocks(filepath.Join(dir, name)); got != want {
+			t.Errorf("TestBlocks(%s) = %d, want %d", name, got, want)
+		}
+	}
+}
