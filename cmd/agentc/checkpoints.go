@@ -94,7 +94,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 			return usageErr(err)
 		}
 		if f.program != "" {
-			p, err := loadProgram(a, f.program)
+			p, _, err := loadVerified(a, f.program)
 			if err != nil {
 				return err
 			}

@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/project"
+	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/workspace/jail"
@@ -22,42 +22,37 @@ import (
 	"github.com/agentc/agentc/vm"
 )
 
-// loadVerified compiles FILE (.agent) or reads, decodes and verifies FILE
-// (.agb): either way the program is verified once, and returned with its
-// encoding.
-func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
-	if !strings.HasSuffix(file, ".agb") {
-		return compileFile(a, file)
-	}
-	b, err := os.ReadFile(file)
-	if err != nil {
-		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
-	}
-	p, err := inspect.DecodeProgram(b)
-	if err != nil {
-		return nil, nil, failErr(fmt.Errorf("%s: %w", file, err))
-	}
-	return p, b, nil
-}
-
-// loadInProject is loadVerified and the project FILE belongs to: what run,
-// serve and mcp stdio start from.
+// loadInProject loads FILE (project.Load: a .agent file is compiled, any
+// other read as bytecode), printing its diagnostics to stderr, and returns
+// the program, verified, its encoding and the project FILE belongs to.
+// Diagnostics and bad bytecode are the command's failure (exit 1).
 func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Project, error) {
-	prog, enc, err := loadVerified(a, file)
-	if err != nil {
-		return nil, nil, nil, err
-	}
 	proj, err := openProject(file)
 	if err != nil {
 		return nil, nil, nil, usageErr(err)
 	}
+	prog, enc, ds, srcs, err := proj.Load(file)
+	var bad *project.BytecodeError
+	switch {
+	case errors.As(err, &bad):
+		return nil, nil, nil, failErr(err)
+	case err != nil:
+		return nil, nil, nil, usageErr(err)
+	case len(ds) > 0:
+		if err := renderDiags(a, "text", ds, srcs); err != nil {
+			return nil, nil, nil, usageErr(err)
+		}
+	}
+	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
+		return nil, nil, nil, failed
+	}
 	return prog, enc, proj, nil
 }
 
-// loadProgram is loadVerified without the encoding.
-func loadProgram(a *app, file string) (*bytecode.Program, error) {
-	p, _, err := loadVerified(a, file)
-	return p, err
+// loadVerified is loadInProject without the project.
+func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
+	prog, enc, _, err := loadInProject(a, file)
+	return prog, enc, err
 }
 
 // funcTable is the VM's function table of a CLI process (assemble.Funcs

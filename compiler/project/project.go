@@ -180,3 +180,39 @@ func (p *Project) Compile(file string) (*bytecode.Program, []byte, []diag.Diagno
 	ds, srcs := p.Localize(all)
 	return prog, enc, ds, srcs, nil
 }
+
+// Load is the program a command starts from file: a .agent file is
+// compiled (Compile); any other file is bytecode, read, decoded and
+// verified. Either way the program is verified once and returned with its
+// encoding (nil when any error was found) and, for a source file, its
+// diagnostics. A file that cannot be read or lies outside the root is an
+// error; bytecode that does not decode or verify is a *BytecodeError.
+func (p *Project) Load(file string) (*bytecode.Program, []byte, []diag.Diagnostic, diag.Sources, error) {
+	if strings.HasSuffix(file, ".agent") {
+		if _, err := os.Stat(file); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		return p.Compile(file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	prog, err := bytecode.Decode(b)
+	if err != nil {
+		if msg := err.Error(); strings.Contains(msg, "hash") || strings.Contains(msg, "truncated") {
+			err = fmt.Errorf("%w (the file is truncated or damaged; compile it again)", err)
+		}
+		return nil, nil, nil, nil, &BytecodeError{fmt.Errorf("%s: %w", file, err)}
+	}
+	if err := bytecode.Verify(prog); err != nil {
+		return nil, nil, nil, nil, &BytecodeError{fmt.Errorf("%s does not verify:\n%w", file, err)}
+	}
+	return prog, b, nil, nil, nil
+}
+
+// BytecodeError is a file read as bytecode that does not decode or verify.
+type BytecodeError struct{ Err error }
+
+func (e *BytecodeError) Error() string { return e.Err.Error() }
+func (e *BytecodeError) Unwrap() error { return e.Err }

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -182,5 +183,39 @@ func TestTestBlocks(t *testing.T) {
 		if got := TestBlocks(filepath.Join(dir, name)); got != want {
 			t.Errorf("TestBlocks(%s) = %d, want %d", name, got, want)
 		}
+	}
+}
+
+// TestLoad: a .agent file compiles, anything else is bytecode that must
+// decode and verify; a missing file is a plain error.
+func TestLoad(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		".git/HEAD": "",
+		"ok.agent":  "workflow ok\n\nstate S { q: string }\n\ngraph g(S) input q {\n  start -> end\n}\n",
+		"notes.txt": "hello",
+	})
+	p := At(root, nil)
+	prog, enc, _, _, err := p.Load(filepath.Join(root, "ok.agent"))
+	if err != nil || prog == nil {
+		t.Fatalf("ok.agent: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "ok.agb"), enc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _, _, err := p.Load(filepath.Join(root, "ok.agb")); err != nil || again.Hash != prog.Hash {
+		t.Fatalf("ok.agb: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "cut.agb"), enc[:len(enc)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var bad *BytecodeError
+	for _, name := range []string{"notes.txt", "cut.agb"} {
+		if _, _, _, _, err := p.Load(filepath.Join(root, name)); !errors.As(err, &bad) {
+			t.Errorf("%s: %v, want a BytecodeError", name, err)
+		}
+	}
+	if _, _, _, _, err := p.Load(filepath.Join(root, "missing.agent")); err == nil || errors.As(err, &bad) {
+		t.Errorf("missing.agent: %v", err)
 	}
 }
