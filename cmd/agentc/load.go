@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -19,7 +18,6 @@ import (
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/stdlib"
-	"github.com/agentc/agentc/vm"
 )
 
 // loadInProject loads FILE (project.Load: a .agent file is compiled, any
@@ -55,17 +53,6 @@ func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
 	return prog, enc, err
 }
 
-// funcTable is the VM's function table of a CLI process (assemble.Funcs
-// over the process environment).
-func funcTable(p *bytecode.Program, visited func(string) bool) map[string]vm.Func {
-	return assemble.Funcs(p, visited, nil)
-}
-
-type (
-	wallClock     = assemble.WallClock
-	cryptoEntropy = assemble.CryptoEntropy
-)
-
 // assembleOptions are the assembly options of agentc run and serve: the
 // program verified at load, replaying the fixtures of its default test
 // block where a model or tool has no implementation, warnings to stderr.
@@ -75,26 +62,13 @@ func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data stri
 		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }}
 }
 
-// openRunner assembles opts and opens a Runner of it over the store the
-// flags select. close closes the Runner, then the store.
-func openRunner(ctx context.Context, opts assemble.Options, target string) (asm *assemble.Assembly, st store.Store, r *runtime.Runner, close func(), err error) {
-	if asm, err = assemble.Prepare(opts); err != nil {
+// openRunner is assemble.Open; its errors are the command's failure.
+func openRunner(ctx context.Context, opts assemble.Options, target string) (*assemble.Assembly, store.Store, *runtime.Runner, func(), error) {
+	asm, st, r, close, err := assemble.Open(ctx, opts, target)
+	if err != nil {
 		return nil, nil, nil, nil, failErr(err)
 	}
-	if st, err = dial.Open(ctx, target); err != nil {
-		_ = asm.Shutdown(context.Background())
-		return nil, nil, nil, nil, failErr(err)
-	}
-	if r, err = asm.Runner(st); err != nil {
-		_ = st.Close()
-		_ = asm.Shutdown(context.Background())
-		return nil, nil, nil, nil, failErr(err)
-	}
-	return asm, st, r, func() {
-		_ = r.Close(context.Background())
-		flushTraces(asm, nil)
-		_ = st.Close()
-	}, nil
+	return asm, st, r, close, nil
 }
 
 // storeFlags are --data and --store, on every command that opens a store
@@ -113,7 +87,7 @@ func (f *storeFlags) add(fl *pflag.FlagSet) {
 }
 
 // dir is the data directory.
-func (f storeFlags) dir() string { return dataDir(f.data) }
+func (f storeFlags) dir() string { return assemble.DataDir(f.data, nil) }
 
 // target is the selected store target; a bad one is a usage error.
 func (f storeFlags) target() (string, error) {
@@ -141,18 +115,8 @@ func (f storeFlags) open(ctx context.Context) (store.Store, error) {
 	return st, nil
 }
 
-// flushTraces exports the spans still buffered (spec/telemetry.md), for
-// at most traceFlush; a failure is reported on warn (nil: dropped).
-func flushTraces(asm *assemble.Assembly, warn func(string)) {
-	ctx, cancel := context.WithTimeout(context.Background(), traceFlush)
-	defer cancel()
-	if err := asm.Shutdown(ctx); err != nil && warn != nil {
-		warn(err.Error())
-	}
-}
-
-// traceFlush bounds the export of the last spans at exit.
-const traceFlush = 5 * time.Second
+// flushTraces is asm.Flush.
+func flushTraces(asm *assemble.Assembly, warn func(string)) { asm.Flush(warn) }
 
 // openProject is the project of path (a file or folder a command names;
 // "": the working directory), compiling against the stdlib table's

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -25,17 +24,6 @@ const (
 	defaultUser    = "cli"
 	defaultSession = "main"
 )
-
-// dataDir is --data, else $AGENTC_DATA, else ./.agentc.
-func dataDir(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if d := os.Getenv("AGENTC_DATA"); d != "" {
-		return d
-	}
-	return ".agentc"
-}
 
 type runFlags struct {
 	input, session, user, run string

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
 )
 
@@ -58,7 +59,7 @@ func (g *storeCmd) inspect(ctx context.Context, fn func(*inspect.Inspector) erro
 		return err
 	}
 	defer st.Close()
-	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
+	return fn(inspect.New(inspect.Config{Store: st, Clock: assemble.WallClock{}, Entropy: assemble.CryptoEntropy{}}))
 }
 
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.
