@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -48,13 +46,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 	}, false)
 	f.sub("list RUN", "List a run's checkpoints, oldest first", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
 		cps, err := in.Checkpoints(ctx, args[0])
-		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) {
-			ns := "-"
-			if len(cp.Nodes) > 0 {
-				ns = strings.Join(cp.Nodes, ",")
-			}
-			fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%d bytes\n", cp.Step, cp.Kind, ns, cp.Time.Format(time.RFC3339), cp.Bytes)
-		})
+		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) { fmt.Fprintln(a.stdout, cp.Line()) })
 	})
 	show := f.sub("show RUN [--step N]", "Print the state of a run at a step, as JSON", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
 		s, err := in.State(ctx, args[0], f.step)

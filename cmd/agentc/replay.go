@@ -38,13 +38,8 @@ the store, run or journal cannot be read, 2 on usage errors.`,
 					if err := a.printJSON(res); err != nil {
 						return err
 					}
-				case res.Identical:
-					fmt.Fprintf(a.stdout, "replay of %s reached step %d: identical state\n", res.Run, res.Step)
 				default:
-					fmt.Fprintf(a.stdout, "replay of %s diverges at step %d (replay reached step %d, the run committed step %d):\n", res.Run, res.DivergedAt, res.Step, res.WantStep)
-					for _, d := range res.Diverged {
-						fmt.Fprintf(a.stdout, "  %s\n", d)
-					}
+					fmt.Fprint(a.stdout, res)
 				}
 				if !res.Identical {
 					return failed
