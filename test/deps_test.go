@@ -103,7 +103,7 @@ var external = map[string][]string{
 	"github.com/jackc/pgx":                   {"runtime/store/postgres", "internal/pgtest"},
 	"github.com/spf13/cobra":                 {"cmd/agentc"},
 	"github.com/spf13/pflag":                 {"cmd/agentc"}, // cobra's flag sets, named in shared flag helpers
-	"github.com/pmezard/go-difflib":          {"cmd/agentc"}, // fmt -d
+	"github.com/pmezard/go-difflib":          {"lang/format"}, // fmt -d
 	"gopkg.in/yaml.v3":                       {"compiler/skillmd", "runtime/assemble", "runtime/model"},
 	"golang.org/x/text":                      {"runtime"},                // NFKC for preload markers
 	"golang.org/x/sys":                       {"runtime/workspace/jail"}, // namespaces, uid maps

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
@@ -80,11 +79,9 @@ func fmtOne(a *app, name string, src []byte, write, check, showDiff bool) error 
 		return nil
 	case showDiff:
 		if changed {
-			ud := difflib.UnifiedDiff{A: difflib.SplitLines(string(src)), B: difflib.SplitLines(string(out)),
-				FromFile: name + ".orig", ToFile: name, Context: 3}
-			text, err := difflib.GetUnifiedDiffString(ud)
+			text, err := format.Diff(name, src, out)
 			if err != nil {
-				return usageErr(fmt.Errorf("diff %s: %w", name, err))
+				return usageErr(err)
 			}
 			fmt.Fprint(a.stdout, text)
 		}

@@ -486,3 +486,24 @@ func BenchmarkBytes(b *testing.B) {
 		}
 	}
 }
+
+// TestDiff: the unified diff from a file to its formatted form.
+func TestDiff(t *testing.T) {
+	src := []byte("workflow w\n\nstate S {   q: string }\n")
+	out, ds := Bytes("w.agent", src)
+	if len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	d, err := Diff("w.agent", src, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--- w.agent.orig\n+++ w.agent\n@@ -1,", "\n workflow w\n", "\n-state S {   q: string }\n+state S {\n+  q : string\n+}\n"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("diff\n%s\nlacks\n%s", d, want)
+		}
+	}
+	if d, _ := Diff("w.agent", out, out); d != "" {
+		t.Errorf("diff of equal files: %q", d)
+	}
+}
