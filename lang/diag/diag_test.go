@@ -184,3 +184,22 @@ func TestCodesAreUnique(t *testing.T) {
 		}
 	}
 }
+
+// TestWrite: text ends with the totals, json and sarif are their writers,
+// an unknown format is an error.
+func TestWrite(t *testing.T) {
+	ds, srcs := sample()
+	for format, want := range map[string]string{"text": "\n2 error(s), 1 warning(s)\n", "json": `"errors":2`, "sarif": `"version":"2.1.0"`} {
+		var b bytes.Buffer
+		if err := Write(&b, format, ds, srcs, "v1"); err != nil || !strings.Contains(strings.ReplaceAll(b.String(), `": `, `":`), want) {
+			t.Errorf("%s: %v\n%s", format, err, b.String())
+		}
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "text", nil, nil, ""); err != nil || b.Len() != 0 {
+		t.Errorf("text of nothing: %q, %v", b.String(), err)
+	}
+	if err := Write(&b, "xml", ds, srcs, ""); err == nil {
+		t.Error("xml: no error")
+	}
+}
