@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -119,14 +118,8 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if set.Open && len(set.Tokens) > 0 {
-		return usageErr(errors.New("--open serves without authentication and takes no tokens: drop --open, or the tokens (--token, AGENTC_TOKENS, agentc.yaml)"))
-	}
-	if set.Open && !server.IsLoopback(set.Addr) {
-		return usageErr(fmt.Errorf("--open serves without authentication and is allowed on loopback addresses only, not %s", set.Addr))
-	}
-	if !set.Open && len(set.Tokens) == 0 {
-		return usageErr(errors.New("no bearer tokens: give --token TOKEN=USER (or AGENTC_TOKENS=TOKEN=USER,…), or --open to serve on loopback without authentication"))
+	if err := set.CheckAuth(); err != nil {
+		return usageErr(err)
 	}
 	if err := checkExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, set.Data, a.stderr); err != nil {
 		return usageErr(err)
