@@ -276,6 +276,7 @@ var mcpToolSchema = &blockSchema{what: "mcp tool", attrs: []attrSpec{
 	constA("env", tStrMap, "environment variables of the stdio server; values may be env()"),
 	constA("tool", tString, "the server's tool name").req(),
 	constA("timeout", tDuration, "per call").above(0),
+	constA("effect_override", tString, "why the tool's effect may be weaker than the server's destructiveHint"),
 }}
 
 var toolSchema = &blockSchema{what: "tool", attrs: []attrSpec{

@@ -39,6 +39,7 @@ type checker struct {
 	typeDone map[*TypeDecl]bool
 	agentSt  map[*Agent]uint8 // 0 unvisited, 1 resolving, 2 done
 	graphs   map[*Graph]*graphBuild
+	mcpLocks map[string]*mcpLock // declaring file -> its MCP lock file
 }
 
 func newChecker(cfg Config, pkg *Package) *checker {
@@ -65,6 +66,7 @@ func newChecker(cfg Config, pkg *Package) *checker {
 		typeDone: map[*TypeDecl]bool{},
 		agentSt:  map[*Agent]uint8{},
 		graphs:   map[*Graph]*graphBuild{},
+		mcpLocks: map[string]*mcpLock{},
 	}
 	return c
 }

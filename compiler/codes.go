@@ -55,6 +55,13 @@ const (
 	SkillFile          diag.Code = "P514"
 	ShellInterpolation diag.Code = "P515"
 	WeakToolEffect     diag.Code = "P516"
+	MCPNotPinned       diag.Code = "P517"
+	MCPLockInvalid     diag.Code = "P518"
+	MCPToolGone        diag.Code = "P519"
+	MCPArgRequired     diag.Code = "P520"
+	MCPArgType         diag.Code = "P521"
+	MCPOutputDrift     diag.Code = "P522"
+	MCPWeakEffect      diag.Code = "P523"
 )
 
 func init() {
@@ -107,5 +114,12 @@ func init() {
 		diag.CodeInfo{Code: SkillFile, Severity: diag.Error, Title: "invalid SKILL.md", Doc: "A skill's SKILL.md does not start with a YAML front matter between `---` lines, the YAML does not parse, a key is unknown or repeated, a value has the wrong type, or name (lower-case letters, digits, - and _) or description is missing. The position is in SKILL.md; the related location is the skill declaration."},
 		diag.CodeInfo{Code: ShellInterpolation, Severity: diag.Error, Title: "input in a shell script", Doc: "An exec command runs a shell or an interpreter with code from an argument (`sh -c SCRIPT`, also bash, zsh, dash, ksh, fish, csh, busybox; python -c; perl, ruby and node -e; an option cluster such as -ec counts) and that argument is not a constant string: an interpolated value would be parsed as code (shell injection). Keep the script constant and pass values as the arguments after it (`[\"sh\", \"-c\", \"echo \\\"$1\\\"\", \"sh\", \"{input.x}\"]`)."},
 		diag.CodeInfo{Code: WeakToolEffect, Severity: diag.Error, Title: "tool effect weaker than its agent", Doc: "A tool run by an agent (`run = agent NAME`) declares an effect weaker than the agent's, the strongest of what the agent can reach (its tools, its agents, `side_effect` for an `exec` skill grant). The effect decides whether a crash may re-run the call: declare the agent's effect or a stronger one."},
+		diag.CodeInfo{Code: MCPNotPinned, Severity: diag.Warning, Title: "MCP server not pinned", Doc: "A `run = mcp` tool's server has no pinned tool list: the declaring file has no lock file next to it (`x.agent` → `x.mcp.lock`), or the lock file does not list the server. Its calls are checked against the declaration only. Run `agentc mcp lock FILE` to pin the server's tools and schemas (spec/tools.md \"Pinned schemas\")."},
+		diag.CodeInfo{Code: MCPLockInvalid, Severity: diag.Error, Title: "invalid MCP lock file", Doc: "The lock file next to the declaring file does not decode: not JSON, an unknown member, another format version, a server without exactly one of url and command, a server or tool listed twice, a schema that is not a JSON object. Rewrite it with `agentc mcp lock FILE`."},
+		diag.CodeInfo{Code: MCPToolGone, Severity: diag.Error, Title: "MCP tool gone", Doc: "The pinned tool list of the tool's server has no tool of the name the `mcp` block's `tool` gives: the server dropped or renamed it. Reported at the declaration and at each node that calls it."},
+		diag.CodeInfo{Code: MCPArgRequired, Severity: diag.Error, Title: "required MCP argument missing", Doc: "The pinned input schema requires an argument that the tool's declared input does not have (or has as optional without a default), or that a tool node does not give and the input gives no default for: the server added a required argument."},
+		diag.CodeInfo{Code: MCPArgType, Severity: diag.Error, Title: "MCP argument does not match", Doc: "An argument's declared type does not fit the pinned input schema's property (its type or enum changed, or the server no longer has the argument and forbids others). Reported at the declaration's input and at the argument of each tool node that gives it."},
+		diag.CodeInfo{Code: MCPOutputDrift, Severity: diag.Error, Title: "MCP output does not match", Doc: "The tool's declared output type cannot hold what the pinned output schema says the server returns: a member the output needs is not in the schema, or a type differs. A `string` output takes the result's text and is not checked."},
+		diag.CodeInfo{Code: MCPWeakEffect, Severity: diag.Error, Title: "effect weaker than a destructive hint", Doc: "A `run = mcp` tool declares `effect = read_only` or `idempotent`, but the pinned annotations mark the server's tool destructive (`destructiveHint: true`): a crash could re-run the call. Drop the effect (it then defaults from the annotations), or keep it with `effect_override = \"why\"` in the `mcp` block."},
 	)
 }

@@ -528,6 +528,14 @@ func (c *checker) checkTool(t *Tool) {
 	case r.MCP != nil:
 		t.Impl = ToolImpl{Kind: ImplMCP, Attrs: c.checkBlock(mcpToolSchema, r.MCP.Attrs, run.Span(), &scope{where: InConfig, file: file})}
 		c.checkMCPTransport(t.Impl.Attrs, run.Span())
+		inAt, outAt := t.span, t.span
+		if input != nil {
+			inAt = input.Span()
+		}
+		if output != nil {
+			outAt = output.Span()
+		}
+		c.pinMCP(t, run.Span(), inAt, outAt)
 	case r.Agent != nil:
 		t.Impl = ToolImpl{Kind: ImplAgent}
 		if a, ok := c.lookup(r.Agent, file, "agent", DeclAgent).(*Agent); ok {

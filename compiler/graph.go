@@ -589,6 +589,7 @@ func (c *checker) callBody(b *graphBuild, body *syntax.CallNode, sc *scope) *Cal
 		}
 		call.Output = t.Output
 		call.Args = c.recordArgs(t.Input, attrs, at, sc, "tool "+t.name, true)
+		c.checkMCPArgs(t, call.Args, at)
 	case "graph":
 		sub, _ := c.lookup(body.Callee, b.file, "graph", DeclGraph).(*Graph)
 		call.Graph = sub

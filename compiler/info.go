@@ -231,6 +231,9 @@ type Tool struct {
 	Impl    ToolImpl
 	Builtin bool // provided by the universe; Syntax is nil
 	Attrs   *Attrs
+	// MCP is what the lock file pins for a `run = mcp` tool (nil for other
+	// tools, and when Config.IgnoreMCPLocks).
+	MCP *MCPPin
 }
 
 // ImplKind is how a tool is implemented.

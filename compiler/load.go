@@ -23,6 +23,11 @@ type Config struct {
 	// Universe is the compiler's view of the stdlib (stdlib.Universe());
 	// nil is the empty universe: no functions, builtin tools or error kinds.
 	Universe *Universe
+	// IgnoreMCPLocks skips the MCP lock files (spec/tools.md "Pinned
+	// schemas"): no pinned schemas, effects or drift diagnostics, and no
+	// lock hash in the program. agentc mcp lock compiles this way the
+	// program whose servers it is about to pin.
+	IgnoreMCPLocks bool
 }
 
 func (c Config) root() string {

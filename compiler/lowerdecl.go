@@ -147,6 +147,14 @@ func (l *lowerer) tool(t *Tool) {
 		for _, a := range attrList(t.Impl.Attrs) {
 			im.Options = l.appendAttr(im.Options, what, mcpToolSchema, a)
 		}
+		// The server's lock key (agentc mcp lock groups tools by it) and
+		// the lock file's hash: a changed lock changes the program.
+		if key := mcpServerKey(t.Impl.Attrs); key != "" {
+			im.Options = append(im.Options, bytecode.Attr{Name: "server", Kind: bytecode.AttrConst, Const: l.constant(types.MakeString(key)), Span: l.span(t.span)})
+		}
+		if t.MCP != nil && t.MCP.Hash != "" {
+			im.Options = append(im.Options, bytecode.Attr{Name: "lock", Kind: bytecode.AttrConst, Const: l.constant(types.MakeString(t.MCP.Hash)), Span: l.span(t.span)})
+		}
 	default:
 		l.internal("tool %s has no implementation", name)
 	}

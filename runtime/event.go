@@ -22,6 +22,7 @@ const (
 	EventModelDelta    EventKind = "model_delta"    // streamed, never persisted
 	EventModelResponse EventKind = "model_response" // persisted
 	EventToolCall      EventKind = "tool_call"      // streamed
+	EventToolProgress  EventKind = "tool_progress"  // streamed, never persisted
 	EventToolResult    EventKind = "tool_result"    // persisted
 	EventStateDelta    EventKind = "state_delta"    // persisted
 	EventInterrupt     EventKind = "interrupt"      // persisted
@@ -35,7 +36,7 @@ var kindPersisted = map[EventKind]bool{
 	EventInput: true, EventRunStarted: true, EventNodeStarted: false, EventNodeFinished: true,
 	EventNodeFailed: true, EventModelDelta: false, EventModelResponse: true, EventToolCall: false,
 	EventToolResult: true, EventStateDelta: true, EventInterrupt: true, EventRunError: true,
-	EventRunFinished: true, EventSummary: true,
+	EventRunFinished: true, EventSummary: true, EventToolProgress: false,
 }
 
 // Valid reports whether k is one of the kinds of codec version 1.
@@ -94,6 +95,7 @@ type Event struct {
 	Cost         *float64        `json:"cost,omitempty"` // USD: model_response (priced models), run_finished (the invocation's total)
 	ToolCalls    []ToolCall      `json:"tool_calls,omitempty"`
 	ToolCall     *ToolCall       `json:"tool_call,omitempty"`
+	Progress     *ToolProgress   `json:"progress,omitempty"`
 	Result       json.RawMessage `json:"result,omitempty"`
 	Error        *ErrorInfo      `json:"error,omitempty"`
 	Changes      []StateChange   `json:"changes,omitempty"`
@@ -101,6 +103,15 @@ type Event struct {
 	Decisions    []DecisionInfo  `json:"decisions,omitempty"`
 	Status       RunStatus       `json:"status,omitempty"`
 	Output       json.RawMessage `json:"output,omitempty"`
+}
+
+// ToolProgress is a tool's report of how far a call has come (an MCP
+// server's progress notification): Progress increases with each report;
+// Total, when known, is its value at the end.
+type ToolProgress struct {
+	Progress float64 `json:"progress"`
+	Total    float64 `json:"total,omitempty"`
+	Message  string  `json:"message,omitempty"`
 }
 
 // ErrorInfo is a failure as events carry it: the `error` record of the

@@ -62,13 +62,13 @@ func TestEventCodec(t *testing.T) {
 }
 
 func TestKindsClosed(t *testing.T) {
-	streamed := map[EventKind]bool{EventNodeStarted: true, EventModelDelta: true, EventToolCall: true}
+	streamed := map[EventKind]bool{EventNodeStarted: true, EventModelDelta: true, EventToolCall: true, EventToolProgress: true}
 	for k := range kindPersisted {
 		if k.Persisted() == streamed[k] {
 			t.Errorf("%s: persisted=%v", k, k.Persisted())
 		}
 	}
-	if len(kindPersisted) != 14 {
+	if len(kindPersisted) != 15 {
 		t.Errorf("%d kinds; update spec/events.md with the set", len(kindPersisted))
 	}
 }
@@ -134,6 +134,8 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		{ID: "11", Kind: EventRunFinished, Cost: new(123456789.125)},
 		{ID: "12", Kind: EventRunFinished, Cost: new(2.5e21)},
 		{ID: "13", Kind: EventRunFinished, Cost: new(1e-10)},
+		{ID: "14", Kind: EventToolProgress, ToolCall: &ToolCall{ID: "c", Name: "t"}, Progress: &ToolProgress{Progress: 2, Total: 5, Message: odd}},
+		{ID: "15", Kind: EventToolProgress, Progress: &ToolProgress{}},
 		{ID: "7", Kind: EventInput, Text: "hi", Sampling: &Sampling{Temperature: new(0.0), TopP: new(0.5), MaxTokens: 7, Stop: []string{"\n", "<"}, Seed: new(int64(-3))}},
 	}
 	for _, e := range events {

@@ -86,6 +86,11 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if e.Progress != nil {
+		if b, err = appendMarshaled(b, "progress", e.Progress); err != nil {
+			return nil, err
+		}
+	}
 	if len(e.Result) > 0 {
 		if b, err = rawMember(b, "result", e.Result); err != nil {
 			return nil, err

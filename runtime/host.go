@@ -354,6 +354,15 @@ func (h *host) callTool(ctx context.Context, c *callCtx, ti *toolInfo, req ToolR
 		}
 	}()
 	req.Session, req.Run, req.Node = h.a.key, c.run, c.node
+	req.Progress = func(p ToolProgress) {
+		author := req.Agent
+		if author == "" {
+			author = ti.name
+		}
+		ev := h.a.newEvent(EventToolProgress, author, c.node, c.step)
+		ev.MapIndex, ev.ToolCall, ev.Progress = c.mapIndex(), &ToolCall{ID: req.CallID, Name: ti.name}, &p
+		h.a.emitTask(c.sc, ev)
+	}
 	if ti.impl != nil {
 		return ti.impl.Call(ctx, req)
 	}

@@ -121,6 +121,10 @@ type ToolRequest struct {
 	Run     string
 	Agent   string
 	Node    string
+	// Progress reports how far the call has come; the runtime streams each
+	// report as a tool_progress event (never persisted). Set by the
+	// runtime; call it only while Call runs.
+	Progress func(ToolProgress)
 }
 
 // Tool runs one kind of tool. Call returns the result as JSON matching the

@@ -32,6 +32,15 @@ if ! command -v vim >/dev/null || ! command -v nvim >/dev/null; then
   fi
 fi
 
+step "chromium (Debian's, for the run inspector's browser suite)"
+if [ ! -x /usr/bin/chromium ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ||
+      echo "warning: could not install chromium"
+  fi
+  [ -x /usr/bin/chromium ] || { [ -z "${CI:-}" ] || fail "no /usr/bin/chromium: the browser suite needs Debian's chromium"; echo "warning: no chromium; the browser suite will skip (fails in CI)"; }
+fi
+
 step "go vet"
 go vet ./...
 
@@ -159,5 +168,9 @@ if [ -x test/conformance/run.sh ]; then
   done
   test/conformance/run.sh || fail "conformance suites"
 fi
+
+step "browser: the run inspector in Chromium (npm ci from the lockfile; screenshots under test/browser/screenshots)"
+(cd test/browser && npm ci --no-audit --no-fund --ignore-scripts) || fail "npm ci in test/browser"
+AGENTC_BIN="$root/.bin/agentc" SCREENSHOTS="$root/test/browser/screenshots" test/browser/run.sh || fail "browser suite"
 
 step "done"

@@ -29,8 +29,11 @@ var allowed = map[string][]string{
 	"compiler/types":    {},
 	"compiler/bytecode": {"compiler/types", "lang/diag"},
 	"compiler/builtin":  {"compiler/bytecode", "compiler/types"},
-	"compiler":          {"compiler/bytecode", "compiler/builtin", "lang/syntax", "compiler/skillmd"},
+	"compiler":          {"compiler/bytecode", "compiler/builtin", "lang/syntax", "compiler/skillmd", "compiler/mcplock"},
 	"compiler/skillmd":  {"lang/diag"},
+	// MCP lock files (spec/tools.md "Pinned schemas"): read by the
+	// compiler, written by agentc mcp lock through runtime/mcpclient.
+	"compiler/mcplock": {"compiler/types"},
 	// A command's project: its root, the compiler's configuration over it,
 	// the source files named, diagnostics for display.
 	"compiler/project": {"compiler", "lang/diag"},
@@ -55,16 +58,19 @@ var allowed = map[string][]string{
 	"runtime/evolution":       {"runtime/skill"},
 	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
 	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
+	// Retention: plans and applies a policy over a store (spec/storage.md).
+	"runtime/retention": {"runtime/store"},
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
 	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
-	"runtime/mcpclient": {"runtime", "stdlib/tools"},
+	"runtime/mcpclient": {"runtime", "stdlib/tools", "compiler/mcplock", "runtime/artifact"},
 
 	// The composition root: a program into a ready Runner (no compiler:
 	// it takes a *bytecode.Program), and the test-block runner over it.
 	"runtime/assemble": {"runtime", "runtime/artifact", "runtime/evolution", "runtime/history", "runtime/memory",
 		"runtime/model", "runtime/recall", "runtime/skill", "runtime/store", "runtime/telemetry", "runtime/workspace", "stdlib/tools", "vm", "runtime/mcpclient",
-		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial"},
+		"runtime/server", "runtime/server/a2a", "runtime/server/agui", "runtime/server/mcp", "runtime/server/openai", "runtime/store/dial", "runtime/server/ui", "runtime/inspect",
+		"runtime/retention"},
 	"runtime/testrun": {"runtime/assemble", "runtime/store/memory"},
 
 	// The read side over a store, for the CLI and the browser inspector.
@@ -75,6 +81,8 @@ var allowed = map[string][]string{
 	"runtime/server/a2a":    {"runtime/server"},
 	"runtime/server/openai": {"runtime/server"},
 	"runtime/server/mcp":    {"runtime/server"},
+	// The run inspector: its JSON API over inspect, and its pages.
+	"runtime/server/ui": {"runtime/server", "runtime/inspect"},
 
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
 	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},
@@ -254,7 +262,7 @@ func TestRuleTableIsLayered(t *testing.T) {
 // TestRuntimeNeverImportsTheFrontEnd: no non-test package under runtime/
 // (but the test helper runtime/runtimetest) imports a lang/... package or a
 // compiler package other than compiler/bytecode, compiler/types and
-// compiler/skillmd (and the table shapes of compiler/builtin), nor may the
+// compiler/skillmd and compiler/mcplock (and the table shapes of compiler/builtin), nor may the
 // allowed table let it reach one (lang/diag comes with the VM): the parser
 // and the checker are not linked into the runtime.
 func TestRuntimeNeverImportsTheFrontEnd(t *testing.T) {
@@ -262,7 +270,7 @@ func TestRuntimeNeverImportsTheFrontEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	okCompiler := map[string]bool{"compiler/bytecode": true, "compiler/types": true, "compiler/skillmd": true, "compiler/builtin": true}
+	okCompiler := map[string]bool{"compiler/bytecode": true, "compiler/types": true, "compiler/skillmd": true, "compiler/builtin": true, "compiler/mcplock": true}
 	forbidden := func(rel string) bool {
 		return strings.HasPrefix(rel, "lang/") ||
 			(rel == "compiler" || strings.HasPrefix(rel, "compiler/")) && !okCompiler[rel]

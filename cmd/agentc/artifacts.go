@@ -41,13 +41,13 @@ exist, 2 on usage errors.`,
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.user, "user", defaultUser, "the user")
 	pf.StringVar(&f.session, "session", "", "the session (list: every session of the user; get: "+defaultSession+")")
-	f.sub("list --app APP [--user U] [--session S]", "List artifacts (the latest revision of each)", cobra.NoArgs, func(ctx context.Context, in *inspect.Inspector, _ []string) error {
+	f.sub("list --app APP [--user U] [--session S]", "List artifacts (the latest revision of each)", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
 		ms, err := in.Artifacts(ctx, artifact.Filter{App: f.app, User: f.user, Session: f.session})
 		return each(a, f.json, ms, err, func(m artifact.Meta) {
 			fmt.Fprintf(a.stdout, "%s\t%s\trev %d\t%d bytes\t%s\t%s\n", m.Session, m.Name, m.Revision, m.Size, m.MimeType, m.Created.Format(time.RFC3339))
 		})
 	})
-	get := f.sub("get NAME --app APP [--session S] [--rev N] [-o FILE]", "Print one revision of an artifact (default the latest)", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	get := f.sub("get NAME --app APP [--session S] [--rev N] [-o FILE]", "Print one revision of an artifact (default the latest)", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		sess := f.session
 		if sess == "" {
 			sess = defaultSession

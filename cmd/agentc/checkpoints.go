@@ -44,11 +44,11 @@ not the one that ran RUN; resuming under another program is refused too.
 Exit status: 0, 1 when the store cannot be read or the run or step does
 not exist, 2 on usage errors (including a --set that does not fit).`,
 	}, false)
-	f.sub("list RUN", "List a run's checkpoints, oldest first", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	f.sub("list RUN", "List a run's checkpoints, oldest first", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		cps, err := in.Checkpoints(ctx, args[0])
 		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) { fmt.Fprintln(a.stdout, cp.Line()) })
 	})
-	show := f.sub("show RUN [--step N]", "Print the state of a run at a step, as JSON", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	show := f.sub("show RUN [--step N]", "Print the state of a run at a step, as JSON", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		s, err := in.State(ctx, args[0], f.step)
 		switch {
 		case err != nil:
@@ -60,7 +60,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 	})
 	show.Flags().Int64Var(&f.step, "step", -1, "the step (default: the last)")
 	var req inspect.ForkRequest
-	fork := f.sub("fork RUN --step N [--set FIELD=JSON]... [--program FILE]", "Start a new run from a run's state at a step", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	fork := f.sub("fork RUN --step N [--set FIELD=JSON]... [--program FILE]", "Start a new run from a run's state at a step", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		nr, err := in.Fork(ctx, req)
 		if err != nil {
 			return inspectErr(err)

@@ -1,17 +1,25 @@
 package main
 
 import (
+	"bytes"
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
 	"os/user"
+	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/compiler/project"
+	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/mcp"
@@ -23,7 +31,7 @@ import (
 func newMCPCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "Serve a workflow to MCP clients",
+		Short: "Serve a workflow to MCP clients; pin the MCP servers a workflow calls",
 	}
 	var (
 		f        assemble.ServeFlags
@@ -61,8 +69,99 @@ SIGTERM (running runs are canceled and stay resumable).`,
 	fl.StringVar(&f.Store, "store", "", storeHelp)
 	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
 	fl.StringVar(&userName, "user", "", "the user every run belongs to (default: the local OS user)")
-	cmd.AddCommand(stdio)
+	cmd.AddCommand(stdio, newMCPLockCmd(a))
 	return cmd
+}
+
+func newMCPLockCmd(a *app) *cobra.Command {
+	var timeout time.Duration
+	lock := &cobra.Command{
+		Use:   "lock FILE|DIR...",
+		Short: "Pin the tools and JSON Schemas of the MCP servers workflows declare",
+		Long: `mcp lock connects to every MCP server the run = mcp tools of FILE (or of
+each .agent file under DIR) declare, imported files included, lists its
+tools and writes them, with their input and output JSON Schemas and
+annotations, to a lock file next to the declaring file: x.agent gets
+x.mcp.lock. The file is deterministic (sorted, canonical JSON): commit it,
+and review its diff when a server changes. validate, compile, run and test
+then check tool arguments against it without the network, and its hash is
+part of the program's (spec/tools.md "Pinned schemas").
+
+Servers are reached as agentc run reaches them: env() from the
+environment, HTTP hosts in AGENTC_ALLOW_HOSTS, stdio servers started in
+the declaring file's folder. Run it only on files you trust. A server that
+cannot be reached fails the command and leaves that file's lock as it was.
+
+Exit status: 0 when every lock was written, 1 when a file does not
+compile or a server cannot be listed, 2 on a usage or I/O problem.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return mcpLockCommand(cmd.Context(), a, args, timeout)
+		},
+	}
+	lock.Flags().DurationVar(&timeout, "timeout", 60*time.Second, "how long to wait for the servers of one file")
+	return lock
+}
+
+func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Duration) error {
+	files, err := project.Files(args)
+	if err != nil {
+		return usageErr(err)
+	}
+	written := map[string]bool{}
+	var firstErr error
+	for _, file := range files {
+		proj, err := openProject(file)
+		if err != nil {
+			return usageErr(err)
+		}
+		proj.IgnoreMCPLocks = true
+		prog, _, ds, srcs, err := proj.Compile(file)
+		if err != nil {
+			return usageErr(err)
+		}
+		if len(ds) > 0 {
+			if err := renderDiags(a, "text", ds, srcs); err != nil {
+				return usageErr(err)
+			}
+		}
+		if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
+			firstErr = cmp.Or(firstErr, error(failed))
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, timeout)
+		locks, err := assemble.LockMCP(cctx, prog, proj.Root, os.LookupEnv)
+		cancel()
+		if err != nil {
+			fmt.Fprintf(a.stderr, "agentc: %s: %v\n", file, err)
+			firstErr = cmp.Or(firstErr, error(failed))
+			continue
+		}
+		if len(locks) == 0 && len(files) == 1 {
+			fmt.Fprintf(a.stderr, "agentc: %s declares no mcp tools; nothing to lock\n", file)
+		}
+		names := make([]string, 0, len(locks))
+		for n := range locks {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			if written[name] {
+				continue
+			}
+			written[name] = true
+			path := filepath.Join(proj.Root, filepath.FromSlash(name))
+			if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, locks[name]) {
+				fmt.Fprintf(a.stdout, "%s unchanged\n", proj.Display(name))
+				continue
+			}
+			if err := os.WriteFile(path, locks[name], 0o644); err != nil {
+				return usageErr(fmt.Errorf("write %s: %w", proj.Display(name), err))
+			}
+			fmt.Fprintf(a.stdout, "wrote %s\n", proj.Display(name))
+		}
+	}
+	return firstErr
 }
 
 // localUser is the OS user running agentc.

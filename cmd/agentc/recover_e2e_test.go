@@ -172,21 +172,29 @@ func TestServeResumesOrphansAfterKill(t *testing.T) {
 // the test server tools, and the environment to run agentc in it.
 func orphanProject(t *testing.T, tools *httptest.Server) (root string, env []string) {
 	t.Helper()
-	root = t.TempDir()
-	if err := os.Mkdir(filepath.Join(root, ".git"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(root, "orphan.agent"), []byte(orphanSource), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	root = newProject(t, "orphan.agent", orphanSource)
 	return root, cleanEnv("MARK_URL="+tools.URL, "AGENTC_ALLOW_HOSTS="+tools.Listener.Addr().String(), "AGENTC_DATA="+filepath.Join(root, "data"))
 }
 
-// startServe starts `agentc serve` on a kernel-chosen port with token tok
-// for user u, and returns it, its address, and its standard error so far.
+// startServe starts `agentc serve orphan.agent` on a kernel-chosen port
+// with token tok for user u, and returns it, its address, and its standard
+// error so far.
 func startServe(t *testing.T, root string, env []string) (*exec.Cmd, string, func() string) {
 	t.Helper()
-	cmd := exec.Command(agentcBin(t), "serve", "orphan.agent", "--addr", "127.0.0.1:0", "--token", "tok=u", "--log", "off")
+	return startServeFile(t, root, env, "orphan.agent")
+}
+
+// startServeFile is startServe for the program file in root.
+func startServeFile(t *testing.T, root string, env []string, file string) (*exec.Cmd, string, func() string) {
+	t.Helper()
+	return startServeArgs(t, root, env, file, "--token", "tok=u")
+}
+
+// startServeArgs is startServe of `agentc serve ARGS --addr 127.0.0.1:0
+// --log off`.
+func startServeArgs(t *testing.T, root string, env []string, args ...string) (*exec.Cmd, string, func() string) {
+	t.Helper()
+	cmd := exec.Command(agentcBin(t), append(append([]string{"serve"}, args...), "--addr", "127.0.0.1:0", "--log", "off")...)
 	cmd.Dir, cmd.Env = root, env
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

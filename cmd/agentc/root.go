@@ -62,6 +62,7 @@ func newRoot(a *app) *cobra.Command {
 		newValidateCmd(a),
 		newFmtCmd(a),
 		newGraphCmd(a),
+		newUICmd(a),
 		newCompileCmd(a),
 		newDisasmCmd(a),
 		newVersionCmd(a),
@@ -75,6 +76,7 @@ func newRoot(a *app) *cobra.Command {
 		newArtifactsCmd(a),
 		newSkillsCmd(a),
 		newStoreCmd(a),
+		newPruneCmd(a),
 		newLSPCmd(a),
 	)
 	return root

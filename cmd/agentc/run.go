@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/runtime/model"
 	"github.com/agentc/agentc/runtime/session"
 )
 
@@ -30,13 +33,14 @@ type runFlags struct {
 	storeFlags
 	json          bool
 	resume, value string
+	record        string
 	decide        []string
 }
 
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON]]",
+		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON]] [--record DIR]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs the graph or
 agent --run names, else its serve target, else its only graph or agent, with --input as the user's message, in
@@ -59,6 +63,12 @@ side effect of a run that needs a decision (repeatable): ID=done:JSON (it
 happened; JSON is its result), ID=retry (call it again with the same
 idempotency key) or ID=fail, where ID is the decision's id or its node.
 
+--record DIR runs the declared http, exec and mcp tools live (even those
+the test block replays) and writes, for each one called, a scripted tool
+fixture DIR/TOOL.yaml of its calls (spec/fixtures.md): a test block
+replays it with tool TOOL replay "DIR/TOOL.yaml". The files are written
+when the run ends, whatever its status.
+
 Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 --resume), 130 canceled.`,
 		Args: cobra.ExactArgs(1),
@@ -76,6 +86,7 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 	fl.StringVar(&f.resume, "resume", "", "resume this run (run_…, or latest) instead of starting one")
 	fl.StringVar(&f.value, "value", "", "with --resume: the JSON value answering the pending interrupt(s)")
 	fl.StringArrayVar(&f.decide, "decide", nil, "with --resume: settle a pending side effect, ID=done:JSON|retry|fail (repeatable)")
+	fl.StringVar(&f.record, "record", "", "run http, exec and mcp tools live and write their calls as replay fixtures DIR/TOOL.yaml")
 	return cmd
 }
 
@@ -109,6 +120,10 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		} else if err != nil {
 			return usageErr(fmt.Errorf("%s has %w with --run NAME", file, err))
 		}
+	}
+	if f.record != "" {
+		opts.Record = model.NewRecording()
+		defer writeRecording(a, opts.Record, f.record)
 	}
 	asm, st, r, closeRunner, err := openRunner(ctx, opts, target)
 	if err != nil {
@@ -171,4 +186,26 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		return failErr(fmt.Errorf("run %s failed: %s: %s", fin.Run, fin.Error.Kind, fin.Error.Message))
 	}
 	return failErr(fmt.Errorf("run %s failed", fin.Run))
+}
+
+// writeRecording writes each recorded tool's fixture to dir/TOOL.yaml and
+// says so on stderr.
+func writeRecording(a *app, rec *model.Recording, dir string) {
+	tools := rec.Tools()
+	if len(tools) == 0 {
+		fmt.Fprintf(a.stderr, "agentc: --record: no http, exec or mcp tool was called; nothing written\n")
+		return
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
+		return
+	}
+	for _, name := range tools {
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, rec.Fixture(name), 0o644); err != nil {
+			fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
+			continue
+		}
+		fmt.Fprintf(a.stderr, "agentc: recorded %s (replay: tool %s replay %q)\n", p, name, filepath.ToSlash(p))
+	}
 }

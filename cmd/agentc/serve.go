@@ -18,7 +18,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/runtime/retention"
 	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/ui"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/telemetry"
@@ -97,8 +99,16 @@ closed.`,
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
 	fl.StringVar(&f.PublicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
 	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
+	fl.BoolVar(&f.UI, "ui", true, "serve the run inspector at /ui/ (spec/inspector.md)")
 	fl.StringArrayVar(&f.PushHosts, "push-host", nil, "a host (host, host:port, host:*, *.suffix) A2A push-notification webhooks may be on (repeatable; none: push is off)")
 	return cmd
+}
+
+// randomToken is a fresh 192-bit bearer token.
+func randomToken() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // newID returns prefix + a time-ordered random id.
@@ -158,10 +168,22 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	bound.Addr = l.Addr().String()
 	bound.Version = agentcVersion()
 	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
+	if err == nil && set.UI {
+		var um []server.Mount
+		um, err = assemble.UIMounts(b, st, asm.Config().Entropy, map[string]bool{ui.AdminUser: true})
+		mounts = append(mounts, um...)
+		names = append(names, "ui "+ui.PagePath)
+	}
 	if err != nil {
 		_ = l.Close()
 		closeRunner()
 		return &exitError{code: exitFail, err: err}
+	}
+	// Retention passes run until the runs have ended, before the store
+	// is closed (spec/serve.md, "Retention").
+	closers = append(closers, assemble.StartRetention(st, r.App(), set.Retention, clock.Now, logger, metrics))
+	if p := set.Retention.Policy(r.App()); !p.IsZero() && set.Retention.Interval > 0 {
+		names = append(names, "retention "+p.String()+" every "+retention.FormatAge(set.Retention.Interval))
 	}
 	// The last spans are flushed once the runs have ended, before the
 	// store is closed.
@@ -173,9 +195,29 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if asm.Tracing() {
 		traceCtx = telemetry.Extract
 	}
+	removeServe := func() error { return nil }
+	// The CLI's way in while this process holds a Pebble store: an admin
+	// token in serve.json (0600) in the data directory (spec/inspector.md).
+	if kind, _ := dial.Parse(set.Store); kind == dial.Pebble && set.UI {
+		info := ui.ServeInfo{PID: os.Getpid(), Addr: l.Addr().String(), User: ui.AdminUser, App: r.App()}
+		if !set.Open {
+			info.Token = randomToken()
+			set.Tokens[info.Token] = ui.AdminUser
+		}
+		remove, err := ui.WriteServeFile(set.Store, info)
+		if err != nil {
+			fmt.Fprintf(a.stderr, "agentc: warning: %v (agentc sessions and the other inspection commands cannot reach this server)\n", err)
+		} else {
+			// Removed before the store is unlocked (Closers run first), so
+			// that it never removes the file of the next server.
+			removeServe = remove
+			closers = append(closers, func(context.Context) error { return remove() })
+		}
+	}
 	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
 		Tokens: set.Tokens, Open: set.Open, Logger: logger, TraceContext: traceCtx})
 	if err != nil {
+		_ = removeServe()
 		_ = l.Close()
 		closeRunner()
 		return usageErr(err)

@@ -42,11 +42,11 @@ exist, 2 on usage errors.`,
 		}
 		return store.SessionKey{App: f.app, User: u, Session: s}
 	}
-	f.sub("list --app APP [--user U]", "List sessions", cobra.NoArgs, func(ctx context.Context, in *inspect.Inspector, _ []string) error {
+	f.sub("list --app APP [--user U]", "List sessions", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
 		ss, err := in.Sessions(ctx, session.ListFilter{App: f.app, User: f.user})
 		return each(a, f.json, ss, err, func(s inspect.Session) { fmt.Fprintln(a.stdout, s.Line()) })
 	})
-	f.sub("show SESSION --app APP [--user U]", "Show a session and its runs", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	f.sub("show SESSION --app APP [--user U]", "Show a session and its runs", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		s, err := in.Session(ctx, key(args[0]))
 		switch {
 		case err != nil:
@@ -58,7 +58,7 @@ exist, 2 on usage errors.`,
 		return nil
 	})
 	var q inspect.EventQuery
-	events := f.sub("events SESSION --app APP [--user U] [--run RUN] [--kind K]...", "Print a session's ledger", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	events := f.sub("events SESSION --app APP [--user U] [--run RUN] [--kind K]...", "Print a session's ledger", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		evs, err := in.Events(ctx, key(args[0]), q)
 		if err != nil {
 			return inspectErr(err)

@@ -47,21 +47,21 @@ exist or is not pending, 2 on usage errors.`,
 		}
 		return "cli"
 	}
-	f.sub("pending", "List candidates waiting for approval or evaluation", cobra.NoArgs, func(ctx context.Context, in *inspect.Inspector, _ []string) error {
+	f.sub("pending", "List candidates waiting for approval or evaluation", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
 		cs, err := in.Pending(ctx)
 		return each(a, f.json, cs, err, func(c *evolution.Candidate) { fmt.Fprintln(a.stdout, c.Line()) })
 	})
-	f.sub("show ID", "Show one candidate", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	f.sub("show ID", "Show one candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		c, err := in.Candidate(ctx, args[0])
 		return one(a, f.json, c, err, func(c *evolution.Candidate) { fmt.Fprint(a.stdout, c) })
 	})
-	f.sub("approve ID", "Publish a pending candidate", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	f.sub("approve ID", "Publish a pending candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		c, err := in.Approve(ctx, args[0], who())
 		return one(a, f.json, c, err, func(c *evolution.Candidate) {
 			fmt.Fprintf(a.stdout, "published %s revision %d to %s\n", c.Proposal.Name, c.Revision, c.Dir)
 		})
 	})
-	reject := f.sub("reject ID [--reason TEXT]", "Reject a pending candidate", cobra.ExactArgs(1), func(ctx context.Context, in *inspect.Inspector, args []string) error {
+	reject := f.sub("reject ID [--reason TEXT]", "Reject a pending candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		c, err := in.Reject(ctx, args[0], who(), f.reason)
 		return one(a, f.json, c, err, func(c *evolution.Candidate) {
 			fmt.Fprintf(a.stdout, "rejected %s (%s)\n", c.ID, c.Proposal.Name)

@@ -5,11 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/runtime/server/ui"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/dial"
 )
 
 // storeCmd is what the commands that read the store (sessions,
@@ -38,10 +43,12 @@ func (g *storeCmd) bind(cmd *cobra.Command, keyed bool) *cobra.Command {
 }
 
 // sub adds a subcommand to the group that runs fn with an Inspector over
-// the selected store, and returns it (to add flags or a PreRunE check).
-func (g *storeCmd) sub(use, short string, args cobra.PositionalArgs, fn func(ctx context.Context, in *inspect.Inspector, args []string) error) *cobra.Command {
+// the selected store or, when agentc serve holds that Pebble store, with the
+// client of its inspector API (spec/inspector.md, "The CLI on a served
+// store"); it returns the subcommand (to add flags or a PreRunE check).
+func (g *storeCmd) sub(use, short string, args cobra.PositionalArgs, fn func(ctx context.Context, in inspect.API, args []string) error) *cobra.Command {
 	cmd := &cobra.Command{Use: use, Short: short, Args: args, RunE: func(cmd *cobra.Command, args []string) error {
-		return g.inspect(cmd.Context(), func(in *inspect.Inspector) error { return fn(cmd.Context(), in, args) })
+		return g.api(cmd.Context(), cmd.ErrOrStderr(), func(in inspect.API) error { return fn(cmd.Context(), in, args) })
 	}}
 	g.parent.AddCommand(cmd)
 	return cmd
@@ -51,15 +58,53 @@ func (g *storeCmd) sub(use, short string, args cobra.PositionalArgs, fn func(ctx
 // over it (forks get the wall clock and crypto ids); a keyed group's --app
 // is checked first.
 func (g *storeCmd) inspect(ctx context.Context, fn func(*inspect.Inspector) error) error {
-	if g.keyed && g.app == "" {
-		return usageErr(errors.New("--app is required (the workflow's name)"))
-	}
-	st, err := g.open(ctx)
+	st, err := g.openKeyed(ctx)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
 	return fn(inspect.New(inspect.Config{Store: st, Clock: assemble.WallClock{}, Entropy: assemble.CryptoEntropy{}}))
+}
+
+// api is inspect, except that when agentc serve holds the Pebble store fn
+// gets the client of that server's inspector API (a note on stderr says so).
+func (g *storeCmd) api(ctx context.Context, stderr io.Writer, fn func(inspect.API) error) error {
+	err := g.inspect(ctx, func(in *inspect.Inspector) error { return fn(in) })
+	if errors.Is(err, store.ErrLocked) {
+		if c, info, ok := servedAPI(g.storeFlags); ok {
+			fmt.Fprintf(stderr, "agentc: the store is held by agentc serve (pid %d); asking it at http://%s\n", info.PID, info.Addr)
+			return fn(c)
+		}
+	}
+	return err
+}
+
+// openKeyed opens the selected store once a keyed group's --app is checked.
+func (g *storeCmd) openKeyed(ctx context.Context) (store.Store, error) {
+	if g.keyed && g.app == "" {
+		return nil, usageErr(errors.New("--app is required (the workflow's name)"))
+	}
+	return g.open(ctx)
+}
+
+// servedAPI is the inspector API of the agentc serve that holds the Pebble
+// store f selects: the serve.json it wrote there, naming a live process.
+func servedAPI(f storeFlags) (*ui.Client, ui.ServeInfo, bool) {
+	t, err := f.target()
+	if err != nil {
+		return nil, ui.ServeInfo{}, false
+	}
+	if kind, _ := dial.Parse(t); kind != dial.Pebble {
+		return nil, ui.ServeInfo{}, false
+	}
+	info, err := ui.ReadServeFile(t)
+	if err != nil {
+		return nil, info, false
+	}
+	if err := syscall.Kill(info.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
+		return nil, info, false // its process is gone
+	}
+	return ui.NewClient(info.Addr, info.Token, info.User), info, true
 }
 
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.

@@ -19,7 +19,7 @@ const (
 // PictureShape is how a node is drawn.
 type PictureShape uint8
 
-// Shapes.
+// Shapes; String names them (box, terminal, join, interrupt, map).
 const (
 	ShapeBox       PictureShape = iota + 1 // llm, tool, agent, graph and set nodes
 	ShapeTerminal                          // start and end
@@ -27,6 +27,20 @@ const (
 	ShapeInterrupt                         // interrupt nodes
 	ShapeMap                               // map nodes
 )
+
+func (s PictureShape) String() string {
+	switch s {
+	case ShapeTerminal:
+		return "terminal"
+	case ShapeJoin:
+		return "join"
+	case ShapeInterrupt:
+		return "interrupt"
+	case ShapeMap:
+		return "map"
+	}
+	return "box"
+}
 
 // PictureNode is one node of a picture.
 type PictureNode struct {
@@ -82,8 +96,18 @@ func NodeCaption(name, what string, policies []string) string {
 // then the catch routes in node order, the order in which the compiler
 // draws a checked graph (compiler.Picture), so both pictures are equal.
 func Picture(p *Program, gi int, format PictureFormat) (string, error) {
+	pg, err := PictureOf(p, gi)
+	if err != nil {
+		return "", err
+	}
+	return pg.Render(format)
+}
+
+// PictureOf builds the drawing Picture renders, for a renderer of its own
+// (the browser inspector draws it as SVG).
+func PictureOf(p *Program, gi int) (*PictureGraph, error) {
 	if gi < 0 || gi >= len(p.Graphs) {
-		return "", fmt.Errorf("graph %d out of range", gi)
+		return nil, fmt.Errorf("graph %d out of range", gi)
 	}
 	g := &p.Graphs[gi]
 	pg := &PictureGraph{Name: g.Name}
@@ -104,14 +128,14 @@ func Picture(p *Program, gi int, format PictureFormat) (string, error) {
 		ni, n := r.node, &g.Nodes[r.node]
 		e := n.Edges[r.edge]
 		if int(e.Target) >= len(g.Nodes) {
-			return "", fmt.Errorf("graph %s: edge %s -> %d: target out of range", g.Name, n.Name, e.Target)
+			return nil, fmt.Errorf("graph %s: edge %s -> %d: target out of range", g.Name, n.Name, e.Target)
 		}
 		label := ""
 		switch e.Kind {
 		case EdgeWhen:
 			src, err := ExprSource(p, int(e.Cond))
 			if err != nil {
-				return "", fmt.Errorf("graph %s: edge %s -> %s: %w", g.Name, n.Name, g.Nodes[e.Target].Name, err)
+				return nil, fmt.Errorf("graph %s: edge %s -> %s: %w", g.Name, n.Name, g.Nodes[e.Target].Name, err)
 			}
 			label = src
 		case EdgeOtherwise:
@@ -130,7 +154,7 @@ func Picture(p *Program, gi int, format PictureFormat) (string, error) {
 			pg.Edges = append(pg.Edges, PictureEdge{From: ni, To: int(c), Label: "catch", Dashed: true})
 		}
 	}
-	return pg.Render(format)
+	return pg, nil
 }
 
 func shapeOf(k NodeKind) PictureShape {

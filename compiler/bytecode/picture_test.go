@@ -88,3 +88,33 @@ func TestPictureGolden(t *testing.T) {
 		t.Error("unknown format accepted")
 	}
 }
+
+// PictureOf is the drawing Picture renders: a renderer of its own (the
+// browser inspector) gets the same nodes, shapes and edges.
+func TestPictureOf(t *testing.T) {
+	p := supportProgram(t)
+	pg, err := PictureOf(p, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shapes := map[string]string{}
+	for _, n := range pg.Nodes {
+		shapes[n.Name] = n.Shape.String()
+	}
+	want := map[string]string{"start": "terminal", "end": "terminal", "triage": "box", "scan": "map", "approve": "interrupt", "fallback": "box"}
+	for k, v := range want {
+		if shapes[k] != v {
+			t.Errorf("%s is drawn as %q, want %q", k, shapes[k], v)
+		}
+	}
+	if got := ShapeJoin.String(); got != "join" {
+		t.Errorf("ShapeJoin = %q", got)
+	}
+	dot, _ := Picture(p, 0, DOT)
+	if again, _ := pg.Render(DOT); again != dot {
+		t.Error("PictureOf rendered differs from Picture")
+	}
+	if _, err := PictureOf(p, 99); err == nil {
+		t.Error("graph 99 drawn")
+	}
+}

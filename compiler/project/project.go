@@ -23,6 +23,9 @@ type Project struct {
 	Root     string // absolute
 	WD       string // absolute
 	universe *compiler.Universe
+	// IgnoreMCPLocks compiles without the MCP lock files
+	// (compiler.Config.IgnoreMCPLocks; agentc mcp lock).
+	IgnoreMCPLocks bool
 }
 
 // Open finds the project of the working directory; u is the compiler's
@@ -92,7 +95,7 @@ func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 // Config is the compiler's configuration: the project's files and its
 // universe.
 func (p *Project) Config() compiler.Config {
-	return compiler.Config{FS: os.DirFS(p.Root), Root: ".", Universe: p.universe}
+	return compiler.Config{FS: os.DirFS(p.Root), Root: ".", Universe: p.universe, IgnoreMCPLocks: p.IgnoreMCPLocks}
 }
 
 // Name converts a user path into a root-relative, slash-separated name.

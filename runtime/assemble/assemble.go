@@ -30,6 +30,9 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/mcpclient"
+	"github.com/agentc/agentc/runtime/model"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/stdlib/tools"
@@ -99,6 +102,10 @@ type Options struct {
 	// and tool calls (the server's /metrics).
 	Observer runtime.Observer
 	Metrics  telemetry.Recorder
+	// Record, when set, runs the program's declared http, exec and mcp
+	// tools live even where Replay has fixtures for them, and records
+	// their calls (agentc run --record DIR).
+	Record *model.Recording
 	// Warn receives what the assembly could not bind and what it stands in
 	// for (a model replayed, a tool missing); nil: discarded.
 	Warn func(msg string)
@@ -113,6 +120,9 @@ type Assembly struct {
 	// configured (nil: none).
 	tracing  bool
 	shutdown func(context.Context) error
+	// mcp holds the sessions of the `run = mcp` tools (nil: none bound);
+	// Runner gives it the store's artifacts for binary results.
+	mcp *mcpclient.Pool
 }
 
 // New prepares o and makes its Runner over st (Prepare, then Runner),
@@ -178,6 +188,9 @@ func prepare(o Options, envTracing bool) (*Assembly, error) {
 		}
 	}
 	for name, t := range sc.tools {
+		if o.Record != nil && !o.Offline && liveKind(p, name) {
+			continue // recorded live instead
+		}
 		cfg.Tools[name] = t
 	}
 	for name, t := range o.Tools {
@@ -212,9 +225,16 @@ func prepare(o Options, envTracing bool) (*Assembly, error) {
 		asm.Shutdown(context.Background())
 		return nil, err
 	}
-	if err := bindMCP(&cfg, o); err != nil {
+	if asm.mcp, err = bindMCP(&cfg, o); err != nil {
 		asm.Shutdown(context.Background())
 		return nil, err
+	}
+	if o.Record != nil {
+		for name, t := range cfg.Tools {
+			if o.Tools[name] == nil && liveKind(p, name) {
+				cfg.Tools[name] = o.Record.Wrap(name, t)
+			}
+		}
 	}
 	if miss := missingTools(p, cfg.Tools); len(miss) > 0 {
 		// A call fails with a tool_error naming the tool; the run goes on
@@ -343,6 +363,9 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 	if err := bindSkills(&cfg, a.o); err != nil {
 		return nil, err
 	}
+	if a.mcp != nil {
+		a.mcp.SetArtifacts(artifact.New(st, cfg.Clock.Now))
+	}
 	return runtime.NewRunner(cfg)
 }
 
@@ -374,4 +397,16 @@ func replayOf(p *bytecode.Program, gi int) *bytecode.Test {
 		}
 	}
 	return nil
+}
+
+// liveKind reports whether the program declares name as an http, exec or
+// mcp tool: one that reaches outside and can be recorded.
+func liveKind(p *bytecode.Program, name string) bool {
+	for i := range p.Tools {
+		if t := &p.Tools[i]; t.Name == name {
+			k := t.Impl.Kind
+			return k == bytecode.ImplHTTP || k == bytecode.ImplExec || k == bytecode.ImplMCP
+		}
+	}
+	return false
 }

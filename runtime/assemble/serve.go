@@ -17,22 +17,27 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/server/agui"
 	"github.com/agentc/agentc/runtime/server/mcp"
 	"github.com/agentc/agentc/runtime/server/openai"
+	"github.com/agentc/agentc/runtime/server/ui"
+	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/stdlib/tools"
+	"github.com/agentc/agentc/vm"
 )
 
 // ServeFlags are the server settings given on agentc serve's command line.
 // Set reports whether a flag was given, by its name (addr, data, app,
 // token, open, max-runs, max-body, run-timeout, write-timeout, public-url,
-// trusted-proxy, store, push-host); nil: none was.
+// trusted-proxy, store, push-host, ui); nil: none was.
 type ServeFlags struct {
 	Addr, Data, App, Store   string
 	Tokens                   []string // TOKEN=USER entries
 	Open                     bool
+	UI                       bool // the run inspector at /ui/
 	MaxRuns                  int
 	MaxBody                  int64
 	RunTimeout, WriteTimeout time.Duration
@@ -62,6 +67,11 @@ type ServeSettings struct {
 	// PushHosts are the hosts A2A push-notification webhooks may be on
 	// (AGENTC_ALLOW_HOSTS syntax); empty: push notifications are off.
 	PushHosts []string
+	// Retention is the retention: section of agentc.yaml; the server
+	// applies its app's policy (StartRetention).
+	Retention RetentionSettings
+	// UI mounts the run inspector (spec/inspector.md) at /ui/.
+	UI bool
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -79,6 +89,7 @@ type yamlServe struct {
 		PublicURL    string            `yaml:"public_url"`
 		Proxies      []string          `yaml:"trusted_proxies"`
 		PushHosts    []string          `yaml:"push_hosts"`
+		UI           *bool             `yaml:"ui"`
 	} `yaml:"serve"`
 }
 
@@ -127,6 +138,9 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 	if s.Store, err = pickStore(f.Store, changed("store"), py.Store, s.Data, env); err != nil {
 		return s, err
 	}
+	if s.Retention, err = py.Retention.settings(); err != nil {
+		return s, err
+	}
 	// Tokens: the first source that gives any.
 	s.Tokens = map[string]string{}
 	switch {
@@ -158,6 +172,14 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 	openV := pick("open", strconv.FormatBool(f.Open), "AGENTC_OPEN", openStr, "", "false")
 	if s.Open, err = strconv.ParseBool(openV); err != nil {
 		return s, fmt.Errorf("open: %q is not a boolean", openV)
+	}
+	uiStr := ""
+	if y.Serve.UI != nil {
+		uiStr = strconv.FormatBool(*y.Serve.UI)
+	}
+	uiV := pick("ui", strconv.FormatBool(f.UI), "AGENTC_UI", uiStr, "", "true")
+	if s.UI, err = strconv.ParseBool(uiV); err != nil {
+		return s, fmt.Errorf("ui: %q is not a boolean", uiV)
 	}
 	num := func(flag string, flagVal int64, env string, yamlVal int64) (int64, error) {
 		yv := ""
@@ -314,6 +336,22 @@ func Mounts(b *server.Backend, prog *bytecode.Program, set ServeSettings, env fu
 		names = append(names, "mcp "+h.Path()+" (tools "+strings.Join(h.Tools(), ", ")+")")
 	}
 	return mounts, closers, names, nil
+}
+
+// UIMounts builds the run inspector's mounts (spec/inspector.md) over st:
+// its API scoped to b's app and each request's user, continuing runs
+// through b; admins see every user's runs. Forks take b's clock and ent.
+func UIMounts(b *server.Backend, st store.Store, ent vm.Entropy, admins map[string]bool) ([]server.Mount, error) {
+	if b.Clock == nil || ent == nil {
+		return nil, fmt.Errorf("ui: the backend's clock and an entropy source are required")
+	}
+	h, err := ui.New(ui.Config{Store: st, Backend: b, App: b.App(), Admins: admins,
+		Inspect: inspect.Config{Now: b.Clock.Now, Clock: b.Clock, Entropy: ent},
+		MaxBody: b.Limits.WithDefaults().MaxBodyBytes, Logger: b.Logger})
+	if err != nil {
+		return nil, err
+	}
+	return h.Mounts(), nil
 }
 
 // a2aArtifacts makes a completed A2A task's artifacts: the run's output

@@ -16,9 +16,10 @@ import (
 )
 
 // projectYAML is what agentc reads from agentc.yaml at the project root:
-// the store target and the serve: section.
+// the store target, the retention: section and the serve: section.
 type projectYAML struct {
-	Store     string `yaml:"store"`
+	Store     string        `yaml:"store"`
+	Retention yamlRetention `yaml:"retention"`
 	yamlServe `yaml:",inline"`
 }
 

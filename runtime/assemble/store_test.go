@@ -1,8 +1,6 @@
 package assemble
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,12 +23,7 @@ func TestResolveStore(t *testing.T) {
 		{name: "yaml that does not parse", yaml: "store: [\n", err: "agentc.yaml:"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := t.TempDir()
-			if tc.yaml != "" {
-				if err := os.WriteFile(filepath.Join(root, "agentc.yaml"), []byte(tc.yaml), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			root := projectWith(t, tc.yaml)
 			env := func(k string) (string, bool) {
 				if k == "AGENTC_STORE" && tc.env != "" {
 					return tc.env, true

@@ -142,13 +142,13 @@ func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, cfg tools.Config)
 
 // bindMCP binds the program's `run = mcp` tools that cfg lacks (a replay
 // wins) over one mcpclient.Pool, which the Runner closes: its sessions
-// open on first use.
-func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
+// open on first use. It returns the pool (nil when no tool needs it).
+func bindMCP(cfg *runtime.RunnerConfig, o Options) (*mcpclient.Pool, error) {
 	need := slices.ContainsFunc(cfg.Program.Tools, func(t bytecode.Tool) bool {
 		return t.Impl.Kind == bytecode.ImplMCP && cfg.Tools[t.Name] == nil
 	})
 	if !need {
-		return nil
+		return nil, nil
 	}
 	// MCP servers over HTTP are held to the same host allowlist as
 	// `run = http` tools.
@@ -156,10 +156,32 @@ func bindMCP(cfg *runtime.RunnerConfig, o Options) error {
 	pool := mcpclient.NewPool(mcpclient.Config{Root: o.Root, LookupEnv: o.Env, Allow: allow})
 	if err := mcpclient.Bind(cfg.Tools, cfg.Machine, pool); err != nil {
 		_ = pool.Close(context.Background())
-		return fmt.Errorf("load tools: %w", err)
+		return nil, fmt.Errorf("load tools: %w", err)
 	}
 	cfg.Closers = append(cfg.Closers, pool.Close)
-	return nil
+	return pool, nil
+}
+
+// LockMCP connects to the MCP servers of p's `run = mcp` tools as a Runner
+// would (env() from env, HTTP hosts held to AGENTC_ALLOW_HOSTS, stdio
+// servers started in their declaring file's folder under root) and returns
+// each declaring file's lock file: name (relative to root) and bytes
+// (spec/tools.md "Pinned schemas"). The sessions are closed on return.
+func LockMCP(ctx context.Context, p *bytecode.Program, root string, env func(string) (string, bool)) (map[string][]byte, error) {
+	if env == nil {
+		env = func(string) (string, bool) { return "", false }
+	}
+	m, err := vm.New(p, Funcs(p, nil, env))
+	if err != nil {
+		return nil, fmt.Errorf("lock: %w", err)
+	}
+	allow := tools.Config{AllowHosts: allowHosts(env)}.AllowURL
+	pool := mcpclient.NewPool(mcpclient.Config{Root: root, LookupEnv: env, Allow: allow})
+	out, err := mcpclient.Lock(ctx, m, pool)
+	if cerr := pool.Close(context.Background()); err == nil && cerr != nil {
+		err = cerr
+	}
+	return out, err
 }
 
 // allowHosts reads AGENTC_ALLOW_HOSTS: comma-separated hosts (or *.suffix)

@@ -39,3 +39,15 @@ func (in *Inspector) Approve(ctx context.Context, id, who string) (*evolution.Ca
 func (in *Inspector) Reject(ctx context.Context, id, who, reason string) (*evolution.Candidate, error) {
 	return in.evolution.Reject(ctx, id, who, reason)
 }
+
+// Revisions lists every revision of artifact k, oldest first (without
+// bytes).
+func (in *Inspector) Revisions(ctx context.Context, k artifact.Key) ([]artifact.Meta, error) {
+	return in.artifacts.Revisions(ctx, k)
+}
+
+// Candidates lists the evolution candidates with status ("": all), oldest
+// first.
+func (in *Inspector) Candidates(ctx context.Context, status string) ([]*evolution.Candidate, error) {
+	return in.evolution.List(ctx, status)
+}

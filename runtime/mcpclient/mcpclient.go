@@ -15,8 +15,10 @@ import (
 	"path"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -25,6 +27,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/stdlib/tools"
 	"github.com/agentc/agentc/vm"
 )
@@ -64,6 +67,13 @@ type Pool struct {
 	mu      sync.Mutex
 	servers map[string]*server
 	closed  bool
+
+	// progress maps the progress token of each call in flight to its
+	// reporter (runtime.ToolRequest.Progress); seq numbers the tokens.
+	progress sync.Map
+	seq      atomic.Uint64
+	// artifacts saves binary results (SetArtifacts; nil: not saved).
+	artifacts atomic.Pointer[artifact.Service]
 }
 
 // NewPool returns an empty pool; sessions open on first use.
@@ -72,8 +82,65 @@ func NewPool(cfg Config) *Pool {
 	if v == "" {
 		v = "dev"
 	}
-	return &Pool{cfg: cfg, servers: map[string]*server{},
-		client: mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: v}, nil)}
+	p := &Pool{cfg: cfg, servers: map[string]*server{}}
+	p.client = mcp.NewClient(&mcp.Implementation{Name: "agentc", Version: v}, &mcp.ClientOptions{ProgressNotificationHandler: p.onProgress})
+	return p
+}
+
+// SetArtifacts sets the service binary results are saved to (the
+// Runner's store; runtime/assemble sets it when the Runner opens).
+func (p *Pool) SetArtifacts(s *artifact.Service) { p.artifacts.Store(s) }
+
+// maxProgressMessage bounds a progress message passed on as an event.
+const maxProgressMessage = 1024
+
+// onProgress passes a server's progress notification to the call whose
+// token it carries; others (unknown or finished calls) are dropped.
+func (p *Pool) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	if req == nil || req.Params == nil {
+		return
+	}
+	tok, ok := req.Params.ProgressToken.(string)
+	if !ok {
+		return
+	}
+	f, ok := p.progress.Load(tok)
+	if !ok {
+		return
+	}
+	msg := strings.ToValidUTF8(req.Params.Message, "\uFFFD")
+	if len(msg) > maxProgressMessage {
+		msg = strings.ToValidUTF8(msg[:maxProgressMessage], "") + "…"
+	}
+	f.(*progressSink).report(runtime.ToolProgress{Progress: req.Params.Progress, Total: req.Params.Total, Message: msg})
+}
+
+// maxProgress bounds the progress reports one call passes on (a server
+// cannot flood the run's event stream).
+const maxProgress = 1000
+
+// progressSink is one call's reporter; done stops it when Call returns
+// (a late notification must not follow the tool's result).
+type progressSink struct {
+	mu   sync.Mutex
+	done bool
+	n    int
+	f    func(runtime.ToolProgress)
+}
+
+func (s *progressSink) report(p runtime.ToolProgress) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.done && s.n < maxProgress {
+		s.n++
+		s.f(p)
+	}
+}
+
+func (s *progressSink) stop() {
+	s.mu.Lock()
+	s.done = true
+	s.mu.Unlock()
 }
 
 // Close ends every session (a stdio server's process is stopped by its
@@ -483,13 +550,24 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 	if err != nil {
 		return nil, t.errorf(vm.KindToolError, "invalid arguments: %v", err)
 	}
-	// The record as declared: defaults applied, undeclared members gone.
-	if args, err = types.ToJSON(in); err != nil {
+	// The record as declared: defaults applied, undeclared members gone,
+	// and null members (absent optionals) not sent.
+	if args, err = arguments(in); err != nil {
 		return nil, t.errorf(vm.KindInternal, "encode arguments: %v", err)
 	}
 	params := &mcp.CallToolParams{Name: t.name, Arguments: args}
 	if req.IdempotencyKey != "" && t.t.Effect != bytecode.EffectReadOnly {
 		params.Meta = mcp.Meta{IdempotencyMeta: req.IdempotencyKey}
+	}
+	if req.Progress != nil {
+		tok := "agentc-" + strconv.FormatUint(t.pool.seq.Add(1), 10)
+		sink := &progressSink{f: req.Progress}
+		t.pool.progress.Store(tok, sink)
+		defer func() {
+			sink.stop()
+			t.pool.progress.Delete(tok)
+		}()
+		params.SetProgressToken(tok)
 	}
 	retry := t.t.Effect == bytecode.EffectReadOnly || t.t.Effect == bytecode.EffectIdempotent
 	for attempt := 0; ; attempt++ {
@@ -499,7 +577,7 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 		}
 		res, err := cs.CallTool(ctx, params)
 		if err == nil {
-			return t.result(res)
+			return t.result(ctx, req, res)
 		}
 		var rpc *jsonrpc.Error
 		if errors.As(err, &rpc) {
@@ -533,7 +611,9 @@ func (t *tool) failed(ctx context.Context, what string, err error) error {
 // result converts a tools/call result: isError is a tool_error carrying
 // the server's text; otherwise the structured content, else the text
 // content, decoded as the output type (a string output takes the text).
-func (t *tool) result(res *mcp.CallToolResult) (json.RawMessage, error) {
+// Image, audio and embedded-resource contents are saved as artifacts of
+// the session (saveContents) and referenced from the result.
+func (t *tool) result(ctx context.Context, req runtime.ToolRequest, res *mcp.CallToolResult) (json.RawMessage, error) {
 	var txt strings.Builder
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
@@ -553,9 +633,27 @@ func (t *tool) result(res *mcp.CallToolResult) (json.RawMessage, error) {
 		}
 		return nil, t.errorf(vm.KindToolError, "%s: %s", t.name, strings.ToValidUTF8(msg, "\uFFFD"))
 	}
+	refs := t.saveContents(ctx, req, res.Content)
+	for _, r := range refs {
+		if txt.Len() > 0 {
+			txt.WriteString("\n")
+		}
+		txt.WriteString(r.line())
+	}
 	body := []byte(txt.String())
 	if res.StructuredContent != nil && (!isText(t.out) || txt.Len() == 0) {
-		b, err := json.Marshal(res.StructuredContent)
+		sc := res.StructuredContent
+		if m, ok := sc.(map[string]any); ok && len(refs) > 0 {
+			if _, taken := m["artifacts"]; !taken {
+				c := make(map[string]any, len(m)+1)
+				for k, v := range m {
+					c[k] = v
+				}
+				c["artifacts"] = refs
+				sc = c
+			}
+		}
+		b, err := json.Marshal(sc)
 		if err != nil {
 			return nil, t.errorf(vm.KindInvalidOutput, "structured content: %v", err)
 		}
@@ -569,4 +667,24 @@ func isText(t *types.Type) bool {
 		t = t.Elem()
 	}
 	return t.Kind() == types.KindString
+}
+
+// arguments encodes the input record without its null members: an absent
+// optional argument is not sent (a server's schema need not accept null
+// for a property it does not require).
+func arguments(in types.Value) (json.RawMessage, error) {
+	b, err := types.ToJSON(in)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		if string(v) == "null" {
+			delete(m, k)
+		}
+	}
+	return json.Marshal(m)
 }

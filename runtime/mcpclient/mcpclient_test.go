@@ -57,6 +57,9 @@ type recorder struct {
 	metas    []map[string]any
 	started  chan struct{} // closed when slow starts
 	canceled chan struct{} // closed when slow's context ends
+	// progressed, when set, holds report's answer until the client saw
+	// its progress (notifications are handled apart from responses).
+	progressed chan struct{}
 }
 
 type lookupIn struct {
@@ -75,6 +78,7 @@ type lookupOut struct {
 // (text), broken (isError), slow (blocks until canceled), exit (the
 // process dies: stdio only).
 func newServer(rec *recorder) *mcp.Server {
+	yes := true
 	s := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	mcp.AddTool(s, &mcp.Tool{Name: "lookup"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, lookupOut, error) {
 		rec.mu.Lock()
@@ -97,6 +101,40 @@ func newServer(rec *recorder) *mcp.Server {
 			close(rec.canceled)
 		}
 		return nil, nil, ctx.Err()
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "wipe", Annotations: &mcp.ToolAnnotations{DestructiveHint: &yes, IdempotentHint: true}}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "wiped " + in.Q}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "report"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+		for i := 1; i <= 2; i++ {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: req.Params.GetProgressToken(),
+				Progress: float64(i), Total: 2, Message: fmt.Sprintf("step %d of %s", i, in.Q)}); err != nil {
+				return nil, nil, err
+			}
+		}
+		if rec.progressed != nil {
+			select {
+			case <-rec.progressed:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "reported " + in.Q}}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "picture"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{
+			&mcp.TextContent{Text: "a picture of " + in.Q},
+			&mcp.ImageContent{Data: []byte("\x89PNG fake"), MIMEType: "image/png"},
+			&mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: "file:///r/data.csv", MIMEType: "text/csv", Text: "a,b\n1,2\n"}},
+			&mcp.ResourceLink{URI: "https://example.test/big.bin", Name: "big", MIMEType: "application/octet-stream"},
+		}}, nil, nil
+	})
+	mcp.AddTool(s, &mcp.Tool{Name: "gallery"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
+		res := &mcp.CallToolResult{}
+		for i := range 18 {
+			res.Content = append(res.Content, &mcp.ImageContent{Data: []byte{byte(i)}, MIMEType: "image/gif"})
+		}
+		return res, nil, nil
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "exit"}, func(ctx context.Context, req *mcp.CallToolRequest, in lookupIn) (*mcp.CallToolResult, any, error) {
 		os.Exit(3)

@@ -73,8 +73,8 @@ func specBlocks(t *testing.T) []string {
 		}
 		blocks = append(blocks, block)
 	}
-	if len(blocks) != 2 {
-		t.Fatalf("spec/fixtures.md has %d yaml blocks, want 2 (model, tool)", len(blocks))
+	if len(blocks) != 3 {
+		t.Fatalf("spec/fixtures.md has %d yaml blocks, want 3 (model, tool, recorded tool)", len(blocks))
 	}
 	return blocks
 }
@@ -98,6 +98,9 @@ func TestSpecExamplesLoad(t *testing.T) {
 	}
 	if ru.reply.chunks != 3 || ru.reply.usage.PromptTokens != 120 || ru.reply.err.kind != "rate_limit" {
 		t.Errorf("reply read as %+v", ru.reply)
+	}
+	if rfx, err := LoadToolFixture("spec-recorded.yaml", []byte(blocks[2])); err != nil || rfx.Tool != "search_docs" || len(rfx.results) != 1 {
+		t.Fatalf("spec recorded fixture: %v %+v", err, rfx)
 	}
 	tfx, err := LoadToolFixture("spec-tool.yaml", []byte(blocks[1]))
 	if err != nil {

@@ -18,7 +18,6 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentc/agentc/runtime"
@@ -50,13 +49,7 @@ type Index struct {
 	sess *session.Service
 	log  *slog.Logger
 
-	mu    sync.Mutex
-	locks map[store.SessionKey]*sessionLock
-}
-
-type sessionLock struct {
-	mu   sync.Mutex
-	refs int
+	locks store.KeyedMutex[store.SessionKey] // one catch-up per session
 }
 
 // NewIndex returns an index over st; log may be nil (discard).
@@ -64,27 +57,7 @@ func NewIndex(st Store, log *slog.Logger) *Index {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Index{st: st, sess: session.New(st), log: log, locks: map[store.SessionKey]*sessionLock{}}
-}
-
-func (x *Index) lock(key store.SessionKey) func() {
-	x.mu.Lock()
-	l := x.locks[key]
-	if l == nil {
-		l = &sessionLock{}
-		x.locks[key] = l
-	}
-	l.refs++
-	x.mu.Unlock()
-	l.mu.Lock()
-	return func() {
-		l.mu.Unlock()
-		x.mu.Lock()
-		if l.refs--; l.refs == 0 {
-			delete(x.locks, key)
-		}
-		x.mu.Unlock()
-	}
+	return &Index{st: st, sess: session.New(st), log: log}
 }
 
 // sessionStats is a session's index record: the last indexed sequence and
@@ -154,7 +127,7 @@ func (x *Index) CatchUp(ctx context.Context, key store.SessionKey) (int, error) 
 }
 
 func (x *Index) catchUpTo(ctx context.Context, key store.SessionKey, last uint64) (int, error) {
-	unlock := x.lock(key)
+	unlock := x.locks.Lock(key)
 	defer unlock()
 	st, err := x.stats(ctx, key)
 	if err != nil || st.Cursor >= last {

@@ -175,6 +175,17 @@ func (m *Metrics) Error(proto, code string) {
 	m.add("agentc_errors_total", "counter", "Protocol error responses by protocol and code.", 1, "protocol", proto, "code", code)
 }
 
+// Retained counts what a retention pass deleted, by kind (run, session,
+// idempotency, record).
+func (m *Metrics) Retained(app, kind string, n int) {
+	m.add("agentc_retention_deleted_total", "counter", "Items retention deleted, by app and kind (run, session, idempotency, record).", float64(n), "app", app, "kind", kind)
+}
+
+// RetentionFailed counts a retention pass that failed.
+func (m *Metrics) RetentionFailed(app string) {
+	m.add("agentc_retention_failures_total", "counter", "Retention passes that failed, by app.", 1, "app", app)
+}
+
 // WriteTo writes every series in the Prometheus text exposition format,
 // sorted by name, with HELP and TYPE once per metric family.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {

@@ -100,3 +100,33 @@ func SplitDocPath(key string) (parts []string, ok bool) {
 	}
 	return parts, true
 }
+
+// deletePage is how many documents one read of DeleteDocs takes.
+const deletePage = 1024
+
+// DeleteDocs deletes the documents of coll whose key starts with prefix and
+// that match accepts (nil: all), one synced batch per page read, and
+// returns how many it deleted. It is not atomic: an error leaves the pages
+// before it deleted.
+func DeleteDocs(ctx context.Context, docs Docs, coll, prefix string, match func(Doc) bool) (int, error) {
+	n := 0
+	for after := ""; ; {
+		ds, err := docs.ListDocs(ctx, coll, prefix, after, deletePage)
+		if err != nil || len(ds) == 0 {
+			return n, err
+		}
+		after = ds[len(ds)-1].Key
+		var ops []DocOp
+		for _, d := range ds {
+			if match == nil || match(d) {
+				ops = append(ops, DocOp{Coll: coll, Key: d.Key, Delete: true})
+			}
+		}
+		if len(ops) > 0 {
+			if err := docs.ApplyDocs(ctx, ops...); err != nil {
+				return n, err
+			}
+		}
+		n += len(ops)
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"time"
 )
@@ -48,4 +49,46 @@ func (l Lease) Release(owner string, now time.Time) (released Lease, changed boo
 		return Lease{}, false, fmt.Errorf("held by %s: %w", l.Owner, ErrConflict)
 	}
 	return Lease{Key: l.Key, Token: l.Token}, true, nil
+}
+
+// LeaseRules gives a backend the calls of Leases from its one primitive,
+// Step: atomically (under a keyed lock, a row lock), read key's lease (the
+// zero lease with Key set when there is none), call apply with it, write
+// the lease apply returns when write is true, and return it. The rules
+// above, the argument checks and the errors' context are LeaseRules'.
+type LeaseRules struct {
+	Step func(ctx context.Context, key string, apply func(cur Lease) (next Lease, write bool, err error)) (Lease, error)
+}
+
+// AcquireLease implements Leases.
+func (r LeaseRules) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (Lease, error) {
+	return r.step(ctx, "acquire", key, owner, ttl, now, Lease.Acquire)
+}
+
+// RenewLease implements Leases.
+func (r LeaseRules) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (Lease, error) {
+	return r.step(ctx, "renew", key, owner, ttl, now, Lease.Renew)
+}
+
+func (r LeaseRules) step(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step LeaseStep) (Lease, error) {
+	if err := CheckLease(key, owner, ttl); err != nil {
+		return Lease{}, err
+	}
+	l, err := r.Step(ctx, key, func(cur Lease) (Lease, bool, error) {
+		l, err := step(cur, owner, ttl, now)
+		return l, true, err
+	})
+	if err != nil {
+		return Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
+	}
+	return l, nil
+}
+
+// ReleaseLease implements Leases.
+func (r LeaseRules) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
+	if err := CheckLease(key, owner, time.Nanosecond); err != nil {
+		return err
+	}
+	_, err := r.Step(ctx, key, func(cur Lease) (Lease, bool, error) { return cur.Release(owner, now) })
+	return Wrapf(err, "release lease %q for %s", key, owner)
 }

@@ -60,6 +60,16 @@ type RunFilter struct {
 	Cursor             string
 }
 
+// SessionFilter selects sessions. App narrows to one app ("": every app)
+// and User to one user of it (User needs App, else ErrInvalid). Limit ≤ 0
+// returns every match; Cursor is the next cursor of the previous page (""
+// for the first).
+type SessionFilter struct {
+	App, User string
+	Limit     int
+	Cursor    string
+}
+
 // CheckpointKind tells whether a checkpoint's State is the whole state or a
 // delta over the previous checkpoint.
 type CheckpointKind uint8

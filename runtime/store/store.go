@@ -68,6 +68,11 @@ type Runs interface {
 	// checkpoints, pending writes, intents, effect results, journal and task
 	// ids. Session events stay: the ledger is never rewritten.
 	DeleteRun(ctx context.Context, id string) error
+	// DeleteRunIf is DeleteRun decided under the run's write lock: cond is
+	// called with the run's record while no other writer can change the
+	// run, and the run is deleted only when it returns true (deleted
+	// reports which). cond must not call the store.
+	DeleteRunIf(ctx context.Context, id string, cond func(Run) bool) (deleted bool, err error)
 }
 
 // Checkpoints stores the durable result of each superstep.
@@ -162,6 +167,20 @@ type Sessions interface {
 	PutSummary(ctx context.Context, key SessionKey, sum Summary) error
 	// GetSummary returns the summary of filterKey, or ErrNotFound.
 	GetSummary(ctx context.Context, key SessionKey, filterKey string) (Summary, error)
+	// ListSessions returns one page of the sessions filter selects, ordered
+	// by (app, user, session), and the cursor of the next page ("" when
+	// there is none).
+	ListSessions(ctx context.Context, filter SessionFilter) (sessions []Session, next string, err error)
+	// DeleteSession removes the session: its record, ledger, state and
+	// summaries. cond, when not nil, is called with the session's record
+	// while no other writer can change the session, and the session is kept
+	// when it returns false (deleted false, no error); cond must not call
+	// the store. A session that still has runs is ErrConflict (delete them
+	// first), checked atomically with the deletion: a concurrent CreateRun
+	// in the session either makes the deletion ErrConflict or fails with
+	// ErrNotFound, so no run outlives its session. A missing session is
+	// ErrNotFound.
+	DeleteSession(ctx context.Context, key SessionKey, cond func(Session) bool) (deleted bool, err error)
 }
 
 // Leases are time-bounded exclusive claims on a key (for example one session's

@@ -3,8 +3,9 @@
 # against the real binary: builds agentc, serves examples/support/support.agent
 # on a free loopback port with a temporary data directory and a token, waits
 # for /healthz, runs each suite with AGENTC_URL and AGENTC_TOKEN (and AGENTC_BIN,
-# the binary, for suites that start it themselves: mcp's stdio checks), and stops
-# the server. Exits non-zero when a suite fails or the server does not stop cleanly.
+# the binary, for suites that start it themselves: mcp's stdio checks, and
+# mcpserver, which runs agentc workflows against an MCP server written with the
+# official TypeScript SDK), and stops the server. Exits non-zero when a suite fails or the server does not stop cleanly.
 #
 # Each suite's node_modules must be installed (test/all.sh runs `npm ci` in
 # every suite directory first; run it yourself when calling this directly).

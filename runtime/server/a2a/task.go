@@ -94,6 +94,16 @@ func (t *Task) view(historyLength *int32, artifacts bool) *Task {
 	return c
 }
 
+// TaskRecord reads a CollTask record for retention: the run of the task
+// and the key of its entry in CollRecent ("" when it has none).
+func TaskRecord(value []byte) (run, indexKey string, err error) {
+	var t Task
+	if err := json.Unmarshal(value, &t); err != nil {
+		return "", "", fmt.Errorf("a2a: task record: %w", err)
+	}
+	return t.Run, t.IndexKey, nil
+}
+
 // recentEntry is the value of a CollRecent key: enough to filter a list
 // without reading every record.
 type recentEntry struct {

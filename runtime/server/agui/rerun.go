@@ -17,13 +17,23 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
-// runsColl maps a thread's runId to the run its first request started:
+// CollRuns maps a thread's runId to the run its first request started:
 // key DocPath(app, user, thread, runId), value a runRecord ("" run while
 // it starts).
-const runsColl = "agui.runs"
+const CollRuns = "agui.runs"
 
 type runRecord struct {
 	Run string `json:"run,omitempty"`
+}
+
+// RecordRun reads a CollRuns record for retention: the run its request
+// started, "" while it starts it.
+func RecordRun(value []byte) (string, error) {
+	var r runRecord
+	if err := json.Unmarshal(value, &r); err != nil {
+		return "", fmt.Errorf("agui: run record: %w", err)
+	}
+	return r.Run, nil
 }
 
 func runKey(key store.SessionKey, runID string) string {
@@ -35,14 +45,14 @@ func runKey(key store.SessionKey, runID string) string {
 func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, runID string) (prev runRecord, reserved bool, err error) {
 	k := runKey(key, runID)
 	for range 2 {
-		err = h.docs.ApplyDocs(ctx, store.DocOp{Coll: runsColl, Key: k, Value: []byte(`{}`), IfAbsent: true})
+		err = h.docs.ApplyDocs(ctx, store.DocOp{Coll: CollRuns, Key: k, Value: []byte(`{}`), IfAbsent: true})
 		if err == nil {
 			return prev, true, nil
 		}
 		if !errors.Is(err, store.ErrConflict) {
 			return prev, false, fmt.Errorf("agui: reserve run %s: %w", runID, err)
 		}
-		b, err := h.docs.GetDoc(ctx, runsColl, k)
+		b, err := h.docs.GetDoc(ctx, CollRuns, k)
 		if errors.Is(err, store.ErrNotFound) {
 			continue // released meanwhile
 		}
@@ -60,10 +70,10 @@ func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, runID st
 // settleRun records the run runID's request started, or (run "") releases
 // runID when none started.
 func (h *handler) settleRun(ctx context.Context, key store.SessionKey, runID, run string) {
-	op := store.DocOp{Coll: runsColl, Key: runKey(key, runID), Delete: true}
+	op := store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Delete: true}
 	if run != "" {
 		b, _ := json.Marshal(runRecord{Run: run})
-		op = store.DocOp{Coll: runsColl, Key: runKey(key, runID), Value: b}
+		op = store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Value: b}
 	}
 	if err := h.docs.ApplyDocs(context.WithoutCancel(ctx), op); err != nil {
 		h.log.Warn("agui: record a runId", "run", run, "err", err)

@@ -233,7 +233,7 @@ func (h *Handler) run(ctx context.Context, req *sdk.CallToolRequest, inv runtime
 		case runtime.EventRunFinished:
 			fin = e
 			continue
-		case runtime.EventNodeStarted, runtime.EventNodeFinished, runtime.EventNodeFailed, runtime.EventInterrupt:
+		case runtime.EventNodeStarted, runtime.EventNodeFinished, runtime.EventNodeFailed, runtime.EventInterrupt, runtime.EventToolProgress:
 		default:
 			continue
 		}
@@ -242,6 +242,16 @@ func (h *Handler) run(ctx context.Context, req *sdk.CallToolRequest, inv runtime
 		}
 		step++
 		msg := strings.TrimPrefix(string(e.Kind), "node_") + " " + e.Node
+		if e.Kind == runtime.EventToolProgress && e.ToolCall != nil && e.Progress != nil {
+			// A tool's own progress (an MCP server's, spec/events.md).
+			msg = fmt.Sprintf("tool %s %g", e.ToolCall.Name, e.Progress.Progress)
+			if e.Progress.Total > 0 {
+				msg += fmt.Sprintf("/%g", e.Progress.Total)
+			}
+			if e.Progress.Message != "" {
+				msg += ": " + e.Progress.Message
+			}
+		}
 		if err := req.Session.NotifyProgress(ctx, &sdk.ProgressNotificationParams{ProgressToken: token, Progress: float64(step), Message: msg}); err != nil {
 			h.logger().Debug("mcp: progress notification", "run", run.ID, "err", err)
 		}

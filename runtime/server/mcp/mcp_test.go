@@ -19,6 +19,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/runtimetest"
@@ -105,7 +106,12 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	b := newBackend(t, source)
+	return newEnvOf(t, newBackend(t, source, nil))
+}
+
+// newEnvOf serves b's program over /mcp.
+func newEnvOf(t testing.TB, b *server.Backend) *env {
+	t.Helper()
 	h, err := mcp.New(b, mcp.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -120,9 +126,9 @@ func newEnv(t testing.TB) *env {
 	return &env{t: t, url: ts.URL, h: h, b: b}
 }
 
-// newBackend compiles src (its model m is the echo model) into a Backend
-// over a memory store.
-func newBackend(t testing.TB, src string) *server.Backend {
+// newBackend compiles src (its model m is the echo model; tools, when
+// given, implement its tools) into a Backend over a memory store.
+func newBackend(t testing.TB, src string, tools map[string]runtime.Tool) *server.Backend {
 	t.Helper()
 	prog := runtimetest.Compile(t, fstest.MapFS{"desk.agent": {Data: []byte(src)}}, "desk.agent")
 	funcs := vm.Builtins()
@@ -134,7 +140,7 @@ func newBackend(t testing.TB, src string) *server.Backend {
 	st := memory.New()
 	clock := &runtimetest.Clock{RealTimers: true}
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": echoModel{}},
-		Funcs: funcs, Clock: clock, Entropy: &runtimetest.Entropy{}})
+		Tools: tools, Funcs: funcs, Clock: clock, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -643,7 +649,7 @@ graph outer(S) input q output out {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h, err := mcp.New(newBackend(t, tc.src), mcp.Options{})
+			h, err := mcp.New(newBackend(t, tc.src, nil), mcp.Options{})
 			if tc.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("err %v, want %q", err, tc.err)
@@ -757,5 +763,59 @@ func BenchmarkCallTool(b *testing.B) {
 		if err != nil || res.IsError {
 			b.Fatal(err, res)
 		}
+	}
+}
+
+// reporter is a tool that reports its progress twice, then answers.
+type reporter struct{}
+
+func (reporter) Spec() runtime.ToolSpec { return runtime.ToolSpec{Name: "count"} }
+func (reporter) Effect() runtime.Effect { return bytecode.EffectReadOnly }
+func (reporter) Call(_ context.Context, req runtime.ToolRequest) (json.RawMessage, error) {
+	for i := 1; i <= 2; i++ {
+		req.Progress(runtime.ToolProgress{Progress: float64(i), Total: 2, Message: fmt.Sprintf("item %d", i)})
+	}
+	return json.RawMessage(`"counted"`), nil
+}
+
+// TestToolProgressForwarded: a tool's own progress (tool_progress events,
+// an MCP server's notifications) reaches the client as progress of the
+// call, after the node started and before it finished.
+func TestToolProgressForwarded(t *testing.T) {
+	const src = `workflow counter
+tool count { input { q: string } effect = read_only run = builtin.http_fetch }
+state S { q: string, out: string = "" }
+graph tally(S) input q output out {
+  node c = tool count { q = q } into out
+  start -> c
+  c -> end
+}
+`
+	e := newEnvOf(t, newBackend(t, src, map[string]runtime.Tool{"count": reporter{}}))
+	var mu sync.Mutex
+	var msgs []string
+	done := make(chan struct{})
+	cs := e.session(aliceToken, &sdk.ClientOptions{ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+		mu.Lock()
+		defer mu.Unlock()
+		msgs = append(msgs, r.Params.Message)
+		if r.Params.Message == "finished c" {
+			close(done)
+		}
+	}})
+	p := &sdk.CallToolParams{Name: "tally", Arguments: map[string]any{"input": "q"}}
+	p.SetProgressToken("tok-1")
+	if res, _ := call(t, cs, p); res.IsError || text(res) != "counted" {
+		t.Fatalf("call: %q", text(res))
+	}
+	select { // the client handles notifications on its own goroutine
+	case <-done:
+	case <-time.After(10 * time.Second):
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"started c", "tool count 1/2: item 1", "tool count 2/2: item 2", "finished c"}
+	if !slices.Equal(msgs, want) {
+		t.Fatalf("progress %q, want %q", msgs, want)
 	}
 }

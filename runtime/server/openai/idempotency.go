@@ -43,6 +43,16 @@ type idemRecord struct {
 	Stream  bool   `json:"stream,omitempty"`
 }
 
+// IdempotencyRecord reads a CollIdempotency record for retention: the run
+// its request started ("" while it starts it) and when the request came.
+func IdempotencyRecord(value []byte) (run string, made time.Time, err error) {
+	var r idemRecord
+	if err := json.Unmarshal(value, &r); err != nil {
+		return "", time.Time{}, fmt.Errorf("openai: idempotency record: %w", err)
+	}
+	return r.Run, time.Unix(r.Created, 0).UTC(), nil
+}
+
 // validIdemKey: 1 to 255 printable ASCII characters.
 func validIdemKey(k string) bool {
 	if k == "" || len(k) > 255 {

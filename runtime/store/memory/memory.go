@@ -20,14 +20,15 @@ import (
 
 // Store is an in-memory store.Store.
 type Store struct {
-	mu       sync.Mutex
-	closed   bool
-	programs map[string][]byte
-	runs     map[string]*run
-	sessions map[store.SessionKey]*session
-	leases   map[string]store.Lease
-	tasks    map[taskKey]string
-	docs     map[docKey][]byte
+	mu               sync.Mutex
+	closed           bool
+	programs         map[string][]byte
+	runs             map[string]*run
+	sessions         map[store.SessionKey]*session
+	leases           map[string]store.Lease
+	tasks            map[taskKey]string
+	docs             map[docKey][]byte
+	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
 // run is a run and everything it owns; DeleteRun drops it whole.
@@ -52,7 +53,7 @@ var _ store.Store = (*Store)(nil)
 
 // New returns an empty store.
 func New() *Store {
-	return &Store{
+	s := &Store{
 		programs: map[string][]byte{},
 		runs:     map[string]*run{},
 		sessions: map[store.SessionKey]*session{},
@@ -60,6 +61,8 @@ func New() *Store {
 		tasks:    map[taskKey]string{},
 		docs:     map[docKey][]byte{},
 	}
+	s.LeaseRules.Step = s.stepLease
+	return s
 }
 
 // Close releases the maps; later calls return store.ErrClosed.
@@ -83,6 +86,14 @@ func (s *Store) lock(ctx context.Context) error {
 		return store.ErrClosed
 	}
 	return nil
+}
+
+// enter is lock as the start of an operation that returns its end.
+func (s *Store) enter(ctx context.Context) (func(), error) {
+	if err := s.lock(ctx); err != nil {
+		return nil, err
+	}
+	return s.mu.Unlock, nil
 }
 
 // putOnce stores a copy of b under k and reports true, or, when k is taken,
@@ -229,45 +240,61 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 
 // ListRuns implements store.Runs.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	if err := s.lock(ctx); err != nil {
-		return nil, "", err
-	}
-	defer s.mu.Unlock()
-	prefix := store.RunIndexPrefix(f)
+	return store.List(ctx, s.enter, "list runs", f, func(after []byte, max int) ([]store.Run, error) {
+		var runs []store.Run
+		for _, r := range s.runs {
+			if f.Selects(r.rec) {
+				runs = append(runs, r.rec)
+			}
+		}
+		runs = keyed(runs, store.RunIndexKey, store.RunIndexPrefix(f), after, max)
+		for i := range runs {
+			runs[i] = cloneRun(runs[i])
+		}
+		return runs, nil
+	})
+}
+
+// keyed returns the items whose key is under prefix and after after, in
+// key order, at most max of them (0: all).
+func keyed[T any](items []T, key func(T) store.Key, prefix, after []byte, max int) []T {
 	type entry struct {
-		key store.Key
-		run store.Run
+		key  store.Key
+		item T
 	}
-	var all []entry
-	for _, r := range s.runs {
-		k := store.RunIndexKey(r.rec)
-		if bytes.HasPrefix(k, prefix) && bytes.Compare(k, after) > 0 && f.Selects(r.rec) {
-			all = append(all, entry{k, r.rec})
+	var es []entry
+	for _, it := range items {
+		if k := key(it); bytes.HasPrefix(k, prefix) && bytes.Compare(k, after) > 0 {
+			es = append(es, entry{k, it})
 		}
 	}
-	slices.SortFunc(all, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
-	runs := make([]store.Run, len(all))
-	for i, e := range all {
-		runs[i] = e.run
+	slices.SortFunc(es, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	if max > 0 && len(es) > max {
+		es = es[:max]
 	}
-	runs, next := f.Page(runs)
-	for i := range runs {
-		runs[i] = cloneRun(runs[i])
+	out := make([]T, len(es))
+	for i, e := range es {
+		out[i] = e.item
 	}
-	return runs, next, nil
+	return out
 }
 
 // DeleteRun implements store.Runs.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	return lockedErr(ctx, s, s.getRun, id, "delete ", func(r *run) error {
+	_, err := s.DeleteRunIf(ctx, id, nil)
+	return err
+}
+
+// DeleteRunIf implements store.Runs.
+func (s *Store) DeleteRunIf(ctx context.Context, id string, cond func(store.Run) bool) (bool, error) {
+	return locked(ctx, s, s.getRun, id, "delete ", func(r *run) (bool, error) {
+		if cond != nil && !cond(cloneRun(r.rec)) {
+			return false, nil
+		}
 		for _, t := range r.tasks {
 			delete(s.tasks, t)
 		}
 		delete(s.runs, id)
-		return nil
+		return true, nil
 	})
 }

@@ -123,14 +123,31 @@ func (s *Store) GetSummary(ctx context.Context, key store.SessionKey, filterKey 
 	})
 }
 
-// AcquireLease implements store.Leases.
-func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.stepLease(ctx, "acquire", key, owner, ttl, now, store.Lease.Acquire)
+// ListSessions implements store.Sessions.
+func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
+	return store.List(ctx, s.enter, "list sessions", f, func(after []byte, max int) ([]store.Session, error) {
+		var all []store.Session
+		for _, ss := range s.sessions {
+			all = append(all, ss.rec)
+		}
+		return keyed(all, func(r store.Session) store.Key { return store.SessionRecordKey(store.KindSession, r.Key) }, store.SessionPrefix(f), after, max), nil
+	})
 }
 
-// RenewLease implements store.Leases.
-func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.stepLease(ctx, "renew", key, owner, ttl, now, store.Lease.Renew)
+// DeleteSession implements store.Sessions.
+func (s *Store) DeleteSession(ctx context.Context, key store.SessionKey, cond func(store.Session) bool) (bool, error) {
+	return locked(ctx, s, s.getSession, key, "delete ", func(ss *session) (bool, error) {
+		if cond != nil && !cond(ss.rec) {
+			return false, nil
+		}
+		for id, r := range s.runs {
+			if r.rec.Session == key {
+				return false, fmt.Errorf("delete session %s: it has run %s: %w", key, id, store.ErrConflict)
+			}
+		}
+		delete(s.sessions, key)
+		return true, nil
+	})
 }
 
 // lease returns key's lease: the zero one with Key set when there is none.
@@ -140,40 +157,17 @@ func (s *Store) lease(key string) store.Lease {
 	return l
 }
 
-// stepLease stores the lease step makes of key's current one.
-func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
+// stepLease is the Step of the store's LeaseRules, under the store's lock.
+func (s *Store) stepLease(ctx context.Context, key string, apply func(store.Lease) (store.Lease, bool, error)) (store.Lease, error) {
 	if err := s.lock(ctx); err != nil {
 		return store.Lease{}, err
 	}
 	defer s.mu.Unlock()
-	l, err := step(s.lease(key), owner, ttl, now)
-	if err != nil {
-		return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
-	}
-	s.leases[key] = l
-	return l, nil
-}
-
-// ReleaseLease implements store.Leases.
-func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
-	if err := store.CheckLease(key, owner, time.Nanosecond); err != nil {
-		return err
-	}
-	if err := s.lock(ctx); err != nil {
-		return err
-	}
-	defer s.mu.Unlock()
-	l, changed, err := s.lease(key).Release(owner, now)
-	if err != nil {
-		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
-	}
-	if changed {
+	l, write, err := apply(s.lease(key))
+	if err == nil && write {
 		s.leases[key] = l
 	}
-	return nil
+	return l, err
 }
 
 // PutTaskIndex implements store.Tasks.

@@ -160,7 +160,7 @@ func Check(ctx context.Context, dir string) (*Report, error) {
 
 // checkTables validates the block checksums of every table.
 func checkTables(ctx context.Context, dir string, r *Report) {
-	es, err := os.ReadDir(dir)
+	es, err := files(dir, func(e os.DirEntry) bool { return classify(e.Name()) == kindTable })
 	if err != nil {
 		r.add("", err.Error())
 		return
@@ -169,9 +169,6 @@ func checkTables(ctx context.Context, dir string, r *Report) {
 	po.EnsureDefaults()
 	ro := po.MakeReaderOptions()
 	for _, e := range es {
-		if classify(e.Name()) != kindTable {
-			continue
-		}
 		r.Tables++
 		err := guard(dir, "read table", func() error {
 			f, err := vfs.Default.Open(filepath.Join(dir, e.Name()))
@@ -236,7 +233,7 @@ func scanKeys(ctx context.Context, db *pebble.DB, r *Report) error {
 			meta = true
 			p, err := store.Payload(k, v)
 			if err == nil {
-				_, err = decodeMeta(k, p)
+				_, err = metaCodec.decode(k, p, 0)
 			}
 			if err != nil {
 				r.add("", err.Error())
@@ -255,7 +252,7 @@ func scanKeys(ctx context.Context, db *pebble.DB, r *Report) error {
 		}
 		switch kind {
 		case store.KindSession:
-			rec, err := decodeSession(k, payload)
+			rec, err := sessionCodec.decode(k, payload, sessionRecord{})
 			if err != nil {
 				r.add("", err.Error())
 				continue
@@ -266,7 +263,7 @@ func scanKeys(ctx context.Context, db *pebble.DB, r *Report) error {
 			r.Events++
 			next(events, sessionOf(parts[:3]), parts[3].Num)
 		case store.KindRun:
-			if _, err := decodeRun(k, payload); err != nil {
+			if _, err := runCodec.decode(k, payload, store.Run{}); err != nil {
 				r.add("", err.Error())
 				continue
 			}

@@ -29,99 +29,69 @@ func docPrefix(coll, prefix string) []byte {
 // (so two batches never deadlock) across the existence checks and the synced
 // write.
 func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
-	if err := store.CheckDocOps(ops); err != nil {
-		return fmt.Errorf("apply docs: %w", err)
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	keys := make([]store.Key, len(ops))
-	order := make([]int, len(ops))
-	for i, op := range ops {
-		keys[i] = docKey(op.Coll, op.Key)
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
-	for _, i := range order {
-		defer s.locks.lock(keys[i])()
-	}
-	for i, op := range ops {
-		if !op.IfAbsent {
-			continue
+	return store.Op0(ctx, &s.gate, store.Wrapf(store.CheckDocOps(ops), "apply docs"), func() error {
+		keys := make([]store.Key, len(ops))
+		order := make([]int, len(ops))
+		for i, op := range ops {
+			keys[i] = docKey(op.Coll, op.Key)
+			order[i] = i
 		}
-		ok, err := s.has(keys[i])
-		if err != nil {
+		slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+		for _, i := range order {
+			defer s.locks.lock(keys[i])()
+		}
+		for i, op := range ops {
+			if !op.IfAbsent {
+				continue
+			}
+			ok, err := s.has(keys[i])
+			if err != nil {
+				return fmt.Errorf("apply docs: %w", err)
+			}
+			if ok {
+				return fmt.Errorf("apply docs: %s/%q exists: %w", op.Coll, op.Key, store.ErrConflict)
+			}
+		}
+		b := s.db.NewBatch()
+		for i, op := range ops {
+			if op.Delete {
+				b.Delete(keys[i], nil)
+				continue
+			}
+			b.Set(keys[i], store.Frame(op.Value), nil)
+		}
+		if err := s.apply(b); err != nil {
 			return fmt.Errorf("apply docs: %w", err)
 		}
-		if ok {
-			return fmt.Errorf("apply docs: %s/%q exists: %w", op.Coll, op.Key, store.ErrConflict)
-		}
-	}
-	b := s.db.NewBatch()
-	for i, op := range ops {
-		if op.Delete {
-			b.Delete(keys[i], nil)
-			continue
-		}
-		b.Set(keys[i], store.Frame(op.Value), nil)
-	}
-	if err := s.apply(b); err != nil {
-		return fmt.Errorf("apply docs: %w", err)
-	}
-	return nil
+		return nil
+	})
 }
 
 // GetDoc implements store.Docs.
 func (s *Store) GetDoc(ctx context.Context, coll, key string) ([]byte, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	v, err := s.get(docKey(coll, key))
-	if err != nil {
-		return nil, fmt.Errorf("get doc %s/%q: %w", coll, key, err)
-	}
-	return v, nil
+	return store.Op(ctx, &s.gate, nil, func() ([]byte, error) {
+		v, err := s.get(docKey(coll, key))
+		if err != nil {
+			return nil, fmt.Errorf("get doc %s/%q: %w", coll, key, err)
+		}
+		return v, nil
+	})
 }
 
 // ListDocs implements store.Docs.
 func (s *Store) ListDocs(ctx context.Context, coll, prefix, after string, limit int) ([]store.Doc, error) {
-	if coll == "" {
-		return nil, fmt.Errorf("list docs: empty collection: %w", store.ErrInvalid)
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	p := docPrefix(coll, prefix)
-	lower := []byte(p)
-	if after != "" {
-		if a := append([]byte(docKey(coll, after)), 0); bytes.Compare(a, lower) > 0 {
-			lower = a
+	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckName("collection", coll), "list docs"), func() ([]store.Doc, error) {
+		var from []byte
+		if after != "" {
+			from = docKey(coll, after)
 		}
-	}
-	it, err := s.iter(lower, store.PrefixEnd(p))
-	if err != nil {
-		return nil, fmt.Errorf("list docs %s: %w", coll, err)
-	}
-	var out []store.Doc
-	for ok := it.First(); ok && (limit <= 0 || len(out) < limit); ok = it.Next() {
-		_, parts, err := store.DecodeKey(it.Key())
+		ds, err := scan(ctx, s, docPrefix(coll, prefix), from, limit, func(parts []store.Part, it iter) (store.Doc, bool, error) {
+			v, err := it.payload()
+			return store.Doc{Key: parts[1].Str, Value: bytes.Clone(v)}, err == nil, err
+		})
 		if err != nil {
-			return nil, it.close(fmt.Errorf("list docs %s: %w", coll, err))
+			return nil, fmt.Errorf("list docs %s: %w", coll, err)
 		}
-		v, err := it.payload()
-		if err != nil {
-			return nil, it.close(fmt.Errorf("list docs %s: %w", coll, err))
-		}
-		out = append(out, store.Doc{Key: parts[1].Str, Value: bytes.Clone(v)})
-	}
-	if err := it.close(nil); err != nil {
-		return nil, fmt.Errorf("list docs %s: %w", coll, err)
-	}
-	return out, nil
+		return ds, nil
+	})
 }

@@ -259,9 +259,9 @@ func TestHoldDirectory(t *testing.T) {
 // FuzzRecords feeds arbitrary bytes to every decoder: they fail with
 // ErrCorrupt or ErrLayoutVersion, never panic.
 func FuzzRecords(f *testing.F) {
-	f.Add(checkpointValue(store.Checkpoint{Kind: store.Full, State: []byte("s"), Time: t0}))
-	f.Add(runValue(store.Run{ID: "r", Session: key, Status: store.RunRunning}))
-	f.Add(sessionValue(sessionRecord{created: t0, lastSeq: 3}))
+	f.Add(checkpointCodec.value(store.Checkpoint{Kind: store.Full, State: []byte("s"), Time: t0}))
+	f.Add(runCodec.value(store.Run{ID: "r", Session: key, Status: store.RunRunning}))
+	f.Add(sessionCodec.value(sessionRecord{created: t0, lastSeq: 3}))
 	f.Add([]byte{1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01})
 	k := checkpointKey("r", 1)
 	f.Fuzz(func(t *testing.T, v []byte) {
@@ -274,11 +274,11 @@ func FuzzRecords(f *testing.F) {
 		}
 		for _, err := range []error{
 			func() error { _, err := decodeCheckpoint(k, p, "r", 1); return err }(),
-			func() error { _, err := decodeRun(k, p); return err }(),
-			func() error { _, err := decodeSession(k, p); return err }(),
-			func() error { _, err := decodeSummary(k, p, ""); return err }(),
-			func() error { _, err := decodeLease(k, p, ""); return err }(),
-			func() error { _, err := decodeMeta(k, p); return err }(),
+			func() error { _, err := runCodec.decode(k, p, store.Run{}); return err }(),
+			func() error { _, err := sessionCodec.decode(k, p, sessionRecord{}); return err }(),
+			func() error { _, err := summaryCodec.decode(k, p, store.Summary{}); return err }(),
+			func() error { _, err := leaseCodec.decode(k, p, store.Lease{}); return err }(),
+			func() error { _, err := metaCodec.decode(k, p, 0); return err }(),
 		} {
 			if err != nil && !errors.Is(err, store.ErrCorrupt) {
 				t.Fatalf("decode: %v", err)

@@ -30,7 +30,7 @@ func runOwned(run string) []store.Key {
 }
 
 func sessionPart(kind store.Kind, k store.SessionKey) store.Key {
-	return store.NewKey(kind).Str(k.App).Str(k.User).Str(k.Session)
+	return store.SessionRecordKey(kind, k)
 }
 func sessionKey(k store.SessionKey) store.Key { return sessionPart(store.KindSession, k) }
 func stateKey(k store.SessionKey) store.Key   { return sessionPart(store.KindSessionState, k) }
@@ -39,6 +39,12 @@ func eventPrefix(k store.SessionKey) store.Key {
 }
 func summaryKey(k store.SessionKey, filterKey string) store.Key {
 	return sessionPart(store.KindSummary, k).Str(filterKey)
+}
+
+// sessionOwned are the prefixes of a session's ledger and summaries (its
+// record and state are single keys); DeleteSession drops them.
+func sessionOwned(k store.SessionKey) []store.Key {
+	return []store.Key{eventPrefix(k), sessionPart(store.KindSummary, k)}
 }
 
 func leaseKey(key string) store.Key { return store.NewKey(store.KindLease).Str(key) }

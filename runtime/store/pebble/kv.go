@@ -1,6 +1,8 @@
 package pebble
 
 import (
+	"bytes"
+	"context"
 	"errors"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -84,6 +86,41 @@ func (it iter) close(err error) error {
 		err = errors.Join(err, namePebbleError(it.dir, "read", ierr))
 	}
 	return err
+}
+
+// scan reads the keys under prefix after the key after (nil: from the
+// first) with read, given the key's decoded parts, which also says whether
+// the key's item is one to keep, until max items are kept (0: all) or ctx
+// ends.
+func scan[T any](ctx context.Context, s *Store, prefix, after []byte, max int, read func(parts []store.Part, it iter) (T, bool, error)) ([]T, error) {
+	it, err := s.prefix(prefix)
+	if err != nil {
+		return nil, err
+	}
+	var out []T
+	ok := it.First()
+	// after is a whole key: no key extends it, and the next one is at or
+	// past its PrefixEnd.
+	if seek := store.PrefixEnd(after); after != nil && bytes.Compare(seek, prefix) > 0 {
+		ok = it.SeekGE(seek)
+	}
+	for ; ok && (max <= 0 || len(out) < max); ok = it.Next() {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		var parts []store.Part
+		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
+			break
+		}
+		v, keep, rerr := read(parts, it)
+		if err = rerr; err != nil {
+			break
+		}
+		if keep {
+			out = append(out, v)
+		}
+	}
+	return out, it.close(err)
 }
 
 // lastNum returns the number part ending the last key under p (a step or a

@@ -209,24 +209,35 @@ func fileSum(path string) (int64, error) {
 	return int64(h.Sum32()), nil
 }
 
-// sealEntries lists the store files of dir as the seal records them.
-func sealEntries(dir string) ([]sealEntry, error) {
-	entries, err := os.ReadDir(dir)
+// files lists the entries of dir that keep accepts.
+func files(dir string, keep func(os.DirEntry) bool) ([]os.DirEntry, error) {
+	es, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	var out []sealEntry
-	for _, e := range entries {
-		k := classify(e.Name())
-		if e.IsDir() || !k.pebbleFile() {
-			continue
+	out := es[:0]
+	for _, e := range es {
+		if keep(e) {
+			out = append(out, e)
 		}
+	}
+	return out, nil
+}
+
+// sealEntries lists the store files of dir as the seal records them.
+func sealEntries(dir string) ([]sealEntry, error) {
+	entries, err := files(dir, func(e os.DirEntry) bool { return !e.IsDir() && classify(e.Name()).pebbleFile() })
+	if err != nil {
+		return nil, err
+	}
+	out := make([]sealEntry, 0, len(entries))
+	for _, e := range entries {
 		fi, err := e.Info()
 		if err != nil {
 			return nil, err
 		}
 		se := sealEntry{name: e.Name(), size: fi.Size(), sum: -1}
-		if k.hashed() {
+		if classify(e.Name()).hashed() {
 			if se.sum, err = fileSum(filepath.Join(dir, e.Name())); err != nil {
 				return nil, err
 			}

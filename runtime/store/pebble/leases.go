@@ -3,8 +3,6 @@ package pebble
 import (
 	"context"
 	"errors"
-	"fmt"
-	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -25,69 +23,25 @@ func (s *Store) getLease(key string) (store.Lease, error) {
 	if err != nil {
 		return store.Lease{}, err
 	}
-	return decodeLease(k, p, key)
+	return leaseCodec.decode(k, p, store.Lease{Key: key})
 }
 
 func (s *Store) putLease(l store.Lease) error {
-	return s.db.Set(leaseKey(l.Key), leaseValue(l), pebble.NoSync)
+	return s.db.Set(leaseKey(l.Key), leaseCodec.value(l), pebble.NoSync)
 }
 
-// AcquireLease implements store.Leases.
-func (s *Store) AcquireLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.stepLease(ctx, "acquire", key, owner, ttl, now, store.Lease.Acquire)
-}
-
-// RenewLease implements store.Leases.
-func (s *Store) RenewLease(ctx context.Context, key, owner string, ttl time.Duration, now time.Time) (store.Lease, error) {
-	return s.stepLease(ctx, "renew", key, owner, ttl, now, store.Lease.Renew)
-}
-
-// stepLease writes the lease step makes of key's current one, under the
-// key's lock.
-func (s *Store) stepLease(ctx context.Context, verb, key, owner string, ttl time.Duration, now time.Time, step store.LeaseStep) (store.Lease, error) {
-	if err := store.CheckLease(key, owner, ttl); err != nil {
-		return store.Lease{}, err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Lease{}, err
-	}
-	defer exit()
-	defer s.locks.lock(leaseKey(key))()
-	l, err := s.getLease(key)
-	if err == nil {
-		l, err = step(l, owner, ttl, now)
-	}
-	if err == nil {
-		err = s.putLease(l)
-	}
-	if err != nil {
-		return store.Lease{}, fmt.Errorf("%s lease %q for %s: %w", verb, key, owner, err)
-	}
-	return l, nil
-}
-
-// ReleaseLease implements store.Leases.
-func (s *Store) ReleaseLease(ctx context.Context, key, owner string, now time.Time) error {
-	if err := store.CheckLease(key, owner, time.Nanosecond); err != nil {
-		return err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	defer s.locks.lock(leaseKey(key))()
-	l, err := s.getLease(key)
-	changed := false
-	if err == nil {
-		l, changed, err = l.Release(owner, now)
-	}
-	if err == nil && changed {
-		err = s.putLease(l)
-	}
-	if err != nil {
-		return fmt.Errorf("release lease %q for %s: %w", key, owner, err)
-	}
-	return nil
+// stepLease is the Step of the store's LeaseRules, under the key's lock.
+func (s *Store) stepLease(ctx context.Context, key string, apply func(store.Lease) (store.Lease, bool, error)) (store.Lease, error) {
+	return store.Op(ctx, &s.gate, nil, func() (store.Lease, error) {
+		defer s.locks.lock(leaseKey(key))()
+		cur, err := s.getLease(key)
+		if err != nil {
+			return store.Lease{}, err
+		}
+		l, write, err := apply(cur)
+		if err == nil && write {
+			err = s.putLease(l)
+		}
+		return l, err
+	})
 }

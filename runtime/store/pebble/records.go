@@ -121,20 +121,46 @@ func (d *dec) done() error {
 
 // ---- records ----
 
-// metaValue holds the layout version.
-func metaValue() []byte { return encode(2, uint64(store.LayoutVersion), metaFields) }
-
-func decodeMeta(key, payload []byte) (uint64, error) { return decode(key, payload, 0, metaFields) }
-
-func metaFields(f fields, v *uint64) { f.uint(v) }
-
-func runValue(r store.Run) []byte {
-	return encode(96+len(r.ID)+len(r.Meta)+len(r.ProgramHash), r, runFields)
+// codec is one record kind's value format: its fields in order, and a
+// guess of its encoded size.
+type codec[T any] struct {
+	size   func(T) int
+	fields func(fields, *T)
 }
 
-func decodeRun(key, payload []byte) (store.Run, error) {
-	return decode(key, payload, store.Run{}, runFields)
+// value encodes r, framed.
+func (c codec[T]) value(r T) []byte { return encode(c.size(r), r, c.fields) }
+
+// decode decodes the payload of key into r, which holds what the key says.
+func (c codec[T]) decode(key, payload []byte, r T) (T, error) {
+	return decode(key, payload, r, c.fields)
 }
+
+// The record kinds of the layout's values (spec/storage.md, "Value framing").
+var (
+	// metaCodec: the layout version.
+	metaCodec = codec[uint64]{func(uint64) int { return 2 }, func(f fields, v *uint64) { f.uint(v) }}
+	runCodec  = codec[store.Run]{func(r store.Run) int { return 96 + len(r.ID) + len(r.Meta) + len(r.ProgramHash) }, runFields}
+	// checkpointCodec: read with decodeCheckpoint, which checks the kind.
+	checkpointCodec = codec[store.Checkpoint]{func(c store.Checkpoint) int {
+		return 64 + len(c.State) + len(c.Frontier) + len(c.Counters) + len(c.Interrupts) + len(c.ProgramHash) + len(c.SchemaHash)
+	}, checkpointFields}
+	sessionCodec = codec[sessionRecord]{func(sessionRecord) int { return 32 }, func(f fields, r *sessionRecord) {
+		f.time(&r.created)
+		f.time(&r.updated)
+		f.uint(&r.lastSeq)
+	}}
+	summaryCodec = codec[store.Summary]{func(s store.Summary) int { return 32 + len(s.Text) }, func(f fields, s *store.Summary) {
+		f.str(&s.Text)
+		f.uint(&s.Boundary)
+		f.time(&s.Time)
+	}}
+	leaseCodec = codec[store.Lease]{func(l store.Lease) int { return 32 + len(l.Owner) }, func(f fields, l *store.Lease) {
+		f.str(&l.Owner)
+		f.time(&l.Expires)
+		f.uint(&l.Token)
+	}}
+)
 
 func runFields(f fields, r *store.Run) {
 	status := string(r.Status)
@@ -153,14 +179,9 @@ func runFields(f fields, r *store.Run) {
 	r.Status = store.RunStatus(status)
 }
 
-func checkpointValue(c store.Checkpoint) []byte {
-	n := 64 + len(c.State) + len(c.Frontier) + len(c.Counters) + len(c.Interrupts) + len(c.ProgramHash) + len(c.SchemaHash)
-	return encode(n, c, checkpointFields)
-}
-
 // decodeCheckpoint decodes the checkpoint of run at step.
 func decodeCheckpoint(key, payload []byte, run string, step uint64) (store.Checkpoint, error) {
-	c, err := decode(key, payload, store.Checkpoint{Run: run, Step: step}, checkpointFields)
+	c, err := checkpointCodec.decode(key, payload, store.Checkpoint{Run: run, Step: step})
 	if err == nil && c.Kind != store.Full && c.Kind != store.Delta {
 		err = store.CorruptRecord(key, "unknown checkpoint kind")
 	}
@@ -186,42 +207,6 @@ func checkpointFields(f fields, c *store.Checkpoint) {
 type sessionRecord struct {
 	created, updated time.Time
 	lastSeq          uint64
-}
-
-func sessionValue(r sessionRecord) []byte { return encode(32, r, sessionFields) }
-
-func decodeSession(key, payload []byte) (sessionRecord, error) {
-	return decode(key, payload, sessionRecord{}, sessionFields)
-}
-
-func sessionFields(f fields, r *sessionRecord) {
-	f.time(&r.created)
-	f.time(&r.updated)
-	f.uint(&r.lastSeq)
-}
-
-func summaryValue(s store.Summary) []byte { return encode(32+len(s.Text), s, summaryFields) }
-
-func decodeSummary(key, payload []byte, filterKey string) (store.Summary, error) {
-	return decode(key, payload, store.Summary{FilterKey: filterKey}, summaryFields)
-}
-
-func summaryFields(f fields, s *store.Summary) {
-	f.str(&s.Text)
-	f.uint(&s.Boundary)
-	f.time(&s.Time)
-}
-
-func leaseValue(l store.Lease) []byte { return encode(32+len(l.Owner), l, leaseFields) }
-
-func decodeLease(key, payload []byte, leaseKey string) (store.Lease, error) {
-	return decode(key, payload, store.Lease{Key: leaseKey}, leaseFields)
-}
-
-func leaseFields(f fields, l *store.Lease) {
-	f.str(&l.Owner)
-	f.time(&l.Expires)
-	f.uint(&l.Token)
 }
 
 // attemptNum decodes an attempt stored as a key's number part.

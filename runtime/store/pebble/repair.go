@@ -188,17 +188,12 @@ func fix(dir string, problems []Problem, res *RepairResult) error {
 
 // storeNames lists the regular files of dir.
 func storeNames(dir string) ([]string, error) {
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
+	es, err := files(dir, func(e os.DirEntry) bool { return e.Type().IsRegular() })
+	names := make([]string, len(es))
+	for i, e := range es {
+		names[i] = e.Name()
 	}
-	var out []string
-	for _, e := range es {
-		if e.Type().IsRegular() {
-			out = append(out, e.Name())
-		}
-	}
-	return out, nil
+	return names, err
 }
 
 // backupDir picks DIR.repair-<time>, with a counter when that exists.

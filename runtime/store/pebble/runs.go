@@ -12,45 +12,36 @@ import (
 
 // PutProgram implements store.Programs.
 func (s *Store) PutProgram(ctx context.Context, hash string, program []byte) error {
-	if err := store.CheckName("program hash", hash); err != nil {
-		return err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	key := programKey(hash)
-	defer s.locks.lock(key)()
-	old, err := s.get(key)
-	switch {
-	case err == nil && bytes.Equal(old, program):
+	return store.Op0(ctx, &s.gate, store.CheckName("program hash", hash), func() error {
+		key := programKey(hash)
+		defer s.locks.lock(key)()
+		old, err := s.get(key)
+		switch {
+		case err == nil && bytes.Equal(old, program):
+			return nil
+		case err == nil:
+			return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
+		case !errors.Is(err, store.ErrNotFound):
+			return fmt.Errorf("put program %s: %w", hash, err)
+		}
+		b := s.db.NewBatch()
+		b.Set(key, store.Frame(program), nil)
+		if err := s.apply(b); err != nil {
+			return fmt.Errorf("put program %s: %w", hash, err)
+		}
 		return nil
-	case err == nil:
-		return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
-	case !errors.Is(err, store.ErrNotFound):
-		return fmt.Errorf("put program %s: %w", hash, err)
-	}
-	b := s.db.NewBatch()
-	b.Set(key, store.Frame(program), nil)
-	if err := s.apply(b); err != nil {
-		return fmt.Errorf("put program %s: %w", hash, err)
-	}
-	return nil
+	})
 }
 
 // GetProgram implements store.Programs.
 func (s *Store) GetProgram(ctx context.Context, hash string) ([]byte, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	p, err := s.get(programKey(hash))
-	if err != nil {
-		return nil, fmt.Errorf("get program %s: %w", hash, err)
-	}
-	return p, nil
+	return store.Op(ctx, &s.gate, nil, func() ([]byte, error) {
+		p, err := s.get(programKey(hash))
+		if err != nil {
+			return nil, fmt.Errorf("get program %s: %w", hash, err)
+		}
+		return p, nil
+	})
 }
 
 // getRun reads the run record.
@@ -60,34 +51,31 @@ func (s *Store) getRun(id string) (store.Run, error) {
 	if err != nil {
 		return store.Run{}, fmt.Errorf("run %s: %w", id, err)
 	}
-	return decodeRun(key, p)
+	return runCodec.decode(key, p, store.Run{})
 }
 
 // CreateRun implements store.Runs.
 func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
-	if err := r.Check(); err != nil {
-		return fmt.Errorf("create run: %w", err)
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	key := runKey(r.ID)
-	defer s.locks.lock(key)()
-	if ok, err := s.has(key); err != nil || ok {
-		return fmt.Errorf("create run %s: %w", r.ID, cmpErr(err, store.ErrConflict))
-	}
-	if ok, err := s.has(sessionKey(r.Session)); err != nil || !ok {
-		return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, cmpErr(err, store.ErrNotFound))
-	}
-	b := s.db.NewBatch()
-	b.Set(key, runValue(r), nil)
-	b.Set(store.RunIndexKey(r), store.Frame(nil), nil)
-	if err := s.apply(b); err != nil {
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, store.Wrapf(r.Check(), "create run"), func() error {
+		key := runKey(r.ID)
+		defer s.locks.lock(key)()
+		// The session's lock too: DeleteSession checks under it that the
+		// session has no run.
+		defer s.locks.lock(sessionKey(r.Session))()
+		if ok, err := s.has(key); err != nil || ok {
+			return fmt.Errorf("create run %s: %w", r.ID, cmpErr(err, store.ErrConflict))
+		}
+		if ok, err := s.has(sessionKey(r.Session)); err != nil || !ok {
+			return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, cmpErr(err, store.ErrNotFound))
+		}
+		b := s.db.NewBatch()
+		b.Set(key, runCodec.value(r), nil)
+		b.Set(store.RunIndexKey(r), store.Frame(nil), nil)
+		if err := s.apply(b); err != nil {
+			return fmt.Errorf("create run %s: %w", r.ID, err)
+		}
+		return nil
+	})
 }
 
 // cmpErr returns err when it is set, else the sentinel.
@@ -100,166 +88,117 @@ func cmpErr(err, sentinel error) error {
 
 // GetRun implements store.Runs.
 func (s *Store) GetRun(ctx context.Context, id string) (store.Run, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Run{}, err
-	}
-	defer exit()
-	r, err := s.getRun(id)
-	if err != nil {
-		return store.Run{}, fmt.Errorf("get %w", err)
-	}
-	return r, nil
+	return store.Op(ctx, &s.gate, nil, func() (store.Run, error) {
+		r, err := s.getRun(id)
+		if err != nil {
+			return store.Run{}, fmt.Errorf("get %w", err)
+		}
+		return r, nil
+	})
 }
 
 // UpdateRunStatus implements store.Runs.
 func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.RunStatus, now time.Time) error {
-	if err := store.CheckName("run status", string(status)); err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	defer s.locks.lock(runKey(id))()
-	r, err := s.getRun(id)
-	if err != nil {
-		return fmt.Errorf("update %w", err)
-	}
-	r.Status, r.Updated = status, now
-	b := s.db.NewBatch()
-	b.Set(runKey(id), runValue(r), nil)
-	s.heads.drop(id)
-	if err := s.apply(b); err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, store.Wrapf(store.CheckName("run status", string(status)), "update run %s", id), func() error {
+		defer s.locks.lock(runKey(id))()
+		r, err := s.getRun(id)
+		if err != nil {
+			return fmt.Errorf("update %w", err)
+		}
+		r.Status, r.Updated = status, now
+		b := s.db.NewBatch()
+		b.Set(runKey(id), runCodec.value(r), nil)
+		s.heads.drop(id)
+		if err := s.apply(b); err != nil {
+			return fmt.Errorf("update run %s: %w", id, err)
+		}
+		return nil
+	})
 }
 
 // EndRun implements store.Runs. Locks: the run, then its session.
 func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
-	if err := store.CheckName("run status", string(status)); err != nil {
-		return 0, fmt.Errorf("end run %s: %w", id, err)
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer exit()
-	defer s.locks.lock(runKey(id))()
-	r, err := s.getRun(id)
-	if err != nil {
-		return 0, fmt.Errorf("end %w", err)
-	}
-	defer s.locks.lock(sessionKey(r.Session))()
-	b := s.db.NewBatch()
-	var first uint64
-	if len(events) > 0 {
-		if first, err = s.appendEvents(b, r.Session, events, now); err != nil {
-			b.Close()
+	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckName("run status", string(status)), "end run %s", id), func() (uint64, error) {
+		defer s.locks.lock(runKey(id))()
+		r, err := s.getRun(id)
+		if err != nil {
+			return 0, fmt.Errorf("end %w", err)
+		}
+		defer s.locks.lock(sessionKey(r.Session))()
+		b := s.db.NewBatch()
+		var first uint64
+		if len(events) > 0 {
+			if first, err = s.appendEvents(b, r.Session, events, now); err != nil {
+				b.Close()
+				return 0, fmt.Errorf("end run %s: %w", id, err)
+			}
+		}
+		r.Status, r.Updated = status, now
+		b.Set(runKey(id), runCodec.value(r), nil)
+		s.heads.drop(id)
+		if err := s.apply(b); err != nil {
 			return 0, fmt.Errorf("end run %s: %w", id, err)
 		}
-	}
-	r.Status, r.Updated = status, now
-	b.Set(runKey(id), runValue(r), nil)
-	s.heads.drop(id)
-	if err := s.apply(b); err != nil {
-		return 0, fmt.Errorf("end run %s: %w", id, err)
-	}
-	return first, nil
+		return first, nil
+	})
 }
 
 // ListRuns implements store.Runs. It walks the run index from the cursor and
-// reads each run's record for its status; it reads one match past the page to
-// know whether another page exists.
+// reads each run's record for its status.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer exit()
-	it, err := s.prefix(store.RunIndexPrefix(f))
-	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	var out []store.Run
-	ok := it.First()
-	if after != nil {
-		ok = it.SeekGE(after)
-		if ok && bytes.Equal(it.Key(), after) {
-			ok = it.Next()
-		}
-	}
-	for ; ok; ok = it.Next() {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		var parts []store.Part
-		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
-			break
-		}
-		var r store.Run
-		if r, err = s.getRun(parts[3].Str); err != nil {
-			break
-		}
-		if !f.Selects(r) {
-			continue
-		}
-		if out = append(out, r); f.Limit > 0 && len(out) > f.Limit {
-			break
-		}
-	}
-	if err := it.close(err); err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	out, next := f.Page(out)
-	return out, next, nil
+	return store.List(ctx, s.gate.Enter, "list runs", f, func(after []byte, max int) ([]store.Run, error) {
+		return scan(ctx, s, store.RunIndexPrefix(f), after, max, func(parts []store.Part, _ iter) (store.Run, bool, error) {
+			r, err := s.getRun(parts[3].Str)
+			return r, err == nil && f.Selects(r), err
+		})
+	})
 }
 
 // DeleteRun implements store.Runs.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	defer s.locks.lock(runKey(id))()
-	r, err := s.getRun(id)
-	if err != nil {
-		return fmt.Errorf("delete %w", err)
-	}
-	it, err := s.prefix(runTaskPrefix(id))
-	if err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
-	}
-	var tasks []store.Key
-	for ok := it.First(); ok; ok = it.Next() {
-		var parts []store.Part
-		if _, parts, err = store.DecodeKey(it.Key()); err != nil {
-			break
+	_, err := s.DeleteRunIf(ctx, id, nil)
+	return err
+}
+
+// DeleteRunIf implements store.Runs.
+func (s *Store) DeleteRunIf(ctx context.Context, id string, cond func(store.Run) bool) (bool, error) {
+	return store.Op(ctx, &s.gate, nil, func() (bool, error) {
+		defer s.locks.lock(runKey(id))()
+		r, err := s.getRun(id)
+		if err != nil {
+			return false, fmt.Errorf("delete %w", err)
 		}
-		tasks = append(tasks, taskKey(parts[1].Str, parts[2].Str))
-	}
-	if err := it.close(err); err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
-	}
-	b := s.db.NewBatch()
-	b.Delete(runKey(id), nil)
-	b.Delete(store.RunIndexKey(r), nil)
-	for _, k := range tasks {
-		b.Delete(k, nil)
-	}
-	for _, p := range runOwned(id) {
-		b.DeleteRange(p, store.PrefixEnd(p), nil)
-	}
-	s.heads.drop(id)
-	if err := s.apply(b); err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
-	}
-	return nil
+		if cond != nil && !cond(r) {
+			return false, nil
+		}
+		it, err := s.prefix(runTaskPrefix(id))
+		if err != nil {
+			return false, fmt.Errorf("delete run %s: %w", id, err)
+		}
+		var tasks []store.Key
+		for ok := it.First(); ok; ok = it.Next() {
+			var parts []store.Part
+			if _, parts, err = store.DecodeKey(it.Key()); err != nil {
+				break
+			}
+			tasks = append(tasks, taskKey(parts[1].Str, parts[2].Str))
+		}
+		if err := it.close(err); err != nil {
+			return false, fmt.Errorf("delete run %s: %w", id, err)
+		}
+		b := s.db.NewBatch()
+		b.Delete(runKey(id), nil)
+		b.Delete(store.RunIndexKey(r), nil)
+		for _, k := range tasks {
+			b.Delete(k, nil)
+		}
+		for _, p := range runOwned(id) {
+			b.DeleteRange(p, store.PrefixEnd(p), nil)
+		}
+		s.heads.drop(id)
+		if err := s.apply(b); err != nil {
+			return false, fmt.Errorf("delete run %s: %w", id, err)
+		}
+		return true, nil
+	})
 }

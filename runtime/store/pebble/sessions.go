@@ -19,7 +19,7 @@ func (s *Store) getSession(k store.SessionKey) (sessionRecord, error) {
 	if err != nil {
 		return sessionRecord{}, fmt.Errorf("session %s: %w", k, err)
 	}
-	return decodeSession(key, p)
+	return sessionCodec.decode(key, p, sessionRecord{})
 }
 
 func (r sessionRecord) session(k store.SessionKey) store.Session {
@@ -28,43 +28,34 @@ func (r sessionRecord) session(k store.SessionKey) store.Session {
 
 // GetOrCreateSession implements store.Sessions.
 func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now time.Time) (store.Session, bool, error) {
-	if err := k.Check(); err != nil {
-		return store.Session{}, false, err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Session{}, false, err
-	}
-	defer exit()
-	defer s.locks.lock(sessionKey(k))()
-	r, err := s.getSession(k)
-	if err == nil {
-		return r.session(k), false, nil
-	}
-	if !errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, false, fmt.Errorf("get or create %w", err)
-	}
-	r = sessionRecord{created: now, updated: now}
-	b := s.db.NewBatch()
-	b.Set(sessionKey(k), sessionValue(r), nil)
-	if err := s.apply(b); err != nil {
-		return store.Session{}, false, fmt.Errorf("create session %s: %w", k, err)
-	}
-	return r.session(k), true, nil
+	return store.Op2(ctx, &s.gate, k.Check(), func() (store.Session, bool, error) {
+		defer s.locks.lock(sessionKey(k))()
+		r, err := s.getSession(k)
+		if err == nil {
+			return r.session(k), false, nil
+		}
+		if !errors.Is(err, store.ErrNotFound) {
+			return store.Session{}, false, fmt.Errorf("get or create %w", err)
+		}
+		r = sessionRecord{created: now, updated: now}
+		b := s.db.NewBatch()
+		b.Set(sessionKey(k), sessionCodec.value(r), nil)
+		if err := s.apply(b); err != nil {
+			return store.Session{}, false, fmt.Errorf("create session %s: %w", k, err)
+		}
+		return r.session(k), true, nil
+	})
 }
 
 // GetSession implements store.Sessions.
 func (s *Store) GetSession(ctx context.Context, k store.SessionKey) (store.Session, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Session{}, err
-	}
-	defer exit()
-	r, err := s.getSession(k)
-	if err != nil {
-		return store.Session{}, fmt.Errorf("get %w", err)
-	}
-	return r.session(k), nil
+	return store.Op(ctx, &s.gate, nil, func() (store.Session, error) {
+		r, err := s.getSession(k)
+		if err != nil {
+			return store.Session{}, fmt.Errorf("get %w", err)
+		}
+		return r.session(k), nil
+	})
 }
 
 // appendEvents adds events to b under the next sequences of session k and
@@ -81,156 +72,189 @@ func (s *Store) appendEvents(b *pebble.Batch, k store.SessionKey, events [][]byt
 		b.Set(p.U64(r.lastSeq), store.Frame(e), nil)
 	}
 	r.updated = now
-	b.Set(sessionKey(k), sessionValue(r), nil)
+	b.Set(sessionKey(k), sessionCodec.value(r), nil)
 	return first, nil
 }
 
 // AppendEvents implements store.Sessions.
 func (s *Store) AppendEvents(ctx context.Context, k store.SessionKey, events [][]byte, now time.Time) (uint64, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer exit()
-	defer s.locks.lock(sessionKey(k))()
-	if len(events) == 0 {
-		if _, err := s.getSession(k); err != nil {
+	return store.Op(ctx, &s.gate, nil, func() (uint64, error) {
+		defer s.locks.lock(sessionKey(k))()
+		if len(events) == 0 {
+			if _, err := s.getSession(k); err != nil {
+				return 0, fmt.Errorf("append events: %w", err)
+			}
+			return 0, nil
+		}
+		b := s.db.NewBatch()
+		first, err := s.appendEvents(b, k, events, now)
+		if err != nil {
+			b.Close()
 			return 0, fmt.Errorf("append events: %w", err)
 		}
-		return 0, nil
-	}
-	b := s.db.NewBatch()
-	first, err := s.appendEvents(b, k, events, now)
-	if err != nil {
-		b.Close()
-		return 0, fmt.Errorf("append events: %w", err)
-	}
-	if err := s.apply(b); err != nil {
-		return 0, fmt.Errorf("append events to %s: %w", k, err)
-	}
-	return first, nil
+		if err := s.apply(b); err != nil {
+			return 0, fmt.Errorf("append events to %s: %w", k, err)
+		}
+		return first, nil
+	})
 }
 
 // ListEvents implements store.Sessions.
 func (s *Store) ListEvents(ctx context.Context, k store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	if ok, err := s.has(sessionKey(k)); err != nil || !ok {
-		return nil, fmt.Errorf("list events: session %s: %w", k, cmpErr(err, store.ErrNotFound))
-	}
-	if after == math.MaxUint64 {
-		return nil, nil
-	}
-	es, err := s.entries(eventPrefix(k), after+1, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list events of %s: %w", k, err)
-	}
-	return es, nil
+	return store.Op(ctx, &s.gate, nil, func() ([]store.Entry, error) {
+		if ok, err := s.has(sessionKey(k)); err != nil || !ok {
+			return nil, fmt.Errorf("list events: session %s: %w", k, cmpErr(err, store.ErrNotFound))
+		}
+		if after == math.MaxUint64 {
+			return nil, nil
+		}
+		es, err := s.entries(eventPrefix(k), after+1, limit)
+		if err != nil {
+			return nil, fmt.Errorf("list events of %s: %w", k, err)
+		}
+		return es, nil
+	})
 }
 
 // PutSessionState implements store.Sessions.
 func (s *Store) PutSessionState(ctx context.Context, k store.SessionKey, state []byte, now time.Time) error {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	defer s.locks.lock(sessionKey(k))()
-	r, err := s.getSession(k)
-	if err != nil {
-		return fmt.Errorf("put state: %w", err)
-	}
-	r.updated = now
-	b := s.db.NewBatch()
-	b.Set(stateKey(k), store.Frame(state), nil)
-	b.Set(sessionKey(k), sessionValue(r), nil)
-	if err := s.apply(b); err != nil {
-		return fmt.Errorf("put state of %s: %w", k, err)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, nil, func() error {
+		defer s.locks.lock(sessionKey(k))()
+		r, err := s.getSession(k)
+		if err != nil {
+			return fmt.Errorf("put state: %w", err)
+		}
+		r.updated = now
+		b := s.db.NewBatch()
+		b.Set(stateKey(k), store.Frame(state), nil)
+		b.Set(sessionKey(k), sessionCodec.value(r), nil)
+		if err := s.apply(b); err != nil {
+			return fmt.Errorf("put state of %s: %w", k, err)
+		}
+		return nil
+	})
 }
 
 // GetSessionState implements store.Sessions.
 func (s *Store) GetSessionState(ctx context.Context, k store.SessionKey) ([]byte, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	st, err := s.get(stateKey(k))
-	if errors.Is(err, store.ErrNotFound) {
-		if ok, err2 := s.has(sessionKey(k)); err2 != nil || !ok {
-			return nil, fmt.Errorf("get state: session %s: %w", k, cmpErr(err2, store.ErrNotFound))
+	return store.Op(ctx, &s.gate, nil, func() ([]byte, error) {
+		st, err := s.get(stateKey(k))
+		if errors.Is(err, store.ErrNotFound) {
+			if ok, err2 := s.has(sessionKey(k)); err2 != nil || !ok {
+				return nil, fmt.Errorf("get state: session %s: %w", k, cmpErr(err2, store.ErrNotFound))
+			}
+			return nil, nil
 		}
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get state of %s: %w", k, err)
-	}
-	return st, nil
+		if err != nil {
+			return nil, fmt.Errorf("get state of %s: %w", k, err)
+		}
+		return st, nil
+	})
 }
 
 // PutSummary implements store.Sessions.
 func (s *Store) PutSummary(ctx context.Context, k store.SessionKey, sum store.Summary) error {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	defer s.locks.lock(sessionKey(k))()
-	fail := func(err error) error { return fmt.Errorf("put summary %q of %s: %w", sum.FilterKey, k, err) }
-	r, err := s.getSession(k)
-	if err != nil {
-		return fail(err)
-	}
-	if sum.Boundary > r.lastSeq {
-		return fail(fmt.Errorf("boundary %d is past the last event %d: %w", sum.Boundary, r.lastSeq, store.ErrInvalid))
-	}
-	key := summaryKey(k, sum.FilterKey)
-	p, err := s.get(key)
-	switch {
-	case err == nil:
-		old, err := decodeSummary(key, p, sum.FilterKey)
+	return store.Op0(ctx, &s.gate, nil, func() error {
+		defer s.locks.lock(sessionKey(k))()
+		fail := func(err error) error { return fmt.Errorf("put summary %q of %s: %w", sum.FilterKey, k, err) }
+		r, err := s.getSession(k)
 		if err != nil {
 			return fail(err)
 		}
-		if sum.Boundary < old.Boundary {
-			return fail(fmt.Errorf("boundary %d is behind the stored %d: %w", sum.Boundary, old.Boundary, store.ErrConflict))
+		if sum.Boundary > r.lastSeq {
+			return fail(fmt.Errorf("boundary %d is past the last event %d: %w", sum.Boundary, r.lastSeq, store.ErrInvalid))
 		}
-	case !errors.Is(err, store.ErrNotFound):
-		return fail(err)
-	}
-	b := s.db.NewBatch()
-	b.Set(key, summaryValue(sum), nil)
-	if err := s.apply(b); err != nil {
-		return fail(err)
-	}
-	return nil
+		key := summaryKey(k, sum.FilterKey)
+		p, err := s.get(key)
+		switch {
+		case err == nil:
+			old, err := summaryCodec.decode(key, p, store.Summary{FilterKey: sum.FilterKey})
+			if err != nil {
+				return fail(err)
+			}
+			if sum.Boundary < old.Boundary {
+				return fail(fmt.Errorf("boundary %d is behind the stored %d: %w", sum.Boundary, old.Boundary, store.ErrConflict))
+			}
+		case !errors.Is(err, store.ErrNotFound):
+			return fail(err)
+		}
+		b := s.db.NewBatch()
+		b.Set(key, summaryCodec.value(sum), nil)
+		if err := s.apply(b); err != nil {
+			return fail(err)
+		}
+		return nil
+	})
 }
 
 // GetSummary implements store.Sessions.
 func (s *Store) GetSummary(ctx context.Context, k store.SessionKey, filterKey string) (store.Summary, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Summary{}, err
-	}
-	defer exit()
-	key := summaryKey(k, filterKey)
-	p, err := s.get(key)
-	if errors.Is(err, store.ErrNotFound) {
-		if ok, err2 := s.has(sessionKey(k)); err2 != nil || !ok {
-			return store.Summary{}, fmt.Errorf("get summary %q: session %s: %w", filterKey, k, cmpErr(err2, store.ErrNotFound))
+	return store.Op(ctx, &s.gate, nil, func() (store.Summary, error) {
+		key := summaryKey(k, filterKey)
+		p, err := s.get(key)
+		if errors.Is(err, store.ErrNotFound) {
+			if ok, err2 := s.has(sessionKey(k)); err2 != nil || !ok {
+				return store.Summary{}, fmt.Errorf("get summary %q: session %s: %w", filterKey, k, cmpErr(err2, store.ErrNotFound))
+			}
 		}
-	}
-	if err != nil {
-		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, k, err)
-	}
-	sum, err := decodeSummary(key, p, filterKey)
-	if err != nil {
-		return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, k, err)
-	}
-	return sum, nil
+		if err != nil {
+			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, k, err)
+		}
+		sum, err := summaryCodec.decode(key, p, store.Summary{FilterKey: filterKey})
+		if err != nil {
+			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, k, err)
+		}
+		return sum, nil
+	})
+}
+
+// ListSessions implements store.Sessions: it walks the session records.
+func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]store.Session, string, error) {
+	return store.List(ctx, s.gate.Enter, "list sessions", f, func(after []byte, max int) ([]store.Session, error) {
+		return scan(ctx, s, store.SessionPrefix(f), after, max, func(parts []store.Part, it iter) (store.Session, bool, error) {
+			p, err := it.payload()
+			if err != nil {
+				return store.Session{}, false, err
+			}
+			r, err := sessionCodec.decode(it.Key(), p, sessionRecord{})
+			return r.session(store.SessionKey{App: parts[0].Str, User: parts[1].Str, Session: parts[2].Str}), err == nil, err
+		})
+	})
+}
+
+// DeleteSession implements store.Sessions. CreateRun takes the session's
+// lock too, so the check that the session has no run holds until the
+// batch is applied.
+func (s *Store) DeleteSession(ctx context.Context, k store.SessionKey, cond func(store.Session) bool) (bool, error) {
+	return store.Op(ctx, &s.gate, nil, func() (bool, error) {
+		defer s.locks.lock(sessionKey(k))()
+		r, err := s.getSession(k)
+		if err != nil {
+			return false, fmt.Errorf("delete %w", err)
+		}
+		if cond != nil && !cond(r.session(k)) {
+			return false, nil
+		}
+		it, err := s.prefix(store.RunIndexPrefix(store.RunFilter{App: k.App, User: k.User, Session: k.Session}))
+		if err != nil {
+			return false, fmt.Errorf("delete session %s: %w", k, err)
+		}
+		hasRun := it.First()
+		if err := it.close(nil); err != nil {
+			return false, fmt.Errorf("delete session %s: %w", k, err)
+		}
+		if hasRun {
+			return false, fmt.Errorf("delete session %s: it has runs: %w", k, store.ErrConflict)
+		}
+		b := s.db.NewBatch()
+		b.Delete(sessionKey(k), nil)
+		b.Delete(stateKey(k), nil)
+		for _, p := range sessionOwned(k) {
+			b.DeleteRange(p, store.PrefixEnd(p), nil)
+		}
+		if err := s.apply(b); err != nil {
+			return false, fmt.Errorf("delete session %s: %w", k, err)
+		}
+		return true, nil
+	})
 }

@@ -11,12 +11,10 @@
 package pebble
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
-	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -40,13 +38,13 @@ type Store struct {
 	readOnly bool
 	mark     *walMark
 
-	// mu guards closed: operations hold it shared, Close exclusively, so
-	// Close waits for operations in flight and later ones see ErrClosed.
-	mu     sync.RWMutex
-	closed bool
+	// gate: operations pass it, Close shuts it, so Close waits for
+	// operations in flight and later ones see ErrClosed.
+	gate store.Gate
 
-	locks keyLocks
-	heads heads
+	locks            keyLocks
+	heads            heads
+	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
 var _ store.Store = (*Store)(nil)
@@ -84,6 +82,7 @@ func open(dir string, opts *Options, readOnly bool) (*Store, error) {
 		return nil, errors.Join(err, unlockDir(dir, lock))
 	}
 	s := &Store{dir: dir, db: db, lock: lock, readOnly: readOnly, mark: mark}
+	s.LeaseRules.Step = s.stepLease
 	err = guard(dir, "open store", func() error { return s.checkLayout(st.exists) })
 	if err == nil && !readOnly {
 		err = mark.start()
@@ -179,7 +178,7 @@ func (s *Store) checkLayout(existed bool) error {
 		if s.readOnly {
 			return nil
 		}
-		if err := s.db.Set(key, metaValue(), pebble.Sync); err != nil {
+		if err := s.db.Set(key, metaCodec.value(store.LayoutVersion), pebble.Sync); err != nil {
 			return fmt.Errorf("open store %s: write layout marker: %w", s.dir, err)
 		}
 		return nil
@@ -188,7 +187,7 @@ func (s *Store) checkLayout(existed bool) error {
 	case err != nil:
 		return namePebbleError(s.dir, "open store", err)
 	}
-	v, err := decodeMeta(key, payload)
+	v, err := metaCodec.decode(key, payload, 0)
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", s.dir, err)
 	}
@@ -212,31 +211,13 @@ func (s *Store) isEmpty() (bool, error) {
 // operations in flight; later calls return store.ErrClosed, and a second
 // Close returns nil.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := errors.Join(s.mark.close(), guard(s.dir, "close store", s.db.Close))
-	if err == nil && !s.readOnly {
-		err = writeSeal(s.dir)
-	}
-	return errors.Join(err, unlockDir(s.dir, s.lock))
-}
-
-// enter starts an operation: it fails when ctx is done or the store closed,
-// and otherwise returns the function that ends the operation.
-func (s *Store) enter(ctx context.Context) (exit func(), err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, store.ErrClosed
-	}
-	return s.mu.RUnlock, nil
+	return s.gate.Shut(func() error {
+		err := errors.Join(s.mark.close(), guard(s.dir, "close store", s.db.Close))
+		if err == nil && !s.readOnly {
+			err = writeSeal(s.dir)
+		}
+		return errors.Join(err, unlockDir(s.dir, s.lock))
+	})
 }
 
 // events is the engine's event listener: WAL creation feeds the mark (nil:

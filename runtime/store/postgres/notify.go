@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/agentc/agentc/runtime/store"
 )
 
 // Wake-ups between processes sharing a store: PostgreSQL's LISTEN/NOTIFY,
@@ -32,15 +34,12 @@ func (s *Store) channelName(name string) string {
 // Notify sends payload to the listeners of channel name. Sent outside a
 // transaction, it is delivered at once.
 func (s *Store) Notify(ctx context.Context, name, payload string) error {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channelName(name), payload); err != nil {
-		return fmt.Errorf("notify %s: %w", name, err)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, nil, func() error {
+		if _, err := s.pool.Exec(ctx, `SELECT pg_notify($1, $2)`, s.channelName(name), payload); err != nil {
+			return fmt.Errorf("notify %s: %w", name, err)
+		}
+		return nil
+	})
 }
 
 // Listener receives the notifications of one channel on a connection of its
@@ -53,20 +52,17 @@ type Listener struct {
 // Listen subscribes to channel name; notifications sent after it returns
 // are delivered to the Listener. Close it when done.
 func (s *Store) Listen(ctx context.Context, name string) (*Listener, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
-	if err != nil {
-		return nil, fmt.Errorf("listen %s: %w", name, err)
-	}
-	if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{s.channelName(name)}.Sanitize()); err != nil {
-		conn.Close(context.Background())
-		return nil, fmt.Errorf("listen %s: %w", name, err)
-	}
-	return &Listener{conn: conn, name: name}, nil
+	return store.Op(ctx, &s.gate, nil, func() (*Listener, error) {
+		conn, err := pgx.ConnectConfig(ctx, s.pool.Config().ConnConfig.Copy())
+		if err != nil {
+			return nil, fmt.Errorf("listen %s: %w", name, err)
+		}
+		if _, err := conn.Exec(ctx, `LISTEN `+pgx.Identifier{s.channelName(name)}.Sanitize()); err != nil {
+			conn.Close(context.Background())
+			return nil, fmt.Errorf("listen %s: %w", name, err)
+		}
+		return &Listener{conn: conn, name: name}, nil
+	})
 }
 
 // Wait blocks until a notification arrives or ctx is done, and returns its

@@ -13,47 +13,38 @@ import (
 
 // PutProgram implements store.Programs.
 func (s *Store) PutProgram(ctx context.Context, hash string, program []byte) error {
-	if err := store.CheckName("program hash", hash); err != nil {
-		return err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	tag, err := s.pool.Exec(ctx, `INSERT INTO programs (hash, program) VALUES ($1, $2) ON CONFLICT DO NOTHING`, bs(hash), program)
-	if err != nil {
-		return fmt.Errorf("put program %s: %w", hash, err)
-	}
-	if tag.RowsAffected() == 1 {
+	return store.Op0(ctx, &s.gate, store.CheckName("program hash", hash), func() error {
+		tag, err := s.pool.Exec(ctx, `INSERT INTO programs (hash, program) VALUES ($1, $2) ON CONFLICT DO NOTHING`, bs(hash), program)
+		if err != nil {
+			return fmt.Errorf("put program %s: %w", hash, err)
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		old, err := s.GetProgram(ctx, hash)
+		if err != nil {
+			return fmt.Errorf("put program %s: %w", hash, err)
+		}
+		if !bytes.Equal(old, program) {
+			return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
+		}
 		return nil
-	}
-	old, err := s.GetProgram(ctx, hash)
-	if err != nil {
-		return fmt.Errorf("put program %s: %w", hash, err)
-	}
-	if !bytes.Equal(old, program) {
-		return fmt.Errorf("put program %s: different bytes under the same hash: %w", hash, store.ErrConflict)
-	}
-	return nil
+	})
 }
 
 // GetProgram implements store.Programs.
 func (s *Store) GetProgram(ctx context.Context, hash string) ([]byte, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, err
-	}
-	defer exit()
-	var p []byte
-	err = s.pool.QueryRow(ctx, `SELECT program FROM programs WHERE hash = $1`, bs(hash)).Scan(&p)
-	if errNoRows(err) {
-		return nil, fmt.Errorf("get program %s: %w", hash, store.ErrNotFound)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("get program %s: %w", hash, err)
-	}
-	return p, nil
+	return store.Op(ctx, &s.gate, nil, func() ([]byte, error) {
+		var p []byte
+		err := s.pool.QueryRow(ctx, `SELECT program FROM programs WHERE hash = $1`, bs(hash)).Scan(&p)
+		if errNoRows(err) {
+			return nil, fmt.Errorf("get program %s: %w", hash, store.ErrNotFound)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("get program %s: %w", hash, err)
+		}
+		return p, nil
+	})
 }
 
 // runCols are the columns scanRun reads, in its order.
@@ -85,70 +76,58 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	if !ok {
 		return fmt.Errorf("create run %s: parent step %d out of range: %w", r.ID, r.ParentStep, store.ErrInvalid)
 	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	k := r.Session
-	// One statement: the insert happens only when the session exists, and a
-	// duplicate id is a conflict the statement reports instead of raising.
-	var sessionFound, inserted bool
-	err = s.pool.QueryRow(ctx, `
-		WITH sess AS (SELECT 1 FROM sessions WHERE app = $2 AND usr = $3 AND session = $4 FOR SHARE),
-		ins AS (
-			INSERT INTO runs (id, index_key, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta)
-			SELECT $1, $5, $2, $3, $4, $6, $7, $8, $9, $10, $11, $12, $13 FROM sess
-			ON CONFLICT DO NOTHING RETURNING 1)
-		SELECT EXISTS (SELECT 1 FROM sess), EXISTS (SELECT 1 FROM ins)`,
-		bs(r.ID), bs(k.App), bs(k.User), bs(k.Session), []byte(store.RunIndexKey(r)), bs(r.Runnable), bs(r.ProgramHash),
-		bs(string(r.Status)), bs(r.ParentRun), parentStep, r.Created, r.Updated, r.Meta).Scan(&sessionFound, &inserted)
-	switch {
-	case err != nil:
-		return fmt.Errorf("create run %s: %w", r.ID, err)
-	case !sessionFound:
-		return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, store.ErrNotFound)
-	case !inserted:
-		return fmt.Errorf("create run %s: %w", r.ID, store.ErrConflict)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, nil, func() error {
+		k := r.Session
+		// One statement: the insert happens only when the session exists, and a
+		// duplicate id is a conflict the statement reports instead of raising.
+		var sessionFound, inserted bool
+		err := s.pool.QueryRow(ctx, `
+			WITH sess AS (SELECT 1 FROM sessions WHERE app = $2 AND usr = $3 AND session = $4 FOR SHARE),
+			ins AS (
+				INSERT INTO runs (id, index_key, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta)
+				SELECT $1, $5, $2, $3, $4, $6, $7, $8, $9, $10, $11, $12, $13 FROM sess
+				ON CONFLICT DO NOTHING RETURNING 1)
+			SELECT EXISTS (SELECT 1 FROM sess), EXISTS (SELECT 1 FROM ins)`,
+			bs(r.ID), bs(k.App), bs(k.User), bs(k.Session), []byte(store.RunIndexKey(r)), bs(r.Runnable), bs(r.ProgramHash),
+			bs(string(r.Status)), bs(r.ParentRun), parentStep, r.Created, r.Updated, r.Meta).Scan(&sessionFound, &inserted)
+		switch {
+		case err != nil:
+			return fmt.Errorf("create run %s: %w", r.ID, err)
+		case !sessionFound:
+			return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, store.ErrNotFound)
+		case !inserted:
+			return fmt.Errorf("create run %s: %w", r.ID, store.ErrConflict)
+		}
+		return nil
+	})
 }
 
 // GetRun implements store.Runs.
 func (s *Store) GetRun(ctx context.Context, id string) (store.Run, error) {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return store.Run{}, err
-	}
-	defer exit()
-	r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, bs(id)))
-	if errNoRows(err) {
-		return store.Run{}, fmt.Errorf("get run %s: %w", id, store.ErrNotFound)
-	}
-	if err != nil {
-		return store.Run{}, fmt.Errorf("get run %s: %w", id, err)
-	}
-	return r, nil
+	return store.Op(ctx, &s.gate, nil, func() (store.Run, error) {
+		r, err := scanRun(s.pool.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1`, bs(id)))
+		if errNoRows(err) {
+			return store.Run{}, fmt.Errorf("get run %s: %w", id, store.ErrNotFound)
+		}
+		if err != nil {
+			return store.Run{}, fmt.Errorf("get run %s: %w", id, err)
+		}
+		return r, nil
+	})
 }
 
 // UpdateRunStatus implements store.Runs.
 func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.RunStatus, now time.Time) error {
-	if err := store.CheckName("run status", string(status)); err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	tag, err := s.pool.Exec(ctx, `UPDATE runs SET status = $2, updated = $3 WHERE id = $1`, bs(id), bs(string(status)), now)
-	if err != nil {
-		return fmt.Errorf("update run %s: %w", id, err)
-	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("update run %s: %w", id, store.ErrNotFound)
-	}
-	return nil
+	return store.Op0(ctx, &s.gate, store.Wrapf(store.CheckName("run status", string(status)), "update run %s", id), func() error {
+		tag, err := s.pool.Exec(ctx, `UPDATE runs SET status = $2, updated = $3 WHERE id = $1`, bs(id), bs(string(status)), now)
+		if err != nil {
+			return fmt.Errorf("update run %s: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("update run %s: %w", id, store.ErrNotFound)
+		}
+		return nil
+	})
 }
 
 // appendEventsSQL advances the session's counter under its row lock and
@@ -172,114 +151,88 @@ func appendEventsArgs(k store.SessionKey, events [][]byte, now time.Time) []any 
 
 // EndRun implements store.Runs.
 func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
-	if err := store.CheckName("run status", string(status)); err != nil {
-		return 0, fmt.Errorf("end run %s: %w", id, err)
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return 0, err
-	}
-	defer exit()
-	var first uint64
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		first = 0
-		var app, usr, sess []byte
-		err := tx.QueryRow(ctx, `SELECT app, usr, session FROM runs WHERE id = $1 FOR UPDATE`, bs(id)).Scan(&app, &usr, &sess)
-		if errNoRows(err) {
-			return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
-		}
-		if err != nil {
-			return err
-		}
-		k := store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
-		if len(events) > 0 {
-			var f int64
-			err := tx.QueryRow(ctx, appendEventsSQL, appendEventsArgs(k, events, now)...).Scan(&f)
+	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckName("run status", string(status)), "end run %s", id), func() (uint64, error) {
+		var first uint64
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			first = 0
+			var app, usr, sess []byte
+			err := tx.QueryRow(ctx, `SELECT app, usr, session FROM runs WHERE id = $1 FOR UPDATE`, bs(id)).Scan(&app, &usr, &sess)
 			if errNoRows(err) {
-				return fmt.Errorf("session %s: %w", k, store.ErrNotFound)
+				return fmt.Errorf("run %s: %w", id, store.ErrNotFound)
 			}
 			if err != nil {
 				return err
 			}
-			first = uint64(f)
+			k := store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
+			if len(events) > 0 {
+				var f int64
+				err := tx.QueryRow(ctx, appendEventsSQL, appendEventsArgs(k, events, now)...).Scan(&f)
+				if errNoRows(err) {
+					return fmt.Errorf("session %s: %w", k, store.ErrNotFound)
+				}
+				if err != nil {
+					return err
+				}
+				first = uint64(f)
+			}
+			_, err = tx.Exec(ctx, `UPDATE runs SET status = $2, updated = $3 WHERE id = $1`, bs(id), bs(string(status)), now)
+			return err
+		})
+		if err != nil {
+			return 0, fmt.Errorf("end run %s: %w", id, err)
 		}
-		_, err = tx.Exec(ctx, `UPDATE runs SET status = $2, updated = $3 WHERE id = $1`, bs(id), bs(string(status)), now)
-		return err
+		return first, nil
 	})
-	if err != nil {
-		return 0, fmt.Errorf("end run %s: %w", id, err)
-	}
-	return first, nil
 }
 
 // ListRuns implements store.Runs. The runs' index_key column holds
 // store.RunIndexKey, so the order and the cursors are those of every other
 // backend.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
-	after, err := f.ListStart()
-	if err != nil {
-		return nil, "", err
-	}
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return nil, "", err
-	}
-	defer exit()
-	prefix := []byte(store.RunIndexPrefix(f))
-	if after == nil {
-		after = []byte{}
-	}
-	var fetch *int64
-	if f.Limit > 0 {
-		fetch = limitArg(f.Limit + 1) // one more tells whether a next page exists
-	}
-	rows, err := s.pool.Query(ctx, `SELECT `+runCols+` FROM runs
-		WHERE index_key >= $1 AND ($2::bytea IS NULL OR index_key < $2) AND index_key > $3
-		  AND ($4::bytea IS NULL OR status = $4)
-		ORDER BY index_key LIMIT $5`,
-		prefix, store.PrefixEnd(prefix), after, statusArg(f.Status), fetch)
-	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	runs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Run, error) { return scanRun(row) })
-	if err != nil {
-		return nil, "", fmt.Errorf("list runs: %w", err)
-	}
-	runs, next := f.Page(runs)
-	return runs, next, nil
-}
-
-// statusArg is a status filter: NULL when unset.
-func statusArg(st store.RunStatus) []byte {
-	if st == "" {
-		return nil
-	}
-	return []byte(st)
+	return store.List(ctx, s.gate.Enter, "list runs", f, func(after []byte, max int) ([]store.Run, error) {
+		prefix := []byte(store.RunIndexPrefix(f))
+		rows, err := s.pool.Query(ctx, `SELECT `+runCols+` FROM runs
+			WHERE index_key >= $1 AND ($2::bytea IS NULL OR index_key < $2) AND index_key > $3
+			  AND ($4::bytea IS NULL OR status = $4)
+			ORDER BY index_key LIMIT $5`,
+			prefix, store.PrefixEnd(prefix), append([]byte{}, after...), nullable(string(f.Status)), limitArg(max))
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, func(row pgx.CollectableRow) (store.Run, error) { return scanRun(row) })
+	})
 }
 
 // DeleteRun implements store.Runs.
 func (s *Store) DeleteRun(ctx context.Context, id string) error {
-	exit, err := s.enter(ctx)
-	if err != nil {
-		return err
-	}
-	defer exit()
-	err = s.tx(ctx, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `DELETE FROM runs WHERE id = $1`, bs(id))
+	_, err := s.DeleteRunIf(ctx, id, nil)
+	return err
+}
+
+// DeleteRunIf implements store.Runs: cond sees the run's row locked FOR
+// UPDATE, which every writer of the run takes.
+func (s *Store) DeleteRunIf(ctx context.Context, id string, cond func(store.Run) bool) (bool, error) {
+	return store.Op(ctx, &s.gate, nil, func() (bool, error) {
+		var deleted bool
+		err := s.tx(ctx, func(tx pgx.Tx) error {
+			r, err := scanRun(tx.QueryRow(ctx, `SELECT `+runCols+` FROM runs WHERE id = $1 FOR UPDATE`, bs(id)))
+			deleted = false
+			if errNoRows(err) {
+				return store.ErrNotFound
+			}
+			if err != nil || cond != nil && !cond(r) {
+				return err
+			}
+			deleted = true
+			b := &pgx.Batch{}
+			for _, table := range []string{"runs WHERE id", "checkpoints WHERE run", "pending_writes WHERE run", "effects WHERE run", "journal WHERE run", "tasks WHERE run"} {
+				b.Queue(`DELETE FROM `+table+` = $1`, bs(id))
+			}
+			return tx.SendBatch(ctx, b).Close()
+		})
 		if err != nil {
-			return err
+			return false, fmt.Errorf("delete run %s: %w", id, err)
 		}
-		if tag.RowsAffected() == 0 {
-			return store.ErrNotFound
-		}
-		b := &pgx.Batch{}
-		for _, table := range []string{"checkpoints", "pending_writes", "effects", "journal", "tasks"} {
-			b.Queue(`DELETE FROM `+table+` WHERE run = $1`, bs(id))
-		}
-		return tx.SendBatch(ctx, b).Close()
+		return deleted, nil
 	})
-	if err != nil {
-		return fmt.Errorf("delete run %s: %w", id, err)
-	}
-	return nil
 }

@@ -14,7 +14,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,10 +44,10 @@ type Store struct {
 	pool   *pgxpool.Pool
 	schema string
 
-	// mu guards closed: operations hold it shared, Close exclusively, so
-	// Close waits for operations in flight and later ones see ErrClosed.
-	mu     sync.RWMutex
-	closed bool
+	// gate: operations pass it, Close shuts it, so Close waits for
+	// operations in flight and later ones see ErrClosed.
+	gate             store.Gate
+	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
 var _ store.Store = (*Store)(nil)
@@ -84,6 +83,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
 	s := &Store{pool: pool, schema: schema}
+	s.LeaseRules.Step = s.stepLease
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
@@ -97,28 +97,10 @@ func (s *Store) Schema() string { return s.schema }
 // Close closes the connection pool. It waits for operations in flight; later
 // calls return store.ErrClosed, and a second Close returns nil.
 func (s *Store) Close() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	return s.gate.Shut(func() error {
+		s.pool.Close()
 		return nil
-	}
-	s.closed = true
-	s.pool.Close()
-	return nil
-}
-
-// enter starts an operation: it fails when ctx is done or the store closed,
-// and otherwise returns the function that ends the operation.
-func (s *Store) enter(ctx context.Context) (exit func(), err error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	s.mu.RLock()
-	if s.closed {
-		s.mu.RUnlock()
-		return nil, store.ErrClosed
-	}
-	return s.mu.RUnlock, nil
+	})
 }
 
 // maxAttempts bounds the retries of a transaction that PostgreSQL aborted

@@ -340,24 +340,16 @@ func testJournal(t *testing.T, s store.Store) {
 	}
 	_, err := s.CommitStep(ctx, store.StepCommit{Checkpoint: checkpoint("run_2", 0, store.Full), Journal: byteses("other")})
 	must(t, err)
-	for _, tc := range []struct {
-		from  uint64
-		limit int
-		want  string
-	}{
+	checkEntries(t, "ListJournal(from", func(from uint64, limit int) ([]store.Entry, error) {
+		return s.ListJournal(ctx, "run_1", from, limit)
+	}, []entriesCase{
 		{0, 0, "[1 2 3] [clock 1 rand 7 model reply]"},
 		{1, 0, "[1 2 3] [clock 1 rand 7 model reply]"},
 		{3, 0, "[3] [model reply]"},
 		{4, 0, "[] []"},
 		{1, 2, "[1 2] [clock 1 rand 7]"},
 		{2, 1, "[2] [rand 7]"},
-	} {
-		es, err := s.ListJournal(ctx, "run_1", tc.from, tc.limit)
-		must(t, err)
-		if got := fmt.Sprint(seqs(es), datas(es)); got != tc.want {
-			t.Errorf("ListJournal(from %d, limit %d) = %s, want %s", tc.from, tc.limit, got, tc.want)
-		}
-	}
+	})
 	es, err := s.ListJournal(ctx, "run_2", 0, 0)
 	must(t, err)
 	if got := fmt.Sprint(seqs(es), datas(es)); got != "[1] [other]" {

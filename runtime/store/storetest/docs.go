@@ -9,13 +9,7 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
-func docKeys(ds []store.Doc) []string {
-	out := make([]string, len(ds))
-	for i, d := range ds {
-		out[i] = d.Key
-	}
-	return out
-}
+func docKeys(ds []store.Doc) []string { return pluck(ds, func(d store.Doc) string { return d.Key }) }
 
 func testDocs(t *testing.T, s store.Store) {
 	p := store.DocPath

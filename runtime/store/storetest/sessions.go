@@ -47,24 +47,16 @@ func testSessionEvents(t *testing.T, s store.Store) {
 	if got.LastSeq != 6 || !got.Updated.Equal(at(4)) || !got.Created.Equal(t0) {
 		t.Errorf("session after appends: %+v", got)
 	}
-	for _, tc := range []struct {
-		after uint64
-		limit int
-		want  string
-	}{
+	checkEntries(t, "ListEvents(after", func(after uint64, limit int) ([]store.Entry, error) {
+		return s.ListEvents(ctx, key, after, limit)
+	}, []entriesCase{
 		{0, 0, "[1 2 3 4 5 6] [e1 e2 e3 e4 e5 e6]"},
 		{2, 0, "[3 4 5 6] [e3 e4 e5 e6]"},
 		{2, 2, "[3 4] [e3 e4]"},
 		{6, 0, "[] []"},
 		{0, 1, "[1] [e1]"},
 		{math.MaxUint64, 0, "[] []"},
-	} {
-		es, err := s.ListEvents(ctx, key, tc.after, tc.limit)
-		must(t, err)
-		if got := fmt.Sprint(seqs(es), datas(es)); got != tc.want {
-			t.Errorf("ListEvents(after %d, limit %d) = %s, want %s", tc.after, tc.limit, got, tc.want)
-		}
-	}
+	})
 }
 
 // testCommitEvents checks that a step's events join the run's session ledger
@@ -155,56 +147,65 @@ func testSummaries(t *testing.T, s store.Store) {
 	wantErr(t, "missing filter key", err, store.ErrNotFound)
 }
 
+// testLeases walks one key's lease through its rules, a step a row: the
+// call, who makes it when, and the error it must give or the owner, expiry
+// and token (same: the previous step's; newer: greater than it) it must
+// leave.
 func testLeases(t *testing.T, s store.Store) {
 	const key, ttl = "summary/app/u/s/", 10 * time.Second
-	l, err := s.AcquireLease(ctx, key, "A", ttl, at(0))
-	must(t, err)
-	if l.Owner != "A" || !l.Expires.Equal(at(10)) || l.Token == 0 || l.Key != key {
-		t.Errorf("acquired %+v", l)
-	}
-	tokenA := l.Token
-	_, err = s.AcquireLease(ctx, key, "B", ttl, at(5))
-	wantErr(t, "acquire a held lease", err, store.ErrConflict)
-	l, err = s.AcquireLease(ctx, key, "A", ttl, at(5))
-	must(t, err)
-	if !l.Expires.Equal(at(15)) || l.Token != tokenA {
-		t.Errorf("re-acquire by the owner: %+v, want expiry %v token %d", l, at(15), tokenA)
-	}
-	_, err = s.AcquireLease(ctx, key, "B", ttl, at(14))
-	wantErr(t, "acquire before expiry", err, store.ErrConflict)
-	l, err = s.AcquireLease(ctx, key, "B", ttl, at(15)) // expired: now == Expires
-	must(t, err)
-	if l.Owner != "B" || l.Token <= tokenA {
-		t.Errorf("acquire after expiry: %+v, want owner B and token > %d", l, tokenA)
-	}
-	tokenB := l.Token
-	_, err = s.RenewLease(ctx, key, "A", ttl, at(16))
-	wantErr(t, "renew by the former owner", err, store.ErrConflict)
-	l, err = s.RenewLease(ctx, key, "B", ttl, at(20))
-	must(t, err)
-	if !l.Expires.Equal(at(30)) || l.Token != tokenB {
-		t.Errorf("renewed: %+v", l)
-	}
-	_, err = s.RenewLease(ctx, key, "B", ttl, at(30))
-	wantErr(t, "renew after expiry", err, store.ErrConflict)
-	l, err = s.AcquireLease(ctx, key, "B", ttl, at(31)) // B again, after its expiry: a new tenure
-	must(t, err)
-	if l.Token <= tokenB {
-		t.Errorf("new tenure token %d, want > %d", l.Token, tokenB)
-	}
-	tokenB = l.Token
-	wantErr(t, "release by a non-owner", s.ReleaseLease(ctx, key, "A", at(32)), store.ErrConflict)
-	must(t, s.ReleaseLease(ctx, key, "B", at(32)))
-	must(t, s.ReleaseLease(ctx, key, "B", at(32))) // releasing a free lease is a no-op
-	_, err = s.RenewLease(ctx, key, "B", ttl, at(33))
-	wantErr(t, "renew after release", err, store.ErrConflict)
-	l, err = s.AcquireLease(ctx, key, "A", ttl, at(33))
-	must(t, err)
-	if l.Token <= tokenB {
-		t.Errorf("token after release %d, want > %d", l.Token, tokenB)
+	const (
+		same = iota
+		newer
+	)
+	var token uint64
+	for i, st := range []struct {
+		why, op, owner string
+		now            int
+		err            error
+		wantOwner      string
+		wantExpires    int
+		token          int
+	}{
+		{"first acquisition", "acquire", "A", 0, nil, "A", 10, newer},
+		{"a held lease", "acquire", "B", 5, store.ErrConflict, "", 0, same},
+		{"re-acquired by its owner", "acquire", "A", 5, nil, "A", 15, same},
+		{"before expiry", "acquire", "B", 14, store.ErrConflict, "", 0, same},
+		{"after expiry (now == Expires)", "acquire", "B", 15, nil, "B", 25, newer},
+		{"renewed by the former owner", "renew", "A", 16, store.ErrConflict, "", 0, same},
+		{"renewed", "renew", "B", 20, nil, "B", 30, same},
+		{"renewed after expiry", "renew", "B", 30, store.ErrConflict, "", 0, same},
+		{"B again after its expiry: a new tenure", "acquire", "B", 31, nil, "B", 41, newer},
+		{"released by a non-owner", "release", "A", 32, store.ErrConflict, "", 0, same},
+		{"released", "release", "B", 32, nil, "", 0, same},
+		{"a free lease released: a no-op", "release", "B", 32, nil, "", 0, same},
+		{"renewed after release", "renew", "B", 33, store.ErrConflict, "", 0, same},
+		{"acquired after release", "acquire", "A", 33, nil, "A", 43, newer},
+	} {
+		var (
+			l   store.Lease
+			err error
+		)
+		switch st.op {
+		case "acquire":
+			l, err = s.AcquireLease(ctx, key, st.owner, ttl, at(st.now))
+		case "renew":
+			l, err = s.RenewLease(ctx, key, st.owner, ttl, at(st.now))
+		default:
+			err = s.ReleaseLease(ctx, key, st.owner, at(st.now))
+		}
+		if st.err != nil || st.op == "release" {
+			wantErr(t, fmt.Sprintf("step %d, %s", i, st.why), err, st.err)
+			continue
+		}
+		must(t, err)
+		if l.Key != key || l.Owner != st.wantOwner || !l.Expires.Equal(at(st.wantExpires)) || (st.token == newer) != (l.Token > token) || l.Token < token {
+			t.Errorf("step %d, %s: %+v, want owner %s until %v, token %s %d", i, st.why, l, st.wantOwner, at(st.wantExpires),
+				map[int]string{same: "equal to", newer: "greater than"}[st.token], token)
+		}
+		token = l.Token
 	}
 	must(t, s.ReleaseLease(ctx, "never-taken", "A", at(0)))
-	_, err = s.AcquireLease(ctx, "other-key", "B", ttl, at(33))
+	_, err := s.AcquireLease(ctx, "other-key", "B", ttl, at(33))
 	must(t, err) // leases are per key
 	_, err = s.AcquireLease(ctx, key, "A", 0, at(40))
 	wantErr(t, "zero ttl", err, store.ErrInvalid)

@@ -48,6 +48,10 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"Effects", testEffects},
 		{"Journal", testJournal},
 		{"DeleteRun", testDeleteRun},
+		{"DeleteRunIf", testDeleteRunIf},
+		{"ListSessions", testListSessions},
+		{"DeleteSession", testDeleteSession},
+		{"DeleteSessionRace", testDeleteSessionRace},
 		{"SessionEvents", testSessionEvents},
 		{"CommitEvents", testCommitEvents},
 		{"SessionState", testSessionState},
@@ -156,39 +160,48 @@ func sameCheckpoint(got, want store.Checkpoint) error {
 	return nil
 }
 
-// steps returns the steps of cps in order.
-func steps(cps []store.Checkpoint) []uint64 {
-	out := make([]uint64, len(cps))
-	for i, c := range cps {
-		out[i] = c.Step
+// pluck returns f of each of xs, in order: what a check compares.
+func pluck[T, U any](xs []T, f func(T) U) []U {
+	out := make([]U, len(xs))
+	for i, x := range xs {
+		out[i] = f(x)
 	}
 	return out
+}
+
+// steps returns the steps of cps in order.
+func steps(cps []store.Checkpoint) []uint64 {
+	return pluck(cps, func(c store.Checkpoint) uint64 { return c.Step })
 }
 
 // datas returns the data of entries as strings.
 func datas(es []store.Entry) []string {
-	out := make([]string, len(es))
-	for i, e := range es {
-		out[i] = string(e.Data)
-	}
-	return out
+	return pluck(es, func(e store.Entry) string { return string(e.Data) })
 }
 
 // seqs returns the sequence numbers of entries.
-func seqs(es []store.Entry) []uint64 {
-	out := make([]uint64, len(es))
-	for i, e := range es {
-		out[i] = e.Seq
-	}
-	return out
+func seqs(es []store.Entry) []uint64 { return pluck(es, func(e store.Entry) uint64 { return e.Seq }) }
+
+func byteses(ss ...string) [][]byte { return pluck(ss, func(s string) []byte { return []byte(s) }) }
+
+// entriesCase is one read of an ordered log (a ledger, a journal): its
+// bounds and what it returns, as "[seqs] [datas]".
+type entriesCase struct {
+	from  uint64
+	limit int
+	want  string
 }
 
-func byteses(ss ...string) [][]byte {
-	out := make([][]byte, len(ss))
-	for i, s := range ss {
-		out[i] = []byte(s)
+// checkEntries reads a log with each case's bounds; what names the read.
+func checkEntries(t *testing.T, what string, read func(from uint64, limit int) ([]store.Entry, error), cases []entriesCase) {
+	t.Helper()
+	for _, tc := range cases {
+		es, err := read(tc.from, tc.limit)
+		must(t, err)
+		if got := fmt.Sprint(seqs(es), datas(es)); got != tc.want {
+			t.Errorf("%s(%d, limit %d) = %s, want %s", what, tc.from, tc.limit, got, tc.want)
+		}
 	}
-	return out
 }
 
 func testPrograms(t *testing.T, s store.Store) {

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/ui"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/dial"
+)
+
+type uiFlags struct {
+	storeFlags
+	addr string
+}
+
+func newUICmd(a *app) *cobra.Command {
+	var f uiFlags
+	cmd := &cobra.Command{
+		Use:   "ui [FILE] [--data DIR | --store URL] [--addr 127.0.0.1:0]",
+		Short: "Inspect a store's runs in the browser",
+		Long: `UI serves the run inspector (spec/inspector.md) over the selected store
+(--store, $AGENTC_STORE, store: in agentc.yaml, else the data directory
+--data, $AGENTC_DATA, ./.agentc) on a loopback address, and prints the
+address to open: it carries a token minted for this start, which the page
+sends with every request. Every app and user of the store is shown.
+
+With FILE, the runs of FILE's program can be continued from the page
+(answers, decisions, forks that continue), with FILE's models and tools as
+agentc run would use them; without it, runs can be read, forked and the
+evolution queue decided.
+
+The pages are embedded: no network is needed. Stop with Ctrl-C.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if !server.IsLoopback(f.addr) {
+				return usageErr(fmt.Errorf("--addr %s: agentc ui serves loopback addresses only (127.0.0.1, ::1, localhost)", f.addr))
+			}
+			ctx := cmd.Context()
+			target, err := f.target()
+			if err != nil {
+				return err
+			}
+			var (
+				st      store.Store
+				backend *server.Backend
+				closeFn = func() {}
+			)
+			if len(args) == 1 {
+				prog, enc, err := loadVerified(a, args[0])
+				if err != nil {
+					return err
+				}
+				proj, err := openProject(args[0])
+				if err != nil {
+					return usageErr(err)
+				}
+				asm, s, r, c, err := openRunner(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
+				if err != nil {
+					return err
+				}
+				st, closeFn = s, c
+				backend = &server.Backend{Runner: r, Docs: s, Sessions: session.New(s), Clock: asm.Config().Clock, NewID: newID,
+					Logger: slog.New(slog.DiscardHandler)}
+			} else {
+				if st, err = f.open(ctx); err != nil {
+					return err
+				}
+				closeFn = func() { _ = st.Close() }
+			}
+			defer closeFn()
+			h, err := ui.New(ui.Config{Store: st, Backend: backend, Admins: map[string]bool{ui.AdminUser: true},
+				Inspect: inspect.Config{Clock: assemble.WallClock{}, Entropy: assemble.CryptoEntropy{}}})
+			if err != nil {
+				return failErr(err)
+			}
+			l, err := net.Listen("tcp", f.addr)
+			if err != nil {
+				return failErr(fmt.Errorf("listen: %w", err))
+			}
+			token := randomToken()
+			fmt.Fprintf(a.stdout, "http://%s%s#token=%s\n", l.Addr(), ui.PagePath, token)
+			fmt.Fprintf(a.stderr, "agentc: inspecting store %s on http://%s%s (open the address above; Ctrl-C stops)\n", dial.Display(target), l.Addr(), ui.PagePath)
+			sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if err := h.ServeLocal(sctx, l, token); err != nil {
+				return failErr(err)
+			}
+			return nil
+		},
+	}
+	f.storeFlags.add(cmd.Flags())
+	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address, loopback only (port 0: any free port)")
+	return cmd
+}

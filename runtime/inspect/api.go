@@ -1,0 +1,32 @@
+package inspect
+
+import (
+	"context"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/evolution"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// API is what agentc's inspection commands ask: an Inspector over a store
+// answers it, and so does the client of a running server's inspector API
+// (runtime/server/ui.Client) when the server holds the store
+// (spec/inspector.md, "The CLI on a served store").
+type API interface {
+	Sessions(ctx context.Context, f session.ListFilter) ([]Session, error)
+	Session(ctx context.Context, key store.SessionKey) (Session, error)
+	Events(ctx context.Context, key store.SessionKey, q EventQuery) ([]*runtime.Event, error)
+	Checkpoints(ctx context.Context, id string) ([]Checkpoint, error)
+	State(ctx context.Context, id string, step int64) (*State, error)
+	Fork(ctx context.Context, req ForkRequest) (Forked, error)
+	Artifacts(ctx context.Context, f artifact.Filter) ([]artifact.Meta, error)
+	Artifact(ctx context.Context, k artifact.Key, rev int) (*artifact.Artifact, error)
+	Pending(ctx context.Context) ([]*evolution.Candidate, error)
+	Candidate(ctx context.Context, id string) (*evolution.Candidate, error)
+	Approve(ctx context.Context, id, who string) (*evolution.Candidate, error)
+	Reject(ctx context.Context, id, who, reason string) (*evolution.Candidate, error)
+}
+
+var _ API = (*Inspector)(nil)

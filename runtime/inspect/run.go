@@ -1,0 +1,472 @@
+package inspect
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// RunInfo is a run as a list shows it: where it belongs, where it stands,
+// what it cost.
+type RunInfo struct {
+	ID          string         `json:"id"`
+	App         string         `json:"app"`
+	User        string         `json:"user"`
+	Session     string         `json:"session"`
+	Runnable    string         `json:"runnable"`
+	Status      string         `json:"status"`
+	ProgramHash string         `json:"program_hash"`
+	ParentRun   string         `json:"parent_run"`
+	ParentStep  uint64         `json:"parent_step"`
+	Created     time.Time      `json:"created"`
+	Updated     time.Time      `json:"updated"`
+	Usage       *runtime.Usage `json:"usage,omitempty"`
+	Cost        *float64       `json:"cost,omitempty"`
+}
+
+func runInfo(r store.Run) RunInfo {
+	return RunInfo{ID: r.ID, App: r.Session.App, User: r.Session.User, Session: r.Session.Session, Runnable: r.Runnable,
+		Status: string(r.Status), ProgramHash: r.ProgramHash, ParentRun: r.ParentRun, ParentStep: r.ParentStep,
+		Created: r.Created.UTC(), Updated: r.Updated.UTC()}
+}
+
+// Runs lists one page of the runs f selects, newest first within the page
+// (the store lists by run id, which is time-ordered), with their totals,
+// and the cursor of the next page ("" at the end).
+func (in *Inspector) Runs(ctx context.Context, f store.RunFilter) ([]RunInfo, string, error) {
+	runs, next, err := in.cfg.Store.ListRuns(ctx, f)
+	if err != nil {
+		return nil, "", err
+	}
+	out := make([]RunInfo, len(runs))
+	for i, r := range runs {
+		out[i] = runInfo(r)
+	}
+	if err := in.addRunTotals(ctx, runs, out); err != nil {
+		return nil, "", err
+	}
+	slices.Reverse(out)
+	return out, next, nil
+}
+
+// addRunTotals fills the usage and cost of out (the infos of runs) from
+// their sessions' run_finished events.
+func (in *Inspector) addRunTotals(ctx context.Context, runs []store.Run, out []RunInfo) error {
+	bySession := map[store.SessionKey][]int{}
+	for i, r := range runs {
+		bySession[r.Session] = append(bySession[r.Session], i)
+	}
+	for key, idx := range bySession {
+		fins, err := in.sessions.Events(ctx, key, session.EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+		if err != nil {
+			return fmt.Errorf("session %s: run totals: %w", key.Session, err)
+		}
+		rs := make([]Run, len(idx))
+		for j, i := range idx {
+			rs[j] = Run{ID: out[i].ID}
+		}
+		addTotals(rs, fins)
+		for j, i := range idx {
+			out[i].Usage, out[i].Cost = rs[j].Usage, rs[j].Cost
+		}
+	}
+	return nil
+}
+
+// Node states of a run's graph (RunDetail).
+const (
+	NodeIdle     = "idle"
+	NodeCurrent  = "current"  // in the frontier of a running run
+	NodeFinished = "finished" // finished at least once
+	NodeFailed   = "failed"   // its last attempt failed
+	NodeWaiting  = "waiting"  // a pending interrupt
+)
+
+// GraphNode is a node of a run's picture with where the run stands at it.
+type GraphNode struct {
+	Name    string `json:"name"`
+	Caption string `json:"caption"`
+	Shape   string `json:"shape"`
+	State   string `json:"state"`
+}
+
+// GraphEdge is an arrow of a run's picture.
+type GraphEdge struct {
+	From   string `json:"from"`
+	To     string `json:"to"`
+	Label  string `json:"label"`
+	Dashed bool   `json:"dashed"`
+}
+
+// Graph is the picture `agentc graph` draws (bytecode.PictureOf) with each
+// node's state.
+type Graph struct {
+	Name  string      `json:"name"`
+	Nodes []GraphNode `json:"nodes"`
+	Edges []GraphEdge `json:"edges"`
+}
+
+// RunDetail is one run with its graph and where it stands.
+type RunDetail struct {
+	Run        RunInfo                 `json:"run"`
+	Graph      Graph                   `json:"graph"`
+	Step       uint64                  `json:"step"`
+	Frontier   []string                `json:"frontier"`
+	Interrupts []runtime.InterruptInfo `json:"interrupts"`
+	Decisions  []runtime.DecisionInfo  `json:"decisions"`
+	Error      *runtime.ErrorInfo      `json:"error,omitempty"`
+	Output     json.RawMessage         `json:"output,omitempty"`
+}
+
+// RunDetail returns run id with its graph (from its own program), node
+// states, pending interrupts (with the JSON Schema of each answer) and
+// decisions.
+func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, error) {
+	run, prog, err := in.Run(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
+	if gi < 0 {
+		return nil, fmt.Errorf("run %s runs %q, which its program does not have", run.ID, run.Runnable)
+	}
+	pic, err := bytecode.PictureOf(prog, gi)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	out := &RunDetail{Run: runInfo(run), Frontier: []string{}, Interrupts: []runtime.InterruptInfo{}, Decisions: []runtime.DecisionInfo{}}
+	states := map[string]string{}
+	evs, err := in.sessions.Events(ctx, run.Session, session.EventFilter{Run: run.ID, Kinds: []runtime.EventKind{
+		runtime.EventNodeFinished, runtime.EventNodeFailed, runtime.EventRunError, runtime.EventRunFinished}})
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	totals := []Run{{ID: run.ID}}
+	addTotals(totals, evs)
+	out.Run.Usage, out.Run.Cost = totals[0].Usage, totals[0].Cost
+	// A fork's history before its step is its parent's (and theirs).
+	parent, upTo := run.ParentRun, run.ParentStep
+	for depth := 0; parent != "" && depth < 16; depth++ {
+		pr, err := in.cfg.Store.GetRun(ctx, parent)
+		if err != nil {
+			break
+		}
+		pevs, err := in.sessions.Events(ctx, pr.Session, session.EventFilter{Run: pr.ID, Kinds: []runtime.EventKind{
+			runtime.EventNodeFinished, runtime.EventNodeFailed}})
+		if err != nil {
+			return nil, fmt.Errorf("run %s: parent %s: %w", run.ID, pr.ID, err)
+		}
+		for _, e := range pevs {
+			if e.Step <= upTo && states[e.Node] == "" {
+				states[e.Node] = map[runtime.EventKind]string{runtime.EventNodeFinished: NodeFinished, runtime.EventNodeFailed: NodeFailed}[e.Kind]
+			}
+		}
+		parent, upTo = pr.ParentRun, min(upTo, pr.ParentStep)
+	}
+	for _, e := range evs {
+		switch e.Kind {
+		case runtime.EventNodeFinished:
+			states[e.Node] = NodeFinished
+		case runtime.EventNodeFailed:
+			states[e.Node] = NodeFailed
+		case runtime.EventRunError:
+			out.Error = e.Error
+		case runtime.EventRunFinished:
+			out.Decisions, out.Output = e.Decisions, e.Output
+			if e.Status != runtime.StatusFailed && e.Status != runtime.StatusCanceled {
+				out.Error = nil
+			}
+		}
+	}
+	if out.Decisions == nil || run.Status != store.RunStatus(runtime.StatusNeedsDecision) {
+		out.Decisions = []runtime.DecisionInfo{}
+	}
+	if latest, err := in.cfg.Store.LatestCheckpoint(ctx, run.ID); err == nil {
+		ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, latest.Step)
+		if err != nil {
+			return nil, err
+		}
+		g := &prog.Graphs[gi]
+		out.Step = ss.Step
+		states["start"] = NodeFinished
+		for _, n := range ss.Frontier {
+			out.Frontier = append(out.Frontier, g.Nodes[n].Name)
+			if run.Status == store.RunStatus(runtime.StatusRunning) && states[g.Nodes[n].Name] == "" {
+				states[g.Nodes[n].Name] = NodeCurrent
+			}
+		}
+		if run.Status == store.RunStatus(runtime.StatusInterrupted) {
+			out.Interrupts = pendingInfos(prog, g, ss.Interrupts)
+			for _, p := range out.Interrupts {
+				states[p.Node] = NodeWaiting
+			}
+		}
+	} else if !errors.Is(err, store.ErrNotFound) {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	if run.Status == store.RunStatus(runtime.StatusCompleted) {
+		states["end"] = NodeFinished
+	}
+	out.Graph = Graph{Name: pic.Name, Nodes: make([]GraphNode, len(pic.Nodes)), Edges: make([]GraphEdge, len(pic.Edges))}
+	for i, n := range pic.Nodes {
+		st := states[n.Name]
+		if st == "" {
+			st = NodeIdle
+		}
+		out.Graph.Nodes[i] = GraphNode{Name: n.Name, Caption: n.Caption, Shape: n.Shape.String(), State: st}
+	}
+	for i, e := range pic.Edges {
+		out.Graph.Edges[i] = GraphEdge{From: pic.Nodes[e.From].Name, To: pic.Nodes[e.To].Name, Label: e.Label, Dashed: e.Dashed}
+	}
+	return out, nil
+}
+
+// pendingInfos describes a checkpoint's pending interrupts with the JSON
+// Schema of each answer (the interrupt node's resume type).
+func pendingInfos(prog *bytecode.Program, g *bytecode.Graph, pending []runtime.PendingInterrupt) []runtime.InterruptInfo {
+	out := []runtime.InterruptInfo{}
+	for _, p := range pending {
+		info := runtime.InterruptInfo{ID: p.ID, Prompt: p.Prompt, Node: p.ID[strings.LastIndex(p.ID, "/")+1:]}
+		if t := resumeType(prog, g, p); t != nil {
+			info.Schema = types.JSONSchema(t)
+		}
+		out = append(out, info)
+	}
+	return out
+}
+
+// resumeType is the type that answers pending interrupt p of graph g (nil
+// when the record names no interrupt node of g).
+func resumeType(prog *bytecode.Program, g *bytecode.Graph, p runtime.PendingInterrupt) *types.Type {
+	if p.Node < 0 || p.Node >= len(g.Nodes) || g.Nodes[p.Node].Kind != bytecode.NodeInterrupt {
+		return nil
+	}
+	if r := g.Nodes[p.Node].Interrupt.Resume; int(r) < len(prog.Types) {
+		return prog.Types[r]
+	}
+	return nil
+}
+
+// FieldError is one problem of a request's values: an answer (Field is the
+// interrupt id, then the JSON path inside the value), a fork edit (the
+// state field) or a decision (its id).
+type FieldError struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// FieldErrors is a request refused for its values, one entry per problem;
+// it is ErrInvalid.
+type FieldErrors []FieldError
+
+func (fe FieldErrors) Error() string {
+	parts := make([]string, len(fe))
+	for i, f := range fe {
+		parts[i] = f.Field + ": " + f.Message
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Is makes FieldErrors ErrInvalid.
+func (fe FieldErrors) Is(target error) bool { return target == ErrInvalid }
+
+// CheckAnswers checks answers to the interrupts run id waits on at step
+// (step < 0: its last step), by id or bare node name, against each
+// interrupt's type, as the Runner will (types.FromJSON): FieldErrors lists
+// every answer that does not fit or names no pending interrupt, and each
+// pending interrupt when none is answered.
+func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, values map[string]json.RawMessage) error {
+	run, prog, err := in.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
+	if gi < 0 {
+		return fmt.Errorf("run %s runs %q, which its program does not have", run.ID, run.Runnable)
+	}
+	at := uint64(step)
+	if step < 0 {
+		latest, err := in.cfg.Store.LatestCheckpoint(ctx, run.ID)
+		if err != nil {
+			return fmt.Errorf("run %s: %w", run.ID, err)
+		}
+		at = latest.Step
+	}
+	ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, at)
+	if err != nil {
+		return err
+	}
+	g := &prog.Graphs[gi]
+	var fe FieldErrors
+	for _, key := range sortedKeys(values) {
+		full := key
+		if !strings.Contains(full, "/") {
+			full = run.Runnable + "/" + key
+		}
+		i := slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
+		if i < 0 {
+			fe = append(fe, FieldError{Field: key, Message: "no such pending interrupt"})
+			continue
+		}
+		t := resumeType(prog, g, ss.Interrupts[i])
+		if t == nil {
+			continue
+		}
+		if _, err := types.FromJSON(t, values[key]); err != nil {
+			path, msg, ok := strings.Cut(err.Error(), ": ")
+			if !ok || !strings.HasPrefix(path, "$") {
+				path, msg = "$", err.Error()
+			}
+			fe = append(fe, FieldError{Field: full + " " + path, Message: msg})
+		}
+	}
+	if len(values) == 0 {
+		for _, p := range ss.Interrupts {
+			fe = append(fe, FieldError{Field: p.ID, Message: "the run waits for an answer: " + p.Prompt})
+		}
+	}
+	if len(fe) > 0 {
+		return fe
+	}
+	return nil
+}
+
+// CheckEdits checks fork edits of run id at step against the state's
+// field types, as runtime.Fork will: FieldErrors lists every edit that
+// names no field or does not fit.
+func (in *Inspector) CheckEdits(ctx context.Context, id string, step uint64, set map[string]json.RawMessage) error {
+	run, prog, err := in.Run(ctx, id)
+	if err != nil {
+		return err
+	}
+	ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, step)
+	if err != nil {
+		return err
+	}
+	var fe FieldErrors
+	for _, name := range sortedKeys(set) {
+		i := slices.IndexFunc(ss.Fields, func(f runtime.StateField) bool { return f.Name == name })
+		if i < 0 || strings.HasPrefix(name, "$") {
+			fe = append(fe, FieldError{Field: name, Message: "the state has no such field"})
+			continue
+		}
+		if _, err := types.FromJSON(ss.Fields[i].Type, set[name]); err != nil {
+			fe = append(fe, FieldError{Field: name, Message: fmt.Sprintf("does not fit %s: %v", ss.Fields[i].Type, err)})
+		}
+	}
+	if len(fe) > 0 {
+		return fe
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]json.RawMessage) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// Change is one field that differs between two steps' states. Op is
+// "added" (it became non-null), "removed" (it became null) or "changed".
+type Change struct {
+	Field  string          `json:"field"`
+	Op     string          `json:"op"`
+	Before json.RawMessage `json:"before"`
+	After  json.RawMessage `json:"after"`
+}
+
+// StepDiff is a run's state at a step and how it differs from the step
+// before (Previous nil at the first step).
+type StepDiff struct {
+	State
+	Previous *uint64  `json:"previous"`
+	Changes  []Change `json:"changes"`
+}
+
+// Diff returns run id's state at step and its changes against the step
+// before (every non-null field added at the run's first step).
+func (in *Inspector) Diff(ctx context.Context, id string, step uint64) (*StepDiff, error) {
+	cur, err := in.State(ctx, id, int64(step))
+	if err != nil {
+		return nil, err
+	}
+	out := &StepDiff{State: *cur, Changes: []Change{}}
+	before := map[string]json.RawMessage{}
+	if step > 0 {
+		cps, err := in.cfg.Store.ListCheckpoints(ctx, id, store.CheckpointFilter{})
+		if err != nil {
+			return nil, fmt.Errorf("run %s: %w", id, err)
+		}
+		prevStep, found := uint64(0), false
+		for _, cp := range cps {
+			if cp.Step < step && (!found || cp.Step > prevStep) {
+				prevStep, found = cp.Step, true
+			}
+		}
+		if found {
+			prev, err := in.State(ctx, id, int64(prevStep))
+			if err != nil {
+				return nil, err
+			}
+			out.Previous = &prevStep
+			if err := json.Unmarshal(prev.State, &before); err != nil {
+				return nil, fmt.Errorf("run %s step %d: %w", id, prevStep, err)
+			}
+		}
+	}
+	after := map[string]json.RawMessage{}
+	if err := json.Unmarshal(cur.State, &after); err != nil {
+		return nil, fmt.Errorf("run %s step %d: %w", id, step, err)
+	}
+	isNull := func(b json.RawMessage) bool { return len(b) == 0 || string(b) == "null" }
+	for _, name := range fieldOrder(cur.State) {
+		b, a := before[name], after[name]
+		switch {
+		case isNull(b) && isNull(a), bytes.Equal(b, a):
+			continue
+		case isNull(b):
+			out.Changes = append(out.Changes, Change{Field: name, Op: "added", Before: json.RawMessage("null"), After: a})
+		case isNull(a):
+			out.Changes = append(out.Changes, Change{Field: name, Op: "removed", Before: b, After: json.RawMessage("null")})
+		default:
+			out.Changes = append(out.Changes, Change{Field: name, Op: "changed", Before: b, After: a})
+		}
+	}
+	return out, nil
+}
+
+// fieldOrder lists the members of a JSON object in their order.
+func fieldOrder(obj json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(obj))
+	var names []string
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return names
+		}
+		k, _ := t.(string)
+		names = append(names, k)
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return names
+		}
+	}
+	return names
+}

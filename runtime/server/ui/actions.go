@@ -1,0 +1,252 @@
+package ui
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sort"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/evolution"
+	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/runtime/store"
+)
+
+// runnerFor reports whether this server can continue run (its app is the
+// Backend's), answering 409 no_runner when it cannot.
+func (h *Handler) runnerFor(w http.ResponseWriter, run store.Run) bool {
+	if h.cfg.Backend == nil || h.cfg.Backend.App() != run.Session.App {
+		writeError(w, http.StatusConflict, "no_runner", "runs cannot be continued here (agentc ui FILE continues the runs of FILE's program; agentc serve those of its app)", nil)
+		return false
+	}
+	return true
+}
+
+// resume continues run through the Backend as its own user, with a context
+// that outlives the request; the run's events are read (and dropped) by a
+// goroutine the run owns: it ends when they close. The ledger and the
+// stream carry them.
+func (h *Handler) resume(r *http.Request, run store.Run, req *runtime.ResumeRequest) error {
+	started, err := h.cfg.Backend.Start(detached(r.Context()), "ui", runtime.Invocation{
+		User: run.Session.User, Session: run.Session.Session, Resume: req})
+	if err != nil {
+		return err
+	}
+	go func() {
+		for range started.Events {
+		}
+	}()
+	return nil
+}
+
+type answerRequest struct {
+	Values map[string]json.RawMessage `json:"values"`
+}
+
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
+	run, ok := h.lookupRun(w, r)
+	if !ok {
+		return
+	}
+	var req answerRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	if run.Status != store.RunStatus(runtime.StatusInterrupted) {
+		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not waiting for an answer", nil)
+		return
+	}
+	if err := h.in.CheckAnswers(r.Context(), run.ID, -1, req.Values); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !h.runnerFor(w, run) {
+		return
+	}
+	if err := h.resume(r, run, &runtime.ResumeRequest{Run: run.ID, Values: req.Values}); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"run": run.ID, "status": string(runtime.StatusRunning)})
+}
+
+type decision struct {
+	Action string          `json:"action"`
+	Value  json.RawMessage `json:"value,omitempty"`
+}
+
+type decideRequest struct {
+	Decisions map[string]decision `json:"decisions"`
+}
+
+func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
+	run, ok := h.lookupRun(w, r)
+	if !ok {
+		return
+	}
+	var req decideRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	if run.Status != store.RunStatus(runtime.StatusNeedsDecision) {
+		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not needs_decision", nil)
+		return
+	}
+	if len(req.Decisions) == 0 {
+		writeError(w, http.StatusUnprocessableEntity, "invalid_value", "no decisions", inspect.FieldErrors{{Field: "decisions", Message: "settle at least one side effect"}})
+		return
+	}
+	// The CLI's spelling (agentc run --decide ID=done:JSON|retry|fail),
+	// checked by the same code.
+	ids := make([]string, 0, len(req.Decisions))
+	for id := range req.Decisions {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	var specs []string
+	var fe inspect.FieldErrors
+	for _, id := range ids {
+		d := req.Decisions[id]
+		switch d.Action {
+		case "done":
+			specs = append(specs, id+"=done:"+string(d.Value))
+		case "retry", "fail":
+			specs = append(specs, id+"="+d.Action)
+		default:
+			fe = append(fe, inspect.FieldError{Field: id, Message: `action must be "done", "retry" or "fail"`})
+		}
+	}
+	if len(fe) > 0 {
+		h.fail(w, r, fe)
+		return
+	}
+	resume := &runtime.ResumeRequest{Run: run.ID}
+	if err := h.sessions.Decide(r.Context(), resume, specs); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !h.runnerFor(w, run) {
+		return
+	}
+	if err := h.resume(r, run, resume); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"run": run.ID, "status": string(runtime.StatusRunning)})
+}
+
+type forkRequest struct {
+	Step     *uint64                    `json:"step"`
+	Set      map[string]json.RawMessage `json:"set"`
+	Continue bool                       `json:"continue"`
+	Values   map[string]json.RawMessage `json:"values"`
+}
+
+type forkResponse struct {
+	inspect.Forked
+	Status string `json:"status"`
+}
+
+func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
+	run, ok := h.lookupRun(w, r)
+	if !ok {
+		return
+	}
+	var req forkRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	if req.Step == nil {
+		h.fail(w, r, inspect.FieldErrors{{Field: "step", Message: "the step to fork at is required"}})
+		return
+	}
+	ctx := r.Context()
+	if err := h.in.CheckEdits(ctx, run.ID, *req.Step, req.Set); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if req.Continue {
+		if !h.runnerFor(w, run) {
+			return
+		}
+		st, err := h.in.State(ctx, run.ID, int64(*req.Step))
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if len(st.Interrupts) > 0 || len(req.Values) > 0 {
+			if err := h.in.CheckAnswers(ctx, run.ID, int64(*req.Step), req.Values); err != nil {
+				h.fail(w, r, err)
+				return
+			}
+		}
+	}
+	forked, err := h.in.Fork(ctx, inspect.ForkRequest{Run: run.ID, Step: *req.Step, Set: req.Set})
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	out := forkResponse{Forked: forked, Status: string(runtime.StatusInterrupted)}
+	if req.Continue {
+		nr := run
+		nr.ID = forked.Run
+		if err := h.resume(r, nr, &runtime.ResumeRequest{Run: forked.Run, Values: req.Values}); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		out.Status = string(runtime.StatusRunning)
+	}
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
+	run, ok := h.lookupRun(w, r)
+	if !ok {
+		return
+	}
+	var req struct{}
+	if !h.decode(w, r, &req) {
+		return
+	}
+	if h.cfg.Backend == nil || h.cfg.Backend.Cancel(run.Session.User, run.ID) != nil {
+		writeError(w, http.StatusConflict, "not_running", "run "+run.ID+" is "+string(run.Status)+" and not running on this server", nil)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"run": run.ID, "status": "canceling"})
+}
+
+func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
+	cand, ok := h.lookupCandidate(w, r)
+	if !ok {
+		return
+	}
+	var req struct{}
+	if !h.decode(w, r, &req) {
+		return
+	}
+	c, err := h.in.Approve(r.Context(), cand.ID, h.caller(r).user)
+	switch {
+	case errors.Is(err, evolution.ErrNotPending):
+		h.fail(w, r, err)
+		return
+	case err != nil: // a gate that holds for people too (spec, safety)
+		h.fail(w, r, inspect.FieldErrors{{Field: cand.ID, Message: err.Error()}})
+		return
+	}
+	writeJSON(w, http.StatusOK, c)
+}
+
+func (h *Handler) reject(w http.ResponseWriter, r *http.Request) {
+	cand, ok := h.lookupCandidate(w, r)
+	if !ok {
+		return
+	}
+	var req struct {
+		Reason string `json:"reason"`
+	}
+	if !h.decode(w, r, &req) {
+		return
+	}
+	c, err := h.in.Reject(r.Context(), cand.ID, h.caller(r).user, req.Reason)
+	h.reply(w, r, c, err)
+}
