@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -188,24 +188,17 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	return failErr(fmt.Errorf("run %s failed", fin.Run))
 }
 
-// writeRecording writes each recorded tool's fixture to dir/TOOL.yaml and
-// says so on stderr.
+// writeRecording writes each recorded tool's fixture to dir/TOOL.yaml
+// (Recording.WriteDir) and says so on stderr.
 func writeRecording(a *app, rec *model.Recording, dir string) {
-	tools := rec.Tools()
-	if len(tools) == 0 {
+	paths, err := rec.WriteDir(dir)
+	if len(paths) == 0 && err == nil {
 		fmt.Fprintf(a.stderr, "agentc: --record: no http, exec or mcp tool was called; nothing written\n")
-		return
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	for _, p := range paths {
+		fmt.Fprintf(a.stderr, "agentc: recorded %s (replay: tool %s replay %q)\n", p, strings.TrimSuffix(filepath.Base(p), ".yaml"), filepath.ToSlash(p))
+	}
+	if err != nil {
 		fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
-		return
-	}
-	for _, name := range tools {
-		p := filepath.Join(dir, name+".yaml")
-		if err := os.WriteFile(p, rec.Fixture(name), 0o644); err != nil {
-			fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
-			continue
-		}
-		fmt.Fprintf(a.stderr, "agentc: recorded %s (replay: tool %s replay %q)\n", p, name, filepath.ToSlash(p))
 	}
 }
