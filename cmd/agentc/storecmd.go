@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -88,7 +87,7 @@ func (g *storeCmd) openKeyed(ctx context.Context) (store.Store, error) {
 }
 
 // servedAPI is the inspector API of the agentc serve that holds the Pebble
-// store f selects: the serve.json it wrote there, naming a live process.
+// store f selects (ui.Served).
 func servedAPI(f storeFlags) (*ui.Client, ui.ServeInfo, bool) {
 	t, err := f.target()
 	if err != nil {
@@ -97,14 +96,7 @@ func servedAPI(f storeFlags) (*ui.Client, ui.ServeInfo, bool) {
 	if kind, _ := dial.Parse(t); kind != dial.Pebble {
 		return nil, ui.ServeInfo{}, false
 	}
-	info, err := ui.ReadServeFile(t)
-	if err != nil {
-		return nil, info, false
-	}
-	if err := syscall.Kill(info.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return nil, info, false // its process is gone
-	}
-	return ui.NewClient(info.Addr, info.Token, info.User), info, true
+	return ui.Served(t)
 }
 
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.
