@@ -287,3 +287,33 @@ graph g(S) input q output out {
 		t.Errorf("output %q, want %q", got, want)
 	}
 }
+
+// TestFixtureStaysInItsFolder: a test's fixture path may not leave the
+// folder of the file that names it, even inside the module root (P503).
+func TestFixtureStaysInItsFolder(t *testing.T) {
+	src := `workflow w
+model m { provider = openai, name = "x" }
+agent a llm { model = m }
+test "outside" {
+  run = a
+  model m replay "../shared.yaml"
+}
+test "inside" {
+  run = a
+  model m replay "fixtures/m.yaml"
+}
+`
+	fsys := fstest.MapFS{
+		"w/main.agent":      {Data: []byte(src)},
+		"shared.yaml":       {Data: []byte("version: 1\n")},
+		"w/fixtures/m.yaml": {Data: []byte("version: 1\n")},
+	}
+	_, _, ds := checkFile(fsys, "w/main.agent")
+	var got []string
+	for _, d := range ds {
+		got = append(got, string(d.Code)+" "+d.Summary)
+	}
+	if len(got) != 1 || got[0] != `P503 fixture "../shared.yaml": path leaves the folder of w/main.agent` {
+		t.Errorf("diagnostics: %q", got)
+	}
+}

@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -225,6 +227,9 @@ func (c *checker) replay(t *Test, r *syntax.Replay, file string) {
 		return
 	}
 	full, err := resolveRel(file, p)
+	if dir := path.Dir(file); err == nil && dir != "." && !strings.HasPrefix(full, dir+"/") {
+		err = fmt.Errorf("path leaves the folder of %s", file)
+	}
 	if err != nil {
 		c.errorf(BadPath, r.Fixture.Span(), "fixture %q: %v", p, err)
 		return
