@@ -166,6 +166,28 @@ graph g(S) input q output out {
 			want: []string{"N202 key x is repeated"},
 		},
 		{
+			name: "one error for a non-ASCII name, however often it is used",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node résumé = set { out = "a" }
+  start -> résumé
+  résumé -> end
+}
+`,
+			want: []string{`S101 name "résumé" is not ASCII`},
+		},
+		{
+			name: "one error for an unclosed interpolation, naming it",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node n = set { out = "hello {q" }
+  start -> n
+  n -> end
+}
+`,
+			want: []string{"S105 interpolation is not closed before the end of the string"},
+		},
+		{
 			name: "a real G402 is still reported",
 			src: `state S { q: string, out: string = "" }
 graph g(S) input q output out {
