@@ -22,7 +22,9 @@ func newFmtCmd(a *app) *cobra.Command {
 file is named).
 
   -w        rewrite files in place
-  --check   print the files whose formatting differs; exit 1 if any
+  --check   print the files whose formatting differs; exit 1 if any (the
+            canonical form uses LF line endings: a CRLF file is listed, and
+            stderr says so)
   -d        print a unified diff instead of the formatted text
 
 A file with syntax errors is reported and left untouched (exit 1).`,
@@ -74,6 +76,9 @@ func fmtOne(a *app, name string, src []byte, write, check, showDiff bool) error 
 	case check:
 		if changed {
 			fmt.Fprintln(a.stdout, name)
+			if why := format.Why(src); why != "" {
+				fmt.Fprintf(a.stderr, "agentc: %s: %s (agentc fmt -w converts them)\n", name, why)
+			}
 			return failed
 		}
 		return nil

@@ -507,3 +507,14 @@ func TestDiff(t *testing.T) {
 		t.Errorf("diff of equal files: %q", d)
 	}
 }
+
+// TestWhy: CRLF line endings are named as the reason a file is not
+// canonical.
+func TestWhy(t *testing.T) {
+	if got := Why([]byte("state S {\r\n  q : string\r\n}\r\n")); !strings.Contains(got, "CRLF") {
+		t.Errorf("CRLF: %q", got)
+	}
+	if got := Why([]byte("state S {   q: string }\n")); got != "" {
+		t.Errorf("LF: %q", got)
+	}
+}
