@@ -27,7 +27,8 @@ else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
 ./.agentc). --app is the app the sessions belong to: the workflow's
 name unless the Runner was given another.
 
-  agentc sessions list --app APP [--user U]      sessions, by (user, session)
+  agentc sessions list [--app APP [--user U]]    sessions, by (user, session);
+                                                 without --app every app's, by app first
   agentc sessions show SESSION --app APP         one session and its runs
   agentc sessions events SESSION --app APP       its ledger, one event a line
 
@@ -42,10 +43,16 @@ exist, 2 on usage errors.`,
 		}
 		return store.SessionKey{App: f.app, User: u, Session: s}
 	}
-	f.sub("list --app APP [--user U]", "List sessions", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
+	list := f.sub("list [--app APP [--user U]]", "List sessions (default: of every app)", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
 		ss, err := in.Sessions(ctx, session.ListFilter{App: f.app, User: f.user})
-		return each(a, f.json, ss, err, func(s inspect.Session) { fmt.Fprintln(a.stdout, s.Line()) })
+		return each(a, f.json, ss, err, func(s inspect.Session) {
+			if f.app == "" {
+				fmt.Fprint(a.stdout, s.App, "\t")
+			}
+			fmt.Fprintln(a.stdout, s.Line())
+		})
 	})
+	list.PreRunE = func(*cobra.Command, []string) error { f.keyed = false; return nil } // --app is optional here
 	f.sub("show SESSION --app APP [--user U]", "Show a session and its runs", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		s, err := in.Session(ctx, key(args[0]))
 		switch {

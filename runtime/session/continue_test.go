@@ -79,3 +79,30 @@ func TestHint(t *testing.T) {
 		}
 	}
 }
+
+// TestListEveryApp: without an app, List lists the sessions of every app,
+// by (app, user, session); a user still needs an app.
+func TestListEveryApp(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	defer st.Close()
+	for _, k := range []store.SessionKey{{App: "b", User: "u", Session: "s1"}, {App: "a", User: "v", Session: "s2"}, {App: "a", User: "u", Session: "s3"}} {
+		if _, _, err := st.GetOrCreateSession(ctx, k, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	infos, err := session.New(st).List(ctx, session.ListFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, in := range infos {
+		got = append(got, in.Key.App+"/"+in.Key.User+"/"+in.Key.Session)
+	}
+	if strings.Join(got, " ") != "a/u/s3 a/v/s2 b/u/s1" {
+		t.Errorf("sessions %v", got)
+	}
+	if _, err := session.New(st).List(ctx, session.ListFilter{User: "u"}); !errors.Is(err, store.ErrInvalid) {
+		t.Errorf("a user without an app: %v", err)
+	}
+}
