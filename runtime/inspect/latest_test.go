@@ -16,7 +16,9 @@ type fakeAPI struct {
 	sessions []Session
 }
 
-func (f fakeAPI) Sessions(context.Context, session.ListFilter) ([]Session, error) { return f.sessions, nil }
+func (f fakeAPI) Sessions(context.Context, session.ListFilter) ([]Session, error) {
+	return f.sessions, nil
+}
 
 func (f fakeAPI) Session(_ context.Context, k store.SessionKey) (Session, error) {
 	for _, s := range f.sessions {
