@@ -188,6 +188,23 @@ graph g(S) input q output out {
 			want: []string{"S105 interpolation is not closed before the end of the string"},
 		},
 		{
+			name: "articles agree with the word they stand before",
+			src: `model m { provider = openai, name = "x" }
+agent helper llm { model = m }
+state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node n = tool helper { q = q }
+  start -> n
+  n -> end
+}
+test "t" {
+  run = g
+  answer n = "x"
+}
+`,
+			want: []string{"N210 helper is an llm agent, not a tool", "N210 node n is a tool node, not an interrupt"},
+		},
+		{
 			name: "a real G402 is still reported",
 			src: `state S { q: string, out: string = "" }
 graph g(S) input q output out {

@@ -268,7 +268,11 @@ func (c *checker) answer(t *Test, g *Graph, a *syntax.Answer, sc *scope) {
 	}
 	c.info.Refs[a.Node] = Ref{Kind: RefNode, Node: n}
 	if n.Kind != NodeInterrupt {
-		c.errorf(diag.WrongKind, a.Node.Span(), "node %s is a %s node, not an interrupt", n.Name, n.Kind)
+		kind := n.Kind.String()
+		if n.Call != nil {
+			kind = n.Call.Kind
+		}
+		c.errorf(diag.WrongKind, a.Node.Span(), "node %s is %s node, not an interrupt", n.Name, withArticle(kind))
 		c.expr(a.Value, sc, nil)
 		return
 	}

@@ -203,3 +203,15 @@ func TestWrite(t *testing.T) {
 		t.Error("xml: no error")
 	}
 }
+
+// TestWithArticle: the article agrees with the word's first sound.
+func TestWithArticle(t *testing.T) {
+	for word, want := range map[string]string{
+		"interrupt node": "an interrupt node", "llm agent": "an llm agent", "set node": "a set node",
+		"http tool": "an http tool", "tool": "a tool", "agent": "an agent", "list<string>": "a list<string>", "int": "an int",
+	} {
+		if got := WithArticle(word); got != want {
+			t.Errorf("WithArticle(%q) = %q, want %q", word, got, want)
+		}
+	}
+}
