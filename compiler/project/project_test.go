@@ -219,3 +219,41 @@ func TestLoad(t *testing.T) {
 		t.Errorf("missing.agent: %v", err)
 	}
 }
+
+// TestMessagePathsDisplayed: file names inside messages are shown relative
+// to the working directory, as spans are; paths quoted as written are left
+// as they are (issue 18).
+func TestMessagePathsDisplayed(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		".git/HEAD": "",
+		"sub/main.agent": `workflow w
+model m { provider = openai, name = "x" }
+agent a llm { model = m }
+test "t" {
+  run = a
+  model m replay "fixtures/missing.yaml"
+}
+test "u" {
+  run = a
+  model m replay "../up.yaml"
+}
+`,
+	})
+	p := At(filepath.Join(root, "sub"), nil)
+	ds, _, err := p.Check([]string{"main.agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Subject.File+": "+d.Summary)
+	}
+	want := []string{
+		"main.agent: fixture fixtures/missing.yaml not found",
+		`main.agent: fixture "../up.yaml": path leaves the folder of main.agent`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
