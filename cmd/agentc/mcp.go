@@ -21,9 +21,7 @@ import (
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/mcp"
-	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/workspace"
 )
@@ -200,10 +198,7 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 		return err
 	}
 	defer closeRunner()
-	b := &server.Backend{
-		Runner: r, Docs: st, Sessions: session.New(st), Clock: asm.Config().Clock,
-		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: server.NewMetrics(),
-	}
+	b := asm.Backend(r, st, logger, set.Limits, nil)
 	h, err := mcp.New(b, mcp.Options{Version: agentcVersion()})
 	if err != nil {
 		return failErr(err)

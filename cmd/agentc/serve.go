@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,7 +20,6 @@ import (
 	"github.com/agentc/agentc/runtime/retention"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/runtime/workspace"
@@ -111,13 +109,6 @@ func randomToken() string {
 	return hex.EncodeToString(b[:])
 }
 
-// newID returns prefix + a time-ordered random id.
-func newID(prefix string) string {
-	var b [10]byte
-	_, _ = rand.Read(b[:])
-	return prefix + strconv.FormatInt(time.Now().UnixMilli(), 36) + hex.EncodeToString(b[:])
-}
-
 func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
@@ -153,10 +144,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return err
 	}
 	clock := asm.Config().Clock
-	b := &server.Backend{
-		Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
-		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: metrics,
-	}
+	b := asm.Backend(r, st, logger, set.Limits, metrics)
 	// Listen first: the A2A card names the address actually bound (a
 	// --addr with port 0 gets one from the kernel).
 	l, err := net.Listen("tcp", set.Addr)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -14,7 +13,6 @@ import (
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
 )
@@ -57,21 +55,16 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 				closeFn = func() {}
 			)
 			if len(args) == 1 {
-				prog, enc, err := loadVerified(a, args[0])
+				prog, enc, proj, err := loadInProject(a, args[0])
 				if err != nil {
 					return err
-				}
-				proj, err := openProject(args[0])
-				if err != nil {
-					return usageErr(err)
 				}
 				asm, s, r, c, err := openRunner(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
 				if err != nil {
 					return err
 				}
 				st, closeFn = s, c
-				backend = &server.Backend{Runner: r, Docs: s, Sessions: session.New(s), Clock: asm.Config().Clock, NewID: newID,
-					Logger: slog.New(slog.DiscardHandler)}
+				backend = asm.Backend(r, s, nil, server.Limits{}, nil)
 			} else {
 				if st, err = f.open(ctx); err != nil {
 					return err
