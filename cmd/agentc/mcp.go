@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -10,8 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -138,25 +135,16 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 		if len(locks) == 0 && len(files) == 1 {
 			fmt.Fprintf(a.stderr, "agentc: %s declares no mcp tools; nothing to lock\n", file)
 		}
-		names := make([]string, 0, len(locks))
-		for n := range locks {
-			names = append(names, n)
+		writes, err := assemble.WriteLocks(proj.Root, locks, written)
+		for _, w := range writes {
+			if w.Changed {
+				fmt.Fprintf(a.stdout, "wrote %s\n", proj.Display(w.Name))
+			} else {
+				fmt.Fprintf(a.stdout, "%s unchanged\n", proj.Display(w.Name))
+			}
 		}
-		sort.Strings(names)
-		for _, name := range names {
-			if written[name] {
-				continue
-			}
-			written[name] = true
-			path := filepath.Join(proj.Root, filepath.FromSlash(name))
-			if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, locks[name]) {
-				fmt.Fprintf(a.stdout, "%s unchanged\n", proj.Display(name))
-				continue
-			}
-			if err := os.WriteFile(path, locks[name], 0o644); err != nil {
-				return usageErr(fmt.Errorf("write %s: %w", proj.Display(name), err))
-			}
-			fmt.Fprintf(a.stdout, "wrote %s\n", proj.Display(name))
+		if err != nil {
+			return usageErr(err)
 		}
 	}
 	return firstErr
