@@ -115,9 +115,6 @@ func (f storeFlags) open(ctx context.Context) (store.Store, error) {
 	return st, nil
 }
 
-// flushTraces is asm.Flush.
-func flushTraces(asm *assemble.Assembly, warn func(string)) { asm.Flush(warn) }
-
 // openProject is the project of path (a file or folder a command names;
 // "": the working directory), compiling against the stdlib table's
 // universe.

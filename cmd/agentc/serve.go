@@ -2,8 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"log/slog"
 	"net"
@@ -102,13 +100,6 @@ closed.`,
 	return cmd
 }
 
-// randomToken is a fresh 192-bit bearer token.
-func randomToken() string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
 func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
@@ -176,7 +167,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	// The last spans are flushed once the runs have ended, before the
 	// store is closed.
 	closers = append(closers, func(context.Context) error {
-		flushTraces(asm, func(msg string) { logger.Warn(msg) })
+		asm.Flush(func(msg string) { logger.Warn(msg) })
 		return nil
 	})
 	var traceCtx func(context.Context, http.Header) context.Context
@@ -187,12 +178,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	// The CLI's way in while this process holds a Pebble store: an admin
 	// token in serve.json (0600) in the data directory (spec/inspector.md).
 	if kind, _ := dial.Parse(set.Store); kind == dial.Pebble && set.UI {
-		info := ui.ServeInfo{PID: os.Getpid(), Addr: l.Addr().String(), User: ui.AdminUser, App: r.App()}
-		if !set.Open {
-			info.Token = randomToken()
-			set.Tokens[info.Token] = ui.AdminUser
-		}
-		remove, err := ui.WriteServeFile(set.Store, info)
+		remove, err := ui.Announce(set.Store, l.Addr().String(), r.App(), set.Tokens, set.Open)
 		if err != nil {
 			fmt.Fprintf(a.stderr, "agentc: warning: %v (agentc sessions and the other inspection commands cannot reach this server)\n", err)
 		} else {

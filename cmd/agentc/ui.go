@@ -81,7 +81,7 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 			if err != nil {
 				return failErr(fmt.Errorf("listen: %w", err))
 			}
-			token := randomToken()
+			token := ui.NewToken()
 			fmt.Fprintf(a.stdout, "http://%s%s#token=%s\n", l.Addr(), ui.PagePath, token)
 			fmt.Fprintf(a.stderr, "agentc: inspecting store %s on http://%s%s (open the address above; Ctrl-C stops)\n", dial.Display(target), l.Addr(), ui.PagePath)
 			sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

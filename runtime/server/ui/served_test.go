@@ -27,3 +27,25 @@ func TestServed(t *testing.T) {
 		t.Fatal("served by a process that is gone")
 	}
 }
+
+// TestAnnounce: a closed server's serve file carries a fresh admin token,
+// added to its tokens; an open server's carries none.
+func TestAnnounce(t *testing.T) {
+	dir := t.TempDir()
+	tokens := map[string]string{"t": "u"}
+	remove, err := Announce(dir, "127.0.0.1:1", "app", tokens, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ReadServeFile(dir)
+	if err != nil || info.Token == "" || tokens[info.Token] != AdminUser || info.App != "app" || info.PID != os.Getpid() {
+		t.Fatalf("info %+v, tokens %v, %v", info, tokens, err)
+	}
+	_ = remove()
+	if _, err := Announce(dir, "127.0.0.1:1", "app", nil, true); err != nil {
+		t.Fatal(err)
+	}
+	if info, _ := ReadServeFile(dir); info.Token != "" {
+		t.Errorf("an open server's serve file has a token")
+	}
+}
