@@ -104,7 +104,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 			return usageErr(err)
 		}
 		if f.program != "" {
-			p, _, err := loadVerified(a, f.program)
+			p, _, _, err := loadInProject(a, f.program)
 			if err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ error was found, 2 on a usage or I/O problem.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
-			prog, b, err := loadVerified(a, args[0])
+			prog, b, _, err := loadInProject(a, args[0])
 			if err != nil {
 				return err
 			}

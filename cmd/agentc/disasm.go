@@ -22,7 +22,7 @@ decoded and verified (a corrupt file is reported, exit 1).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
-			prog, _, err := loadVerified(a, args[0])
+			prog, _, _, err := loadInProject(a, args[0])
 			if err != nil {
 				return err
 			}

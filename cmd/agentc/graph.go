@@ -25,7 +25,7 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 			if f != bytecode.Mermaid && f != bytecode.DOT {
 				return usageErr(fmt.Errorf("unknown --format %q (want mermaid or dot)", format))
 			}
-			prog, _, err := loadVerified(a, args[0])
+			prog, _, _, err := loadInProject(a, args[0])
 			if err != nil {
 				return err
 			}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/pflag"
@@ -12,11 +11,9 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
-	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
-	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/stdlib"
 )
 
@@ -47,28 +44,13 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 	return prog, enc, proj, nil
 }
 
-// loadVerified is loadInProject without the project.
-func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
-	prog, enc, _, err := loadInProject(a, file)
-	return prog, enc, err
-}
-
 // assembleOptions are the assembly options of agentc run and serve: the
 // program verified at load, replaying the fixtures of its default test
 // block where a model or tool has no implementation, warnings to stderr.
 func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data string) assemble.Options {
 	return assemble.Options{Program: prog, Verified: true, Encoding: enc, Root: root,
 		Replay: assemble.DefaultReplay(prog), Evolution: true, Data: data, // workspaces: the default base, outside the data directory (spec/skills.md)
-		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }}
-}
-
-// openRunner is assemble.Open; its errors are the command's failure.
-func openRunner(ctx context.Context, opts assemble.Options, target string) (*assemble.Assembly, store.Store, *runtime.Runner, func(), error) {
-	asm, st, r, close, err := assemble.Open(ctx, opts, target)
-	if err != nil {
-		return nil, nil, nil, nil, failErr(err)
-	}
-	return asm, st, r, close, nil
+		Warn: a.warn}
 }
 
 // storeFlags are --data and --store, on every command that opens a store
@@ -120,15 +102,4 @@ func (f storeFlags) open(ctx context.Context) (store.Store, error) {
 // universe.
 func openProject(path string) (*project.Project, error) {
 	return project.OpenFor(path, stdlib.Universe())
-}
-
-// checkExecConfinement prints how the program's commands are confined and
-// refuses to serve them unconfined to several users
-// (assemble.ExecConfinement).
-func checkExecConfinement(p *bytecode.Program, r jail.Report, tokens map[string]string, open bool, _ string, stderr io.Writer) error {
-	note, err := assemble.ExecConfinement(p, r, tokens, open, nil)
-	if note != "" {
-		fmt.Fprintf(stderr, "agentc: %s\n", note)
-	}
-	return err
 }

@@ -175,15 +175,15 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 			return usageErr(err)
 		}
 	}
-	if err := checkExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, set.Data, a.stderr); err != nil {
+	if err := assemble.ExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
 	opts.App, opts.Logger = set.App, logger
-	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
+	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
 	if err != nil {
-		return err
+		return failErr(err)
 	}
 	defer closeRunner()
 	b := asm.Backend(r, st, logger, set.Limits, nil)

@@ -125,9 +125,9 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		opts.Record = model.NewRecording()
 		defer writeRecording(a, opts.Record, f.record)
 	}
-	asm, st, r, closeRunner, err := openRunner(ctx, opts, target)
+	asm, st, r, closeRunner, err := assemble.Open(ctx, opts, target)
 	if err != nil {
-		return err
+		return failErr(err)
 	}
 	defer closeRunner()
 

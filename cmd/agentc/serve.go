@@ -113,7 +113,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err := set.CheckAuth(); err != nil {
 		return usageErr(err)
 	}
-	if err := checkExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, set.Data, a.stderr); err != nil {
+	if err := assemble.ExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
 	var logger *slog.Logger
@@ -130,9 +130,9 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
 	metrics := server.NewMetrics()
 	opts.App, opts.Logger, opts.Metrics = set.App, logger, metrics
-	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
+	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
 	if err != nil {
-		return err
+		return failErr(err)
 	}
 	clock := asm.Config().Clock
 	b := asm.Backend(r, st, logger, set.Limits, metrics)

@@ -59,9 +59,9 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 				if err != nil {
 					return err
 				}
-				asm, s, r, c, err := openRunner(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
+				asm, s, r, c, err := assemble.Open(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
 				if err != nil {
-					return err
+					return failErr(err)
 				}
 				st, closeFn = s, c
 				backend = asm.Backend(r, s, nil, server.Limits{}, nil)

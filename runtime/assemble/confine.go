@@ -27,32 +27,33 @@ func ExecTools(p *bytecode.Program) []string {
 }
 
 // ExecConfinement says at start how the program's commands are confined
-// (note, "" when it runs none) and refuses to serve command-running tools
-// to more than one user (several token users, or open, where any
-// X-Agentc-User is a user) when the kernel cannot confine them, unless
-// AGENTC_UNCONFINED_EXEC=1 in env (nil: os.LookupEnv) (spec/serve.md,
-// "Executed code"); r is workspace.Confinement(), tokens map a token to
-// its user.
-func ExecConfinement(p *bytecode.Program, r jail.Report, tokens map[string]string, open bool, env func(string) (string, bool)) (note string, err error) {
+// (on note; nothing when it runs none) and refuses to serve
+// command-running tools to more than one user (several token users, or
+// open, where any X-Agentc-User is a user) when the kernel cannot confine
+// them, unless AGENTC_UNCONFINED_EXEC=1 in env (nil: os.LookupEnv)
+// (spec/serve.md, "Executed code"); r is workspace.Confinement(), tokens
+// map a token to its user.
+func ExecConfinement(p *bytecode.Program, r jail.Report, tokens map[string]string, open bool, env func(string) (string, bool), note func(string)) error {
 	if env == nil {
 		env = os.LookupEnv
 	}
 	names := ExecTools(p)
 	if len(names) == 0 {
-		return "", nil
+		return nil
 	}
 	users := map[string]bool{}
 	for _, u := range tokens {
 		users[u] = true
 	}
-	if r.Confined() {
-		return fmt.Sprintf("tools that run commands (%v) are confined: %s", names, r), nil
+	switch v, _ := env(UnconfinedExecEnv); {
+	case r.Confined():
+		note(fmt.Sprintf("tools that run commands (%v) are confined: %s", names, r))
+	case !open && len(users) <= 1:
+		note(fmt.Sprintf("warning: tools that run commands (%v) are NOT confined (%s); one user only", names, r))
+	case v == "1":
+		note(fmt.Sprintf("warning: tools that run commands (%v) are NOT confined (%s) and are served to several users because %s=1: each user's commands can read the others' workspaces, the data directory and this server's environment", names, r, UnconfinedExecEnv))
+	default:
+		return fmt.Errorf("tools that run commands (%v) cannot be confined on this machine (%s): served to several users, each could read the others' workspaces, the data directory and this server's secrets; serve one user, run on a kernel with Landlock (and user namespaces), or set %s=1 to accept the risk", names, r, UnconfinedExecEnv)
 	}
-	if !open && len(users) <= 1 {
-		return fmt.Sprintf("warning: tools that run commands (%v) are NOT confined (%s); one user only", names, r), nil
-	}
-	if v, _ := env(UnconfinedExecEnv); v == "1" {
-		return fmt.Sprintf("warning: tools that run commands (%v) are NOT confined (%s) and are served to several users because %s=1: each user's commands can read the others' workspaces, the data directory and this server's environment", names, r, UnconfinedExecEnv), nil
-	}
-	return "", fmt.Errorf("tools that run commands (%v) cannot be confined on this machine (%s): served to several users, each could read the others' workspaces, the data directory and this server's secrets; serve one user, run on a kernel with Landlock (and user namespaces), or set %s=1 to accept the risk", names, r, UnconfinedExecEnv)
+	return nil
 }

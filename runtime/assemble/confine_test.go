@@ -42,7 +42,8 @@ func TestExecConfinement(t *testing.T) {
 				}
 				return "", false
 			}
-			out, err := ExecConfinement(tc.prog, tc.r, tc.tokens, tc.open, env)
+			out := ""
+			err := ExecConfinement(tc.prog, tc.r, tc.tokens, tc.open, env, func(msg string) { out = msg })
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
