@@ -403,7 +403,7 @@ func (c *checker) checkAttr(spec *attrSpec, a *syntax.Attr, sc *scope) *Attr {
 	case vRef:
 		n, ok := bareName(v)
 		if !ok {
-			c.errorf(TypeMismatch, v.Span(), "%s must name a %s", spec.name, kindsText(spec.refs))
+			c.errorf(TypeMismatch, v.Span(), "%s must name %s", spec.name, withArticle(kindsText(spec.refs)))
 			return out
 		}
 		if d := c.lookupName(n.Ident, n.Span(), n, sc.file, kindsText(spec.refs), spec.refs...); d != nil {

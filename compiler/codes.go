@@ -104,7 +104,7 @@ func init() {
 
 		diag.CodeInfo{Code: LiteralSecret, Severity: diag.Error, Title: "literal secret", Doc: "A secret attribute (api_key) is written as a literal. Secrets come only from env()."},
 		diag.CodeInfo{Code: InvalidValue, Severity: diag.Error, Title: "invalid value", Doc: "An attribute or policy value is out of range or not one of the allowed words (temperature outside [0, 2], a ratio outside (0, 1], retry 0, a backoff minimum above its maximum, an unknown provider, a serve path used twice)."},
-		diag.CodeInfo{Code: BadPath, Severity: diag.Error, Title: "invalid path", Doc: "A skill folder or fixture path is absolute, uses backslashes, or leaves the folder of the file that names it."},
+		diag.CodeInfo{Code: BadPath, Severity: diag.Error, Title: "invalid path", Doc: "A skill folder or fixture path is absolute or uses backslashes, a skill folder leaves the module root, or a fixture path leaves the folder of the file that names it."},
 		diag.CodeInfo{Code: FileMissing, Severity: diag.Error, Title: "file not found", Doc: "A skill folder has no SKILL.md, or a test fixture file does not exist."},
 		diag.CodeInfo{Code: ToolInputRecord, Severity: diag.Error, Title: "tool input is not a record", Doc: "A tool's input type must be a record (models call tools with JSON objects); its output must not contain a secret."},
 		diag.CodeInfo{Code: UnknownBuiltin, Severity: diag.Error, Title: "unknown builtin", Doc: "`run = builtin.NAME` names no builtin tool implementation."},

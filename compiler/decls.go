@@ -311,7 +311,7 @@ func (c *checker) checkAgent(a *Agent) {
 				need = 2
 			}
 			if l, ok := primaryOf(at.Value).(*syntax.ListLit); ok && len(l.Elems) < need {
-				c.errorf(InvalidValue, at.Value.Span(), "a %s agent needs at least %d member(s)", a.Form, need)
+				c.errorf(InvalidValue, at.Value.Span(), "%s agent needs at least %d member(s)", withArticle(a.Form.String()), need)
 			}
 		}
 		if a.Form == AgentParallel {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -347,7 +346,7 @@ func (c *checker) policies(b *graphBuild, n *Node, cls []*syntax.Clause, allowed
 			continue
 		}
 		if allowed&k == 0 {
-			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on %s %s", clauseNames[k], article(what), what)
+			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on %s", clauseNames[k], withArticle(what))
 			switch {
 			case what == "map node" && k&itemClauses != 0:
 				d.Detail = "per-item policies go inside the map body, after the call"
@@ -597,7 +596,7 @@ func (c *checker) callBody(b *graphBuild, body *syntax.CallNode, sc *scope) *Cal
 		d := c.lookup(body.Callee, b.file, "llm agent", DeclAgent)
 		if a, ok := d.(*Agent); ok {
 			if a.Form != AgentLLM && a.Form != 0 {
-				c.errorf(diag.WrongKind, at, "%s is a %s agent; call it with `agent %s`", a.name, a.Form, a.name)
+				c.errorf(diag.WrongKind, at, "%s is %s agent; call it with `agent %s`", a.name, withArticle(a.Form.String()), a.name)
 			} else {
 				call.Agent = a
 				call.Output = a.Output
@@ -808,7 +807,7 @@ func (c *checker) checkInto(b *graphBuild, n *Node) {
 		}
 		d := c.errorf(BadInto, n.IntoSpan, "%s %s %s, which cannot be %s %s %s (%s)", n.Name, what, out, wordsOf(f).past, wordsOf(f).prep, f.Name, f.Type)
 		if f.Reducer == ReduceAppend {
-			d.Detail = fmt.Sprintf("append takes a %s or a %s", f.Type.Elem(), f.Type)
+			d.Detail = fmt.Sprintf("append takes %s or %s", withArticle(f.Type.Elem().String()), withArticle(f.Type.String()))
 		}
 	}
 }
@@ -858,13 +857,8 @@ func graphCallee(n *Node, c *checker) (*syntax.Ident, *Graph) {
 	return cn.Callee, g
 }
 
-// article is "an" before a vowel, else "a".
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
-		return "an"
-	}
-	return "a"
-}
+// withArticle is word after its indefinite article (diag.WithArticle).
+func withArticle(word string) string { return diag.WithArticle(word) }
 
 // firstKey finds an attribute named name among before (through seen when
 // it is not nil), for duplicate detection.

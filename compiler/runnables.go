@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -228,6 +230,9 @@ func (c *checker) replay(t *Test, r *syntax.Replay, file string) {
 		return
 	}
 	full, err := resolveRel(file, p)
+	if dir := path.Dir(file); err == nil && dir != "." && !strings.HasPrefix(full, dir+"/") {
+		err = fmt.Errorf("path leaves the folder of %s", file)
+	}
 	if err != nil {
 		c.errorf(BadPath, r.Fixture.Span(), "fixture %q: %v", p, err)
 		return
@@ -266,7 +271,11 @@ func (c *checker) answer(t *Test, g *Graph, a *syntax.Answer, sc *scope) {
 	}
 	c.info.Refs[a.Node] = Ref{Kind: RefNode, Node: n}
 	if n.Kind != NodeInterrupt {
-		c.errorf(diag.WrongKind, a.Node.Span(), "node %s is a %s node, not an interrupt", n.Name, n.Kind)
+		kind := n.Kind.String()
+		if n.Call != nil {
+			kind = n.Call.Kind
+		}
+		c.errorf(diag.WrongKind, a.Node.Span(), "node %s is %s node, not an interrupt", n.Name, withArticle(kind))
 		c.expr(a.Value, sc, nil)
 		return
 	}

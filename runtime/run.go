@@ -391,11 +391,6 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		a.send(e)
 	}
 	close(a.out)
-	if a.keeper != nil && recorded {
-		// Followers on other replicas read the end at once (after the
-		// caller got it: the notification is only a wake-up).
-		a.r.own.notify("end", a.id)
-	}
 }
 
 // outcome maps the VM's result to the run's status and error.

@@ -169,9 +169,11 @@ type Runner struct {
 
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 
-	own     *ownership                 // nil: the store is this process's alone
+	own     *ownership // nil: the store is this process's alone
+	self    string     // Instance without replicas: minted at its first call
+	selfOne sync.Once
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
-	waiters map[string][]chan struct{} // by run id: closed when the run next records its end (Changed)
+	waiters map[string][]chan struct{} // by run id: closed when the run next commits a step or records its end (Changed)
 	timerCh chan time.Time             // RunTimers' wake-up, nil when it does not run (timers.go)
 }
 
@@ -543,8 +545,11 @@ func (r *Runner) unref(key store.SessionKey, s *sessionSlot) {
 }
 
 // inputValue converts the invocation's text to graph gi's input field: a
-// string field takes it as is, a messages field one user message, any other
-// type is decoded from JSON. A graph without an input field ignores it.
+// string field takes it as is; an enum field a literal as is (or quoted);
+// a json field the JSON value the text is, else the text as a string; a
+// messages field the list of messages the text is as JSON, else one user
+// message; any other type is decoded from JSON. A graph without an input
+// field ignores it.
 func (r *Runner) inputValue(gi int, text string) (types.Value, error) {
 	g := &r.prog.Graphs[gi]
 	if g.Input == bytecode.None || text == "" {
@@ -557,9 +562,21 @@ func (r *Runner) inputValue(gi int, text string) (types.Value, error) {
 		base = base.Elem()
 	}
 	switch {
-	case base.Kind() == types.KindString || base.Kind() == types.KindJSON:
+	case base.Kind() == types.KindString:
+		return types.MakeString(text), nil
+	case base.Kind() == types.KindEnum:
+		if v, err := types.FromJSON(t, jsonString(text)); err == nil {
+			return v, nil
+		}
+	case base.Kind() == types.KindJSON:
+		if v, err := types.FromJSON(t, []byte(text)); err == nil {
+			return v, nil
+		}
 		return types.MakeString(text), nil
 	case base.Kind() == types.KindMessages || base.Kind() == types.KindList && types.Identical(base.Elem(), types.MessageType):
+		if v, err := types.FromJSON(t, []byte(text)); err == nil {
+			return v, nil
+		}
 		msg, err := types.FromJSON(types.MessageType, []byte(`{"role":"user","content":`+string(jsonString(text))+`}`))
 		if err != nil {
 			return types.Value{}, fmt.Errorf("%w: %v", ErrInvalidInvocation, err)

@@ -76,6 +76,16 @@ type Clock interface {
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
 
+// Sleeper is a Clock that waits by itself. The backoff before a retry
+// calls Sleep when the Clock implements it, else it waits on AfterFunc: a
+// test clock skips the wait (advancing its time) while it never fires an
+// attempt's timeout, so a test's outcome does not depend on which of a
+// timer and a replayed result comes first. Sleep reports false when ctx
+// ended first.
+type Sleeper interface {
+	Sleep(ctx context.Context, d time.Duration) bool
+}
+
 // Entropy is the VM's only source of randomness (retry jitter). Values drawn
 // are journaled so that a replay draws the same ones.
 type Entropy interface {

@@ -239,6 +239,9 @@ func (r *run) backoff(ctx context.Context, t *task, nd *bytecode.Node, s uint64,
 	if d <= 0 || r.replay != nil {
 		return ctx.Err() == nil
 	}
+	if s, ok := r.o.Clock.(Sleeper); ok {
+		return s.Sleep(ctx, d)
+	}
 	done := make(chan struct{})
 	stop := r.o.Clock.AfterFunc(d, func() { close(done) })
 	select {

@@ -125,12 +125,12 @@ func DecodeDelta(b []byte, nfields int) ([]FieldDelta, error) {
 		case opAppend:
 			d.Op = DeltaAppend
 			if x.Kind() != types.ValList {
-				return nil, fmt.Errorf("%w: field %d: append of a %s, not a list", errMalformed, d.Field, x.Kind())
+				return nil, fmt.Errorf("%w: field %d: append of a value of kind %s, not a list", errMalformed, d.Field, x.Kind())
 			}
 		case opMerge:
 			d.Op = DeltaMerge
 			if x.Kind() != types.ValMap {
-				return nil, fmt.Errorf("%w: field %d: merge of a %s, not a map", errMalformed, d.Field, x.Kind())
+				return nil, fmt.Errorf("%w: field %d: merge of a value of kind %s, not a map", errMalformed, d.Field, x.Kind())
 			}
 		default:
 			return nil, fmt.Errorf("%w: field %d: op %d", errMalformed, d.Field, op.Int())

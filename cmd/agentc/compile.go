@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
 )
 
 func newCompileCmd(a *app) *cobra.Command {
@@ -32,7 +31,7 @@ error was found, 2 on a usage or I/O problem.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
-			prog, b, err := compileFile(a, args[0])
+			prog, b, _, err := loadInProject(a, args[0])
 			if err != nil {
 				return err
 			}
@@ -70,30 +69,4 @@ error was found, 2 on a usage or I/O problem.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version","file","output","hash","bytes","budgets"} as JSON`)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the file to write (default: FILE with .agb; - for standard output)")
 	return cmd
-}
-
-// compileFile compiles one root file, printing its diagnostics to stderr;
-// any error is the command's failure (exit 1). It returns the program,
-// verified, and its encoding.
-func compileFile(a *app, file string) (*bytecode.Program, []byte, error) {
-	proj, err := openProject(file)
-	if err != nil {
-		return nil, nil, usageErr(err)
-	}
-	if _, err := os.Stat(file); err != nil {
-		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
-	}
-	prog, enc, ds, srcs, err := proj.Compile(file)
-	if err != nil {
-		return nil, nil, usageErr(err)
-	}
-	if len(ds) > 0 {
-		if err := renderDiags(a, "text", ds, srcs); err != nil {
-			return nil, nil, usageErr(err)
-		}
-	}
-	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		return nil, nil, failed
-	}
-	return prog, enc, nil
 }

@@ -142,15 +142,17 @@ func NewRetainer(st store.Store, now func() time.Time) *retention.Retainer {
 				run, err := agui.RecordRun(v)
 				return retention.Ref{Run: run}, err
 			}},
-			// An a2a.CollMessage record's value is the id of the task its
-			// message started.
-			{Coll: a2a.CollMessage, Read: func(v []byte) (retention.Ref, error) { return retention.Ref{Task: string(v)}, nil }},
-			// A task record goes with its run, and its list entry with it.
+			{Coll: a2a.CollMessage, Read: func(v []byte) (retention.Ref, error) { return retention.Ref{Task: a2a.MessageRecord(v)}, nil }},
+			// A task record goes with its run, and its list entry and its
+			// run's entry with it.
 			{Coll: a2a.CollTask, Owned: true, Read: func(v []byte) (retention.Ref, error) {
 				run, index, err := a2a.TaskRecord(v)
 				ref := retention.Ref{Run: run}
 				if index != "" {
 					ref.With = []retention.DocKey{{Coll: a2a.CollRecent, Key: index}}
+				}
+				if run != "" {
+					ref.With = append(ref.With, retention.DocKey{Coll: a2a.CollRunTask, Key: run})
 				}
 				return ref, err
 			}},

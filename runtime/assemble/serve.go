@@ -5,6 +5,7 @@ package assemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -392,4 +393,19 @@ func a2aArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
 		}
 		return out, nil
 	}
+}
+
+// CheckAuth refuses settings that would serve without a sound
+// authentication (spec/serve.md, "Authentication"): open with tokens, open
+// on an address other than loopback, neither open nor any token.
+func (s ServeSettings) CheckAuth() error {
+	switch {
+	case s.Open && len(s.Tokens) > 0:
+		return errors.New("--open serves without authentication and takes no tokens: drop --open, or the tokens (--token, AGENTC_TOKENS, agentc.yaml)")
+	case s.Open && !server.IsLoopback(s.Addr):
+		return fmt.Errorf("--open serves without authentication and is allowed on loopback addresses only, not %s", s.Addr)
+	case !s.Open && len(s.Tokens) == 0:
+		return errors.New("no bearer tokens: give --token TOKEN=USER (or AGENTC_TOKENS=TOKEN=USER,…), or --open to serve on loopback without authentication")
+	}
+	return nil
 }

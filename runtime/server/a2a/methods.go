@@ -246,21 +246,33 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, push *pushConfig, 
 	}
 	ctx := context.WithoutCancel(c.r.Context())
 	msgKey := h.messageKey(c.user, msg.MessageID)
-	err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollMessage, Key: msgKey, Value: []byte(t.ID), IfAbsent: true})
-	if errors.Is(err, store.ErrConflict) {
-		h.release(lt)
-		prev, err := h.b.Docs.GetDoc(ctx, CollMessage, msgKey)
-		if err != nil {
-			return nil, nil, "", c.internal("read message "+msg.MessageID, err)
+	inv := h.b.NewID("inv_") // its run's input event names it (server.Reserve)
+	rec, _ := json.Marshal(messageRecord{Task: t.ID, Claim: h.b.NewClaim(ctxID, inv)})
+	res, err := h.b.Reserve(ctx, c.user, CollMessage, msgKey, rec, func(prev []byte) (bool, error) {
+		_, err := h.readTask(ctx, c.user, MessageRecord(prev))
+		if errors.Is(err, errTaskNotFound) {
+			return false, nil
 		}
-		return nil, nil, string(prev), nil
-	}
+		return err == nil, err
+	})
 	if err != nil {
 		h.release(lt)
 		return nil, nil, "", c.internal("record message "+msg.MessageID, err)
 	}
+	if !res.Reserved {
+		h.release(lt)
+		prev := MessageRecord(res.Prev)
+		if res.Run != "" {
+			// Its request died after starting the run, before recording
+			// the task: record it now; the run goes on (taken over).
+			if e := c.adoptTask(res.Prev, msg, metadata, res.Run); e != nil {
+				return nil, nil, "", e
+			}
+		}
+		return nil, nil, prev, nil
+	}
 	unreserve := func() { _ = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollMessage, Key: msgKey, Delete: true}) }
-	run, err := h.b.Start(h.base, Proto, runtime.Invocation{User: c.user, Session: ctxID, Input: input, Runnable: h.opts.Runnable})
+	run, err := h.b.Start(h.base, Proto, runtime.Invocation{ID: inv, User: c.user, Session: ctxID, Input: input, Runnable: h.opts.Runnable})
 	if err != nil {
 		unreserve() // nothing ran: sending it again may start it
 		h.release(lt)
@@ -285,6 +297,30 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, push *pushConfig, 
 	}
 	go h.pump(lt, run)
 	return lt, sub, "", nil
+}
+
+// adoptTask records the task of an orphaned message record prev whose
+// request started run and died before recording the task: working, in the
+// claim's context, with the message as its history.
+func (c *call) adoptTask(prev []byte, msg Message, metadata json.RawMessage, run string) *rpcError {
+	var r messageRecord
+	if err := json.Unmarshal(prev, &r); err != nil || r.Claim == nil {
+		return c.internal("read message "+msg.MessageID, fmt.Errorf("a2a: message record without a claim: %v", err))
+	}
+	now := c.h.now()
+	t := &Task{ID: r.Task, ContextID: r.Claim.Session, Run: run, Status: taskStatus{State: stateWorking, Time: now},
+		Created: now, Updated: now, Metadata: metadata}
+	msg.TaskID, msg.ContextID = t.ID, t.ContextID
+	t.History = []Message{msg}
+	ctx := context.WithoutCancel(c.r.Context())
+	err := c.h.b.Docs.PutTaskIndex(ctx, c.user, t.ID, run)
+	if err == nil {
+		err = c.h.save(ctx, c.user, t, true)
+	}
+	if err != nil {
+		return c.internal("create task "+t.ID, err)
+	}
+	return nil
 }
 
 // continueTask resumes an input-required task with the message's answer.

@@ -208,7 +208,7 @@ func parseMessage(raw json.RawMessage) (message, error) {
 	switch m.Role {
 	case "user", "tool":
 		if len(w.Content) == 0 {
-			return m, badInput("content: required for a %s message", m.Role)
+			return m, badInput("content: required for a message of role %s", m.Role)
 		}
 		if m.Text, err = contentText(w.Content); err != nil {
 			return m, err

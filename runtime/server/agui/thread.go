@@ -350,13 +350,20 @@ type active struct {
 	cancel context.CancelFunc
 }
 
-func (r *registry) add(k regKey, a *active) {
+// add registers a as k's active request, unless k has one (a request
+// re-sent while the first still streams the run follows it, and does not
+// take its place); it reports whether a was registered.
+func (r *registry) add(k regKey, a *active) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.act == nil {
 		r.act = map[regKey]*active{}
 	}
+	if _, ok := r.act[k]; ok {
+		return false
+	}
 	r.act[k] = a
+	return true
 }
 
 func (r *registry) remove(k regKey, a *active) {
