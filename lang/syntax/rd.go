@@ -950,14 +950,9 @@ func (p *rdParser) clause() *Clause {
 		if d := p.durLit(); d != nil {
 			n = p.alloc.clause()
 			n.Timeout = d
-			opt := p.i
-			if p.lit("else") {
-				if p.lit("->") {
-					n.Else = p.ident()
-				}
-				if n.Else == nil && !p.soft(opt) {
-					return nil
-				}
+			var ok bool
+			if n.Else, ok = p.elseArrow(); !ok {
+				return nil
 			}
 		}
 	case "catch":
@@ -988,6 +983,22 @@ func (p *rdParser) clause() *Clause {
 	}
 	p.span(&n.At, start)
 	return n
+}
+
+// elseArrow parses an optional `"else" "->" Ident` (a loop exit, a
+// timeout's exit): nil when absent (an "else" without "->" is left
+// unread); ok is false on a fatal failure (an arrow without a name).
+func (p *rdParser) elseArrow() (*Ident, bool) {
+	opt := p.i
+	if !p.lit("else") {
+		return nil, true
+	}
+	if !p.lit("->") {
+		p.soft(opt)
+		return nil, true
+	}
+	id := p.ident()
+	return id, id != nil
 }
 
 // Retry = "retry" Int ( "backoff" Duration ".." Duration )? ( "on" "[" ( Ident ( "," Ident )* )? "]" )? .
@@ -1081,15 +1092,9 @@ func (p *rdParser) edge() *Edge {
 	if p.lit("max") {
 		if max := p.intLit(); max != nil {
 			n.Max = max
-			inner := p.i
-			if p.lit("else") {
-				if p.lit("->") {
-					if n.Else = p.ident(); n.Else == nil {
-						return nil // fatal: two tokens consumed
-					}
-				} else {
-					p.soft(inner)
-				}
+			var ok bool
+			if n.Else, ok = p.elseArrow(); !ok {
+				return nil // fatal: two tokens consumed
 			}
 		} else {
 			p.soft(opt)
