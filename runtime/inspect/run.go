@@ -126,6 +126,7 @@ type RunDetail struct {
 	Frontier   []string                `json:"frontier"`
 	Interrupts []runtime.InterruptInfo `json:"interrupts"`
 	Decisions  []runtime.DecisionInfo  `json:"decisions"`
+	Timers     []runtime.TimerInfo     `json:"timers,omitempty"` // the deadlines a waiting run has
 	Error      *runtime.ErrorInfo      `json:"error,omitempty"`
 	Output     json.RawMessage         `json:"output,omitempty"`
 }
@@ -184,7 +185,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 		case runtime.EventRunError:
 			out.Error = e.Error
 		case runtime.EventRunFinished:
-			out.Decisions, out.Output = e.Decisions, e.Output
+			out.Decisions, out.Output, out.Timers = e.Decisions, e.Output, e.Timers
 			if e.Status != runtime.StatusFailed && e.Status != runtime.StatusCanceled {
 				out.Error = nil
 			}
@@ -192,6 +193,9 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 	}
 	if out.Decisions == nil || run.Status != store.RunStatus(runtime.StatusNeedsDecision) {
 		out.Decisions = []runtime.DecisionInfo{}
+	}
+	if run.Status != store.RunStatus(runtime.StatusInterrupted) {
+		out.Timers = nil
 	}
 	if latest, err := in.cfg.Store.LatestCheckpoint(ctx, run.ID); err == nil {
 		ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, latest.Step)
@@ -210,7 +214,12 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 		if run.Status == store.RunStatus(runtime.StatusInterrupted) {
 			out.Interrupts = pendingInfos(prog, g, ss.Interrupts)
 			for _, p := range out.Interrupts {
-				states[p.Node] = NodeWaiting
+				top, _, _ := strings.Cut(p.Node, "/") // a sub-run's interrupt: its calling node waits
+				states[top] = NodeWaiting
+			}
+			for _, tm := range out.Timers {
+				top, _, _ := strings.Cut(tm.Node, "/")
+				states[top] = NodeWaiting
 			}
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -238,7 +247,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 func pendingInfos(prog *bytecode.Program, g *bytecode.Graph, pending []runtime.PendingInterrupt) []runtime.InterruptInfo {
 	out := []runtime.InterruptInfo{}
 	for _, p := range pending {
-		info := runtime.InterruptInfo{ID: p.ID, Prompt: p.Prompt, Node: p.ID[strings.LastIndex(p.ID, "/")+1:]}
+		info := runtime.InterruptInfo{ID: p.ID, Prompt: p.Prompt, Node: strings.TrimPrefix(p.ID, g.Name+"/")}
 		if t := resumeType(prog, g, p); t != nil {
 			info.Schema = types.JSONSchema(t)
 		}
