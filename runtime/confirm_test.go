@@ -52,6 +52,14 @@ graph g(S) input ask output reply {
   h -> end
 }
 
+agent team chain { agents = [helper] }
+
+graph c(S) input ask output reply {
+  node h = agent team { prompt = ask } into reply
+  start -> h
+  h -> end
+}
+
 graph k(S) input ask output reply {
   node h = llm careful { prompt = ask } into reply
   start -> h
@@ -229,5 +237,23 @@ func TestConfirmSideEffects(t *testing.T) {
 	}
 	if got := e.archive.calls(); len(got) != 1 || got[0] != `{"thread":"t-9"}` {
 		t.Fatalf("archive calls %v", got)
+	}
+}
+
+// TestConfirmInsideComposition: a confirmation inside a chain agent (a
+// sub-run) is pending with its path id and answered like any interrupt.
+func TestConfirmInsideComposition(t *testing.T) {
+	e := newConfirmEnv(t)
+	fin := e.start("c")
+	if fin.Status != runtime.StatusInterrupted || len(fin.Interrupts) != 1 ||
+		!strings.HasPrefix(fin.Interrupts[0].ID, "c/h/team/") || !strings.HasSuffix(fin.Interrupts[0].ID, "/confirm/1/1") {
+		t.Fatalf("first run: %s %+v", fin.Status, fin.Interrupts)
+	}
+	evs, err := e.answer(fin.Run, fin.Interrupts[0].ID, `{"decision": "approve"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last := evs[len(evs)-1]; last.Status != runtime.StatusCompleted || len(e.send.calls()) != 1 {
+		t.Fatalf("approved: %s %s, sent %v", last.Status, last.Output, e.send.calls())
 	}
 }
