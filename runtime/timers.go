@@ -73,12 +73,28 @@ func (r *Runner) timerWake(due time.Time) {
 	}
 }
 
+// TimerFire resumes run (a ResumeRequest without values) to fire its due
+// timers. FireTimers deletes the index entry once it returns nil; an
+// ErrNotResumable or ErrInvalidResume drops the entry too, any other error
+// keeps it for a retry.
+type TimerFire func(ctx context.Context, run store.Run) error
+
 // FireTimers resumes, one after the other, the runs of this Runner's app
-// whose indexed deadline is due by its clock, and returns the next
-// deadline of the index (zero: none). A run whose session is busy is tried
-// again at the next call; an entry that cannot fire (its run finished, or
-// has nothing due) is dropped.
+// whose indexed deadline is due by its clock, each read to its end, and
+// returns the next deadline of the index (zero: none). A run whose session
+// is busy is tried again a second later; an entry that cannot fire (its run
+// finished, or has nothing due) is dropped.
 func (r *Runner) FireTimers(ctx context.Context) (time.Time, error) {
+	return r.FireTimersWith(ctx, nil)
+}
+
+// FireTimersWith is FireTimers with fire resuming each run (nil: the
+// Runner itself, reading the run's events to their end; agent serve hands
+// the run to the protocol adapters that follow it).
+func (r *Runner) FireTimersWith(ctx context.Context, fire TimerFire) (time.Time, error) {
+	if fire == nil {
+		fire = r.fire
+	}
 	after := ""
 	var retry time.Time // a timer that could not fire now: try again in a second
 	for {
@@ -107,7 +123,15 @@ func (r *Runner) FireTimers(ctx context.Context) (time.Time, error) {
 			if td.App != r.app {
 				continue // another app's timer on a shared store
 			}
-			if err := r.fire(ctx, td); err != nil {
+			run, err := r.st.GetRun(ctx, td.Run)
+			if err == nil && run.Status == store.RunCompleted {
+				err = fmt.Errorf("%w: run %s is completed", ErrNotResumable, td.Run)
+			} else if err == nil && (run.Session.User != td.User || run.Session.Session != td.Session) {
+				err = fmt.Errorf("%w: run %s is not in the timer's session", ErrNotResumable, td.Run)
+			} else if err == nil {
+				err = fire(ctx, run)
+			}
+			if err != nil {
 				if !errors.Is(err, ErrNotResumable) && !errors.Is(err, ErrInvalidResume) && !errors.Is(err, store.ErrNotFound) {
 					// Busy, closing or failing: the entry stays.
 					r.log.Debug("runtime: timer not fired yet", "run", td.Run, "err", err)
@@ -125,10 +149,10 @@ func (r *Runner) FireTimers(ctx context.Context) (time.Time, error) {
 	}
 }
 
-// fire resumes run td without values and waits for it to end.
-func (r *Runner) fire(ctx context.Context, td timerDoc) error {
+// fire resumes run without values and waits for it to end.
+func (r *Runner) fire(ctx context.Context, run store.Run) error {
 	// The run is not canceled with the timer loop: Close stops it.
-	ch, err := r.Run(context.WithoutCancel(ctx), Invocation{User: td.User, Session: td.Session, Resume: &ResumeRequest{Run: td.Run}})
+	ch, err := r.Run(context.WithoutCancel(ctx), Invocation{User: run.Session.User, Session: run.Session.Session, Resume: &ResumeRequest{Run: run.ID}})
 	if err != nil {
 		return err
 	}
@@ -150,11 +174,11 @@ func timerDue(key string) (time.Time, bool) {
 	return time.Unix(0, n), true
 }
 
-// RunTimers fires due timers until ctx ends (agentc serve runs it on a
-// goroutine it owns): it sleeps until the earliest indexed deadline, or
-// until a run indexes an earlier one, and retries every retry while a
-// session stays busy or the store fails.
-func (r *Runner) RunTimers(ctx context.Context, retry time.Duration) {
+// RunTimers fires due timers with fire (nil: FireTimers') until ctx ends
+// (agentc serve runs it on a goroutine it owns, through its Backend): it
+// sleeps until the earliest indexed deadline, or until a run indexes an
+// earlier one, and retries every retry when the store fails.
+func (r *Runner) RunTimers(ctx context.Context, retry time.Duration, fire TimerFire) {
 	wake := make(chan time.Time, 1)
 	r.mu.Lock()
 	r.timerCh = wake
@@ -165,7 +189,7 @@ func (r *Runner) RunTimers(ctx context.Context, retry time.Duration) {
 		r.mu.Unlock()
 	}()
 	for {
-		next, err := r.FireTimers(ctx)
+		next, err := r.FireTimersWith(ctx, fire)
 		if err != nil && ctx.Err() == nil {
 			r.log.Warn("runtime: fire timers", "err", err)
 			next = r.clock.Now().Add(retry)

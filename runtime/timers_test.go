@@ -256,7 +256,7 @@ func TestRunTimersWakes(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		e.r.RunTimers(ctx, time.Second)
+		e.r.RunTimers(ctx, time.Second, nil)
 	}()
 	defer func() { cancel(); <-done }()
 	fin := e.run(runtime.Invocation{User: "u", Session: "s", Input: "go", Runnable: "g"})

@@ -229,7 +229,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	timing := make(chan struct{})
 	go func() {
 		defer close(timing)
-		r.RunTimers(timerCtx, time.Second)
+		b.RunTimers(timerCtx)
 	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }() // owned here: Shutdown ends it, joined below

@@ -96,6 +96,16 @@ graph batch(Batch) input question output answer {
   done  -> end
 }
 
+state Nap { question: string, answer: string = "" }
+
+graph nap(Nap) input question output answer {
+  node rest = wait 20ms
+  node done = set { answer = "rested" }
+  start -> rest
+  rest  -> done
+  done  -> end
+}
+
 serve {
   run = answer
   a2a { path = "/a2a", name = "helpdesk", version = "2.1.0", skills = ["questions", "release-notes"] }

@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -486,6 +487,32 @@ func TestSubRunInterruptsAnsweredOneAtATime(t *testing.T) {
 	if str(t, done, "status", "state") != "TASK_STATE_COMPLETED" || str(t, done, "artifacts", 0, "parts", 0, "text") != "x checked, y checked" {
 		t.Fatalf("after both answers: %v", done)
 	}
+}
+
+// TestTimerResumesTask: a task whose run waits on a timer completes when
+// the server fires it — the task's pump follows the run the timer resumed
+// (issue 16 item 3).
+func TestTimerResumesTask(t *testing.T) {
+	e := newEnvWith(t, memory.New(), func(o *a2a.Options) { o.Runnable = "nap" })
+	task := get(t, e.ok("ana", "1.0", "SendMessage", msg1("rest a while", nil)), "task")
+	id := str(t, task, "id")
+	if s := str(t, task, "status", "state"); s != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("waiting task: %v", task)
+	}
+	for i := 0; i < 500; i++ {
+		if _, err := e.backend.FireTimers(context.Background()); err != nil { // the test clock moves a millisecond a reading
+			t.Fatal(err)
+		}
+		if s := str(t, e.ok("ana", "1.0", "GetTask", map[string]any{"id": id}), "status", "state"); s == "TASK_STATE_COMPLETED" {
+			done := e.ok("ana", "1.0", "GetTask", map[string]any{"id": id})
+			if str(t, done, "artifacts", 0, "parts", 0, "text") != "rested" {
+				t.Fatalf("completed task: %v", done)
+			}
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("the task did not complete: %v", e.ok("ana", "1.0", "GetTask", map[string]any{"id": id}))
 }
 
 // waitState polls GetTask until the task is in state (the task's pump
