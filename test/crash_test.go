@@ -91,7 +91,7 @@ func longWorkflow() []wfSeg {
 	for range 8 {
 		s = append(s, wfSeg{'c', 1})
 	}
-	s = append(s, wfSeg{'f', 3}, wfSeg{'w', 30}, wfSeg{'m', 5})
+	s = append(s, wfSeg{'f', 3}, wfSeg{'w', 250}, wfSeg{'m', 5}) // a wait longer than a child's start: kills land before, around and after its deadline
 	for range 8 {
 		s = append(s, wfSeg{'c', 1})
 	}
@@ -300,7 +300,7 @@ func newCrashRunner(st store.Store, prog *bytecode.Program, journal string, slee
 // drive runs (or resumes) the run to completion, answering needs_decision
 // with rerun, and returns the final output. onRun is told the run id as
 // soon as it is known.
-func drive(ctx context.Context, r *runtime.Runner, st store.Store, runID string, onRun func(string) error, onDecisions func(int)) (json.RawMessage, int, error) {
+func drive(ctx context.Context, r *runtime.Runner, st store.Store, runID string, onRun func(string) error, onDecisions func(int), onEarly func()) (json.RawMessage, int, error) {
 	var decisions map[string]runtime.DecisionRequest
 	resumes := 0
 	for {
@@ -317,6 +317,9 @@ func drive(ctx context.Context, r *runtime.Runner, st store.Store, runID string,
 			due, derr := nextDue(st, runID)
 			if derr != nil {
 				return nil, resumes, fmt.Errorf("%w (%v)", err, derr)
+			}
+			if onEarly != nil {
+				onEarly()
 			}
 			time.Sleep(time.Until(due) + time.Millisecond)
 			continue
@@ -434,6 +437,13 @@ func crashChild(dir string) error {
 			fmt.Fprintln(f, n)
 			f.Close()
 		}
+	}, func() {
+		// This child started while the run waited on a timer not due yet
+		// (its predecessor was killed before the deadline).
+		if f, err := os.OpenFile(filepath.Join(dir, "early"), os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644); err == nil {
+			fmt.Fprintln(f, 1)
+			f.Close()
+		}
 	})
 	if err != nil {
 		return err
@@ -539,7 +549,7 @@ func reference(t *testing.T, src string) (json.RawMessage, []string, time.Durati
 	}
 	defer r.Close(context.Background())
 	start := time.Now()
-	out, _, err := drive(context.Background(), r, st, "", func(string) error { return nil }, nil)
+	out, _, err := drive(context.Background(), r, st, "", func(string) error { return nil }, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -553,6 +563,7 @@ func reference(t *testing.T, src string) (json.RawMessage, []string, time.Durati
 
 type trialStats struct {
 	children, kills, decisions, dedups int
+	waiting                            int // children that started while the run waited on a timer not due yet
 	events, missing, duplicated        int // ledger events compared, and those missing or extra against the reference
 }
 
@@ -650,6 +661,9 @@ func crashTrial(t *testing.T, rng *rand.Rand, src string, logical []string, want
 			n, _ := strconv.Atoi(l)
 			stats.decisions += n
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "early")); err == nil {
+		stats.waiting = len(strings.Fields(string(b)))
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "journal.dedup")); err == nil {
 		stats.dedups = len(strings.Fields(string(b)))
@@ -929,14 +943,15 @@ func runCrashTrials(t *testing.T, trials int, seed uint64, pick func(*rand.Rand)
 			total.kills += s.kills
 			total.decisions += s.decisions
 			total.dedups += s.dedups
+			total.waiting += s.waiting
 		})
 		if !ok {
 			t.Logf("workflow of the failed trial:\n%s", src)
 			break
 		}
 	}
-	t.Logf("%d trials, %d children, %d kills, %d needs_decision answered with rerun (%d deduped by key); ledgers: %d events compared, %d missing, %d duplicated; %v",
-		trials, total.children, total.kills, total.decisions, total.dedups, total.events, total.missing, total.duplicated, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d trials, %d children, %d kills (%d children started while a timer was not due yet), %d needs_decision answered with rerun (%d deduped by key); ledgers: %d events compared, %d missing, %d duplicated; %v",
+		trials, total.children, total.kills, total.waiting, total.decisions, total.dedups, total.events, total.missing, total.duplicated, time.Since(start).Round(time.Millisecond))
 }
 
 func TestCrashLongWorkflow(t *testing.T) {
