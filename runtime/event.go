@@ -147,6 +147,9 @@ type InterruptInfo struct {
 	Node   string         `json:"node"`
 	Prompt string         `json:"prompt"`
 	Schema map[string]any `json:"schema,omitempty"`
+	// ToolCalls are the client tool calls a paused llm call waits on
+	// (Invocation.ClientTools); the answer maps each call id to its result.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // DecisionInfo is a side effect that needs a decision before the run can

@@ -179,7 +179,8 @@ type callCtx struct {
 	item    int    // map item index for events and call sites (the caller's inside a sub-run), or -1
 	step    uint64
 	attempt uint32
-	idem    string // idempotency key of the attempt ("" for read-only calls)
+	idem    string         // idempotency key of the attempt ("" for read-only calls)
+	resume  *vm.CallResume // the answer to this call's pause (clienttools.go)
 }
 
 // mapIndex returns the item index for events (nil outside a map).
@@ -210,7 +211,7 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 		item = h.item
 	}
 	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
-		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey}
+		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume}
 	if obs := h.a.r.obs; obs != nil {
 		return h.observeCall(ctx, obs, c, req)
 	}

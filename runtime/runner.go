@@ -245,6 +245,9 @@ func (r *Runner) Run(ctx context.Context, inv Invocation) (<-chan *Event, error)
 	if inv.User == "" || inv.Session == "" {
 		return nil, fmt.Errorf("%w: user and session are required", ErrInvalidInvocation)
 	}
+	if err := r.checkClientTools(inv.ClientTools); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
