@@ -1,13 +1,15 @@
 // The official openai npm client against `agentc serve`.
 //
-//   AGENTC_URL=http://127.0.0.1:PORT AGENTC_TOKEN=TOKEN node run.mjs
+//   AGENTC_URL=http://127.0.0.1:PORT AGENTC_TOKEN=TOKEN AGENTC_BIN=path/to/agentc node run.mjs
 //
 // Expects the server to serve examples/support/support.agent (scripted
 // model): the first turn stops at the approval interrupt, the second
-// answers it. Exits non-zero when a check fails.
+// answers it. tools.mjs (client function tools) starts its own server from
+// AGENTC_BIN. Exits non-zero when a check fails.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import "./tools.mjs";
 
 const base = process.env.AGENTC_URL;
 const token = process.env.AGENTC_TOKEN;
@@ -178,7 +180,8 @@ test("errors", async (t) => {
     { name: "unknown model (retrieve)", call: () => client.models.retrieve("no-such-model"), cls: OpenAI.NotFoundError, status: 404, code: "model_not_found" },
     { name: "bad token", call: () => new OpenAI({ baseURL: `${base}/v1`, apiKey: "wrong", maxRetries: 0 }).models.list(), cls: OpenAI.AuthenticationError, status: 401, code: "invalid_api_key" },
     { name: "missing messages", call: () => client.chat.completions.create({ model }), cls: OpenAI.BadRequestError, status: 400, code: "missing_required_parameter" },
-    { name: "client tools", call: () => client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: {} } }] }), cls: OpenAI.BadRequestError, status: 400, code: "unsupported_parameter" },
+    { name: "a client tool named like the workflow's", call: () => client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "cert_scan", parameters: {} } }] }), cls: OpenAI.BadRequestError, status: 400, code: "invalid_value" },
+    { name: "tool_choice required", call: () => client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: {} } }], tool_choice: "required" }), cls: OpenAI.BadRequestError, status: 400, code: "unsupported_value" },
   ];
   for (const c of cases) {
     await t.test(c.name, async () => {
