@@ -36,9 +36,10 @@ type agentInfo struct {
 	topP        *float64
 	seed        *int64
 	maxTokens   int
-	price       *Price   // the model's declared price; nil: none
-	index       int      // in Program.Agents
-	toolNames   []string // the names of tools, in order
+	price       *Price          // the model's declared price; nil: none
+	index       int             // in Program.Agents
+	toolNames   []string        // the names of tools, in order
+	fallbacks   []fallbackModel // models called when the model is unavailable (fallback.go)
 }
 
 // bind resolves the program's models and tools against the configured
@@ -89,6 +90,7 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 			}
 			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
 			ai.price = priceOf(p, md)
+			r.bindFallbacks(&ai, cfg.Models, func(name string) { missingModels[name] = true })
 		}
 		if ag.Kind == bytecode.AgentLLM {
 			for _, ti := range ag.Tools {

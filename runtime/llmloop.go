@@ -117,7 +117,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 				Invocation: a.inv, Step: c.step, Node: c.node, MapIndex: c.item, Attempt: c.attempt, Agent: name,
 				Model: ag.model.Info(), Turn: turn, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed})
 		}
-		resp, err := ag.model.Generate(gctx, req, onDelta)
+		resp, price, err := h.generate(gctx, c, ag, req, onDelta)
 		if err == nil && resp == nil {
 			err = vm.NewError(vm.KindModelError, "model of agent %s returned no response", name)
 		}
@@ -138,8 +138,8 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			u := resp.Usage
 			ev.Usage = &u
 		}
-		if ag.price != nil {
-			cost := ag.price.Cost(resp.Usage)
+		if price != nil {
+			cost := price.Cost(resp.Usage)
 			ev.Cost = &cost
 		}
 		a.addCall(resp.Usage, ev.Cost)
