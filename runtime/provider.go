@@ -75,6 +75,10 @@ type ModelRequest struct {
 	MaxTokens      int      // 0: the provider's default
 	Stop           []string // stop sequences (at most 4)
 	Seed           *int64
+	// ToolChoice "none" offers Tools without letting the model call them
+	// (a summary fork keeps its parent's tools for the cached prefix);
+	// "": the model decides.
+	ToolChoice string
 }
 
 // ModelResponse is a complete model reply. Text and ToolCalls may both be set.

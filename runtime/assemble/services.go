@@ -78,7 +78,11 @@ func bindContext(cfg *runtime.RunnerConfig, o Options) error {
 	if memoryPreload {
 		cfg.Preloaders = append(cfg.Preloaders, memory.NewPreloader(mem))
 	}
-	return bindHistory(cfg, o.Owner, o.Verified)
+	var onRelief func(app, outcome string)
+	if rm, ok := o.Metrics.(interface{ Relief(app, outcome string) }); ok {
+		onRelief = rm.Relief
+	}
+	return bindHistory(cfg, o.Owner, o.Verified, onRelief)
 }
 
 // bindSkills binds skill_load, skill_run and the workspace tools over
@@ -121,8 +125,9 @@ func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.
 // compaction, pressure relief) and, when an agent has a summary policy, its
 // Summary hook: one runtime/history Service over cfg.Store
 // (spec/context.md). owner names the lease holder (default this process:
-// host and pid); verified is Options.Verified.
-func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool) error {
+// host and pid); verified is Options.Verified; onRelief counts pressure
+// reliefs (the server's metrics).
+func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool, onRelief func(app, outcome string)) error {
 	if cfg.Context != nil {
 		return nil
 	}
@@ -131,7 +136,7 @@ func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool) error {
 		owner = fmt.Sprintf("agentc@%s:%d", host, os.Getpid())
 	}
 	svc, err := history.New(history.Config{Store: cfg.Store, Program: cfg.Program, Verified: verified, Models: cfg.Models, Funcs: cfg.Funcs,
-		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger})
+		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger, OnRelief: onRelief})
 	if err != nil {
 		return err
 	}

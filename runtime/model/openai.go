@@ -212,6 +212,9 @@ func (m *openAIModel) params(req *runtime.ModelRequest) (openai.ChatCompletionRe
 		}
 		p.Tools = append(p.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: fn})
 	}
+	if req.ToolChoice == "none" && len(p.Tools) > 0 {
+		p.ToolChoice = "none"
+	}
 	if req.ResponseSchema != nil {
 		p.ResponseFormat = &openai.ChatCompletionResponseFormat{
 			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,

@@ -658,3 +658,28 @@ func TestOpenAIRequestNotSent(t *testing.T) {
 		t.Errorf("%d requests", s.requests())
 	}
 }
+
+// TestOpenAIToolChoiceNone: ToolChoice "none" sends the tools with
+// tool_choice none (a summary fork keeps its parent's tools); without tools
+// nothing is sent.
+func TestOpenAIToolChoiceNone(t *testing.T) {
+	for _, tools := range []bool{true, false} {
+		s := newChatServer(t, sse(chunk(`{"role":"assistant","content":"summary"}`, ""), chunk(`{}`, "stop"), usageChunk, "[DONE]"))
+		m, _ := newTestModel(t, s, nil)
+		req := simpleRequest()
+		req.ToolChoice = "none"
+		if tools {
+			req.Tools = []runtime.ToolSpec{{Name: "lookup"}}
+		}
+		if _, err := m.Generate(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		body := s.bodies[0]
+		if got, want := body["tool_choice"], map[bool]any{true: "none", false: nil}[tools]; got != want {
+			t.Errorf("tools %v: tool_choice %v, want %v", tools, got, want)
+		}
+		if tools && len(body["tools"].([]any)) != 1 {
+			t.Errorf("tools %v", body["tools"])
+		}
+	}
+}
