@@ -8,9 +8,9 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime/store"
 )
 
@@ -185,65 +185,12 @@ func ToolResultText(e *Event) string {
 		return "error (" + e.Error.Kind + "): " + e.Error.Message
 	}
 	if len(e.Result) > 0 && e.Result[0] == '"' {
-		if s, ok := unquoteJSON(e.Result); ok {
-			return s
-		}
-		var s string
-		if json.Unmarshal(e.Result, &s) == nil {
-			return s
+		// the program's JSON reader: no reflection for a large result
+		if v, err := types.ParseJSON(e.Result); err == nil && v.Kind() == types.ValString {
+			return v.Str()
 		}
 	}
 	return string(e.Result)
-}
-
-// unquoteJSON decodes a JSON string literal (a tool result, often large)
-// without reflection; ok is false for anything it does not handle, which
-// encoding/json then decodes.
-func unquoteJSON(b []byte) (string, bool) {
-	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return "", false
-	}
-	b = b[1 : len(b)-1]
-	if bytes.IndexByte(b, '\\') < 0 {
-		if bytes.IndexByte(b, '"') >= 0 || !utf8.Valid(b) {
-			return "", false
-		}
-		return string(b), true
-	}
-	out := make([]byte, 0, len(b))
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		switch {
-		case c == '"' || c < 0x20:
-			return "", false
-		case c != '\\':
-			out = append(out, c)
-			continue
-		}
-		if i++; i >= len(b) {
-			return "", false
-		}
-		switch b[i] {
-		case '"', '\\', '/':
-			out = append(out, b[i])
-		case 'b':
-			out = append(out, '\b')
-		case 'f':
-			out = append(out, '\f')
-		case 'n':
-			out = append(out, '\n')
-		case 'r':
-			out = append(out, '\r')
-		case 't':
-			out = append(out, '\t')
-		default: // \uXXXX, surrogate pairs: leave them to encoding/json
-			return "", false
-		}
-	}
-	if !utf8.Valid(out) {
-		return "", false
-	}
-	return string(out), true
 }
 
 // LoadHistory reads the ledger events of session key after sequence after
@@ -252,20 +199,11 @@ func unquoteJSON(b []byte) (string, bool) {
 // can become messages (MayBeHistory) are decoded; events that do not decode
 // are skipped (counted in skipped).
 func LoadHistory(ctx context.Context, st store.Sessions, key store.SessionKey, filterKey string, after uint64, excludeRun string) (events []*Event, skipped int, err error) {
-	entries, err := st.ListEvents(ctx, key, after, 0)
+	all, skipped, _, err := decodeLedger(ctx, st, key, after)
 	if err != nil {
-		return nil, 0, fmt.Errorf("runtime: load history of %s: %w", key, err)
+		return nil, 0, err
 	}
-	for _, en := range entries {
-		if !MayBeHistory(en.Data) {
-			continue
-		}
-		e, err := DecodeEvent(en.Data)
-		if err != nil {
-			skipped++
-			continue
-		}
-		e.Seq = en.Seq
+	for _, e := range all {
 		if !InHistory(e, filterKey) || e.Kind == EventInput && excludeRun != "" && e.Run == excludeRun {
 			continue
 		}

@@ -154,12 +154,16 @@ func appendToolCall(b []byte, tc *ToolCall) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// member appends ,"name":"value".
-func member(b []byte, name, v string) []byte {
+// memberKey appends ,"name": (name needs no escaping).
+func memberKey(b []byte, name string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
-	b = append(b, '"', ':')
-	return appendString(b, v)
+	return append(b, '"', ':')
+}
+
+// member appends ,"name":"value".
+func member(b []byte, name, v string) []byte {
+	return appendString(memberKey(b, name), v)
 }
 
 func optMember(b []byte, name, v string) []byte {
@@ -173,20 +177,14 @@ func optUint(b []byte, name string, v uint64) []byte {
 	if v == 0 {
 		return b
 	}
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return strconv.AppendUint(b, v, 10)
+	return strconv.AppendUint(memberKey(b, name), v, 10)
 }
 
 func optInt(b []byte, name string, v int) []byte {
 	if v == 0 {
 		return b
 	}
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return strconv.AppendInt(b, int64(v), 10)
+	return strconv.AppendInt(memberKey(b, name), int64(v), 10)
 }
 
 // rawMember appends ,"name":raw after checking raw is JSON.
@@ -194,10 +192,7 @@ func rawMember(b []byte, name string, raw json.RawMessage) ([]byte, error) {
 	if !json.Valid(raw) {
 		return nil, errors.New(name + " is not JSON")
 	}
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return appendCompact(b, raw), nil
+	return appendCompact(memberKey(b, name), raw), nil
 }
 
 // appendMarshaled appends ,"name": and v through encoding/json (the rare,
@@ -207,10 +202,7 @@ func appendMarshaled(b []byte, name string, v any) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	b = append(b, ',', '"')
-	b = append(b, name...)
-	b = append(b, '"', ':')
-	return append(b, x...), nil
+	return append(memberKey(b, name), x...), nil
 }
 
 // appendCompact appends valid JSON without insignificant whitespace, as

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -333,7 +332,7 @@ func (h *host) toolNode(ctx context.Context, c *callCtx, ti *toolInfo, args []vm
 		}
 	}
 	if err != nil {
-		res.Result, res.Error = nil, toolErrorInfo(err, c.node)
+		res.Result, res.Error = nil, errorInfo(err, c.node, vm.KindToolError)
 		a.emitTask(c.sc, res)
 		if sp != nil {
 			sp.End(&SpanEnd{EventID: res.ID, Err: res.Error})
@@ -396,20 +395,4 @@ func (h *host) agentTool(ctx context.Context, c *callCtx, ti *toolInfo, req Tool
 		return nil, err
 	}
 	return types.ToJSON(v)
-}
-
-// toolErrorInfo describes a tool failure for a tool_result event.
-func toolErrorInfo(err error, node string) *ErrorInfo {
-	var ve *vm.Error
-	if errors.As(err, &ve) {
-		return &ErrorInfo{Kind: string(ve.Kind), Message: ve.Message, Node: node}
-	}
-	kind := vm.KindToolError
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		kind = vm.KindTimeout
-	case errors.Is(err, context.Canceled):
-		kind = vm.KindCanceled
-	}
-	return &ErrorInfo{Kind: string(kind), Message: err.Error(), Node: node}
 }

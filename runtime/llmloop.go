@@ -123,7 +123,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		}
 		if err != nil {
 			if sp != nil {
-				sp.End(&SpanEnd{Err: spanError(err, c.node, vm.KindModelError)})
+				sp.End(&SpanEnd{Err: errorInfo(err, c.node, vm.KindModelError)})
 			}
 			return types.Value{}, err
 		}
@@ -303,7 +303,7 @@ func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int
 		if o.span != nil {
 			e := o.err
 			if e == nil {
-				e = spanError(o.fatal, c.node, vm.KindInternal)
+				e = errorInfo(o.fatal, c.node, vm.KindInternal)
 			}
 			o.span.End(&SpanEnd{EventID: ev.ID, Err: e})
 		}
@@ -372,9 +372,9 @@ func (h *host) modelTool(ctx context.Context, c *callCtx, ag *agentInfo, turn, i
 	if err != nil {
 		var ve *vm.Error
 		if ctx.Err() != nil || errors.As(err, &ve) && ve.Kind == vm.KindInternal {
-			return toolOutcome{fatal: err, err: toolErrorInfo(err, c.node), content: "error: " + err.Error()}
+			return toolOutcome{fatal: err, err: errorInfo(err, c.node, vm.KindToolError), content: "error: " + err.Error()}
 		}
-		info := toolErrorInfo(err, c.node)
+		info := errorInfo(err, c.node, vm.KindToolError)
 		return toolOutcome{content: "error (" + info.Kind + "): " + info.Message, err: info}
 	}
 	v, err := types.FromJSON(t.out, out)

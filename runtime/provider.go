@@ -4,6 +4,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 
@@ -157,4 +158,35 @@ const (
 // retry policies and the model loop can classify failures.
 func Errorf(kind vm.ErrorKind, format string, args ...any) error {
 	return vm.NewError(kind, format, args...)
+}
+
+// DecodeArgs decodes a tool call's JSON arguments into dst (absent
+// arguments are {}); a failure is a tool_error naming the tool, which the
+// model sees and may correct.
+func DecodeArgs(tool string, args json.RawMessage, dst any) error {
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, dst); err != nil {
+		return badArgs(tool, err)
+	}
+	return nil
+}
+
+// DecodeArgsStrict is DecodeArgs that also refuses a member dst does not
+// have, and takes blank arguments as {}.
+func DecodeArgsStrict(tool string, args json.RawMessage, dst any) error {
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(dst); err != nil {
+		return badArgs(tool, err)
+	}
+	return nil
+}
+
+func badArgs(tool string, err error) error {
+	return Errorf(vm.KindToolError, "%s: bad arguments: %v", tool, err)
 }

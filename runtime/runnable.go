@@ -74,11 +74,7 @@ func (r *Runner) LookupRun(ctx context.Context, id string) (store.Run, error) {
 // run's own program: this Runner's, or the one the store keeps under the
 // run's program hash).
 func (r *Runner) StateAt(ctx context.Context, id string, step uint64) (*StepState, error) {
-	run, err := r.st.GetRun(ctx, id)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
-	}
-	prog, err := r.programOf(ctx, run)
+	run, prog, err := r.runAndProgram(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -87,11 +83,21 @@ func (r *Runner) StateAt(ctx context.Context, id string, step uint64) (*StepStat
 
 // LatestState returns the state of run id at its last committed step.
 func (r *Runner) LatestState(ctx context.Context, id string) (*StepState, error) {
-	cp, err := r.st.LatestCheckpoint(ctx, id)
+	run, prog, err := r.runAndProgram(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
+		return nil, err
 	}
-	return r.StateAt(ctx, id, cp.Step)
+	return LatestStateAt(ctx, r.st, prog, run)
+}
+
+// runAndProgram returns run id and the program it was started by.
+func (r *Runner) runAndProgram(ctx context.Context, id string) (store.Run, *bytecode.Program, error) {
+	run, err := r.st.GetRun(ctx, id)
+	if err != nil {
+		return store.Run{}, nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	prog, err := r.programOf(ctx, run)
+	return run, prog, err
 }
 
 // programOf returns the program run was started by.
@@ -99,16 +105,30 @@ func (r *Runner) programOf(ctx context.Context, run store.Run) (*bytecode.Progra
 	if run.ProgramHash == r.progHash {
 		return r.prog, nil
 	}
-	b, err := r.st.GetProgram(ctx, run.ProgramHash)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
-	}
-	p, err := bytecode.Decode(b)
+	return LoadProgram(ctx, r.st, run)
+}
+
+// LoadProgram returns the program that started run: the bytecode stored
+// under its program hash, decoded and verified.
+func LoadProgram(ctx context.Context, st store.Programs, run store.Run) (*bytecode.Program, error) {
+	b, err := st.GetProgram(ctx, run.ProgramHash)
 	if err == nil {
-		err = bytecode.Verify(p)
+		var p *bytecode.Program
+		if p, err = DecodeProgram(b); err == nil {
+			return p, nil
+		}
 	}
+	return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
+}
+
+// DecodeProgram decodes and verifies an encoded program.
+func DecodeProgram(b []byte) (*bytecode.Program, error) {
+	p, err := bytecode.Decode(b)
 	if err != nil {
-		return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
+		return nil, err
+	}
+	if err := bytecode.Verify(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

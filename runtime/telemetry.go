@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -47,12 +46,7 @@ const (
 
 var spanKindNames = [...]string{"", "run", "step", "node", "model", "tool", "commit"}
 
-func (k SpanKind) String() string {
-	if int(k) < len(spanKindNames) && k > 0 {
-		return spanKindNames[k]
-	}
-	return "span(?)"
-}
+func (k SpanKind) String() string { return types.EnumName(k, spanKindNames[:], "span") }
 
 // SpanStart describes a span as it starts. Parent, when set, is the
 // context of the parent span (a superstep's, which no callee context
@@ -148,23 +142,15 @@ func storeErrorInfo(err error) *ErrorInfo {
 	return &ErrorInfo{Kind: string(vm.KindInternal), Message: err.Error()}
 }
 
-// spanError describes a call's failure for a span (nil: none): its kind
-// when it is a *vm.Error, else def.
-func spanError(err error, node string, def vm.ErrorKind) *ErrorInfo {
+// errorInfo describes a call's failure for a span or a tool_result event
+// (nil: none): its kind when it is a *vm.Error, timeout or canceled when
+// it is the context's, else def.
+func errorInfo(err error, node string, def vm.ErrorKind) *ErrorInfo {
 	if err == nil {
 		return nil
 	}
-	var ve *vm.Error
-	if errors.As(err, &ve) {
-		return &ErrorInfo{Kind: string(ve.Kind), Message: ve.Message, Node: node}
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		def = vm.KindTimeout
-	case errors.Is(err, context.Canceled):
-		def = vm.KindCanceled
-	}
-	return &ErrorInfo{Kind: string(def), Message: err.Error(), Node: node}
+	e := vm.AsError(err, def, node)
+	return &ErrorInfo{Kind: string(e.Kind), Message: e.Message, Node: node}
 }
 
 // observeCall runs one node attempt inside its span: under the open
@@ -185,7 +171,7 @@ func (h *host) observeCall(ctx context.Context, obs Observer, c *callCtx, req vm
 	if req.Kind == bytecode.CallLLM || req.Kind == bytecode.CallAgent {
 		def = vm.KindModelError
 	}
-	sp.End(&SpanEnd{Err: spanError(err, c.node, def)})
+	sp.End(&SpanEnd{Err: errorInfo(err, c.node, def)})
 	return v, err
 }
 

@@ -84,6 +84,15 @@ func StateAt(ctx context.Context, st store.Checkpoints, prog *bytecode.Program, 
 	return out, nil
 }
 
+// LatestStateAt is StateAt at run's last committed step.
+func LatestStateAt(ctx context.Context, st store.Checkpoints, prog *bytecode.Program, run store.Run) (*StepState, error) {
+	latest, err := st.LatestCheckpoint(ctx, run.ID)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	return StateAt(ctx, st, prog, run, latest.Step)
+}
+
 // ErrBadEdit marks a fork edit that names no field or does not fit its type.
 var ErrBadEdit = errors.New("runtime: bad state edit")
 
@@ -217,11 +226,7 @@ func ReplayRun(ctx context.Context, st store.Store, prog *bytecode.Program, func
 	if !ok {
 		return nil, fmt.Errorf("run %s runs %q, which its program does not have", run.ID, run.Runnable)
 	}
-	latest, err := st.LatestCheckpoint(ctx, run.ID)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", run.ID, err)
-	}
-	want, err := StateAt(ctx, st, prog, run, latest.Step)
+	want, err := LatestStateAt(ctx, st, prog, run)
 	if err != nil {
 		return nil, err
 	}

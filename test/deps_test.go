@@ -47,23 +47,28 @@ var allowed = map[string][]string{
 	"runtime/store/postgres":  {"runtime/store"},
 	"runtime/store/storetest": {"runtime/store"},
 	"runtime/store/dial":      {"runtime/store/pebble", "runtime/store/postgres"},
-	"runtime/model":           {"runtime"},
+	"runtime/model":           {"runtime", "runtime/outbound"},
 	"runtime/session":         {"runtime"},
 	"runtime/runtimetest":     {"compiler", "stdlib"},
 	"runtime/history":         {"runtime", "runtime/session"},
 	"runtime/artifact":        {"runtime/store"},
-	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail", "stdlib"},
+	"runtime/workspace":       {"runtime", "runtime/artifact", "runtime/workspace/jail", "runtime/workspace/proc", "stdlib"},
 	"runtime/workspace/jail":  {},
-	"runtime/skill":           {"runtime/workspace", "compiler/skillmd"},
-	"runtime/evolution":       {"runtime/skill"},
-	"runtime/recall":          {"runtime", "runtime/session", "runtime/store", "stdlib"},
-	"runtime/memory":          {"runtime", "runtime/recall", "runtime/store"},
+	// One command in a process group of its own, its output collected.
+	"runtime/workspace/proc": {},
+	"runtime/skill":          {"runtime/workspace", "compiler/skillmd"},
+	"runtime/evolution":      {"runtime/skill"},
+	"runtime/recall":         {"runtime", "runtime/session", "runtime/store", "stdlib"},
+	"runtime/memory":         {"runtime", "runtime/recall", "runtime/store"},
 	// Retention: plans and applies a policy over a store (spec/storage.md).
 	"runtime/retention": {"runtime/store"},
 	// OpenTelemetry behind runtime.Observer (spec/telemetry.md).
 	"runtime/telemetry": {"runtime"},
 	// `run = mcp` tools on the MCP SDK's client (spec/tools.md "MCP tools").
-	"runtime/mcpclient": {"runtime", "stdlib/tools", "compiler/mcplock", "runtime/artifact"},
+	"runtime/mcpclient": {"runtime", "stdlib/tools", "compiler/mcplock", "runtime/artifact", "runtime/outbound"},
+	// What the clients of remote HTTP servers share: URL check, status
+	// classification, backoff, a capped reply, error snippets.
+	"runtime/outbound": {"vm"},
 
 	// The composition root: a program into a ready Runner (no compiler:
 	// it takes a *bytecode.Program), and the test-block runner over it.
@@ -78,14 +83,14 @@ var allowed = map[string][]string{
 
 	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},
-	"runtime/server/a2a":    {"runtime/server"},
+	"runtime/server/a2a":    {"runtime/server", "runtime/outbound"},
 	"runtime/server/openai": {"runtime/server"},
 	"runtime/server/mcp":    {"runtime/server"},
 	// The run inspector: its JSON API over inspect, and its pages.
 	"runtime/server/ui": {"runtime/server", "runtime/inspect"},
 
 	"stdlib":       {"compiler/builtin", "compiler/types", "vm"},
-	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace/jail"},
+	"stdlib/tools": {"stdlib", "runtime", "runtime/workspace", "runtime/workspace/jail", "runtime/workspace/proc", "runtime/outbound"},
 
 	// The language server: the compiler's loader, checker and Info, the
 	// formatter, over an overlay of the editor's buffers (no stdlib: the

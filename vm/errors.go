@@ -98,6 +98,14 @@ func errorFromRecord(v types.Value) *Error {
 
 // classify turns whatever a host call returned into an *Error for node.
 func classify(err error, call bytecode.CallKind, node string) *Error {
+	return AsError(err, defaultKind(call), node)
+}
+
+// AsError is a failure of node as an *Error: a copy of the *Error in err's
+// chain, its node and kind filled in (node, def) when empty; else a new
+// one of kind timeout for a passed deadline, canceled for a cancellation
+// and def otherwise, wrapping err.
+func AsError(err error, def ErrorKind, node string) *Error {
 	var e *Error
 	if errors.As(err, &e) {
 		c := *e
@@ -105,11 +113,11 @@ func classify(err error, call bytecode.CallKind, node string) *Error {
 			c.Node = node
 		}
 		if c.Kind == "" {
-			c.Kind = defaultKind(call)
+			c.Kind = def
 		}
 		return &c
 	}
-	kind := defaultKind(call)
+	kind := def
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		kind = KindTimeout

@@ -130,12 +130,7 @@ const (
 
 var eventKindNames = [...]string{"", "node_started", "node_finished", "node_failed", "state_delta", "interrupted", "run_finished", "run_failed"}
 
-func (k EventKind) String() string {
-	if int(k) < len(eventKindNames) && k > 0 {
-		return eventKindNames[k]
-	}
-	return "event(?)"
-}
+func (k EventKind) String() string { return types.EnumName(k, eventKindNames[:], "event") }
 
 // Event is one observation of a run, emitted synchronously from the
 // scheduler goroutine in a deterministic order (nodes in program order). The

@@ -61,14 +61,12 @@ import (
 
 	"github.com/agentc/agentc/bench/internal/benchsrc"
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/history"
 	"github.com/agentc/agentc/runtime/recall"
 	"github.com/agentc/agentc/runtime/store"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
-	"github.com/agentc/agentc/vm"
 )
 
 // savingsConfig configures the savings experiment.
@@ -303,18 +301,6 @@ agent assistant llm {
 	return b.String()
 }
 
-// funcTable is vm.Builtins() plus a null stub for every other function the
-// program names (the summary triggers are the Service's own).
-func funcTable(p *bytecode.Program) map[string]vm.Func {
-	f := vm.Builtins()
-	for _, name := range p.Funcs {
-		if _, ok := f[name]; !ok {
-			f[name] = func([]types.Value) (types.Value, error) { return types.Value{}, nil }
-		}
-	}
-	return f
-}
-
 // stepClock is a deterministic clock: every reading one second after the
 // previous; its timers never fire.
 type stepClock struct {
@@ -530,7 +516,9 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 	m := &meter{c: history.CounterFor(cfg.Model), last: len(p.turns) - 1}
 	models := map[string]runtime.Model{"fast": &agentModel{p: p, m: m}, "scribe": &scribeModel{m: m}}
 	clock := &stepClock{start: time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)}
-	funcs := funcTable(prog)
+	// The builtin functions plus a null stub for every other function the
+	// program names (the summary triggers are the Service's own).
+	funcs := assemble.Funcs(prog, nil, nil)
 	svc, err := history.New(history.Config{Store: st, Program: prog, Models: models, Funcs: funcs, Clock: clock, Owner: "bench",
 		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, Counter: func(string) *history.Counter { return m.c }})
 	if err != nil {

@@ -13,7 +13,6 @@ import (
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/stdlib"
@@ -31,7 +30,7 @@ func loadVerified(a *app, file string) (*bytecode.Program, []byte, error) {
 	if err != nil {
 		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
 	}
-	p, err := inspect.DecodeProgram(b)
+	p, err := runtime.DecodeProgram(b)
 	if err != nil {
 		return nil, nil, failErr(fmt.Errorf("%s: %w", file, err))
 	}

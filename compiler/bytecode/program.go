@@ -715,62 +715,54 @@ func BindFuncs[F any](p *Program, table map[string]F) ([]F, error) {
 	return impls, nil
 }
 
-// enumName renders an enum value from its name table (index 0 unused).
-func enumName(names []string, v uint8, what string) string {
-	if v > 0 && int(v) < len(names) {
-		return names[v]
-	}
-	return what + "(" + strconv.Itoa(int(v)) + ")"
-}
-
 func (r Reducer) String() string {
-	return enumName([]string{"", "replace", "append", "merge", "sum", "max", "min"}, uint8(r), "reducer")
+	return types.EnumName(r, []string{"", "replace", "append", "merge", "sum", "max", "min"}, "reducer")
 }
 
 func (k NodeKind) String() string {
-	return enumName([]string{"", "start", "end", "llm", "tool", "agent", "graph", "set", "map", "interrupt", "join"}, uint8(k), "nodekind")
+	return types.EnumName(k, []string{"", "start", "end", "llm", "tool", "agent", "graph", "set", "map", "interrupt", "join"}, "nodekind")
 }
 
 func (e Effect) String() string {
-	return enumName([]string{"", "read_only", "idempotent", "side_effect"}, uint8(e), "effect")
+	return types.EnumName(e, []string{"", "read_only", "idempotent", "side_effect"}, "effect")
 }
 
 func (k CallKind) String() string {
-	return enumName([]string{"", "llm", "tool", "agent", "graph"}, uint8(k), "callkind")
+	return types.EnumName(k, []string{"", "llm", "tool", "agent", "graph"}, "callkind")
 }
 
-func (m JoinMode) String() string { return enumName([]string{"", "all", "any"}, uint8(m), "joinmode") }
+func (m JoinMode) String() string { return types.EnumName(m, []string{"", "all", "any"}, "joinmode") }
 
 func (k EdgeKind) String() string {
-	return enumName([]string{"", "always", "when", "otherwise"}, uint8(k), "edgekind")
+	return types.EnumName(k, []string{"", "always", "when", "otherwise"}, "edgekind")
 }
 
 func (k ImplKind) String() string {
-	return enumName([]string{"", "builtin", "http", "exec", "agent", "mcp"}, uint8(k), "implkind")
+	return types.EnumName(k, []string{"", "builtin", "http", "exec", "agent", "mcp"}, "implkind")
 }
 
 func (k AgentKind) String() string {
-	return enumName([]string{"", "llm", "chain", "parallel", "cycle"}, uint8(k), "agentkind")
+	return types.EnumName(k, []string{"", "llm", "chain", "parallel", "cycle"}, "agentkind")
 }
 
-func (g Grant) String() string { return enumName([]string{"", "read", "exec"}, uint8(g), "grant") }
+func (g Grant) String() string { return types.EnumName(g, []string{"", "read", "exec"}, "grant") }
 
 func (k PolicyKind) String() string {
-	return enumName([]string{"", "summary", "compaction", "recall", "memory", "evolution"}, uint8(k), "policykind")
+	return types.EnumName(k, []string{"", "summary", "compaction", "recall", "memory", "evolution"}, "policykind")
 }
 
 func (k AttrKind) String() string {
-	return enumName([]string{"", "const", "env", "code", "ref", "refs"}, uint8(k), "attrkind")
+	return types.EnumName(k, []string{"", "const", "env", "code", "ref", "refs"}, "attrkind")
 }
 
 func (k RefKind) String() string {
-	return enumName([]string{"", "graph", "agent", "tool", "model", "skill", "policy"}, uint8(k), "refkind")
+	return types.EnumName(k, []string{"", "graph", "agent", "tool", "model", "skill", "policy"}, "refkind")
 }
 
 func (k ProtocolKind) String() string {
-	return enumName([]string{"", "agui", "a2a", "openai", "mcp"}, uint8(k), "protocol")
+	return types.EnumName(k, []string{"", "agui", "a2a", "openai", "mcp"}, "protocol")
 }
 
 func (k ExpectKind) String() string {
-	return enumName([]string{"", "cond", "order"}, uint8(k), "expectkind")
+	return types.EnumName(k, []string{"", "cond", "order"}, "expectkind")
 }

@@ -57,11 +57,12 @@ var kindNames = [kindCount]string{
 	KindSecret:   "secret",
 }
 
-func (k Kind) String() string { return enumName(k, kindNames[:], "kind") }
+func (k Kind) String() string { return EnumName(k, kindNames[:], "kind") }
 
-// enumName is the name of k in names (indexed by k), else what(k).
-func enumName[K ~uint8](k K, names []string, what string) string {
-	if int(k) < len(names) {
+// EnumName is the name of k in names (indexed by k; "" names no value),
+// else what(k): the String method of a small enum.
+func EnumName[K ~uint8](k K, names []string, what string) string {
+	if int(k) < len(names) && names[k] != "" {
 		return names[k]
 	}
 	return what + "(" + strconv.Itoa(int(k)) + ")"

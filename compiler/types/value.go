@@ -47,7 +47,7 @@ var valueKindNames = [valKindCount]string{
 	valShape:    "shape",
 }
 
-func (k ValueKind) String() string { return enumName(k, valueKindNames[:], "valuekind") }
+func (k ValueKind) String() string { return EnumName(k, valueKindNames[:], "valuekind") }
 
 // Value is an immutable tagged value, 24 bytes, passed by value.
 //

@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"net/url"
 	"os"
 	"path"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/inspect"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/server/agui"
@@ -164,21 +164,23 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 			s.Tokens[k] = v
 		}
 	}
-	openStr := ""
-	if y.Serve.Open != nil {
-		openStr = strconv.FormatBool(*y.Serve.Open)
+	boolean := func(flag string, flagVal bool, env string, yamlVal *bool, def string) (bool, error) {
+		yv := ""
+		if yamlVal != nil {
+			yv = strconv.FormatBool(*yamlVal)
+		}
+		v := pick(flag, strconv.FormatBool(flagVal), env, yv, "", def)
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			return false, fmt.Errorf("%s: %q is not a boolean", flag, v)
+		}
+		return b, nil
 	}
-	openV := pick("open", strconv.FormatBool(f.Open), "AGENTC_OPEN", openStr, "", "false")
-	if s.Open, err = strconv.ParseBool(openV); err != nil {
-		return s, fmt.Errorf("open: %q is not a boolean", openV)
+	if s.Open, err = boolean("open", f.Open, "AGENTC_OPEN", y.Serve.Open, "false"); err != nil {
+		return s, err
 	}
-	uiStr := ""
-	if y.Serve.UI != nil {
-		uiStr = strconv.FormatBool(*y.Serve.UI)
-	}
-	uiV := pick("ui", strconv.FormatBool(f.UI), "AGENTC_UI", uiStr, "", "true")
-	if s.UI, err = strconv.ParseBool(uiV); err != nil {
-		return s, fmt.Errorf("ui: %q is not a boolean", uiV)
+	if s.UI, err = boolean("ui", f.UI, "AGENTC_UI", y.Serve.UI, "true"); err != nil {
+		return s, err
 	}
 	num := func(flag string, flagVal int64, env string, yamlVal int64) (int64, error) {
 		yv := ""
@@ -217,22 +219,22 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 	if s.PublicURL, err = publicURL(pick("public-url", f.PublicURL, "AGENTC_PUBLIC_URL", y.Serve.PublicURL, "", "")); err != nil {
 		return s, fmt.Errorf("--public-url: %w", err)
 	}
-	proxies := y.Serve.Proxies
-	if changed("trusted-proxy") {
-		proxies = f.TrustedProxies
-	} else if v := getenv("AGENTC_TRUSTED_PROXIES"); v != "" {
-		proxies = strings.Split(v, ",")
+	// A list: the flag's values, else the variable's comma-separated ones,
+	// else the project file's.
+	list := func(flag string, flagVal []string, env string, yamlVal []string) []string {
+		if changed(flag) {
+			return flagVal
+		}
+		if v := getenv(env); v != "" {
+			return strings.Split(v, ",")
+		}
+		return yamlVal
 	}
+	proxies := list("trusted-proxy", f.TrustedProxies, "AGENTC_TRUSTED_PROXIES", y.Serve.Proxies)
 	if s.TrustedProxies, err = server.ParsePrefixes(proxies); err != nil {
 		return s, fmt.Errorf("--trusted-proxy: %w", err)
 	}
-	pushHosts := y.Serve.PushHosts
-	if changed("push-host") {
-		pushHosts = f.PushHosts
-	} else if v := getenv("AGENTC_PUSH_HOSTS"); v != "" {
-		pushHosts = strings.Split(v, ",")
-	}
-	for _, h := range pushHosts {
+	for _, h := range list("push-host", f.PushHosts, "AGENTC_PUSH_HOSTS", y.Serve.PushHosts) {
 		if h = strings.TrimSpace(h); h != "" {
 			s.PushHosts = append(s.PushHosts, h)
 		}
@@ -245,8 +247,8 @@ func publicURL(raw string) (string, error) {
 	if raw == "" {
 		return "", nil
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+	u, ok := outbound.HTTPURL(raw)
+	if !ok || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
 		return "", fmt.Errorf("%q is not an http(s) base URL such as https://agents.example.com", raw)
 	}
 	return strings.TrimRight(u.String(), "/"), nil

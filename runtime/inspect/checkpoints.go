@@ -112,15 +112,7 @@ func (in *Inspector) State(ctx context.Context, id string, step int64) (*State, 
 	if err != nil {
 		return nil, err
 	}
-	at := uint64(step)
-	if step < 0 {
-		latest, err := in.cfg.Store.LatestCheckpoint(ctx, run.ID)
-		if err != nil {
-			return nil, fmt.Errorf("run %s: %w", run.ID, err)
-		}
-		at = latest.Step
-	}
-	ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, at)
+	ss, err := in.stateAt(ctx, prog, run, step)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +129,14 @@ func (in *Inspector) State(ctx context.Context, id string, step int64) (*State, 
 		out.Interrupts = append(out.Interrupts, p.ID)
 	}
 	return out, nil
+}
+
+// stateAt is run's state at step (step < 0: its last step).
+func (in *Inspector) stateAt(ctx context.Context, prog *bytecode.Program, run store.Run, step int64) (*runtime.StepState, error) {
+	if step < 0 {
+		return runtime.LatestStateAt(ctx, in.cfg.Store, prog, run)
+	}
+	return runtime.StateAt(ctx, in.cfg.Store, prog, run, uint64(step))
 }
 
 // stateJSON is a JSON object of the visible fields, in schema order.

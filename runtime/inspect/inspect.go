@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/evolution"
 	"github.com/agentc/agentc/runtime/session"
@@ -76,27 +77,11 @@ func (in *Inspector) Run(ctx context.Context, id string) (store.Run, *bytecode.P
 	if err != nil {
 		return store.Run{}, nil, fmt.Errorf("run %s: %w", id, err)
 	}
-	b, err := in.cfg.Store.GetProgram(ctx, run.ProgramHash)
+	prog, err := runtime.LoadProgram(ctx, in.cfg.Store, run)
 	if err != nil {
-		return store.Run{}, nil, fmt.Errorf("run %s: program %s: %w", id, run.ProgramHash, err)
-	}
-	prog, err := DecodeProgram(b)
-	if err != nil {
-		return store.Run{}, nil, fmt.Errorf("run %s: program %s: %w", id, run.ProgramHash, err)
+		return store.Run{}, nil, err
 	}
 	return run, prog, nil
-}
-
-// DecodeProgram decodes and verifies an encoded program.
-func DecodeProgram(b []byte) (*bytecode.Program, error) {
-	p, err := bytecode.Decode(b)
-	if err != nil {
-		return nil, err
-	}
-	if err := bytecode.Verify(p); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 // PickGraph chooses the graph to draw: the named graph (a declared graph or

@@ -348,10 +348,10 @@ func TestDecodeProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, err := DecodeProgram(b); err != nil || len(p.Graphs) != 1 {
-		t.Errorf("DecodeProgram = %v, %v", p, err)
+	if p, err := runtime.DecodeProgram(b); err != nil || len(p.Graphs) != 1 {
+		t.Errorf("runtime.DecodeProgram = %v, %v", p, err)
 	}
-	if _, err := DecodeProgram(b[:len(b)/2]); err == nil {
+	if _, err := runtime.DecodeProgram(b[:len(b)/2]); err == nil {
 		t.Error("a truncated program decoded")
 	}
 }

@@ -295,15 +295,7 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 	if gi < 0 {
 		return fmt.Errorf("run %s runs %q, which its program does not have", run.ID, run.Runnable)
 	}
-	at := uint64(step)
-	if step < 0 {
-		latest, err := in.cfg.Store.LatestCheckpoint(ctx, run.ID)
-		if err != nil {
-			return fmt.Errorf("run %s: %w", run.ID, err)
-		}
-		at = latest.Step
-	}
-	ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, at)
+	ss, err := in.stateAt(ctx, prog, run, step)
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ import (
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/artifact"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/stdlib/tools"
 	"github.com/agentc/agentc/vm"
 )
@@ -271,19 +272,9 @@ func (s *server) close() error {
 // naming the tool, when an attribute does not resolve (an env() variable
 // unset without a default).
 func Bind(into map[string]runtime.Tool, m *vm.Machine, pool *Pool) error {
-	p := m.Program()
-	for i := range p.Tools {
-		t := &p.Tools[i]
-		if t.Impl.Kind != bytecode.ImplMCP || into[t.Name] != nil {
-			continue
-		}
-		mt, err := newTool(m, t, pool)
-		if err != nil {
-			return err
-		}
-		into[t.Name] = mt
-	}
-	return nil
+	return tools.BindKinds(into, m.Program(), func(t *bytecode.Tool) (runtime.Tool, error) {
+		return newTool(m, t, pool)
+	}, bytecode.ImplMCP)
 }
 
 // tool is one `run = mcp` tool.
@@ -414,8 +405,8 @@ func serverKey(kind, where string, kv map[string]string) string {
 
 // allow is cfg.Allow's verdict on a declared URL.
 func (p *Pool) allow(raw string) error {
-	u, err := neturl.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := outbound.HTTPURL(raw)
+	if !ok {
 		return &refusedError{fmt.Errorf("%q is not an http(s) URL", raw)}
 	}
 	if p.cfg.Allow == nil {

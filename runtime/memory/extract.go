@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
@@ -60,8 +59,7 @@ type Extractor struct {
 	cfg ExtractorConfig
 	log *slog.Logger
 
-	mu    sync.Mutex
-	locks map[store.SessionKey]*sync.Mutex
+	locks store.KeyedMutex[store.SessionKey] // one extraction per session at a time
 }
 
 // NewExtractor returns the extractor.
@@ -76,18 +74,7 @@ func NewExtractor(cfg ExtractorConfig) (*Extractor, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Extractor{cfg: cfg, log: log, locks: map[store.SessionKey]*sync.Mutex{}}, nil
-}
-
-func (x *Extractor) lock(key store.SessionKey) *sync.Mutex {
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	m := x.locks[key]
-	if m == nil {
-		m = &sync.Mutex{}
-		x.locks[key] = m
-	}
-	return m
+	return &Extractor{cfg: cfg, log: log}, nil
 }
 
 func cursorKey(key store.SessionKey) string { return store.DocPath(key.App, key.User, key.Session) }
@@ -119,9 +106,8 @@ func (x *Extractor) setCursor(ctx context.Context, key store.SessionKey, seq uin
 // AfterRun implements runtime.PostRunHook.
 func (x *Extractor) AfterRun(ctx context.Context, job runtime.PostRun) error {
 	key := job.Session
-	l := x.lock(key)
-	l.Lock()
-	defer l.Unlock()
+	unlock := x.locks.Lock(key)
+	defer unlock()
 	cur, err := x.Cursor(ctx, key)
 	if err != nil {
 		return err

@@ -15,7 +15,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -65,24 +64,12 @@ type Service struct {
 	docs  store.Docs
 	clock Clock
 
-	mu    sync.Mutex
-	users map[User]*sync.Mutex
+	users store.KeyedMutex[User] // one writer per user's memories at a time
 }
 
 // New returns the service over docs.
 func New(docs store.Docs, clock Clock) *Service {
-	return &Service{docs: docs, clock: clock, users: map[User]*sync.Mutex{}}
-}
-
-func (s *Service) userLock(u User) *sync.Mutex {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	m := s.users[u]
-	if m == nil {
-		m = &sync.Mutex{}
-		s.users[u] = m
-	}
-	return m
+	return &Service{docs: docs, clock: clock}
 }
 
 func checkUser(u User) error {
@@ -130,9 +117,8 @@ func (s *Service) Add(ctx context.Context, u User, text string, topics []string,
 		}
 	}
 	m := Memory{ID: ID(u, text), Text: text, Topics: tops, Created: s.clock.Now().UTC()}
-	lock := s.userLock(u)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock := s.users.Lock(u)
+	defer unlock()
 	if old, err := s.get(ctx, u, m.ID); err == nil {
 		return old, false, nil
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -238,9 +224,8 @@ func (s *Service) Delete(ctx context.Context, u User, id string) error {
 	if err := checkUser(u); err != nil {
 		return err
 	}
-	lock := s.userLock(u)
-	lock.Lock()
-	defer lock.Unlock()
+	unlock := s.users.Lock(u)
+	defer unlock()
 	m, err := s.get(ctx, u, id)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -23,18 +22,6 @@ const (
 const maxSearchLimit = 50
 
 func toolErr(format string, args ...any) error { return vm.NewError(vm.KindToolError, format, args...) }
-
-func decodeArgs(name string, raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return toolErr("%s: bad arguments: %v", name, err)
-	}
-	return nil
-}
 
 // spec is a memory tool's spec from the stdlib table.
 func spec(name string) runtime.ToolSpec {
@@ -67,7 +54,7 @@ func (t *SearchTool) Call(ctx context.Context, req runtime.ToolRequest) (json.Ra
 		Query string `json:"query"`
 		Limit *int   `json:"limit"`
 	}
-	if err := decodeArgs(SearchToolName, req.Args, &args); err != nil {
+	if err := runtime.DecodeArgsStrict(SearchToolName, req.Args, &args); err != nil {
 		return nil, err
 	}
 	u, err := userOf(SearchToolName, req)
@@ -118,7 +105,7 @@ func (t *AddTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMe
 		Memory string   `json:"memory"`
 		Topics []string `json:"topics"`
 	}
-	if err := decodeArgs(AddToolName, req.Args, &args); err != nil {
+	if err := runtime.DecodeArgsStrict(AddToolName, req.Args, &args); err != nil {
 		return nil, err
 	}
 	u, err := userOf(AddToolName, req)

@@ -8,12 +8,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"time"
 
 	"github.com/sashabaranov/go-openai"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -86,8 +86,7 @@ func NewOpenAI(cfg OpenAIConfig) (runtime.Model, error) {
 	if cfg.BaseURL == "" {
 		cfg.BaseURL = DefaultBaseURL
 	}
-	u, err := url.Parse(cfg.BaseURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if _, ok := outbound.HTTPURL(cfg.BaseURL); !ok {
 		return nil, fmt.Errorf("openai model %s: base URL %q is not an http(s) URL", cfg.Model, redact(cfg.BaseURL, cfg.APIKey))
 	}
 	if cfg.MinBackoff <= 0 {
@@ -102,7 +101,7 @@ func NewOpenAI(cfg OpenAIConfig) (runtime.Model, error) {
 		cfg.HTTPClient = http.DefaultClient
 	}
 	if cfg.Sleep == nil {
-		cfg.Sleep = sleep
+		cfg.Sleep = outbound.Sleep
 	}
 	cc := openai.DefaultConfig(cfg.APIKey)
 	cc.BaseURL = cfg.BaseURL

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/sashabaranov/go-openai"
 
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -38,7 +38,7 @@ func (m *openAIModel) classify(err error, ex *exchange) *failure {
 			msg = aerr.Message
 		}
 		if msg == "" {
-			msg = snippet(ex.errBody)
+			msg = outbound.Snippet(ex.errBody, 512)
 		}
 		return m.statusFailure(ex.resp.StatusCode, msg, ex.resp.Header)
 	}
@@ -69,12 +69,9 @@ func (m *openAIModel) statusFailure(status int, providerMsg string, h http.Heade
 	if providerMsg != "" {
 		f.msg += ": " + redact(clip(providerMsg, 1000), m.cfg.APIKey)
 	}
-	switch {
-	case status == http.StatusTooManyRequests:
-		f.kind = vm.KindRateLimit
-	case status >= 500:
-		f.kind = vm.KindUnavailable
-	case status == http.StatusRequestTimeout:
+	if kind, ok := outbound.Transient(status); ok {
+		f.kind = kind
+	} else if status == http.StatusRequestTimeout {
 		f.kind = vm.KindTimeout
 	}
 	f.retryAfter, f.hasRetryAfter = m.retryAfter(h)
@@ -137,39 +134,7 @@ func (m *openAIModel) retryWait(f *failure, attempt int) (time.Duration, bool) {
 		}
 		return f.retryAfter, true
 	}
-	return backoff(m.cfg.MinBackoff, m.cfg.MaxBackoff, attempt, m.cfg.Rand), true
-}
-
-// backoff is min(hi, lo·2^(attempt-1)), scaled by rand() when given.
-func backoff(lo, hi time.Duration, attempt int, rand func() float64) time.Duration {
-	d := lo
-	for i := 1; i < attempt && d < hi; i++ {
-		d *= 2
-	}
-	d = min(d, hi)
-	if rand != nil {
-		r := rand()
-		if r < 0 || r >= 1 || r != r {
-			r = 0
-		}
-		d = time.Duration(float64(d) * r)
-	}
-	return d
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return outbound.Backoff(m.cfg.MinBackoff, m.cfg.MaxBackoff, attempt, m.cfg.Rand), true
 }
 
 // failed is the error Generate returns for the last failure.
@@ -190,10 +155,4 @@ func redact(s, key string) string {
 		return s
 	}
 	return strings.ReplaceAll(s, key, "[redacted]")
-}
-
-// snippet returns the start of an error response's body, for an error
-// without the {"error": {...}} envelope.
-func snippet(body []byte) string {
-	return strings.TrimSpace(strings.ToValidUTF8(string(body[:min(len(body), 512)]), "\uFFFD"))
 }

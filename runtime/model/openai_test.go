@@ -553,24 +553,6 @@ func TestOpenAIConfig(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	lo, hi := 500*time.Millisecond, 8*time.Second
-	for attempt, want := range []time.Duration{0, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 8 * time.Second} {
-		if attempt == 0 {
-			continue
-		}
-		if got := backoff(lo, hi, attempt, nil); got != want {
-			t.Errorf("backoff(attempt %d) = %v, want %v", attempt, got, want)
-		}
-	}
-	if got := backoff(lo, hi, 100, func() float64 { return 0.25 }); got != 2*time.Second {
-		t.Errorf("jittered = %v", got)
-	}
-	if got := backoff(lo, hi, 1, func() float64 { return 7 }); got != 0 {
-		t.Errorf("out-of-range rand = %v", got)
-	}
-}
-
 func TestRetryAfterHeader(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	m := &openAIModel{cfg: OpenAIConfig{Now: func() time.Time { return now }}}
@@ -597,20 +579,6 @@ func TestRetryAfterHeader(t *testing.T) {
 	m.cfg.Now = nil
 	if _, ok := m.retryAfter(http.Header{"Retry-After": {now.Format(http.TimeFormat)}}); ok {
 		t.Error("HTTP date honoured without a clock")
-	}
-}
-
-func TestSleep(t *testing.T) {
-	if err := sleep(context.Background(), time.Millisecond); err != nil {
-		t.Error(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Errorf("canceled sleep: %v", err)
-	}
-	if err := sleep(ctx, 0); !errors.Is(err, context.Canceled) {
-		t.Errorf("zero sleep on a canceled context: %v", err)
 	}
 }
 

@@ -1,7 +1,6 @@
 package recall
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -48,20 +47,6 @@ func toolErr(format string, args ...any) error {
 	return vm.NewError(vm.KindToolError, format, args...)
 }
 
-// decodeArgs decodes a tool's arguments strictly: unknown members and
-// wrong types are tool errors, never panics.
-func decodeArgs(name string, raw json.RawMessage, v any) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return toolErr("%s: bad arguments: %v", name, err)
-	}
-	return nil
-}
-
 // SearchTool is session_search.
 type SearchTool struct{ tool }
 
@@ -79,7 +64,7 @@ func (t *SearchTool) Call(ctx context.Context, req runtime.ToolRequest) (json.Ra
 		TopK     *int     `json:"top_k"`
 		MinScore *float64 `json:"min_score"`
 	}
-	if err := decodeArgs(SearchToolName, req.Args, &args); err != nil {
+	if err := runtime.DecodeArgsStrict(SearchToolName, req.Args, &args); err != nil {
 		return nil, err
 	}
 	pol := t.policy(req)
@@ -147,7 +132,7 @@ func (t *LoadTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 		ContentOffset *int    `json:"content_offset"`
 		ContentLimit  *int    `json:"content_limit"`
 	}
-	if err := decodeArgs(LoadToolName, req.Args, &args); err != nil {
+	if err := runtime.DecodeArgsStrict(LoadToolName, req.Args, &args); err != nil {
 		return nil, err
 	}
 	if err := checkSession(req); err != nil {

@@ -141,7 +141,7 @@ func (t *Tools) find(tool, agent, name string, key store.SessionKey) (available,
 // args decodes tool's arguments into in and finds the skill they name
 // (skill points into in).
 func (t *Tools) args(tool string, req runtime.ToolRequest, in any, skill *string) (available, error) {
-	if err := workspace.Decode(tool, req.Args, in); err != nil {
+	if err := runtime.DecodeArgs(tool, req.Args, in); err != nil {
 		return available{}, err
 	}
 	return t.find(tool, req.Agent, *skill, req.Session)

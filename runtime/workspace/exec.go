@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/runtime/workspace/jail"
+	"github.com/agentc/agentc/runtime/workspace/proc"
 )
 
 // Command is one process to run in a workspace: an argv (no shell), a
@@ -159,36 +160,25 @@ func (l *Local) Run(ctx context.Context, ws *Workspace, cmd Command) (*Result, e
 		return nil, fmt.Errorf("exec: %s: %w", cmd.Argv[0], err)
 	}
 	c.Dir, c.Env = dir, env
-	c.Stdin = bytes.NewReader(cmd.Stdin)
 	stdout, stderr := &capped{max: max}, &capped{max: max}
-	c.Stdout, c.Stderr = stdout, stderr
 	c.SysProcAttr = sysProcAttr(l.network())
 	if l.confined() {
 		if err := l.confine(c, ws); err != nil {
 			return nil, fmt.Errorf("exec: %s: %w", cmd.Argv[0], err)
 		}
 	}
-	if err := c.Start(); err != nil {
+	limited, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stop, waitErr, err := proc.Run(limited, c, cmd.Stdin, stdout, stderr)
+	if err != nil {
 		return nil, fmt.Errorf("exec: start %s: %w", cmd.Argv[0], err)
 	}
-	pgid := c.Process.Pid
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }() // owned: Run waits for it below
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
 	res := &Result{}
-	var waitErr error
-	select {
-	case waitErr = <-done:
-		killGroup(pgid) // children that outlived the command
-	case <-timer.C:
+	if stop == proc.Interrupted {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("exec: %s: %w", cmd.Argv[0], ctx.Err())
+		}
 		res.TimedOut = true
-		killGroup(pgid)
-		waitErr = <-done
-	case <-ctx.Done():
-		killGroup(pgid)
-		<-done
-		return nil, fmt.Errorf("exec: %s: %w", cmd.Argv[0], ctx.Err())
 	}
 	res.Stdout, res.StdoutTruncated = stdout.result()
 	res.Stderr, res.StderrTruncated = stderr.result()

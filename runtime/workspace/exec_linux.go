@@ -20,8 +20,6 @@ func sysProcAttr(netNS bool) *syscall.SysProcAttr {
 	return a
 }
 
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
 var probeMu sync.Mutex
 
 // probeNetNS reports whether a child can be started in new user and

@@ -8,8 +8,6 @@ import "syscall"
 // network namespace outside Linux.
 func sysProcAttr(bool) *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
 func probeNetNS() bool { return false }
 
 // groupKill: the whole process group is killed.

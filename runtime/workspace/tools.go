@@ -68,17 +68,6 @@ func toolErr(tool string, err error) error {
 	return runtime.Errorf(vm.KindToolError, "%s: %v", tool, err)
 }
 
-// Decode unmarshals a tool's arguments; bad arguments are a tool_error.
-func Decode(tool string, args json.RawMessage, dst any) error {
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, dst); err != nil {
-		return runtime.Errorf(vm.KindToolError, "%s: bad arguments: %v", tool, err)
-	}
-	return nil
-}
-
 // ExecOutput is the output record of workspace_exec.
 type ExecOutput struct {
 	ExitCode int    `json:"exit_code"`
@@ -118,7 +107,7 @@ func (w *wsTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMes
 			Path    string `json:"path"`
 			Content string `json:"content"`
 		}
-		if err := Decode(w.name, req.Args, &in); err != nil {
+		if err := runtime.DecodeArgs(w.name, req.Args, &in); err != nil {
 			return nil, err
 		}
 		if err := ws.WriteFile(in.Path, []byte(in.Content)); err != nil {
@@ -130,7 +119,7 @@ func (w *wsTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMes
 			Path  string `json:"path"`
 			Limit *int   `json:"limit"`
 		}
-		if err := Decode(w.name, req.Args, &in); err != nil {
+		if err := runtime.DecodeArgs(w.name, req.Args, &in); err != nil {
 			return nil, err
 		}
 		max := int64(MaxReadBytes)
@@ -150,7 +139,7 @@ func (w *wsTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMes
 		var in struct {
 			Path *string `json:"path"`
 		}
-		if err := Decode(w.name, req.Args, &in); err != nil {
+		if err := runtime.DecodeArgs(w.name, req.Args, &in); err != nil {
 			return nil, err
 		}
 		rel := "."
@@ -169,7 +158,7 @@ func (w *wsTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMes
 			Stdin   *string  `json:"stdin"`
 			Timeout *string  `json:"timeout"`
 		}
-		if err := Decode(w.name, req.Args, &in); err != nil {
+		if err := runtime.DecodeArgs(w.name, req.Args, &in); err != nil {
 			return nil, err
 		}
 		if w.t.Exec == nil {
@@ -199,7 +188,7 @@ func (w *wsTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMes
 			Name     *string `json:"name"`
 			MimeType *string `json:"mime_type"`
 		}
-		if err := Decode(w.name, req.Args, &in); err != nil {
+		if err := runtime.DecodeArgs(w.name, req.Args, &in); err != nil {
 			return nil, err
 		}
 		m, err := SaveArtifact(ctx, w.t.Artifacts, ws, req, in.Path, deref(in.Name), deref(in.MimeType))

@@ -79,6 +79,18 @@ func (w *Workspace) root() (*os.Root, error) {
 	return r, nil
 }
 
+// open confines rel (Confine) and opens the workspace's root: every access
+// to p goes through r, which the caller closes.
+func (w *Workspace) open(rel string) (r *os.Root, p string, err error) {
+	if p, err = Confine(rel); err != nil {
+		return nil, "", err
+	}
+	if r, err = w.root(); err != nil {
+		return nil, "", err
+	}
+	return r, p, nil
+}
+
 // wrapRootErr marks os.Root's escape refusals with ErrOutside.
 func wrapRootErr(rel string, err error) error {
 	if err == nil {
@@ -92,18 +104,14 @@ func wrapRootErr(rel string, err error) error {
 
 // WriteFile writes data to rel, creating parent directories.
 func (w *Workspace) WriteFile(rel string, data []byte) error {
-	p, err := Confine(rel)
-	if err != nil {
-		return err
-	}
-	if p == "." {
-		return fmt.Errorf("%q: not a file name", rel)
-	}
-	r, err := w.root()
+	r, p, err := w.open(rel)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	if p == "." {
+		return fmt.Errorf("%q: not a file name", rel)
+	}
 	if dir := path.Dir(p); dir != "." {
 		if err := r.MkdirAll(dir, 0o700); err != nil {
 			return wrapRootErr(rel, err)
@@ -121,11 +129,7 @@ func (w *Workspace) WriteFile(rel string, data []byte) error {
 // ReadFile reads at most max bytes of rel; truncated reports whether the
 // file is longer.
 func (w *Workspace) ReadFile(rel string, max int64) (data []byte, size int64, err error) {
-	p, err := Confine(rel)
-	if err != nil {
-		return nil, 0, err
-	}
-	r, err := w.root()
+	r, p, err := w.open(rel)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -164,13 +168,9 @@ type Entry struct {
 // MaxEntries caps List.
 const MaxEntries = 1000
 
-// List lists the directory rel, sorted by name (at most MaxEntries).
+// List lists the directory rel (ReadEntries).
 func (w *Workspace) List(rel string) ([]Entry, error) {
-	p, err := Confine(rel)
-	if err != nil {
-		return nil, err
-	}
-	r, err := w.root()
+	r, p, err := w.open(rel)
 	if err != nil {
 		return nil, err
 	}
@@ -180,16 +180,23 @@ func (w *Workspace) List(rel string) ([]Entry, error) {
 		return nil, wrapRootErr(rel, err)
 	}
 	defer f.Close()
-	ents, err := f.ReadDir(-1)
+	out, err := ReadEntries(f)
 	if err != nil {
 		return nil, wrapRootErr(rel, err)
 	}
+	return out, nil
+}
+
+// ReadEntries reads the entries of the open directory d, sorted by name
+// (at most MaxEntries); a size is given for a regular file only.
+func ReadEntries(d *os.File) ([]Entry, error) {
+	ents, err := d.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	out := []Entry{}
-	for _, e := range ents {
-		if len(out) == MaxEntries {
-			break
-		}
+	for _, e := range ents[:min(len(ents), MaxEntries)] {
 		en := Entry{Name: e.Name(), Dir: e.IsDir()}
 		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
 			en.Size = info.Size()
@@ -202,11 +209,7 @@ func (w *Workspace) List(rel string) ([]Entry, error) {
 // Dir resolves rel to a directory inside the workspace and returns its
 // absolute path (for a command's working directory).
 func (w *Workspace) Dir(rel string) (string, error) {
-	p, err := Confine(rel)
-	if err != nil {
-		return "", err
-	}
-	r, err := w.root()
+	r, p, err := w.open(rel)
 	if err != nil {
 		return "", err
 	}
@@ -231,11 +234,7 @@ func (w *Workspace) Dir(rel string) (string, error) {
 // replacing what is there. Symlinks in src are skipped. Modes keep their
 // executable bits. It copies at most maxBytes in all.
 func (w *Workspace) CopyDir(src, rel string, maxBytes int64) error {
-	p, err := Confine(rel)
-	if err != nil {
-		return err
-	}
-	r, err := w.root()
+	r, p, err := w.open(rel)
 	if err != nil {
 		return err
 	}
@@ -466,11 +465,7 @@ func (w *Workspace) chownAll(uid int) error {
 
 // MakeExecutable sets rel's mode to 0700 (a staged script).
 func (w *Workspace) MakeExecutable(rel string) error {
-	p, err := Confine(rel)
-	if err != nil {
-		return err
-	}
-	r, err := w.root()
+	r, p, err := w.open(rel)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -32,30 +33,32 @@ const (
 // the tool, when a header's env() variable is unset without a default (the
 // program does not load) or an attribute is malformed.
 func BindDeclared(into map[string]runtime.Tool, m *vm.Machine, cfg Config) error {
-	p := m.Program()
+	return BindKinds(into, m.Program(), func(t *bytecode.Tool) (runtime.Tool, error) {
+		d, err := newDeclared(m, t, cfg)
+		if err != nil {
+			return nil, err
+		}
+		if t.Impl.Kind == bytecode.ImplHTTP {
+			return newHTTPTool(d)
+		}
+		return newExecTool(d)
+	}, bytecode.ImplHTTP, bytecode.ImplExec)
+}
+
+// BindKinds adds to into, for every tool of p whose implementation is of
+// one of kinds and that into lacks (a scripted replay wins), the tool
+// newTool makes of it; it stops at newTool's first error.
+func BindKinds(into map[string]runtime.Tool, p *bytecode.Program, newTool func(t *bytecode.Tool) (runtime.Tool, error), kinds ...bytecode.ImplKind) error {
 	for i := range p.Tools {
 		t := &p.Tools[i]
-		if into[t.Name] != nil || (t.Impl.Kind != bytecode.ImplHTTP && t.Impl.Kind != bytecode.ImplExec) {
+		if into[t.Name] != nil || !slices.Contains(kinds, t.Impl.Kind) {
 			continue
 		}
-		d, err := newDeclared(m, t, cfg)
+		tool, err := newTool(t)
 		if err != nil {
 			return err
 		}
-		switch t.Impl.Kind {
-		case bytecode.ImplHTTP:
-			h, err := newHTTPTool(d)
-			if err != nil {
-				return err
-			}
-			into[t.Name] = h
-		case bytecode.ImplExec:
-			x, err := newExecTool(d)
-			if err != nil {
-				return err
-			}
-			into[t.Name] = x
-		}
+		into[t.Name] = tool
 	}
 	return nil
 }

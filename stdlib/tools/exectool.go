@@ -4,12 +4,10 @@ package tools
 // (spec/language.md §7.3, spec/tools.md "Declared http and exec tools").
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,22 +15,20 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/runtime/workspace/jail"
+	"github.com/agentc/agentc/runtime/workspace/proc"
 	"github.com/agentc/agentc/vm"
 )
 
 const (
 	// stderrTail is how much of the end of standard error a failure quotes.
 	stderrTail = 2048
-	// drainWait bounds how long the pipes may stay open once the process
-	// group is gone (a descendant that left the group may hold them).
-	drainWait = time.Second
 	// defaultPath is the child's PATH when the environment has none.
 	defaultPath = "/usr/local/bin:/usr/bin:/bin"
 )
@@ -151,7 +147,6 @@ func (x *execTool) run(ctx context.Context, argv []string, dir string, env []str
 		return nil, x.errorf(vm.KindToolError, "command %q not found", argv[0])
 	}
 	cmd.Dir, cmd.Env = dir, env
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if strings.ContainsRune(argv[0], '/') {
 		p := argv[0]
 		if !filepath.IsAbs(p) {
@@ -165,114 +160,22 @@ func (x *execTool) run(ctx context.Context, argv []string, dir string, env []str
 		return nil, err
 	}
 
-	var files []*os.File // every pipe end this call opened
-	closeAll := func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}
-	defer closeAll()
-	pipe := func() (*os.File, *os.File, error) {
-		r, w, err := os.Pipe()
-		if err == nil {
-			files = append(files, r, w)
-		}
-		return r, w, err
-	}
-	outR, outW, err := pipe()
+	max := x.cfg.maxBytes()
+	stdout := &capBuffer{max: max}
+	var tail tailBuffer
+	stop, werr, err := proc.Run(ctx, cmd, stdin, stdout, &tail)
 	if err != nil {
-		return nil, x.errorf(vm.KindUnavailable, "pipe: %v", err)
-	}
-	errR, errW, err := pipe()
-	if err != nil {
-		return nil, x.errorf(vm.KindUnavailable, "pipe: %v", err)
-	}
-	cmd.Stdout, cmd.Stderr = outW, errW
-	var inW *os.File
-	if len(stdin) > 0 {
-		inR, w, err := pipe()
-		if err != nil {
-			return nil, x.errorf(vm.KindUnavailable, "pipe: %v", err)
-		}
-		cmd.Stdin, inW = inR, w
-	}
-	if err := cmd.Start(); err != nil {
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			return nil, x.errorf(vm.KindToolError, "command %q not found", argv[0])
 		}
 		return nil, x.errorf(vm.KindToolError, "start %q: %v", argv[0], err)
 	}
-	// The child holds its own ends now.
-	outW.Close()
-	errW.Close()
-	if f, ok := cmd.Stdin.(*os.File); ok {
-		f.Close()
-	}
-	pgid := cmd.Process.Pid
-	killGroup := func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) }
-
-	max := x.cfg.maxBytes()
-	var (
-		wg       sync.WaitGroup
-		stdout   bytes.Buffer
-		tail     tailBuffer
-		overflow = make(chan struct{})
-		once     sync.Once
-	)
-	wg.Go(func() {
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := outR.Read(buf)
-			if n > 0 && int64(stdout.Len()) <= max {
-				stdout.Write(buf[:n])
-				if int64(stdout.Len()) > max {
-					once.Do(func() { close(overflow) })
-				}
-			}
-			if err != nil {
-				return
-			}
-		}
-	})
-	wg.Go(func() { _, _ = io.Copy(&tail, errR) })
-	if inW != nil {
-		wg.Go(func() {
-			_, _ = inW.Write(stdin)
-			inW.Close()
-		})
-	}
-	waited := make(chan error, 1)
-	go func() { waited <- cmd.Wait() }()
-
-	var werr error
-	timedOut, overflowed := false, false
-	select {
-	case werr = <-waited:
-	case <-ctx.Done():
-		killGroup()
-		werr, timedOut = <-waited, true
-	case <-overflow:
-		killGroup()
-		werr, overflowed = <-waited, true
-	}
-	killGroup() // descendants left in the group
-	drained := make(chan struct{})
-	go func() { wg.Wait(); close(drained) }()
-	select {
-	case <-drained:
-	case <-time.After(drainWait):
-		// A descendant outside the group still holds a pipe: closing our
-		// ends unblocks the readers and the writer.
-		closeAll()
-		<-drained
-	}
-
 	switch {
-	case timedOut && ctx.Err() == context.DeadlineExceeded:
+	case stop == proc.Interrupted && ctx.Err() == context.DeadlineExceeded:
 		return nil, x.errorf(vm.KindTimeout, "%s: no result within %s (process group killed)", argv[0], limit)
-	case timedOut:
+	case stop == proc.Interrupted:
 		return nil, x.errorf(vm.KindCanceled, "%s: canceled (process group killed)", argv[0])
-	case overflowed:
+	case stop == proc.Overflowed:
 		return nil, x.errorf(vm.KindToolError, "%s: standard output exceeds the %d-byte cap (process group killed)", argv[0], max)
 	}
 	if werr != nil {
@@ -285,12 +188,12 @@ func (x *execTool) run(ctx context.Context, argv []string, dir string, env []str
 				msg = fmt.Sprintf("exit status %d", ee.ExitCode())
 			}
 		}
-		if t := snippet(tail.bytes(), stderrTail); t != "" {
+		if t := outbound.Snippet(tail.bytes(), stderrTail); t != "" {
 			msg += ": " + t
 		}
 		return nil, x.errorf(vm.KindToolError, "%s: %s", argv[0], msg)
 	}
-	return stdout.Bytes(), nil
+	return stdout.buf, nil
 }
 
 // confine rewrites cmd to run under package jail unless the
@@ -318,6 +221,21 @@ func (x *execTool) confine(cmd *exec.Cmd) error {
 		return x.errorf(vm.KindUnavailable, "confine %s: %v", x.t.Name, err)
 	}
 	return nil
+}
+
+// capBuffer keeps standard output; a write past max bytes is ErrOverflow,
+// which ends the command.
+type capBuffer struct {
+	buf []byte
+	max int64
+}
+
+func (c *capBuffer) Write(p []byte) (int, error) {
+	if int64(len(c.buf)+len(p)) > c.max {
+		return 0, proc.ErrOverflow
+	}
+	c.buf = append(c.buf, p...)
+	return len(p), nil
 }
 
 // tailBuffer keeps the last stderrTail bytes written to it.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -13,8 +14,8 @@ import (
 // status is 2xx. Like a declared http tool, 429 is rate_limit, 5xx
 // unavailable and any other status tool_error, each naming the status and
 // the start of the body. Transport failures are http_get's.
-func httpFetch(cfg Config, ctx context.Context, args json.RawMessage) (any, error) {
-	res, err := httpGet(cfg, ctx, args)
+func httpFetch(cfg Config, ctx context.Context, in httpGetIn) (any, error) {
+	res, err := httpGet(cfg, ctx, in)
 	if err != nil {
 		return nil, err
 	}
@@ -32,12 +33,9 @@ func httpFetch(cfg Config, ctx context.Context, args json.RawMessage) (any, erro
 	if got.Status >= 200 && got.Status < 300 {
 		return got.Body, nil
 	}
-	kind := vm.KindToolError
-	switch {
-	case got.Status == 429:
-		kind = vm.KindRateLimit
-	case got.Status >= 500:
-		kind = vm.KindUnavailable
+	kind, transient := outbound.Transient(got.Status)
+	if !transient {
+		kind = vm.KindToolError
 	}
 	start, _, _ := strings.Cut(got.Body, "\n")
 	if len(start) > 256 {

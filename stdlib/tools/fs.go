@@ -2,16 +2,15 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/workspace"
 	"github.com/agentc/agentc/runtime/workspace/jail"
 	"github.com/agentc/agentc/vm"
 )
@@ -89,13 +88,12 @@ func (c Config) openIn(tool, rel string) (*os.File, error) {
 	return nil, runtime.Errorf(vm.KindToolError, "%s: %q: %v", tool, rel, err)
 }
 
-func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		Path string `json:"path"`
-	}
-	if err := decode("read_file", args, &in); err != nil {
-		return nil, err
-	}
+// readFileIn is read_file's input.
+type readFileIn struct {
+	Path string `json:"path"`
+}
+
+func readFile(cfg Config, _ context.Context, in readFileIn) (any, error) {
 	f, err := cfg.openIn("read_file", in.Path)
 	if err != nil {
 		return nil, err
@@ -126,22 +124,12 @@ func readFile(cfg Config, _ context.Context, args json.RawMessage) (any, error) 
 	return strings.ToValidUTF8(string(b), "\uFFFD"), nil
 }
 
-type dirEntry struct {
-	Name string `json:"name"`
-	Dir  bool   `json:"dir"`
-	Size int64  `json:"size"`
+// listDirIn is list_dir's input.
+type listDirIn struct {
+	Path *string `json:"path"`
 }
 
-// maxEntries caps list_dir's result.
-const maxEntries = 1000
-
-func listDir(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		Path *string `json:"path"`
-	}
-	if err := decode("list_dir", args, &in); err != nil {
-		return nil, err
-	}
+func listDir(cfg Config, _ context.Context, in listDirIn) (any, error) {
 	rel := "."
 	if in.Path != nil && *in.Path != "" {
 		rel = *in.Path
@@ -151,21 +139,9 @@ func listDir(cfg Config, _ context.Context, args json.RawMessage) (any, error) {
 		return nil, err
 	}
 	defer d.Close()
-	ents, err := d.ReadDir(-1)
+	out, err := workspace.ReadEntries(d)
 	if err != nil {
 		return nil, runtime.Errorf(vm.KindToolError, "list_dir: %q: %v", rel, err)
 	}
-	out := []dirEntry{}
-	for _, e := range ents {
-		if len(out) == maxEntries {
-			break
-		}
-		d := dirEntry{Name: e.Name(), Dir: e.IsDir()}
-		if info, err := e.Info(); err == nil && info.Mode().IsRegular() {
-			d.Size = info.Size()
-		}
-		out = append(out, d)
-	}
-	sort.Slice(out, func(a, b int) bool { return out[a].Name < out[b].Name })
 	return out, nil
 }

@@ -3,10 +3,8 @@ package tools
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -14,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -149,15 +148,14 @@ func portOf(u *url.URL) string {
 	return defaultPort(u.Scheme)
 }
 
-func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		URL string `json:"url"`
-	}
-	if err := decode("http_get", args, &in); err != nil {
-		return nil, err
-	}
-	u, err := url.Parse(in.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+// httpGetIn is http_get's input.
+type httpGetIn struct {
+	URL string `json:"url"`
+}
+
+func httpGet(cfg Config, ctx context.Context, in httpGetIn) (any, error) {
+	u, ok := outbound.HTTPURL(in.URL)
+	if !ok {
 		return nil, runtime.Errorf(vm.KindToolError, "http_get: %q is not an http(s) URL", in.URL)
 	}
 	if !hostAllowed(cfg.AllowHosts, u) {
@@ -170,16 +168,12 @@ func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
 	if cfg.Propagate != nil {
 		cfg.Propagate(ctx, req.Header)
 	}
-	resp, err := cfg.httpClient().Do(req)
-	if err != nil {
-		return nil, netError("http_get", ctx, err)
-	}
-	defer resp.Body.Close()
 	max := cfg.maxBytes()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max))
+	rep, err := outbound.Do(cfg.httpClient(), req, max)
 	if err != nil {
 		return nil, netError("http_get", ctx, err)
 	}
+	body := rep.Body
 	text := strings.ToValidUTF8(string(body), "\uFFFD")
 	if int64(len(body)) == max && !utf8.Valid(body) {
 		// the cap may split a character: drop the broken tail
@@ -192,7 +186,7 @@ func httpGet(cfg Config, ctx context.Context, args json.RawMessage) (any, error)
 		Status      int    `json:"status"`
 		Body        string `json:"body"`
 		ContentType string `json:"content_type"`
-	}{resp.StatusCode, text, resp.Header.Get("Content-Type")}, nil
+	}{rep.StatusCode, text, rep.Header.Get("Content-Type")}, nil
 }
 
 // netError classifies a transport failure: a refused redirect is a

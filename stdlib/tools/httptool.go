@@ -14,11 +14,11 @@ import (
 	"net/url"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/outbound"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -74,29 +74,22 @@ func (h *httpTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 	if err != nil {
 		return nil, err
 	}
-	resp, err := h.cfg.httpClient(own...).Do(r)
-	if err != nil {
-		return nil, h.transportError(ctx, r, err)
-	}
-	defer resp.Body.Close()
 	max := h.cfg.maxBytes()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
+	rep, err := outbound.Do(h.cfg.httpClient(own...), r, max)
 	if err != nil {
 		return nil, h.transportError(ctx, r, err)
 	}
-	if int64(len(body)) > max {
+	if rep.Over {
 		return nil, h.errorf(vm.KindToolError, "%s %s: response body exceeds the %d-byte cap", h.method, r.URL.Host, max)
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		kind := vm.KindToolError
-		switch {
-		case resp.StatusCode == http.StatusTooManyRequests:
-			kind = vm.KindRateLimit
-		case resp.StatusCode >= 500:
-			kind = vm.KindUnavailable
+	body := rep.Body
+	if rep.StatusCode < 200 || rep.StatusCode > 299 {
+		kind, transient := outbound.Transient(rep.StatusCode)
+		if !transient {
+			kind = vm.KindToolError
 		}
-		msg := fmt.Sprintf("%s %s: HTTP %d", h.method, r.URL.Host, resp.StatusCode)
-		if s := snippet(body, 256); s != "" {
+		msg := fmt.Sprintf("%s %s: HTTP %d", h.method, r.URL.Host, rep.StatusCode)
+		if s := outbound.Snippet(body, 256); s != "" {
 			msg += ": " + s
 		}
 		return nil, h.errorf(kind, "%s", msg)
@@ -124,8 +117,8 @@ func (h *httpTool) request(ctx context.Context, input types.Value, idem string) 
 	if raw, err = h.escapeURL(ctx, h.t.Impl.URL, input, raw); err != nil {
 		return nil, nil, err
 	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	u, ok := outbound.HTTPURL(raw)
+	if !ok {
 		return nil, nil, h.errorf(vm.KindToolError, "url %q is not an http(s) URL", redactURL(raw))
 	}
 	if !hostAllowed(h.cfg.AllowHosts, u) {
@@ -251,19 +244,6 @@ func redactURL(raw string) string {
 	}
 	u.User, u.RawQuery, u.Fragment = nil, "", ""
 	return u.String()
-}
-
-// snippet is the start of a body for an error message: valid UTF-8, one
-// line, at most n bytes.
-func snippet(b []byte, n int) string {
-	if len(b) > n {
-		b = b[:n]
-		for len(b) > 0 && !utf8.Valid(b) {
-			b = b[:len(b)-1]
-		}
-	}
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(string(b), "\uFFFD")), " ")
-	return s
 }
 
 // toValidUTF8 is b as text, invalid sequences replaced.

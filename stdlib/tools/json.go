@@ -10,16 +10,15 @@ import (
 	"github.com/agentc/agentc/vm"
 )
 
+// jsonQueryIn is json_query's input.
+type jsonQueryIn struct {
+	Value json.RawMessage `json:"value"`
+	Path  string          `json:"path"`
+}
+
 // jsonQuery applies the VM's json(x, path) builtin. A path without the
 // leading "$" is taken relative to the root: "a.b[0]" is "$.a.b[0]".
-func jsonQuery(_ Config, _ context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		Value json.RawMessage `json:"value"`
-		Path  string          `json:"path"`
-	}
-	if err := decode("json_query", args, &in); err != nil {
-		return nil, err
-	}
+func jsonQuery(_ Config, _ context.Context, in jsonQueryIn) (any, error) {
 	if len(in.Value) == 0 {
 		in.Value = json.RawMessage("null")
 	}

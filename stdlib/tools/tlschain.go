@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"crypto/tls"
-	"encoding/json"
 	"net"
 	"strconv"
 	"time"
@@ -12,18 +11,17 @@ import (
 	"github.com/agentc/agentc/vm"
 )
 
+// tlsChainIn is tls_chain's input.
+type tlsChainIn struct {
+	Host string `json:"host"`
+	Port *int   `json:"port"`
+}
+
 // tlsChain handshakes with host:port and reports the presented chain. It
 // sets InsecureSkipVerify so that an expired or untrusted chain can still be
 // READ (that is the point of the tool); it sends no application data and
 // trusts nothing it received.
-func tlsChain(cfg Config, ctx context.Context, args json.RawMessage) (any, error) {
-	var in struct {
-		Host string `json:"host"`
-		Port *int   `json:"port"`
-	}
-	if err := decode("tls_chain", args, &in); err != nil {
-		return nil, err
-	}
+func tlsChain(cfg Config, ctx context.Context, in tlsChainIn) (any, error) {
 	port := 443
 	if in.Port != nil {
 		port = *in.Port

@@ -113,13 +113,25 @@ type callFunc func(cfg Config, ctx context.Context, args json.RawMessage) (any, 
 // impls are the implementations of the stdlib table's Impl tools, by name
 // (a test checks that the two name the same tools).
 var impls = map[string]callFunc{
-	"http_get":   httpGet,
-	"http_fetch": httpFetch,
-	"read_file":  readFile,
-	"list_dir":   listDir,
-	"json_query": jsonQuery,
+	"http_get":   decoded("http_get", httpGet),
+	"http_fetch": decoded("http_fetch", httpFetch),
+	"read_file":  decoded("read_file", readFile),
+	"list_dir":   decoded("list_dir", listDir),
+	"json_query": decoded("json_query", jsonQuery),
 	"now":        now,
-	"tls_chain":  tlsChain,
+	"tls_chain":  decoded("tls_chain", tlsChain),
+}
+
+// decoded is the callFunc of tool name that decodes its arguments into In
+// (runtime.DecodeArgs: bad arguments are a tool_error) and calls f.
+func decoded[In any](name string, f func(cfg Config, ctx context.Context, in In) (any, error)) callFunc {
+	return func(cfg Config, ctx context.Context, args json.RawMessage) (any, error) {
+		var in In
+		if err := runtime.DecodeArgs(name, args, &in); err != nil {
+			return nil, err
+		}
+		return f(cfg, ctx, in)
+	}
 }
 
 // Table returns the builtin tools, sorted by name: the stdlib table's Impl
@@ -167,17 +179,6 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 		return nil, runtime.Errorf(vm.KindInternal, "%s: encode result: %v", t.b.Name, err)
 	}
 	return out, nil
-}
-
-// decode unmarshals args into dst; bad arguments are a tool_error.
-func decode(name string, args json.RawMessage, dst any) error {
-	if len(args) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if err := json.Unmarshal(args, dst); err != nil {
-		return runtime.Errorf(vm.KindToolError, "%s: bad arguments: %v", name, err)
-	}
-	return nil
 }
 
 func now(cfg Config, _ context.Context, args json.RawMessage) (any, error) {

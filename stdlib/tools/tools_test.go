@@ -20,6 +20,7 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/workspace"
 	"github.com/agentc/agentc/stdlib"
 	"github.com/agentc/agentc/vm"
 )
@@ -313,7 +314,7 @@ func TestFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ents []dirEntry
+	var ents []workspace.Entry
 	must(json.Unmarshal(out, &ents))
 	var names []string
 	for _, e := range ents {

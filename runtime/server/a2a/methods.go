@@ -19,8 +19,14 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
-// maxIDLen bounds client-chosen context ids (they name sessions).
+// maxIDLen bounds client-chosen ids (a context id names a session).
 const maxIDLen = 256
+
+// badID reports whether a client-chosen id is unfit to keep: longer than
+// maxIDLen, not UTF-8, or holding a NUL.
+func badID(id string) bool {
+	return len(id) > maxIDLen || !utf8.ValidString(id) || strings.ContainsRune(id, 0)
+}
 
 // call is one JSON-RPC request being answered.
 type call struct {
@@ -133,7 +139,7 @@ func (c *call) send(stream bool) {
 // stream writes a subscriber's updates as SSE until the stream ends (the
 // task reached its end) or the client leaves.
 func (c *call) stream(sub *subscriber) {
-	sw := &sseWriter{w: c.w, rc: http.NewResponseController(c.w), id: c.id}
+	sw := newSSEWriter(c.w, c.id)
 	var t *Task
 	for {
 		u, ok := sub.next(c.r.Context())
@@ -147,7 +153,7 @@ func (c *call) stream(sub *subscriber) {
 			break
 		}
 	}
-	sw.start() // an empty stream still answers with SSE headers
+	sw.start()
 }
 
 // rejoin answers a re-sent message with the task its first sending
@@ -203,10 +209,10 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, push *pushConfig, 
 	ctxID := msg.ContextID
 	if ctxID == "" {
 		ctxID = h.b.NewID("ctx_")
-	} else if len(ctxID) > maxIDLen || !utf8.ValidString(ctxID) || strings.ContainsRune(ctxID, 0) {
+	} else if badID(ctxID) {
 		return nil, nil, "", invalidParams("message.contextId", fmt.Sprintf("contextId must be valid UTF-8 of at most %d bytes", maxIDLen))
 	}
-	if len(msg.MessageID) > maxIDLen || !utf8.ValidString(msg.MessageID) || strings.ContainsRune(msg.MessageID, 0) {
+	if badID(msg.MessageID) {
 		return nil, nil, "", invalidParams("message.messageId", fmt.Sprintf("messageId must be valid UTF-8 of at most %d bytes", maxIDLen))
 	}
 	input, e := inputText(msg)

@@ -11,13 +11,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
+
+	"github.com/agentc/agentc/runtime/outbound"
 )
 
 // PushOptions enable push notifications. Without them (Options.Push nil)
@@ -152,14 +152,14 @@ func (h *Handler) decodePushConfig(v Version, raw json.RawMessage, field string)
 	if len(c.URL) > maxPushURL {
 		return c, invalidParams(field+".url", fmt.Sprintf("url is longer than %d bytes", maxPushURL))
 	}
-	u, err := neturl.Parse(c.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+	u, ok := outbound.HTTPURL(c.URL)
+	if !ok || u.User != nil {
 		return c, invalidParams(field+".url", "url must be an absolute http(s) URL without user information")
 	}
 	if err := h.opts.Push.Allow(u); err != nil {
 		return c, invalidParams(field+".url", "url is not allowed: "+err.Error())
 	}
-	if len(c.ID) > maxIDLen || !utf8.ValidString(c.ID) || strings.ContainsRune(c.ID, 0) {
+	if badID(c.ID) {
 		return c, invalidParams(field+".id", fmt.Sprintf("id must be valid UTF-8 of at most %d bytes", maxIDLen))
 	}
 	for name, s := range map[string]string{"token": c.Token, "authentication.credentials": c.Credentials} {
@@ -531,25 +531,17 @@ func (p *pusher) drain(task, key string, q *pushQueue) {
 // deliver posts body to cfg's webhook, retrying a failure that may pass
 // (no answer, 408, 429, 5xx) with exponential backoff.
 func (p *pusher) deliver(cfg pushConfig, ctype string, body []byte) error {
-	wait := p.opts.Backoff
-	var err error
 	for attempt := 1; ; attempt++ {
-		var retry bool
-		retry, err = p.post(cfg, ctype, body)
+		retry, err := p.post(cfg, ctype, body)
 		if err == nil || !retry || attempt >= p.opts.Attempts {
 			if err != nil && retry {
 				err = fmt.Errorf("after %d attempts: %w", attempt, err)
 			}
 			return err
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-t.C:
-		case <-p.ctx.Done():
-			t.Stop()
+		if outbound.Sleep(p.ctx, outbound.Backoff(p.opts.Backoff, 0, attempt, nil)) != nil {
 			return fmt.Errorf("shutting down: %w", err)
 		}
-		wait *= 2
 	}
 }
 
@@ -574,20 +566,15 @@ func (p *pusher) post(cfg pushConfig, ctype string, body []byte) (retry bool, er
 	if cfg.Scheme != "" && cfg.Credentials != "" {
 		req.Header.Set("Authorization", cfg.Scheme+" "+cfg.Credentials)
 	}
-	resp, err := p.client.Do(req)
-	if err != nil {
+	rep, err := outbound.Do(p.client, req, 4096) // the reply's body is read only to reuse the connection
+	if rep == nil {
 		return true, err
 	}
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 4096))
-	resp.Body.Close()
-	switch s := resp.StatusCode; {
-	case s >= 200 && s < 300:
+	if s := rep.StatusCode; s >= 200 && s < 300 {
 		return false, nil
-	case s == http.StatusRequestTimeout, s == http.StatusTooManyRequests, s >= 500:
-		return true, fmt.Errorf("webhook answered %s", resp.Status)
-	default:
-		return false, fmt.Errorf("webhook answered %s", resp.Status)
 	}
+	_, transient := outbound.Transient(rep.StatusCode)
+	return transient || rep.StatusCode == http.StatusRequestTimeout, fmt.Errorf("webhook answered %s", rep.Status)
 }
 
 // close lets the queued notifications go out until ctx ends, then gives

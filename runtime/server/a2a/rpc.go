@@ -8,9 +8,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
+
+	"github.com/agentc/agentc/runtime/server"
 )
 
 // JSON-RPC error codes (A2A 1.0 §5.4 and §9.5).
@@ -228,67 +229,44 @@ func negotiate(r *http.Request) (Version, *rpcError) {
 	return V10, versionNotSupported(raw)
 }
 
+// internalErrorJSON answers when a response does not encode.
+const internalErrorJSON = `{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`
+
 // writeJSON writes one JSON-RPC response.
 func writeJSON(w http.ResponseWriter, status int, resp rpcResponse) {
 	b, err := json.Marshal(resp)
 	if err != nil {
-		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
+		b = []byte(internalErrorJSON)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(b)
 }
 
-// sseWriter writes JSON-RPC responses as SSE frames: `data: <json>\n\n`
-// (LF only), flushed one by one. A client that stops reading blocks only
-// its own stream: the run goes on (the pump never waits for a stream).
-// Write deadlines are the HTTP server's: the injected clock need not be
-// wall time, so this package sets none.
+// sseWriter writes JSON-RPC responses as SSE frames, flushed one by one.
+// A client that stops reading blocks only its own stream: the run goes on
+// (the pump never waits for a stream). Write deadlines are the HTTP
+// server's: the injected clock need not be wall time, so this package sets
+// none.
 type sseWriter struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	id      json.RawMessage
-	started bool
-	failed  bool
+	sse *server.SSE
+	id  json.RawMessage
 }
 
-func (s *sseWriter) start() {
-	if s.started {
-		return
-	}
-	s.started = true
-	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	s.w.WriteHeader(http.StatusOK)
+func newSSEWriter(w http.ResponseWriter, id json.RawMessage) *sseWriter {
+	return &sseWriter{sse: server.NewSSE(w, nil, 0), id: id}
 }
+
+// start sends the stream's headers (an empty stream still answers with
+// them).
+func (s *sseWriter) start() { s.sse.Start() }
 
 // send writes one result frame; false once the client is gone.
 func (s *sseWriter) send(result any) bool {
-	return s.frame(rpcResponse{JSONRPC: "2.0", ID: s.id, Result: result})
-}
-
-func (s *sseWriter) frame(resp rpcResponse) bool {
-	if s.failed {
-		return false
-	}
-	s.start()
-	b, err := json.Marshal(resp)
+	b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Result: result})
 	if err != nil {
-		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error"}}`)
+		b = []byte(internalErrorJSON)
 	}
-	var buf bytes.Buffer
-	buf.WriteString("data: ")
-	buf.Write(b)
-	buf.WriteString("\n\n")
-	if _, err := io.Copy(s.w, &buf); err != nil {
-		s.failed = true
-		return false
-	}
-	if err := s.rc.Flush(); err != nil {
-		s.failed = true
-		return false
-	}
-	return true
+	s.sse.Frame(b)
+	return s.sse.Flush()
 }

@@ -302,69 +302,31 @@ func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string)
 	_ = json.NewEncoder(w).Encode(map[string]map[string]string{"error": {"code": code, "message": msg}})
 }
 
-// stream writes SSE frames: LF framing, one flush per send. A write that
-// takes longer than timeout fails (its deadline is moved into the past by a
-// watchdog on the injected clock) and cancels the request.
-type stream struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	clock   timers
-	timeout time.Duration
-	cancel  context.CancelFunc
-	buf     []byte
-	broken  bool
-}
+// stream writes events as SSE, one flush per send. A write that takes
+// longer than timeout fails (server.SSE's watchdog on the injected clock)
+// and cancels the request, as does any failed write.
+type stream struct{ sse *server.SSE }
 
-// timers is the part of the injected clock the stream uses.
-type timers interface {
-	AfterFunc(d time.Duration, f func()) (stop func() bool)
-}
-
-// pastDeadline is a write deadline that has always passed.
-var pastDeadline = time.Unix(1, 0)
-
-func newStream(w http.ResponseWriter, clock timers, timeout time.Duration, cancel context.CancelFunc) *stream {
-	h := w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
-	s := &stream{w: w, rc: http.NewResponseController(w), clock: clock, timeout: timeout, cancel: cancel}
-	_ = s.rc.SetWriteDeadline(time.Time{}) // a stream outlives the server's WriteTimeout
-	w.WriteHeader(http.StatusOK)
-	return s
+func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) *stream {
+	s := server.NewSSE(w, clock, timeout)
+	s.OnFail = cancel
+	s.ClearWriteDeadline() // a stream outlives the server's WriteTimeout
+	s.Start()
+	return &stream{sse: s}
 }
 
 // send writes events as one flush; false once the client cannot be written.
 func (s *stream) send(evs ...Event) bool {
-	if s.broken {
+	if s.sse.Err() != nil {
 		return false
 	}
 	if len(evs) == 0 {
 		return true
 	}
-	s.buf = s.buf[:0]
 	for i := range evs {
-		b, err := appendSSE(s.buf, &evs[i])
-		if err != nil {
-			continue // unreachable: events hold only valid JSON
-		}
-		s.buf = b
-	}
-	stop := s.clock.AfterFunc(s.timeout, func() {
-		_ = s.rc.SetWriteDeadline(pastDeadline)
-		s.cancel()
-	})
-	_, err := s.w.Write(s.buf)
-	if err == nil {
-		if err = s.rc.Flush(); errors.Is(err, http.ErrNotSupported) {
-			err = nil // a writer that does not buffer
+		if b, err := json.Marshal(&evs[i]); err == nil { // events hold only valid JSON
+			s.sse.Frame(b)
 		}
 	}
-	stop()
-	if err != nil {
-		s.broken = true
-		s.cancel()
-		return false
-	}
-	return true
+	return s.sse.Flush()
 }

@@ -3,7 +3,6 @@ package agui
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 )
 
 // Event types of AG-UI 1.0 that this adapter emits.
@@ -74,18 +73,6 @@ type Interrupt struct {
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s) // a string always marshals
 	return b
-}
-
-// appendSSE appends e as one SSE frame: "data: <json>\n\n" (LF framing; the
-// JSON has no raw newlines, so one data line carries it).
-func appendSSE(dst []byte, e *Event) ([]byte, error) {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return dst, fmt.Errorf("agui: encode %s event: %w", e.Type, err)
-	}
-	dst = append(dst, "data: "...)
-	dst = append(dst, b...)
-	return append(dst, '\n', '\n'), nil
 }
 
 // isNull reports whether raw is empty or the JSON literal null.

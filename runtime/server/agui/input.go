@@ -160,11 +160,8 @@ func optionalString(raw json.RawMessage, name string) error {
 	if len(raw) == 0 {
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil || isNull(raw) {
-		return badInput("%s: must be a string", name)
-	}
-	return nil
+	_, err := requiredString(raw, name)
+	return err
 }
 
 // checkID: ids are non-empty, at most maxIDLen bytes, without control

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/translate")
@@ -112,14 +114,19 @@ func translateAll(t *testing.T, sections map[string][]byte) []byte {
 		b.WriteByte('\n')
 	}
 	// Every golden is also a valid stream for the client's verifier.
-	sse := []byte{}
+	rec := httptest.NewRecorder()
+	sse := server.NewSSE(rec, nil, 0)
 	for i := range out {
-		var err error
-		if sse, err = appendSSE(sse, &out[i]); err != nil {
+		line, err := json.Marshal(&out[i])
+		if err != nil {
 			t.Fatal(err)
 		}
+		sse.Frame(line)
 	}
-	verifyStream(t, parseSSE(t, sse), "thread-1", "run-1")
+	if !sse.Flush() {
+		t.Fatal(sse.Err())
+	}
+	verifyStream(t, parseSSE(t, rec.Body.Bytes()), "thread-1", "run-1")
 	return b.Bytes()
 }
 

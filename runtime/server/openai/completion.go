@@ -6,11 +6,9 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/server"
-	"github.com/agentc/agentc/vm"
 )
 
 // completion turns one run's events into a chat completion.
@@ -236,63 +234,15 @@ func (c *completion) appendUsage(b []byte) []byte {
 	return append(b, '}')
 }
 
-// sse writes server-sent events: `data: …\n\n` frames, flushed whenever
-// no further frame is ready (so a burst of events costs one write to the
-// socket, and a lone frame goes out at once). Each batch of writes and its
-// flush are bounded by the slow-client write timeout.
-type sse struct {
-	w       http.ResponseWriter
-	rc      *http.ResponseController
-	clock   vm.Clock // nil: no write timeout
-	timeout time.Duration
-	buf     []byte
-	stop    func() bool // the armed write timer
-	err     error
-}
-
-// expired is a deadline already past: setting it unblocks a stuck write.
-var expired = time.Unix(1, 0)
-
-// frame writes one frame (not yet flushed).
-func (s *sse) frame(payload []byte) {
-	if s.err != nil {
-		return
-	}
-	if s.stop == nil && s.clock != nil {
-		s.stop = s.clock.AfterFunc(s.timeout, func() { _ = s.rc.SetWriteDeadline(expired) })
-	}
-	s.buf = append(append(append(s.buf[:0], "data: "...), payload...), "\n\n"...)
-	if _, err := s.w.Write(s.buf); err != nil {
-		s.err = err
-	}
-}
-
-// flush sends what the frames wrote.
-func (s *sse) flush() {
-	if s.err == nil {
-		if err := s.rc.Flush(); err != nil {
-			s.err = err
-		}
-	}
-	if s.stop != nil {
-		if !s.stop() && s.err == nil {
-			// The timer fired: the deadline may have cut a write short.
-			s.err = context.DeadlineExceeded
-		}
-		s.stop = nil
-	}
-}
-
 // stream writes the streaming response: the role delta, the answer's
 // deltas, one finish chunk, the usage chunk when asked, [DONE]. A run that
 // fails after the stream started ends with an error frame and [DONE].
 func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, run *server.Run) {
-	hd := w.Header()
-	hd.Set("Content-Type", "text/event-stream")
-	hd.Set("Cache-Control", "no-cache")
-	hd.Set("X-Accel-Buffering", "no")
-	w.WriteHeader(http.StatusOK)
-	out := &sse{w: w, rc: http.NewResponseController(w), clock: c.h.b.Clock, timeout: c.h.b.Limits.WithDefaults().WriteTimeout, buf: make([]byte, 0, 512)}
+	// Frames are flushed whenever no further event is ready (a burst of
+	// events costs one write to the socket, a lone frame goes out at once),
+	// each flush bounded by the slow-client write timeout.
+	out := server.NewSSE(w, c.h.b.Clock, c.h.b.Limits.WithDefaults().WriteTimeout)
+	out.Start()
 	prefix := c.chunkPrefix()
 	chunk := make([]byte, 0, 512)
 	send := func(delta []byte, finish string) {
@@ -306,7 +256,7 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 			chunk = append(chunk, `,"usage":null`...)
 		}
 		chunk = append(chunk, '}')
-		out.frame(chunk)
+		out.Frame(chunk)
 	}
 	text := func(s string) {
 		if s != "" {
@@ -315,20 +265,20 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 	}
 	send([]byte(`{"role":"assistant","content":""}`), "")
 	if len(run.Events) == 0 {
-		out.flush()
+		out.Flush()
 	}
 	for e := range run.Events {
-		if out.err != nil {
+		if out.Err() != nil {
 			cancel() // the client is gone or too slow: stop the run
 			continue
 		}
 		text(c.observe(e))
 		if len(run.Events) == 0 {
-			out.flush()
+			out.Flush()
 		}
 	}
-	defer out.flush()
-	if out.err != nil || ctx.Err() != nil {
+	defer out.Flush()
+	if out.Err() != nil || ctx.Err() != nil {
 		return
 	}
 	if status, code, msg, failed := c.runFailure(ctx); failed {
@@ -342,8 +292,8 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		b = appendString(b, typ)
 		b = append(b, `,"param":null,"code":`...)
 		b = appendString(b, code)
-		out.frame(append(b, "}}"...))
-		out.frame([]byte("[DONE]"))
+		out.Frame(append(b, "}}"...))
+		out.Frame([]byte("[DONE]"))
 		return
 	}
 	finish := "stop"
@@ -376,9 +326,9 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		b := append([]byte(nil), prefix...)
 		b = append(b, `"choices":[],"usage":`...)
 		b = c.appendUsage(b)
-		out.frame(append(b, '}'))
+		out.Frame(append(b, '}'))
 	}
-	out.frame([]byte("[DONE]"))
+	out.Frame([]byte("[DONE]"))
 }
 
 // chunkPrefix is the part every chunk of this completion shares.

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Timers is the part of an injected clock a stream uses (vm.Clock has it).
+type Timers interface {
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+// expired is a write deadline already past: setting it unblocks a stuck
+// write.
+var expired = time.Unix(1, 0)
+
+// SSE writes a text/event-stream response for the protocol adapters:
+// frames "data: <payload>\n\n" (LF framing; a payload is one line of JSON),
+// each written at once and sent to the client by the next Flush. With a
+// clock, the writes and flush of a batch are bounded by the timeout: a
+// watchdog on the injected clock, armed by the batch's first write, moves
+// the write deadline into the past, which unblocks a write stuck on a
+// client that does not read, and calls OnFail. After the first failure
+// nothing more is written and Err reports it.
+type SSE struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	clock   Timers // nil: no write timeout
+	timeout time.Duration
+	// OnFail, when set, is called on a failure: a failed write or flush,
+	// or the watchdog (from the clock's goroutine).
+	OnFail  func()
+	started bool
+	stop    func() bool // the armed watchdog
+	buf     []byte
+	err     error
+}
+
+// NewSSE returns a stream over w; clock (may be nil) and timeout bound each
+// batch. Nothing is written before Start or the first Frame or Flush.
+func NewSSE(w http.ResponseWriter, clock Timers, timeout time.Duration) *SSE {
+	return &SSE{w: w, rc: http.NewResponseController(w), clock: clock, timeout: timeout, buf: make([]byte, 0, 512)}
+}
+
+// Start sends the status and the stream's headers, once.
+func (s *SSE) Start() {
+	if s.started {
+		return
+	}
+	s.started = true
+	h := s.w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	s.w.WriteHeader(http.StatusOK)
+}
+
+// ClearWriteDeadline lifts the server's write timeout from the response: a
+// stream bounded by its own watchdog outlives it.
+func (s *SSE) ClearWriteDeadline() { _ = s.rc.SetWriteDeadline(time.Time{}) }
+
+// Frame writes one frame; the next Flush sends it.
+func (s *SSE) Frame(payload []byte) {
+	if s.err != nil {
+		return
+	}
+	s.Start()
+	s.arm()
+	s.buf = append(append(append(s.buf[:0], "data: "...), payload...), '\n', '\n')
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.fail(err)
+	}
+}
+
+// Flush sends what the frames since the last Flush wrote (starting the
+// stream if need be); false once the stream has failed.
+func (s *SSE) Flush() bool {
+	if s.err == nil {
+		s.Start()
+		s.arm()
+		if err := s.rc.Flush(); err != nil && !errors.Is(err, http.ErrNotSupported) { // ErrNotSupported: a writer that does not buffer
+			s.fail(err)
+		}
+	}
+	if s.stop != nil {
+		if !s.stop() && s.err == nil {
+			// The watchdog fired: its deadline may have cut a write short.
+			s.fail(context.DeadlineExceeded)
+		}
+		s.stop = nil
+	}
+	return s.err == nil
+}
+
+// Err is the failure that ended the stream (nil: none yet).
+func (s *SSE) Err() error { return s.err }
+
+// arm starts the watchdog of a batch, unless it runs already.
+func (s *SSE) arm() {
+	if s.stop != nil || s.clock == nil {
+		return
+	}
+	s.stop = s.clock.AfterFunc(s.timeout, func() {
+		_ = s.rc.SetWriteDeadline(expired)
+		if s.OnFail != nil {
+			s.OnFail()
+		}
+	})
+}
+
+func (s *SSE) fail(err error) {
+	s.err = err
+	if s.OnFail != nil {
+		s.OnFail()
+	}
+}

@@ -1,0 +1,69 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"testing"
+	"time"
+)
+
+func TestSSEFrames(t *testing.T) {
+	rec := httptest.NewRecorder()
+	s := NewSSE(rec, nil, 0)
+	if rec.Body.Len() != 0 || s.started {
+		t.Fatal("NewSSE wrote before Start, Frame or Flush")
+	}
+	s.Frame([]byte(`{"a":1}`))
+	if rec.Body.String() != "data: {\"a\":1}\n\n" {
+		// A frame is written at once: a client that does not read blocks
+		// the write, under the watchdog, not a growing buffer.
+		t.Fatalf("after one Frame the body is %q", rec.Body.String())
+	}
+	s.Frame([]byte(`[DONE]`))
+	if !s.Flush() {
+		t.Fatalf("Flush: %v", s.Err())
+	}
+	if got, want := rec.Body.String(), "data: {\"a\":1}\n\ndata: [DONE]\n\n"; got != want {
+		t.Errorf("body = %q, want %q", got, want)
+	}
+	for k, want := range map[string]string{"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "X-Accel-Buffering": "no"} {
+		if got := rec.Header().Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if rec.Code != 200 {
+		t.Errorf("status %d, want 200", rec.Code)
+	}
+	if !s.Flush() || rec.Body.Len() != len("data: {\"a\":1}\n\ndata: [DONE]\n\n") {
+		t.Error("an empty Flush wrote again")
+	}
+}
+
+// firing is a clock whose timers fire at once, as a write that outlived
+// its timeout would see.
+type firing struct{}
+
+func (firing) AfterFunc(_ time.Duration, f func()) func() bool {
+	f()
+	return func() bool { return false }
+}
+
+func TestSSEWatchdog(t *testing.T) {
+	rec := httptest.NewRecorder()
+	s := NewSSE(rec, firing{}, time.Second)
+	failed := 0
+	s.OnFail = func() { failed++ }
+	s.Frame([]byte(`{}`))
+	if s.Flush() {
+		t.Fatal("Flush succeeded although its watchdog fired")
+	}
+	if !errors.Is(s.Err(), context.DeadlineExceeded) || failed == 0 {
+		t.Errorf("Err = %v, OnFail called %d times; want DeadlineExceeded and a call", s.Err(), failed)
+	}
+	n := rec.Body.Len()
+	s.Frame([]byte(`{}`))
+	if s.Flush() || rec.Body.Len() != n {
+		t.Error("a failed stream wrote again")
+	}
+}
