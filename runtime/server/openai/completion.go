@@ -304,8 +304,8 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		}
 		if !c.handOut(ctx, calls) {
 			c.h.b.Metrics.Error(Protocol, "internal")
-			out.frame([]byte(`{"error":{"message":"could not record the tool calls","type":"server_error","param":null,"code":"internal"}}`))
-			out.frame([]byte("[DONE]"))
+			out.Frame([]byte(`{"error":{"message":"could not record the tool calls","type":"server_error","param":null,"code":"internal"}}`))
+			out.Frame([]byte("[DONE]"))
 			return
 		}
 		send(append(appendToolCalls(append(make([]byte, 0, 256), `{"tool_calls":`...), calls, true), '}'), "")
