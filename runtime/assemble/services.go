@@ -3,6 +3,7 @@ package assemble
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -107,15 +108,15 @@ func bindSkills(cfg *runtime.RunnerConfig, o Options) error {
 		}
 	}
 	if pols := evolution.PoliciesFromProgram(p, cfg.Models, o.Root); o.Evolution && len(pols) > 0 && cfg.Evolution == nil {
-		cfg.Evolution = newEvolution(st, pols, repo, cfg.Clock.Now, cfg.Entropy)
+		cfg.Evolution = newEvolution(st, pols, repo, cfg.Clock.Now, cfg.Entropy, cfg.Logger)
 	}
 	return nil
 }
 
-// newEvolution is the evolution service over st; candidate ids are
-// "cand_" + time + entropy.
-func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.Repository, now func() time.Time, ent vm.Entropy) *evolution.Service {
-	return evolution.New(evolution.Config{Store: st, Policies: pols, Repo: repo, Now: now,
+// newEvolution is the evolution service over st, logging through the
+// Runner's logger; candidate ids are "cand_" + time + entropy.
+func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.Repository, now func() time.Time, ent vm.Entropy, log *slog.Logger) *evolution.Service {
+	return evolution.New(evolution.Config{Store: st, Policies: pols, Repo: repo, Now: now, Log: log,
 		NewID: func() string {
 			return fmt.Sprintf("cand_%s%06x", now().UTC().Format("20060102T150405"), ent.Uint64()&0xffffff)
 		}})
