@@ -693,3 +693,23 @@ func TestPauseNeverReceivedIsRedelivered(t *testing.T) {
 		t.Fatalf("one run, completed: %+v %v", runs, err)
 	}
 }
+
+// TestStreamEndsWithItsConnection: the event stream is not chunked; its
+// end is the connection's (Transfer-Encoding identity), so a client that
+// aborts on RUN_FINISHED while the end arrives in the same read still
+// settles (Node's fetch otherwise leaves that read pending).
+func TestStreamEndsWithItsConnection(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	resp := h.request(context.Background(), "ana", "", input("t1", "r1", userMsg("m1", "hi")))
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.TransferEncoding) != 0 || resp.ContentLength != -1 || !resp.Close {
+		t.Fatalf("transfer encoding %v, content length %d, close %v", resp.TransferEncoding, resp.ContentLength, resp.Close)
+	}
+	if evs := parseSSE(t, raw); last(evs)["type"] != RunFinished {
+		t.Fatalf("last event %v", last(evs))
+	}
+}
