@@ -21,7 +21,9 @@ import (
 // notCandidate is a reviewer whose reply is not a candidate skill.
 type notCandidate struct{}
 
-func (notCandidate) Info() runtime.ModelInfo { return runtime.ModelInfo{Name: "rev", Model: "test:rev"} }
+func (notCandidate) Info() runtime.ModelInfo {
+	return runtime.ModelInfo{Name: "rev", Model: "test:rev"}
+}
 func (notCandidate) Generate(context.Context, *runtime.ModelRequest, func(string)) (*runtime.ModelResponse, error) {
 	return &runtime.ModelResponse{Text: "I think this run went fine."}, nil
 }
