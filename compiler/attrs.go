@@ -147,6 +147,7 @@ var modelSchema = &blockSchema{what: "model", attrs: []attrSpec{
 	refsA("fallback", "models to call instead, in order, when this one is unavailable or rate-limited", DeclModel),
 	constA("tool_calls", tBool, "the model takes tool calls (default true)"),
 	constA("structured_output", tBool, "the model honours a JSON Schema response format (default true)"),
+	constA("image_input", tBool, "the model takes images in user messages: a request's images reach its calls (default false)"),
 }}
 
 var summarySchema = &blockSchema{what: "summary", attrs: []attrSpec{

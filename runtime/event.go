@@ -87,6 +87,7 @@ type Event struct {
 	Text         string          `json:"text,omitempty"`
 	Resume       *ResumeRequest  `json:"resume,omitempty"`
 	Sampling     *Sampling       `json:"sampling,omitempty"` // input: the request's sampling parameters
+	Files        []FileRef       `json:"files,omitempty"`    // input: the files the request carried (files.go)
 	Runnable     string          `json:"runnable,omitempty"`
 	Model        string          `json:"model,omitempty"`
 	FinishReason string          `json:"finish_reason,omitempty"`

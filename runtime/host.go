@@ -39,6 +39,7 @@ type agentInfo struct {
 	index       int             // in Program.Agents
 	toolNames   []string        // the names of tools, in order
 	fallbacks   []fallbackModel // models called when the model is unavailable (fallback.go)
+	imageInput  bool            // the model takes images (image_input; files.go)
 }
 
 // bind resolves the program's models and tools against the configured
@@ -89,6 +90,10 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 			}
 			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
 			ai.price = priceOf(p, md)
+			if at, ok := bytecode.FindAttr(md.Attrs, "image_input"); ok {
+				v, _ := p.AttrConst(at)
+				ai.imageInput = v.Kind() == types.ValBool && v.Bool()
+			}
 			r.bindFallbacks(&ai, cfg.Models, func(name string) { missingModels[name] = true })
 		}
 		if ag.Kind == bytecode.AgentLLM {

@@ -33,6 +33,11 @@ type Invocation struct {
 	// until the caller sends the results (clienttools.go). Their names must
 	// not be the program's tools' (ErrInvalidInvocation).
 	ClientTools []ToolSpec
+	// Files are the files and images the request carries (files.go):
+	// stored as artifacts of the session when the invocation is admitted,
+	// recorded in the input event, and given as images to the llm calls
+	// whose model takes them.
+	Files []InputFile
 }
 
 // Sampling is a request's sampling parameters (spec/serve.md, "Sampling

@@ -84,7 +84,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	} else {
 		tail := h.preload(ctx, c, ag, prompt)
 		if prompt != "" || len(head)+len(tail) == 0 {
-			tail = append(tail, Message{Role: RoleUser, Content: prompt})
+			tail = append(tail, a.withImages(ag, Message{Role: RoleUser, Content: prompt}))
 		}
 		msgs = tail
 	}

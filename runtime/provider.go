@@ -31,6 +31,9 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"` // RoleTool: the call this answers
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // RoleAssistant: calls requested
+	// Parts, when set, is a user message's content as parts (its text,
+	// then images); Content keeps the text alone (files.go).
+	Parts []ContentPart `json:"parts,omitempty"`
 }
 
 // ToolCall is a model's request to run a tool. Args is the raw JSON the

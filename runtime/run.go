@@ -42,6 +42,7 @@ type activeRun struct {
 	input      types.Value     // a new run's input
 	sampling   *Sampling       // the invocation's sampling parameters (nil: the declarations')
 	client     []ToolSpec      // the invocation's client tools (Invocation.ClientTools)
+	files      []InputFile     // the invocation's files (Invocation.Files)
 	resume     *vm.ResumeInput // a resumption's checkpoint chain and answers
 	prevStatus RunStatus       // a resumption's status before this invocation
 
@@ -83,7 +84,7 @@ const eventBuffer = 64
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
-		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools}
+		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
 		a.inv = r.ids.nextWithPrefix("inv_")

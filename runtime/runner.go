@@ -336,6 +336,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		in.Text = inv.Input
 	}
 	in.Run = ar.id
+	if in.Files, err = r.storeFiles(ctx, key, ar.id, inv.Files); err != nil {
+		return nil, err
+	}
 	b, err := EncodeEvent(in)
 	if err != nil {
 		return nil, err

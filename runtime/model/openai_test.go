@@ -651,3 +651,28 @@ func TestOpenAIToolChoiceNone(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenAIImageParts: a user message with parts is sent as content
+// parts: its text, then images as image_url (bytes as a data: URL).
+func TestOpenAIImageParts(t *testing.T) {
+	s := newChatServer(t, sse(chunk(`{"role":"assistant","content":"a cat"}`, ""), chunk(`{}`, "stop"), usageChunk, "[DONE]"))
+	m, _ := newTestModel(t, s, nil)
+	req := simpleRequest()
+	req.Messages = []runtime.Message{{Role: runtime.RoleUser, Content: "what is this?", Parts: []runtime.ContentPart{
+		{Type: "text", Text: "what is this?"},
+		{Type: "image", MediaType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}},
+		{Type: "image", URL: "https://example.com/cat.jpg"},
+	}}}
+	if _, err := m.Generate(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.bodies[0]["messages"].([]any)
+	want := []any{
+		map[string]any{"type": "text", "text": "what is this?"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw=="}},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.jpg"}},
+	}
+	if got := msgs[0].(map[string]any)["content"]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("content %#v", got)
+	}
+}
