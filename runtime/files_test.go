@@ -38,7 +38,9 @@ type recordingModel struct {
 	reqs []runtime.ModelRequest
 }
 
-func (m *recordingModel) Info() runtime.ModelInfo { return runtime.ModelInfo{Name: m.name, Model: "test:" + m.name} }
+func (m *recordingModel) Info() runtime.ModelInfo {
+	return runtime.ModelInfo{Name: m.name, Model: "test:" + m.name}
+}
 func (m *recordingModel) Generate(_ context.Context, req *runtime.ModelRequest, _ func(string)) (*runtime.ModelResponse, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
