@@ -30,6 +30,7 @@ package openai
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -270,8 +271,11 @@ type chatMessage struct {
 }
 
 type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
 }
 
 // badRequest is a 400 with the parameter it is about.
@@ -352,34 +356,80 @@ func jsonTypeName(goKind string) string {
 }
 
 // messageText is a message's text: a string, or the concatenated text of
-// its parts. Null is empty; a non-text part is an error.
+// its parts. Null is empty; a part other than text and image_url is an
+// error (images are messageFiles').
 func messageText(raw json.RawMessage) (string, error) {
+	text, _, err := messageContent(raw)
+	return text, err
+}
+
+// messageContent is a message's text and its images: image_url parts, a
+// data: URL (base64) as the image's bytes, an http(s) URL as a reference
+// the server does not fetch (spec/serve.md, "Images").
+func messageContent(raw json.RawMessage) (string, []runtime.InputFile, error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	if s[0] == '"' {
 		var out string
 		if err := json.Unmarshal(raw, &out); err != nil {
-			return "", err
+			return "", nil, err
 		}
-		return out, nil
+		return out, nil, nil
 	}
 	if s[0] != '[' {
-		return "", errors.New("expected a string or an array of content parts")
+		return "", nil, errors.New("expected a string or an array of content parts")
 	}
 	var parts []contentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("expected a string or an array of content parts")
+		return "", nil, errors.New("expected a string or an array of content parts")
 	}
 	var b strings.Builder
+	var files []runtime.InputFile
 	for i, p := range parts {
-		if p.Type != "text" {
-			return "", fmt.Errorf("part %d has type %q; only text parts are supported", i, p.Type)
+		switch p.Type {
+		case "text":
+			b.WriteString(p.Text)
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return "", nil, fmt.Errorf("part %d: an image_url part needs image_url.url", i)
+			}
+			f, err := imageFile(p.ImageURL.URL)
+			if err != nil {
+				return "", nil, fmt.Errorf("part %d: %v", i, err)
+			}
+			files = append(files, f)
+		default:
+			return "", nil, fmt.Errorf("part %d has type %q; only text and image_url parts are supported", i, p.Type)
 		}
-		b.WriteString(p.Text)
 	}
-	return b.String(), nil
+	if len(files) > runtime.MaxInputFiles {
+		return "", nil, fmt.Errorf("%d images, at most %d", len(files), runtime.MaxInputFiles)
+	}
+	return b.String(), files, nil
+}
+
+// imageFile is an image_url's URL as an input file: data:<type>;base64,…
+// decoded, or an http(s) reference.
+func imageFile(url string) (runtime.InputFile, error) {
+	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
+		return runtime.InputFile{URL: url}, nil
+	}
+	rest, ok := strings.CutPrefix(url, "data:")
+	if !ok {
+		return runtime.InputFile{}, errors.New("an image URL is an http(s) URL or a data: URL")
+	}
+	meta, data, ok := strings.Cut(rest, ",")
+	mt, isBase64 := strings.CutSuffix(meta, ";base64")
+	if !ok || !isBase64 || !strings.HasPrefix(mt, "image/") || strings.ContainsAny(mt, ";, ") {
+		return runtime.InputFile{}, errors.New("a data: URL of an image is data:image/<type>;base64,<data>")
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return runtime.InputFile{}, errors.New("the data: URL's data is not base64")
+	}
+	return runtime.InputFile{MediaType: mt, Data: b}, nil
 }
 
 // validSession reports whether s can name a session.
@@ -579,7 +629,10 @@ func (h *Handler) now() int64 {
 func (h *Handler) invocation(ctx context.Context, user, sess string, continued bool, req *chatRequest) (runtime.Invocation, *pendingError, error) {
 	inv := runtime.Invocation{User: user, Session: sess}
 	last := req.Messages[len(req.Messages)-1]
-	text, _ := messageText(last.Content)
+	text, files, _ := messageContent(last.Content)
+	if last.Role == "user" {
+		inv.Files = files
+	}
 	history := false
 	if continued {
 		key := store.SessionKey{App: h.b.App(), User: user, Session: sess}
@@ -659,7 +712,7 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 		b.WriteString(text)
 		text = b.String()
 	}
-	if text == "" {
+	if text == "" && len(inv.Files) == 0 {
 		return inv, nil, invalid(fmt.Sprintf("messages[%d].content", len(req.Messages)-1), "The last message has no text")
 	}
 	inv.Input = text
