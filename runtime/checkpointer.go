@@ -67,7 +67,7 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 		}
 		sp = a.startCommit(parent, len(bs))
 	}
-	c, err := a.r.st.CommitStep(context.WithoutCancel(ctx), store.StepCommit{
+	c, err := a.storeCommit(context.WithoutCancel(ctx), store.StepCommit{
 		Checkpoint: toCheckpoint(rec), Events: bs, Journal: rec.Journal, Status: status,
 	})
 	if sp != nil {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -250,20 +251,36 @@ func (r *Runner) LatestResumable(ctx context.Context, user, session string) (str
 }
 
 // Orphans returns the runs of this Runner's app, of every user, that are
-// running in the store while no invocation of this Runner drives them: on
-// a store only this process can open (Pebble), the runs a crash cut off.
-// Each resumes with a ResumeRequest naming it and no values.
+// running in the store while nobody drives them: on a store only this
+// process can open (Pebble), those no invocation of this Runner drives
+// (the runs a crash cut off); on a shared store (Replica), also those
+// whose session lease no replica holds (their replica died or lost it).
+// Each resumes with a ResumeRequest naming it and no values; on a shared
+// store, of several replicas resuming one orphan, one gets its lease and
+// the others ErrSessionBusy.
 func (r *Runner) Orphans(ctx context.Context) ([]store.Run, error) {
+	out, _, err := r.ScanOrphans(ctx)
+	return out, err
+}
+
+// ScanOrphans is Orphans, and, on a shared store, the earliest time at
+// which the lease of a running run that another replica drives expires
+// (zero when there is none): the takeover loop looks again then, not
+// only every TTL/2.
+func (r *Runner) ScanOrphans(ctx context.Context) (orphans []store.Run, next time.Time, err error) {
 	var out []store.Run
-	err := r.eachRun(ctx, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
+	err = r.eachRun(ctx, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
 		if run.Status == store.RunRunning && !r.driving(run.ID) {
 			out = append(out, run)
 		}
 	})
-	if err != nil {
-		return nil, fmt.Errorf("runtime: running runs of app %s: %w", r.app, err)
+	if err == nil {
+		out, next, err = r.orphaned(ctx, out)
 	}
-	return out, nil
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("runtime: running runs of app %s: %w", r.app, err)
+	}
+	return out, next, nil
 }
 
 // eachRun calls fn with every run matching f, page by page.

@@ -62,6 +62,13 @@ type activeRun struct {
 	runSpan Span
 	stepObs atomic.Pointer[stepSpan]
 
+	// On a shared store (RunnerConfig.Replica): the session's lease, which
+	// fences every write of the run, its keeper, and whether the lease was
+	// lost (another replica continues the run: nothing more is written).
+	fence  store.Lease
+	keeper *keeper
+	lost   atomic.Bool
+
 	changes  []vm.FieldChange // the current step's changed fields (scheduler goroutine)
 	final    *vm.StepRecord   // the last commit, deferred until the run's end is known
 	finalEvs []*Event
@@ -275,7 +282,15 @@ func (a *activeRun) execute() {
 // the session, hands it to the post-run workers, and sends the terminal
 // events.
 func (a *activeRun) finish(res *vm.Result, runErr error) {
+	if a.lost.Load() {
+		a.abandon()
+		return
+	}
 	status, einfo := a.outcome(res, runErr)
+	if a.handingOver(status) {
+		a.handOver()
+		return
+	}
 	var step uint64
 	if res != nil {
 		step = res.Step
@@ -288,6 +303,10 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	if a.final != nil && res != nil && (res.Status == vm.StatusCompleted || res.Status == vm.StatusInterrupted) {
 		events := append(a.finalEvs, terminal...)
 		if _, err := a.commit(ctx, a.final, events, store.RunStatus(status)); err != nil {
+			if a.lost.Load() {
+				a.abandon() // the lease was taken: the new owner records the run
+				return
+			}
 			a.r.log.Error("runtime: commit the last step", "run", a.id, "step", a.final.Step, "err", err)
 			status = StatusFailed
 			einfo = &ErrorInfo{Kind: string(vm.KindInternal), Message: "commit the last step: " + err.Error()}
@@ -320,8 +339,22 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 			recorded = false
 		}
 	}
+	if a.lost.Load() && !committed && !recorded {
+		// A fenced write found the lease taken: the run's end is the new
+		// owner's to record. (A lease lost after the end was written
+		// changes nothing: the end is recorded.)
+		a.abandon()
+		return
+	}
 	if status == StatusFailed && einfo != nil {
 		a.r.log.Warn("runtime: run failed", "run", a.id, "kind", einfo.Kind, "node", einfo.Node, "err", einfo.Message)
+	}
+	if a.keeper != nil {
+		a.keeper.halt()
+		if status == StatusCanceled && recorded {
+			a.r.own.clearCancel(ctx, a.id)
+		}
+		a.r.own.release(a.key)
 	}
 
 	// What was kept for a run that ended for good (its workspace) is freed
@@ -338,6 +371,7 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	}
 	a.r.mu.Unlock()
 	a.r.release(a.key, a.slot)
+	a.r.wakeRun(a.id)
 	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status})
 	if a.runSpan != nil {
 		end := &SpanEnd{EventID: terminal[len(terminal)-1].ID, Status: status, Step: step}
@@ -350,6 +384,11 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		a.send(e)
 	}
 	close(a.out)
+	if a.keeper != nil && recorded {
+		// Followers on other replicas read the end at once (after the
+		// caller got it: the notification is only a wake-up).
+		a.r.own.notify("end", a.id)
+	}
 }
 
 // outcome maps the VM's result to the run's status and error.
@@ -444,7 +483,7 @@ func (a *activeRun) endRun(ctx context.Context, events []*Event, status store.Ru
 	if a.runSpan != nil {
 		sp = a.startCommit(a.runCtx, len(bs))
 	}
-	_, err = a.r.st.EndRun(ctx, a.id, bs, status, now)
+	_, err = a.storeEndRun(ctx, bs, status, now)
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}

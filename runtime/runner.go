@@ -119,6 +119,12 @@ type RunnerConfig struct {
 	// tool calls and store commits (spec/telemetry.md; runtime/telemetry).
 	// Nil: nothing is observed, at no cost.
 	Observer Observer
+	// Replica, when set, makes this Runner one of several processes
+	// sharing Store: a run is driven only under its session's lease, and
+	// its writes are fenced by it (ownership.go; spec/serve.md,
+	// "Replicas"). Nil: the store is this process's alone (Pebble's
+	// directory lock), at no cost.
+	Replica *Replica
 }
 
 // Runner runs invocations against one program. It is safe for concurrent
@@ -161,6 +167,10 @@ type Runner struct {
 	endObs  []RunEndObserver // RunEnd and the RunScoped tools' observers
 
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
+
+	own     *ownership                 // nil: the store is this process's alone
+	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
+	waiters map[string][]chan struct{} // by run id: closed when the run next records its end (Changed)
 }
 
 // NewRunner checks cfg and loads the program.
@@ -218,6 +228,15 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r.sweepRuns(context.Background())
 	if cfg.Context == nil {
 		r.ledger = NewLedgerCache(plainCacheSessions, PlainHistoryEvents)
+	}
+	if cfg.Replica != nil {
+		o, err := newOwnership(r, cfg.Replica)
+		if err != nil {
+			r.stopRuns()
+			_ = r.post.close(context.Background())
+			return nil, err
+		}
+		r.own = o
 	}
 	return r, nil
 }
@@ -293,16 +312,25 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		return nil, err
 	}
 	var ar *activeRun
-	handedOff := false // the run goroutine releases the slot
+	var lease store.Lease // the session's lease, on a shared store
+	handedOff := false    // the run goroutine releases the slot
 	defer func() {
 		if err != nil && !handedOff {
 			if ar != nil {
 				ar.unlink()
 				ar.cancel()
 			}
+			if lease.Key != "" {
+				r.own.release(key)
+			}
 			r.release(key, slot)
 		}
 	}()
+	if r.own != nil {
+		if lease, err = r.own.acquire(ctx, key); err != nil {
+			return nil, err
+		}
+	}
 	now := r.clock.Now()
 	if _, _, err := r.st.GetOrCreateSession(ctx, key, now); err != nil {
 		return nil, fmt.Errorf("runtime: open session: %w", err)
@@ -315,6 +343,8 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 	}
 
 	ar = r.newActiveRun(ctx, key, inv, slot)
+	ar.fence = lease
+	cancelNow := false // a cancel requested while another replica drove the run
 	in := ar.newEvent(EventInput, "user", "", 0)
 	in.FilterKey = ""
 	in.Sampling = inv.Sampling
@@ -327,6 +357,17 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		}
 		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
 			return nil, err
+		}
+		if r.own != nil {
+			if cancelNow, err = r.own.cancelRequested(ctx, run.ID); err != nil {
+				return nil, fmt.Errorf("runtime: resume %s: %w", run.ID, err)
+			}
+			if cancelNow && run.Status != store.RunRunning {
+				// A request that came after the run had stopped: this
+				// invocation continues the run anew.
+				r.own.clearCancel(ctx, run.ID)
+				cancelNow = false
+			}
 		}
 		in.Resume = inv.Resume
 	} else {
@@ -356,6 +397,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		return nil, fmt.Errorf("runtime: resume run %s: %w", ar.id, err)
 	}
 
+	if lease.Key != "" {
+		ar.keeper = r.own.keep(ar, lease)
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -371,6 +415,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 	}
 	r.active[ar.id] = ar
 	r.mu.Unlock()
+	if cancelNow {
+		ar.cancel()
+	}
 	ar.send(in)
 	return ar, nil
 }
@@ -391,7 +438,10 @@ func (r *Runner) Cancel(runID string) bool {
 
 // Close stops accepting invocations, waits for the active runs to end (when
 // ctx is done first, it cancels them, drops their undelivered events and
-// waits for them to record their end), then drains the post-run queue (when
+// waits for them to record their end — on a shared store (Replica), to hand
+// them over instead: each stops without recording an end, releases its
+// lease and tells the other replicas, one of which resumes it), then
+// drains the post-run queue (when
 // ctx is done, the hooks' context is canceled). It returns ctx's error if it
 // had to cancel anything. Close does not close the Store.
 func (r *Runner) Close(ctx context.Context) error {
@@ -410,6 +460,9 @@ func (r *Runner) Close(ctx context.Context) error {
 		case <-done:
 		case <-ctx.Done():
 			err = ctx.Err()
+			// On a shared store the runs stopped now are handed over to
+			// the other replicas rather than recorded canceled.
+			r.handoff.Store(r.own != nil)
 			r.stopRuns()
 			<-done
 		}
@@ -418,6 +471,9 @@ func (r *Runner) Close(ctx context.Context) error {
 		err = perr
 	}
 	r.stopRuns()
+	if r.own != nil && !already {
+		r.own.close()
+	}
 	if !already {
 		for _, c := range r.closers {
 			if cerr := c(ctx); err == nil {

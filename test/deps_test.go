@@ -113,7 +113,7 @@ var external = map[string][]string{
 	"github.com/sashabaranov/go-openai":      {"runtime/model"},
 	"github.com/tiktoken-go/tokenizer":       {"runtime/history"},
 	"github.com/landlock-lsm/go-landlock":    {"runtime/workspace/jail"},
-	"github.com/jackc/pgx":                   {"runtime/store/postgres", "internal/pgtest"},
+	"github.com/jackc/pgx":                   {"runtime/store/postgres", "internal/pgtest", "bench/replicas"}, // bench/replicas: its throwaway schema and the leases it reads
 	"github.com/spf13/cobra":                 {"cmd/agentc"},
 	"github.com/spf13/pflag":                 {"cmd/agentc"}, // cobra's flag sets, named in shared flag helpers
 	"github.com/pmezard/go-difflib":          {"cmd/agentc"}, // fmt -d

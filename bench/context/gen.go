@@ -29,6 +29,7 @@ type fact struct {
 	seq     uint64
 	hidden  bool // in the current session, behind the summary boundary
 	inTool  bool // inside a 12 KB tool result
+	rounds  int  // earlier recall rounds that asked for it
 }
 
 var words = strings.Fields(`latency throughput deploy rollout canary cluster node pod queue broker cache shard replica
@@ -50,12 +51,29 @@ type gen struct {
 	now   time.Time
 }
 
-func newGen(seed uint64) *gen {
+// baseHosts is the fleet of the default corpus: 25 names × 3 numbers.
+const baseHosts = 75
+
+// turnsPerHost is how many turns of the corpus there are per host: the
+// fleet grows with the corpus (a longer history spans more machines), so
+// the questions and chatter about one host — near-duplicates of the event
+// that answers a question about it — stay as dense at 25K events per
+// session as in the default corpus (960 turns, 75 hosts), instead of
+// growing linearly with its size.
+const turnsPerHost = 13
+
+// newGen returns a generator over a fleet of at least hosts hosts: the 75
+// of the default corpus first, then the same names with more numbers
+// (orion-3, orion-17, orion-42, orion-108, …), near-duplicate identifiers.
+func newGen(seed uint64, hosts int) *gen {
 	g := &gen{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), now: time.Date(2026, 9, 1, 8, 0, 0, 0, time.UTC)}
 	for _, h := range hostNames {
 		for _, n := range []int{3, 17, 42} {
 			g.hosts = append(g.hosts, fmt.Sprintf("%s-%d", h, n))
 		}
+	}
+	for i := 0; len(g.hosts) < hosts; i++ {
+		g.hosts = append(g.hosts, fmt.Sprintf("%s-%d", hostNames[i%len(hostNames)], 100+i/len(hostNames)*7+i%5))
 	}
 	return g
 }
@@ -141,4 +159,37 @@ func (g *gen) event(app, user, sess, run string, kind runtime.EventKind) *runtim
 	g.now = g.now.Add(17 * time.Second)
 	return &runtime.Event{ID: fmt.Sprintf("01CTX%021d", g.n), Kind: kind, Time: g.now, App: app, User: user, Session: sess,
 		Run: run, Persisted: true}
+}
+
+// recallRound is one earlier recall round asking for f, as an agent with
+// the recall tools leaves it in the ledger: the user's question, the
+// model's session_search call and its cards (the fact's sentence in a
+// snippet), a session_load call and its window (the sentence again), and
+// the answer quoting the fact. Its own run, as a user message is.
+func (g *gen) recallRound(app, user, sess, run string, f *fact) []*runtime.Event {
+	run = fmt.Sprintf("%s_r%d", run, g.n)
+	in := g.event(app, user, sess, run, runtime.EventInput)
+	in.Author, in.Text = "user", "Remind me: "+f.query+"?"
+	var out []*runtime.Event
+	out = append(out, in)
+	call := func(name string, args, result any) {
+		id := fmt.Sprintf("call_%d", g.n)
+		a, _ := json.Marshal(args)
+		mr := g.event(app, user, sess, run, runtime.EventModelResponse)
+		mr.Author, mr.Node, mr.Turn = "assistant", "assistant", 1
+		mr.ToolCalls = []runtime.ToolCall{{ID: id, Name: name, Args: a}}
+		tr := g.event(app, user, sess, run, runtime.EventToolResult)
+		tr.Author, tr.Node = "assistant", "assistant"
+		tr.ToolCall = &runtime.ToolCall{ID: id, Name: name, Args: a}
+		tr.Result, _ = json.Marshal(result)
+		out = append(out, mr, tr)
+	}
+	call("session_search", map[string]any{"query": f.query}, map[string]any{"query": f.query, "scope": "all_sessions",
+		"hits": []map[string]any{{"event_id": f.eventID, "snippet": f.sentence(), "score": 0.93}}})
+	call("session_load", map[string]any{"event_id": f.eventID}, map[string]any{"note": "Historical context only",
+		"events": []map[string]any{{"event_id": f.eventID, "content": g.chatter(f.host) + " " + f.sentence()}}})
+	ans := g.event(app, user, sess, run, runtime.EventModelResponse)
+	ans.Author, ans.Node, ans.Turn, ans.FinishReason = "assistant", "assistant", 2, "stop"
+	ans.Text = "From the history: " + f.sentence()
+	return append(out, ans)
 }

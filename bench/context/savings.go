@@ -92,6 +92,7 @@ type variant struct {
 	Recall         bool // the agent has session_search and session_load
 	NoGate         bool // history.Config.NoSavingsGate
 	NoCascade      bool // history.Config.NoCascade
+	Defer          bool // history.Config.DeferSummary
 }
 
 // variants are the configurations, full history first (the baseline).
@@ -120,6 +121,11 @@ var variants = []variant{
 	// never after a conversation's last run.
 	{Name: "lazy (sync at 0.5)", Summary: "model = scribe\n  trigger = event_count(1000000000)",
 		Compaction: true, CompactionBody: "tool_result_max_tokens = 1000000000\n  protect_recent = 0\n  sync_ratio = 0.5"},
+	// The default trigger, the summary deferred from after a run to the
+	// next call that needs it (history.Config.DeferSummary): none is made
+	// after a conversation's last run. Its summaries count as "sync".
+	{Name: "summary, deferred", Summary: "model = scribe", Defer: true},
+	{Name: "summary+recall, deferred", Summary: "model = scribe", Recall: true, Defer: true},
 }
 
 // SavingsReport is the savings section of the JSON document.
@@ -155,9 +161,13 @@ type ConfigFigures struct {
 	SyncCalls    int `json:"sync_calls"`
 	// AfterLastRun are the summary calls made after a conversation's last
 	// run: paid for, never used.
-	AfterLastRun      int `json:"summary_calls_after_last_run"`
-	SummaryPrompt     int `json:"summary_prompt_tokens"`
-	SummaryCompletion int `json:"summary_completion_tokens"`
+	AfterLastRun  int `json:"summary_calls_after_last_run"`
+	SummaryPrompt int `json:"summary_prompt_tokens"`
+	// SummaryShare is the summarizer's share of the configuration's cost
+	// (its prompt and completion tokens over those plus the agent's prompt
+	// tokens).
+	SummaryShare      float64 `json:"summary_share"`
+	SummaryCompletion int     `json:"summary_completion_tokens"`
 	// Savings: 1 − (prompt + summary tokens) / full history's prompt
 	// tokens, over the row's totals.
 	Savings float64 `json:"savings"`
@@ -520,7 +530,7 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 	// program names (the summary triggers are the Service's own).
 	funcs := assemble.Funcs(prog, nil, nil)
 	svc, err := history.New(history.Config{Store: st, Program: prog, Models: models, Funcs: funcs, Clock: clock, Owner: "bench",
-		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, Counter: func(string) *history.Counter { return m.c }})
+		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, Counter: func(string) *history.Counter { return m.c }})
 	if err != nil {
 		return convResult{}, err
 	}
@@ -709,6 +719,9 @@ func savings(ctx context.Context, cfg savingsConfig) (*SavingsReport, error) {
 			}
 			if fullCost > 0 {
 				f.Savings = round(1 - float64(f.PromptTokens+f.SummaryPrompt+f.SummaryCompletion)/float64(fullCost))
+				if total := f.PromptTokens + f.SummaryPrompt + f.SummaryCompletion; total > 0 {
+					f.SummaryShare = round(float64(f.SummaryPrompt+f.SummaryCompletion) / float64(total))
+				}
 			}
 			if fullLast > 0 {
 				f.LastRunSavings = round(1 - float64(f.LastRunPrompt)/float64(fullLast))
@@ -730,7 +743,7 @@ func printSavings(w io.Writer, rep *SavingsReport) {
 	fmt.Fprintf(w, "savings: %d conversations per length, %d long (≥ %d tokens); agent window %d; tokens counted for %s (%s); %s store; %.1fs\n",
 		c.Conversations, c.Long, c.LongTokens, c.Window, c.Model, history.CounterFor(c.Model).Encoding(), c.Store, rep.Seconds)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "runs\tconvs\thistory\tconfiguration\tdone\tprompt tokens\tsummary calls (\"\"/sync/after last)\tsummary tokens\tsavings\tnegative\tlast-run savings\trecall found/asked\t")
+	fmt.Fprintln(tw, "runs\tconvs\thistory\tconfiguration\tdone\tprompt tokens\tsummary calls (\"\"/sync/after last)\tsummary tokens\tsummarizer share\tsavings\tnegative\tlast-run savings\trecall found/asked\t")
 	for _, r := range rep.Rows {
 		for i, f := range r.Configs {
 			lead := "\t\t\t"
@@ -741,9 +754,9 @@ func printSavings(w io.Writer, rep *SavingsReport) {
 			if strings.Contains(f.Config, "recall") {
 				found = fmt.Sprintf("%d/%d", f.RecallFound, f.RecallAsked)
 			}
-			fmt.Fprintf(tw, "%s%s\t%d/%d\t%d\t%d (%d/%d/%d)\t%d\t%.1f%%\t%.0f%%\t%.1f%%\t%s\t\n", lead, f.Config, f.Completed, r.Conversations,
+			fmt.Fprintf(tw, "%s%s\t%d/%d\t%d\t%d (%d/%d/%d)\t%d\t%.1f%%\t%.1f%%\t%.0f%%\t%.1f%%\t%s\t\n", lead, f.Config, f.Completed, r.Conversations,
 				f.PromptTokens, f.SummaryCalls, f.CascadeCalls, f.SyncCalls, f.AfterLastRun, f.SummaryPrompt+f.SummaryCompletion,
-				100*f.Savings, 100*f.Negative, 100*f.LastRunSavings, found)
+				100*f.SummaryShare, 100*f.Savings, 100*f.Negative, 100*f.LastRunSavings, found)
 		}
 	}
 	tw.Flush()

@@ -74,7 +74,10 @@ type (
 func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data string) assemble.Options {
 	return assemble.Options{Program: prog, Verified: true, Encoding: enc, Root: root,
 		Replay: assemble.DefaultReplay(prog), Evolution: true, Data: data, // workspaces: the default base, outside the data directory (spec/skills.md)
-		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }}
+		Warn: func(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) },
+		// On a shared store (PostgreSQL) this process is one replica among
+		// others, with an owner id of its own (spec/serve.md, "Replicas").
+		Replica: &runtime.Replica{Owner: newID("replica_")}}
 }
 
 // openRunner assembles opts and opens a Runner of it over the store the

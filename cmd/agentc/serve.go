@@ -32,6 +32,7 @@ type serveFlags struct {
 	assemble.ServeFlags
 	grace     time.Duration
 	logFormat string
+	leaseTTL  time.Duration
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -77,8 +78,13 @@ variables configure them (OTEL_TRACES_EXPORTER=otlp, OTEL_EXPORTER_OTLP_ENDPOINT
 OTEL_EXPORTER_OTLP_PROTOCOL, OTEL_SERVICE_NAME; spec/telemetry.md); a request's
 traceparent then makes its run a child of the caller's span.
 
+On a PostgreSQL store several replicas may serve one app: each owns the
+runs it drives through a lease (--lease-ttl, AGENTC_LEASE_TTL, default 10s)
+and takes over the runs of a replica that died within 2× the TTL.
+
 SIGINT or SIGTERM shuts down gracefully: no new runs, running ones get
---grace to finish and are then canceled (and stay resumable), the store is
+--grace to finish and are then canceled (and stay resumable; on PostgreSQL
+they are handed over to another replica, which resumes them), the store is
 closed.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -100,6 +106,7 @@ closed.`,
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
 	fl.StringVar(&f.PublicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
 	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
+	fl.DurationVar(&f.leaseTTL, "lease-ttl", 0, "on a PostgreSQL store, the lease of a run this replica drives; another replica takes a dead replica's runs over within 2× it (default $AGENTC_LEASE_TTL, else 10s)")
 	fl.BoolVar(&f.UI, "ui", true, "serve the run inspector at /ui/ (spec/inspector.md)")
 	fl.StringArrayVar(&f.PushHosts, "push-host", nil, "a host (host, host:port, host:*, *.suffix) A2A push-notification webhooks may be on (repeatable; none: push is off)")
 	return cmd
@@ -153,6 +160,9 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
 	}
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
+	if opts.Replica.TTL, err = leaseTTL(f.leaseTTL, cmd.Flags().Changed("lease-ttl")); err != nil {
+		return usageErr(err)
+	}
 	metrics := server.NewMetrics()
 	opts.App, opts.Logger, opts.Metrics = set.App, logger, metrics
 	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
@@ -233,14 +243,31 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	recoverOrphans(ctx, a, b, set.Store)
+	takeCtx, stopTaking := context.WithCancel(ctx)
+	taking := make(chan struct{})
+	go func() { // owned here: stopped and joined before the shutdown
+		defer close(taking)
+		b.TakeOver(takeCtx, func(resumed []string, err error) {
+			if len(resumed) > 0 {
+				fmt.Fprintf(a.stderr, "agentc: taking over %d run(s) a stopped replica left: %s\n", len(resumed), strings.Join(resumed, ", "))
+			}
+			if err != nil {
+				fmt.Fprintf(a.stderr, "agentc: warning: runs left running, retrying: %v\n", err)
+			}
+		})
+	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }() // owned here: Shutdown ends it, joined below
 	select {
 	case err = <-served:
+		stopTaking()
+		<-taking
 		_ = srv.Shutdown(context.Background())
 		return &exitError{code: exitFail, err: err}
 	case <-ctx.Done():
 	}
+	stopTaking()
+	<-taking
 	fmt.Fprintf(a.stderr, "agentc: shutting down (runs get %s to finish)\n", f.grace)
 	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
 	defer cancel()
@@ -254,9 +281,30 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	return nil
 }
 
+// leaseTTL is --lease-ttl, else AGENTC_LEASE_TTL, else 0 (the default).
+func leaseTTL(flag time.Duration, set bool) (time.Duration, error) {
+	d, src := flag, "--lease-ttl"
+	if !set {
+		v := os.Getenv("AGENTC_LEASE_TTL")
+		if v == "" {
+			return 0, nil
+		}
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, fmt.Errorf("AGENTC_LEASE_TTL: %w", err)
+		}
+		src = "AGENTC_LEASE_TTL"
+	}
+	if d < 300*time.Millisecond {
+		return 0, fmt.Errorf("%s %v: the lease TTL must be at least 300ms (it is renewed every TTL/3)", src, d)
+	}
+	return d, nil
+}
+
 // recoverOrphans resumes the runs the last process on a Pebble store left
 // running (it held the store's lock, so nothing drives them now); on a
-// shared store it takes none over (spec/serve.md, "Restart").
+// shared store the takeover loop (Backend.TakeOver) adopts orphans
+// (spec/serve.md, "Restart" and "Replicas").
 func recoverOrphans(ctx context.Context, a *app, b *server.Backend, target string) {
 	if kind, _ := dial.Parse(target); kind != dial.Pebble {
 		return

@@ -109,6 +109,11 @@ type Options struct {
 	// Warn receives what the assembly could not bind and what it stands in
 	// for (a model replayed, a tool missing); nil: discarded.
 	Warn func(msg string)
+	// Replica, when set, is this process's owner id and lease TTL as one
+	// of several replicas: Runner applies it when its store is shared
+	// (implements runtime.SharedStore, as PostgreSQL does), taking Shared
+	// from the store; on another store it is ignored.
+	Replica *runtime.Replica
 }
 
 // Assembly is a prepared program: its models, tools and functions bound.
@@ -362,6 +367,13 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 	}
 	if err := bindSkills(&cfg, a.o); err != nil {
 		return nil, err
+	}
+	if rep := a.o.Replica; rep != nil {
+		if sh, ok := st.(runtime.SharedStore); ok {
+			r := *rep
+			r.Shared = sh
+			cfg.Replica = &r
+		}
 	}
 	if a.mcp != nil {
 		a.mcp.SetArtifacts(artifact.New(st, cfg.Clock.Now))

@@ -57,6 +57,11 @@ type Config struct {
 	// NoSavingsGate: context_ratio(r) fires on the ratio alone, without
 	// the savings estimate (Savings).
 	NoSavingsGate bool
+	// DeferSummary moves the rolling summary from after a run to the
+	// start of the next agent call that projects the key (Open): a summary
+	// the conversation's last run would have paid for, and never used, is
+	// not made. The next call waits for the summarizer instead.
+	DeferSummary bool
 	// Counter overrides token counting (nil: CounterFor the model's id).
 	Counter func(modelID string) *Counter
 	// CacheSessions bounds the sessions whose decoded ledgers are kept
@@ -82,6 +87,7 @@ type Service struct {
 	cascade  bool
 	onRelief func(app, outcome string)
 	noGate   bool
+	deferSum bool
 	counter  func(string) *Counter
 	pols     []AgentPolicies // by program agent index
 	agents   map[string]int  // llm agent name → index
@@ -105,7 +111,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("history: Config.Owner is required (it names this process in summary leases)")
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
-		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, counter: cfg.Counter,
+		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, counter: cfg.Counter,
 		agents: map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {
@@ -237,12 +243,23 @@ func (s *Service) windowOf(m runtime.Model, declared string) int {
 // under the same policy.
 func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 	targets := s.takePending(job.Run)
+	if s.deferSum {
+		return nil // the next call's Open summarizes (Config.DeferSummary)
+	}
 	if len(targets) == 0 {
 		var err error
 		if targets, err = s.scanRun(ctx, job); err != nil {
 			return err
 		}
 	}
+	return errorsAfterRun(job.Run, s.summarizeKeys(ctx, job.Session, targets))
+}
+
+// summarizeKeys updates the summary of every filter key of targets (key →
+// program agent) whose agent has a summary policy, then, when one advanced
+// and cascading is on, the full-session summary (key "") under the same
+// policy. It returns the errors met.
+func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, targets map[string]int) []error {
 	keys := slices.Sorted(maps.Keys(targets))
 	var errs []error
 	cascadeAgent, cascadeKey := -1, ""
@@ -252,7 +269,7 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 		if s.policies(ai).Summary == nil {
 			continue
 		}
-		res, err := s.Summarize(ctx, SummarizeRequest{Session: job.Session, FilterKey: k, Agent: ai})
+		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: k, Agent: ai})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -267,20 +284,20 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 	if s.cascade && cascadeAgent >= 0 {
 		// One llm agent's session: its summary is the session's; no
 		// second summarizer call.
-		if copied, err := s.cascadeByCopy(ctx, job.Session, cascadeKey, cascadeFrom); err != nil || copied {
+		if copied, err := s.cascadeByCopy(ctx, session, cascadeKey, cascadeFrom); err != nil || copied {
 			if err != nil {
 				errs = append(errs, err)
 			}
-			return errorsAfterRun(job.Run, errs)
+			return errs
 		}
-		res, err := s.Summarize(ctx, SummarizeRequest{Session: job.Session, FilterKey: "", Agent: cascadeAgent})
+		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: "", Agent: cascadeAgent})
 		if err != nil {
 			errs = append(errs, err)
 		} else if res.PersistErr != nil {
 			errs = append(errs, res.PersistErr)
 		}
 	}
-	return errorsAfterRun(job.Run, errs)
+	return errs
 }
 
 func errorsAfterRun(run string, errs []error) error {

@@ -579,22 +579,9 @@ func TestSavings(t *testing.T) {
 func TestAfterRunThroughRunner(t *testing.T) {
 	for _, cascade := range []bool{true, false} {
 		t.Run(fmt.Sprint("cascade=", cascade), func(t *testing.T) {
-			ctx := context.Background()
-			p := compileProgram(t, progOpts{summary: "  min_tokens = 0\n  model = scribe\n  trigger = event_count(0)"})
-			st := memory.New()
-			bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"an answer\"\n")
-			scribe := summarizer("SUMMARY TEXT", nil)
-			models := map[string]runtime.Model{"fast": bot, "scribe": scribe}
-			s := newService(t, st, p, models, "p", func(c *history.Config) { c.NoCascade = !cascade })
-			r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
-				Clock: newClock(), Entropy: &runtimetest.Entropy{}, Context: s, Summary: s})
-			if err != nil {
-				t.Fatal(err)
-			}
-			drain(t, r, runtime.Invocation{User: key.User, Session: key.Session, Runnable: "bot", Input: "hello"})
-			if err := r.Close(ctx); err != nil { // drains the post-run queue
-				t.Fatal(err)
-			}
+			h := newSummaryHarness(t, "SUMMARY TEXT", func(c *history.Config) { c.NoCascade = !cascade })
+			h.run("hello")
+			st := h.st
 			sum, ok := getSummary(t, st, "bot")
 			if !ok || sum.Text != "SUMMARY TEXT" || sum.Boundary == 0 {
 				t.Fatalf("bot summary = %+v, %v", sum, ok)
@@ -697,42 +684,65 @@ func TestCascadeCopiesWhenTheSessionIsTheBranch(t *testing.T) {
 	}
 }
 
-// End to end: a run's summary (written by the post-run hook) replaces the
-// run's events in the next run's request.
-func TestSummaryReachesModel(t *testing.T) {
-	ctx := context.Background()
+// summaryHarness runs the bot of a program whose summary policy fires
+// after every run (event_count(0), model scribe) through a Runner per run
+// (Close drains the post-run hook), over one memory store and Service.
+type summaryHarness struct {
+	st     *memory.Store
+	bot    *recorder
+	scribe *funcModel
+	run    func(input string)
+}
+
+func newSummaryHarness(t *testing.T, summary string, mod func(*history.Config)) *summaryHarness {
+	t.Helper()
 	p := compileProgram(t, progOpts{summary: "  min_tokens = 0\n  model = scribe\n  trigger = event_count(0)"})
-	st := memory.New()
-	bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"an answer\"\n")
-	scribe := summarizer("THE USER ASKED ABOUT HOSTS", nil)
-	models := map[string]runtime.Model{"fast": bot, "scribe": scribe}
-	s := newService(t, st, p, models, "p", nil)
+	h := &summaryHarness{st: memory.New(), bot: scripted(t, "fast", "version: 1\ndefault:\n  text: \"an answer\"\n"), scribe: summarizer(summary, nil)}
+	models := map[string]runtime.Model{"fast": h.bot, "scribe": h.scribe}
+	s := newService(t, h.st, p, models, "p", mod)
 	clock, ent := newClock(), &runtimetest.Entropy{}
-	newRunner := func() *runtime.Runner { // a Runner per run: Close drains the post-run hook
-		r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
+	h.run = func(input string) {
+		t.Helper()
+		r, err := runtime.NewRunner(runtime.RunnerConfig{Store: h.st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
 			Clock: clock, Entropy: ent, Context: s, Summary: s})
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r
+		drain(t, r, runtime.Invocation{User: key.User, Session: key.Session, Runnable: "bot", Input: input})
+		if err := r.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
 	}
-	r := newRunner()
-	drain(t, r, runtime.Invocation{User: key.User, Session: key.Session, Runnable: "bot", Input: "which hosts are down?"})
-	if err := r.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r = newRunner()
-	drain(t, r, runtime.Invocation{User: key.User, Session: key.Session, Runnable: "bot", Input: "and now?"})
-	if err := r.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	reqs := bot.requests()
-	last := reqs[len(reqs)-1].Messages
-	if got := roles(last); got != "system user user" {
-		t.Fatalf("roles = %q, want instruction, summary note (a user message: the summary is untrusted), prompt", got)
-	}
-	if !strings.Contains(last[1].Content, "THE USER ASKED ABOUT HOSTS") || last[2].Content != "and now?" {
-		t.Fatalf("request = %+v", last)
+	return h
+}
+
+// End to end: a run's summary replaces the run's events in the next run's
+// request. The post-run hook writes it; with DeferSummary the hook writes
+// nothing and the next call's Open makes it (the same delta, the trigger
+// evaluated then), so a conversation that ends pays for no summary it never
+// uses.
+func TestSummaryReachesModel(t *testing.T) {
+	for _, deferred := range []bool{false, true} {
+		t.Run(fmt.Sprint("deferred=", deferred), func(t *testing.T) {
+			h := newSummaryHarness(t, "THE USER ASKED ABOUT HOSTS", func(c *history.Config) { c.DeferSummary = deferred })
+			st, bot, scribe, run := h.st, h.bot, h.scribe, h.run
+			run("which hosts are down?")
+			if _, ok := getSummary(t, st, "bot"); ok == deferred || (scribe.calls.Load() == 0) != deferred {
+				t.Fatalf("summary after the run: %v (%d summarizer calls)", ok, scribe.calls.Load())
+			}
+			run("and now?")
+			if sum, ok := getSummary(t, st, "bot"); !ok || sum.Text != "THE USER ASKED ABOUT HOSTS" {
+				t.Fatalf("no summary before the second run's call: %+v %v", sum, ok)
+			}
+			reqs := bot.requests()
+			last := reqs[len(reqs)-1].Messages
+			if got := roles(last); got != "system user user" {
+				t.Fatalf("roles = %q, want instruction, summary note (a user message: the summary is untrusted), prompt", got)
+			}
+			if !strings.Contains(last[1].Content, "THE USER ASKED ABOUT HOSTS") || last[2].Content != "and now?" {
+				t.Fatalf("request = %+v", last)
+			}
+		})
 	}
 }
 

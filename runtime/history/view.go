@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -23,6 +24,14 @@ func (s *Service) OpenView(ctx context.Context, call runtime.ContextCall) (*View
 	ap := s.policies(call.Agent)
 	if ap.Summary != nil {
 		s.notePending(call.Run, call.FilterKey, call.Agent)
+		if s.deferSum {
+			// The summary after the previous run, made now that a call
+			// needs it (Config.DeferSummary); a failure is the post-run
+			// path's: logged, and the call goes on from the stored summary.
+			if errs := s.summarizeKeys(ctx, call.Session, map[string]int{call.FilterKey: call.Agent}); len(errs) > 0 {
+				s.log.Warn("history: deferred summary failed", "session", call.Session.String(), "filter_key", call.FilterKey, "err", errors.Join(errs...))
+			}
+		}
 	}
 	proj, err := s.Project(ctx, call.Session, call.FilterKey, call.Run, nil)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Ranking (spec/recall.md, "Ranking"). One implementation serves the session
@@ -33,41 +34,50 @@ const (
 	weightClause  = 0.9
 	weightKeyword = 0.75
 
-	maxPostings = 50000 // postings read per term
-
 	// Proximity re-ranking: candidates re-ranked (at least minCandidates,
 	// or candidatesPerHit per hit asked for), and the window's size.
 	minCandidates    = 30
 	candidatesPerHit = 6
+	maxCandidates    = 150
+	nearShare        = 0.75
 	proxFloor        = 0.4
 )
 
 // posting says that a term occurs tf times in a document of dl terms.
 type posting struct {
-	doc    string // identity of the document (merge key)
+	doc    uint64 // identity of the document
 	tf, dl int
+	class  uint8 // length class: dl is normalized by its class's average
 }
 
 // source is a corpus the ranker reads: its size and average length, and
 // the postings of a term (every document of the corpus; the filter keeps
 // those in scope).
 type source interface {
-	stats() (n int, avgdl float64)
-	postings(ctx context.Context, term string) ([]posting, error)
+	stats() (n int, avgdl [numClasses]float64)
+	// postings returns the term's postings in scope and its document
+	// frequency in the whole corpus.
+	postings(ctx context.Context, term string) ([]posting, int, error)
 }
 
 // scored is a ranked document.
 type scored struct {
-	doc   string
+	doc   uint64
 	score float64 // in [0, 1]
 	raw   float64 // the whole query's BM25 score (tie-break)
 }
+
+// insertDF: a query term whose postings exceed this many (and max(N/50,
+// that)) only adds to documents a rarer term found — a document holding
+// none of the query's selective terms is never a candidate — so that a
+// word in every tool result costs a lookup per posting, not a candidate.
+const insertDF = 2000
 
 // rank scores the documents of src that keep passes for q by BM25 and
 // returns the best limit of them (limit ≤ 0: all), best first. ident maps a
 // posting's document to the identity results merge by (nil: the document
 // itself); a merged document keeps its best score.
-func rank(ctx context.Context, src source, q query, keep func(doc string) bool, ident func(doc string) string, limit int) ([]scored, error) {
+func rank(ctx context.Context, src source, q query, keep func(doc uint64) bool, ident func(doc uint64) uint64, limit int) ([]scored, error) {
 	if len(q.terms) == 0 {
 		return nil, nil
 	}
@@ -75,22 +85,23 @@ func rank(ctx context.Context, src source, q query, keep func(doc string) bool, 
 	if n == 0 {
 		return nil, nil
 	}
-	if avgdl <= 0 {
-		avgdl = 1
+	for c := range avgdl {
+		if avgdl[c] <= 0 {
+			avgdl[c] = 1
+		}
 	}
-	inQuery := map[string]bool{}
-	for _, t := range q.terms {
-		inQuery[t] = true
-	}
-	post := map[string][]posting{}
-	idf := map[string]float64{}
-	for _, t := range q.terms {
-		ps, err := src.postings(ctx, t)
+	nt := len(q.terms)
+	post := make([][]posting, nt)
+	idf := make([]float64, nt)
+	dfs := make([]int, nt)
+	for i, t := range q.terms {
+		ps, dfn, err := src.postings(ctx, t)
 		if err != nil {
 			return nil, err
 		}
-		df := float64(len(ps))
-		idf[t] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		df := float64(dfn)
+		dfs[i] = dfn
+		idf[i] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
 		if keep != nil {
 			kept := ps[:0:0]
 			for _, p := range ps {
@@ -100,75 +111,127 @@ func rank(ctx context.Context, src source, q query, keep func(doc string) bool, 
 			}
 			ps = kept
 		}
-		post[t] = ps
+		post[i] = ps
 	}
-	score := func(terms []string) (map[string]float64, float64) {
-		out := map[string]float64{}
-		ideal := 0.0
-		for _, t := range terms {
-			w := idf[t]
-			ideal += w
-			for _, p := range post[t] {
-				tf := float64(p.tf)
-				out[p.doc] += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl))
-			}
-		}
-		return out, ideal
+	// Per document, each term's BM25 contribution; terms in order of
+	// rarity, the common ones adding only to documents already found.
+	order := make([]int, nt)
+	for i := range order {
+		order[i] = i
 	}
-	best := map[string]*scored{}
-	pass := func(terms []string, weight float64, whole bool) {
-		raw, ideal := score(terms)
-		if ideal <= 0 {
-			return
-		}
-		for doc, s := range raw {
-			if ident != nil {
-				doc = ident(doc)
+	sort.SliceStable(order, func(a, b int) bool { return idf[order[a]] > idf[order[b]] })
+	insertCap := max(insertDF, n/50)
+	row := map[uint64]int{}
+	var contrib []float64 // row-major, nt per document
+	var docs []uint64
+	for k, i := range order {
+		w := idf[i]
+		insert := k == 0 || dfs[i] <= insertCap
+		for _, p := range post[i] {
+			r, ok := row[p.doc]
+			if !ok {
+				if !insert {
+					continue
+				}
+				r = len(docs)
+				row[p.doc] = r
+				docs = append(docs, p.doc)
+				contrib = append(contrib, make([]float64, nt)...)
 			}
-			v := s / ideal * weight
-			b := best[doc]
-			if b == nil {
-				b = &scored{doc: doc}
-				best[doc] = b
-			}
-			b.score = max(b.score, v)
-			if whole {
-				b.raw = max(b.raw, s)
-			}
+			tf := float64(p.tf)
+			contrib[r*nt+i] += w * tf * (bm25K1 + 1) / (tf + bm25K1*(1-bm25B+bm25B*float64(p.dl)/avgdl[p.class&1]))
 		}
 	}
-	pass(q.terms, weightWhole, true)
+	type pass struct {
+		terms  []int
+		weight float64
+		whole  bool
+	}
+	inQuery := map[string]int{}
+	for i, t := range q.terms {
+		inQuery[t] = i
+	}
+	all := make([]int, nt)
+	for i := range all {
+		all[i] = i
+	}
+	passes := []pass{{all, weightWhole, true}}
 	for _, c := range q.clauses {
-		var ct []string
+		var ct []int
 		for _, t := range c {
-			if inQuery[t] {
-				ct = append(ct, t)
+			if i, ok := inQuery[t]; ok {
+				ct = append(ct, i)
 			}
 		}
 		if len(ct) > 0 {
-			pass(ct, weightClause, false)
+			passes = append(passes, pass{ct, weightClause, false})
 		}
 	}
-	if len(q.terms) >= 2 {
-		kw := slices.Clone(q.terms)
-		sort.SliceStable(kw, func(i, j int) bool { return idf[kw[i]] > idf[kw[j]] })
+	if nt >= 2 {
+		kw := slices.Clone(all)
+		sort.SliceStable(kw, func(a, b int) bool { return idf[kw[a]] > idf[kw[b]] })
 		top := idf[kw[0]]
-		for _, t := range kw[:min(len(kw), maxKeywords)] {
-			if len(post[t]) > 0 && top > 0 {
+		for _, i := range kw[:min(nt, maxKeywords)] {
+			if len(post[i]) > 0 && top > 0 {
 				// A keyword weighs by its rarity against the rarest: an
 				// identifier alone finds its event, a common word alone
 				// does not.
-				pass([]string{t}, weightKeyword*idf[t]/top, false)
+				passes = append(passes, pass{[]int{i}, weightKeyword * idf[i] / top, false})
 			}
 		}
 	}
-	out := make([]scored, 0, len(best))
-	for _, b := range best {
-		out = append(out, *b)
+	ideal := make([]float64, len(passes))
+	for j, ps := range passes {
+		for _, i := range ps.terms {
+			ideal[j] += idf[i]
+		}
+	}
+	best := map[uint64]int{}
+	var out []scored
+	for r, doc := range docs {
+		c := contrib[r*nt : (r+1)*nt]
+		var sc, raw float64
+		for j, ps := range passes {
+			if ideal[j] <= 0 {
+				continue
+			}
+			sum := 0.0
+			for _, i := range ps.terms {
+				sum += c[i]
+			}
+			if sum == 0 {
+				continue
+			}
+			sc = max(sc, sum/ideal[j]*ps.weight)
+			if ps.whole {
+				raw = sum
+			}
+		}
+		if sc == 0 {
+			continue
+		}
+		if ident != nil {
+			doc = ident(doc)
+		}
+		if k, ok := best[doc]; ok {
+			out[k].score = max(out[k].score, sc)
+			out[k].raw = max(out[k].raw, raw)
+			continue
+		}
+		best[doc] = len(out)
+		out = append(out, scored{doc: doc, score: sc, raw: raw})
 	}
 	sortScored(out)
 	if limit > 0 && len(out) > limit {
-		out = out[:limit]
+		// Near-duplicates crowd the top: keep, beyond limit, the documents
+		// within nearShare of the best, up to maxCandidates, so that the
+		// one holding the answer among many that only repeat the question's
+		// words reaches the re-ranking.
+		n := limit
+		for n < len(out) && n < maxCandidates && out[n].score >= nearShare*out[0].score {
+			n++
+		}
+		out = out[:n]
 	}
 	return out, nil
 }
@@ -189,20 +252,32 @@ func sortScored(out []scored) {
 // candidates is how many BM25 candidates a search of k hits re-ranks.
 func candidates(k int) int { return max(minCandidates, candidatesPerHit*k) }
 
-// rerank scores each candidate 1 − exp(−2 · x · (proxFloor + (1 −
-// proxFloor) · proximity)), where x is its BM25 share and proximity the
+// rerank scores each candidate by its BM25 share x, its proximity p (the
 // largest share of the query's distinct terms inside one window of the
-// document's terms (termsOf); then keeps the best k (k ≤ 0: all) with a
-// score ≥ minScore, rounded to 4 places.
-func rerank(cands []scored, q query, termsOf func(doc string) ([]string, error), k int, minScore float64) ([]scored, error) {
+// document's terms, termsOf), its coverage c (the share of the query's
+// distinct terms it holds at all) and whether that window holds a value:
+//
+//	score = 1 − exp(−2 · x · (proxFloor + (1 − proxFloor) · p) · (coverFloor + (1 − coverFloor) · c) · (1 + valueBonus · v))
+//
+// then keeps the best k (k ≤ 0: all) with a score ≥ minScore, rounded to 4
+// places. termsOf also weighs the document: its score is multiplied by the
+// weight (0 drops it).
+func rerank(cands []scored, q query, termsOf func(doc uint64) ([]string, float64, error), k int, minScore float64) ([]scored, error) {
 	out := cands[:0:0]
 	for _, c := range cands {
-		terms, err := termsOf(c.doc)
+		terms, w, err := termsOf(c.doc)
 		if err != nil {
 			return nil, err
 		}
-		f := proxFloor + (1-proxFloor)*proximity(terms, q.terms)
-		c.score = math.Round((1-math.Exp(-2*c.score*f))*1e4) / 1e4
+		if w <= 0 {
+			continue
+		}
+		m := match(terms, q)
+		f := (proxFloor + (1-proxFloor)*m.proximity) * (coverFloor + (1-coverFloor)*m.coverage)
+		if m.value {
+			f *= 1 + valueBonus
+		}
+		c.score = math.Round(w*(1-math.Exp(-2*c.score*f))*1e4) / 1e4
 		if c.score > 0 && c.score >= minScore {
 			out = append(out, c)
 		}
@@ -214,37 +289,87 @@ func rerank(cands []scored, q query, termsOf func(doc string) ([]string, error),
 	return out, nil
 }
 
-// proximity is the largest share of the distinct query terms that occur
-// inside one window of 2·|query| + 2 consecutive terms of doc (1 for a
-// one-term query the document contains).
-func proximity(doc, query []string) float64 {
+// Re-ranking features: coverage (coverFloor) and the value bonus.
+const (
+	coverFloor = 0.5
+	valueBonus = 0.25
+)
+
+// matchInfo is how a document's terms meet a query's.
+type matchInfo struct {
+	proximity float64 // largest share of the query's terms in one window
+	coverage  float64 // share of the query's (or of its best clause's) terms in the document
+	// value: the best window also holds a value — a joined term with a
+	// digit that is not a query term (a serial, a date, a tag, a version,
+	// an address: SN-4471-AX, 2027-03-14, AT-02189, v2.3.1): the
+	// answer a question asks for stands next to its words; the question
+	// asked again, or chatter about the same thing, does not.
+	value bool
+}
+
+// match computes proximity (windows of 2·|query| + 2 consecutive terms of
+// doc; 1 for a one-term query the document contains), coverage (of the
+// whole query or of its best-covered clause) and the value flag.
+func match(doc []string, q query) matchInfo {
+	query := q.terms
 	if len(query) == 0 {
-		return 0
+		return matchInfo{}
 	}
 	want := make(map[string]int, len(query))
 	for i, t := range query {
 		want[t] = i
 	}
+	isValue := func(t string) bool {
+		if _, q := want[t]; q {
+			return false
+		}
+		return strings.ContainsAny(t, "0123456789") && strings.ContainsAny(t, "-_.:/#")
+	}
 	win := 2*len(query) + 2
 	count := make([]int, len(query))
-	have, best := 0, 0
+	seen := make([]bool, len(query))
+	have, best, values, covered := 0, 0, 0, 0
+	bestValue := false
 	for i, t := range doc {
 		if j, ok := want[t]; ok {
 			if count[j] == 0 {
 				have++
 			}
 			count[j]++
+			if !seen[j] {
+				seen[j] = true
+				covered++
+			}
+		} else if isValue(t) {
+			values++
 		}
 		if i >= win {
-			if j, ok := want[doc[i-win]]; ok {
+			old := doc[i-win]
+			if j, ok := want[old]; ok {
 				if count[j]--; count[j] == 0 {
 					have--
 				}
+			} else if isValue(old) {
+				values--
 			}
 		}
-		best = max(best, have)
+		if have > best || have == best && have > 0 && values > 0 && !bestValue {
+			best, bestValue = have, values > 0
+		}
 	}
-	return float64(best) / float64(len(query))
+	cover := float64(covered) / float64(len(query))
+	for _, c := range q.clauses {
+		in := 0
+		for _, t := range c {
+			if j, ok := want[t]; ok && seen[j] {
+				in++
+			}
+		}
+		if len(c) > 0 {
+			cover = max(cover, float64(in)/float64(len(c)))
+		}
+	}
+	return matchInfo{proximity: float64(best) / float64(len(query)), coverage: cover, value: bestValue}
 }
 
 // Doc is a text ranked by Rank.
@@ -264,30 +389,37 @@ type Ranked struct {
 // minScore, best first. Documents with equal keys are one document (the
 // last wins).
 func Rank(query string, docs []Doc, k int, minScore float64) []Ranked {
-	src := &memSource{post: map[string][]posting{}, lens: map[string]int{}}
-	terms := map[string][]string{}
+	src := &memSource{post: map[string][]posting{}, lens: map[uint64]int{}}
+	ids := map[string]uint64{}
+	var keys []string
+	terms := map[uint64][]string{}
 	for _, d := range docs {
-		ts := Terms(d.Text)
-		if _, dup := src.lens[d.Key]; dup {
-			src.remove(d.Key)
+		id, dup := ids[d.Key]
+		if dup {
+			src.remove(id)
+		} else {
+			id = uint64(len(keys))
+			ids[d.Key] = id
+			keys = append(keys, d.Key)
 		}
-		terms[d.Key] = ts
+		ts := Terms(d.Text)
+		terms[id] = ts
 		tf := map[string]int{}
 		for _, t := range ts {
 			tf[t]++
 		}
-		src.lens[d.Key] = len(ts)
+		src.lens[id] = len(ts)
 		src.total += len(ts)
 		for t, c := range tf {
-			src.post[t] = append(src.post[t], posting{doc: d.Key, tf: c, dl: len(ts)})
+			src.post[t] = append(src.post[t], posting{doc: id, tf: c, dl: len(ts)})
 		}
 	}
 	q := parseQuery(query)
 	cands, _ := rank(context.Background(), src, q, nil, nil, candidates(k))
-	res, _ := rerank(cands, q, func(doc string) ([]string, error) { return terms[doc], nil }, k, minScore)
+	res, _ := rerank(cands, q, func(doc uint64) ([]string, float64, error) { return terms[doc], 1, nil }, k, minScore)
 	out := make([]Ranked, len(res))
 	for i, r := range res {
-		out[i] = Ranked{Key: r.doc, Score: r.score}
+		out[i] = Ranked{Key: keys[r.doc], Score: r.score}
 	}
 	return out
 }
@@ -295,23 +427,26 @@ func Rank(query string, docs []Doc, k int, minScore float64) []Ranked {
 // memSource is a corpus held in memory (Rank).
 type memSource struct {
 	post  map[string][]posting
-	lens  map[string]int
+	lens  map[uint64]int
 	total int
 }
 
-func (m *memSource) remove(key string) {
-	m.total -= m.lens[key]
-	delete(m.lens, key)
+func (m *memSource) remove(id uint64) {
+	m.total -= m.lens[id]
+	delete(m.lens, id)
 	for t, ps := range m.post {
-		m.post[t] = slices.DeleteFunc(ps, func(p posting) bool { return p.doc == key })
+		m.post[t] = slices.DeleteFunc(ps, func(p posting) bool { return p.doc == id })
 	}
 }
 
-func (m *memSource) stats() (int, float64) {
+func (m *memSource) stats() (int, [numClasses]float64) {
 	if len(m.lens) == 0 {
-		return 0, 0
+		return 0, [numClasses]float64{}
 	}
-	return len(m.lens), float64(m.total) / float64(len(m.lens))
+	avg := float64(m.total) / float64(len(m.lens))
+	return len(m.lens), [numClasses]float64{avg, avg}
 }
 
-func (m *memSource) postings(_ context.Context, t string) ([]posting, error) { return m.post[t], nil }
+func (m *memSource) postings(_ context.Context, t string) ([]posting, int, error) {
+	return m.post[t], len(m.post[t]), nil
+}

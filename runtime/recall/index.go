@@ -16,6 +16,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,12 +26,24 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
-// Collections of the index (spec/recall.md, "Layout").
+// Collections of the index (spec/recall.md, "Layout"). Layout version 2;
+// the documents of version 1 (recall.post, recall.session) are not read.
 const (
-	CollPostings = "recall.post"    // app, user, term, session, seq → uvarint tf, uvarint dl
-	CollSessions = "recall.session" // app, user, session → cursor, docs, terms
-	CollRefs     = "recall.ref"     // app, user, "event", id → session, seq; app, user, "call", session, call id → seq
+	CollBlocks   = "recall.block" // app, user, bucket, session, block → posting block (block.go)
+	CollSessions = "recall.stats" // app, user, session → version, cursor, docs, terms
+	CollClaims   = "recall.claim" // app, user, session, from-cursor → 1: one catch-up wrote that range
+	CollRefs     = "recall.ref"   // app, user, "event", id → session, seq; app, user, "call", session, call id → seq; app, user, "recallrun", session, run → 1
 )
+
+// isRecallTool says whether a tool's results are recall's own traffic:
+// copies of indexed events (cards, loaded windows), never evidence.
+func isRecallTool(name string) bool { return name == SearchToolName || name == LoadToolName }
+
+// recallRunKey names the reference that marks a run of a session as one
+// that called a recall tool (its question and answers are echoes).
+func recallRunKey(key store.SessionKey, run string) string {
+	return store.DocPath(key.App, key.User, "recallrun", key.Session, run)
+}
 
 // Store is the part of the store the index reads and writes.
 type Store interface {
@@ -60,23 +73,33 @@ func NewIndex(st Store, log *slog.Logger) *Index {
 	return &Index{st: st, sess: session.New(st), log: log}
 }
 
-// sessionStats is a session's index record: the last indexed sequence and
-// the number of indexed documents and of their terms.
+// sessionStats is a session's index record: the last indexed sequence and,
+// per length class, the number of indexed passages and of their terms.
 type sessionStats struct {
 	Cursor uint64
-	Docs   uint64
-	Terms  uint64
+	Docs   [numClasses]uint64
+	Terms  [numClasses]uint64
 }
 
+// statsVersion leads a session record.
+const statsVersion = 3
+
 func (s sessionStats) encode() []byte {
-	b := binary.AppendUvarint(nil, s.Cursor)
-	b = binary.AppendUvarint(b, s.Docs)
-	return binary.AppendUvarint(b, s.Terms)
+	b := binary.AppendUvarint([]byte{statsVersion}, s.Cursor)
+	for c := range numClasses {
+		b = binary.AppendUvarint(b, s.Docs[c])
+		b = binary.AppendUvarint(b, s.Terms[c])
+	}
+	return b
 }
 
 func decodeStats(b []byte) (sessionStats, error) {
 	var s sessionStats
-	for _, f := range []*uint64{&s.Cursor, &s.Docs, &s.Terms} {
+	if len(b) == 0 || b[0] != statsVersion {
+		return sessionStats{}, fmt.Errorf("recall: bad session record version: %w", store.ErrCorrupt)
+	}
+	b = b[1:]
+	for _, f := range []*uint64{&s.Cursor, &s.Docs[0], &s.Terms[0], &s.Docs[1], &s.Terms[1]} {
 		v, n := binary.Uvarint(b)
 		if n <= 0 {
 			return sessionStats{}, fmt.Errorf("recall: bad session record: %w", store.ErrCorrupt)
@@ -106,11 +129,11 @@ func (x *Index) stats(ctx context.Context, key store.SessionKey) (sessionStats, 
 	return decodeStats(b)
 }
 
-// catchUpPage is how many ledger events one read takes; flushOps bounds the
-// documents of one batch.
+// catchUpPage is how many ledger events one read takes; flushPostings
+// bounds the postings held in memory before they are written.
 const (
-	catchUpPage = 256
-	flushOps    = 20000
+	catchUpPage   = 256
+	flushPostings = 400_000
 )
 
 // CatchUp indexes the session's events after its cursor and returns how
@@ -126,23 +149,69 @@ func (x *Index) CatchUp(ctx context.Context, key store.SessionKey) (int, error) 
 	return x.catchUpTo(ctx, key, rec.LastSeq)
 }
 
+// catchUpTo indexes the session up to last. A damaged index document of
+// the session (its record, a block) makes it rebuild the session's index
+// from the ledger, once.
 func (x *Index) catchUpTo(ctx context.Context, key store.SessionKey, last uint64) (int, error) {
 	unlock := x.locks.Lock(key)
 	defer unlock()
-	st, err := x.stats(ctx, key)
-	if err != nil || st.Cursor >= last {
-		return 0, err
+	n, err := x.catchUpLocked(ctx, key, last)
+	if errors.Is(err, store.ErrCorrupt) {
+		x.log.Warn("recall: damaged index; rebuilding the session's index", "session", key.String(), "err", err)
+		if err := x.dropLocked(ctx, key); err != nil {
+			return 0, err
+		}
+		return x.catchUpLocked(ctx, key, last)
 	}
+	return n, err
+}
+
+// catchUpLocked is catchUpTo under the session's lock. Each write is a
+// batch of the blocks it merged into, the references, the session record
+// and a claim on the range's starting cursor: a second process that read
+// the same cursor finds the claim taken (store.ErrConflict), reads the
+// record again and goes on from there, so no range is merged twice.
+func (x *Index) catchUpLocked(ctx context.Context, key store.SessionKey, last uint64) (int, error) {
 	read := 0
-	var ops []store.DocOp
+	for attempt := 0; ; attempt++ {
+		st, err := x.stats(ctx, key)
+		if err != nil || st.Cursor >= last {
+			return read, err
+		}
+		n, err := x.indexRange(ctx, key, st, last)
+		read += n
+		if errors.Is(err, store.ErrConflict) && attempt < 8 {
+			continue
+		}
+		return read, err
+	}
+}
+
+// indexRange indexes events after st.Cursor up to last, writing every
+// flushPostings postings.
+func (x *Index) indexRange(ctx context.Context, key store.SessionKey, st sessionStats, last uint64) (int, error) {
+	read := 0
+	from := st.Cursor
+	pending := map[uint16]block{}
+	var refs []store.DocOp
 	calls := map[string]int{}
+	npost := 0
 	flush := func() error {
-		ops = append(ops, store.DocOp{Coll: CollSessions, Key: store.DocPath(key.App, key.User, key.Session), Value: st.encode()})
+		ops, err := x.mergeBlocks(ctx, key, pending)
+		if err != nil {
+			return err
+		}
+		ops = append(ops, refs...)
+		ops = append(ops,
+			store.DocOp{Coll: CollClaims, Key: store.DocPath(key.App, key.User, key.Session, seqBytes(from)), Value: []byte{1}, IfAbsent: true},
+			store.DocOp{Coll: CollSessions, Key: store.DocPath(key.App, key.User, key.Session), Value: st.encode()})
 		if err := x.st.ApplyDocs(ctx, ops...); err != nil {
 			return fmt.Errorf("recall: index %s through event %d: %w", key, st.Cursor, err)
 		}
-		ops = ops[:0]
+		clear(pending)
+		refs = refs[:0]
 		clear(calls)
+		npost, from = 0, st.Cursor
 		return nil
 	}
 	for st.Cursor < last {
@@ -161,53 +230,146 @@ func (x *Index) catchUpTo(ctx context.Context, key store.SessionKey, last uint64
 				x.log.Warn("recall: event not indexed", "session", key.String(), "seq", en.Seq, "err", err)
 				continue
 			}
-			ops = appendEventDocs(ops, calls, key, en.Seq, e, &st)
-			if len(ops) >= flushOps {
-				if err := flush(); err != nil {
-					return read, err
-				}
+			refs, npost = appendEventDocs(refs, calls, pending, npost, key, en.Seq, e, &st)
+		}
+		if npost >= flushPostings {
+			if err := flush(); err != nil {
+				return read, err
 			}
 		}
+	}
+	if st.Cursor == from {
+		return read, nil
 	}
 	return read, flush()
 }
 
-// appendEventDocs adds the postings and references of one event.
-// calls maps the tool-call references already in ops to their index.
-func appendEventDocs(ops []store.DocOp, calls map[string]int, key store.SessionKey, seq uint64, e *runtime.Event, st *sessionStats) []store.DocOp {
-	if _, ok := roleOf(e.Kind); !ok {
-		return ops
+// mergeBlocks merges new postings into the tails of their buckets and
+// returns the writes: a tail that reaches sealBytes is sealed (written
+// under its smallest sequence number) and the tail emptied.
+func (x *Index) mergeBlocks(ctx context.Context, key store.SessionKey, pending map[uint16]block) ([]store.DocOp, error) {
+	buckets := make([]uint16, 0, len(pending))
+	for b := range pending {
+		buckets = append(buckets, b)
 	}
-	sq := seqBytes(seq)
-	for p, part := range passages(Terms(indexText(e))) {
-		st.Docs++
-		st.Terms += uint64(len(part))
-		tf := map[string]int{}
+	slices.Sort(buckets)
+	ops := make([]store.DocOp, 0, len(buckets)+1)
+	for _, b := range buckets {
+		tk := blockKey(key, b, tailBlock)
+		tail := block{}
+		v, err := x.st.GetDoc(ctx, CollBlocks, tk)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+		case err != nil:
+			return nil, fmt.Errorf("recall: read index of %s: %w", key, err)
+		default:
+			if tail, err = decodeBlock(v); err != nil {
+				return nil, err
+			}
+		}
+		tail.merge(pending[b])
+		enc := encodeBlock(tail)
+		if len(enc) >= sealBytes {
+			ops = append(ops, store.DocOp{Coll: CollBlocks, Key: blockKey(key, b, tail.minSeq()), Value: enc},
+				store.DocOp{Coll: CollBlocks, Key: tk, Delete: true})
+			continue
+		}
+		ops = append(ops, store.DocOp{Coll: CollBlocks, Key: tk, Value: enc})
+	}
+	return ops, nil
+}
+
+// dropLocked deletes the session's index documents (blocks, claims, its
+// record; references are rewritten as the events are indexed again).
+func (x *Index) dropLocked(ctx context.Context, key store.SessionKey) error {
+	var ops []store.DocOp
+	add := func(coll, prefix string) error {
+		docs, err := x.st.ListDocs(ctx, coll, prefix, "", 0)
+		if err != nil {
+			return fmt.Errorf("recall: drop index of %s: %w", key, err)
+		}
+		for _, d := range docs {
+			ops = append(ops, store.DocOp{Coll: coll, Key: d.Key, Delete: true})
+		}
+		return nil
+	}
+	for b := range uint16(numBuckets) {
+		if err := add(CollBlocks, store.DocPath(key.App, key.User, bucketPart(b), key.Session)); err != nil {
+			return err
+		}
+	}
+	if err := add(CollClaims, store.DocPath(key.App, key.User, key.Session)); err != nil {
+		return err
+	}
+	ops = append(ops, store.DocOp{Coll: CollSessions, Key: store.DocPath(key.App, key.User, key.Session), Delete: true})
+	for len(ops) > 0 {
+		n := min(len(ops), 20000)
+		if err := x.st.ApplyDocs(ctx, ops[:n]...); err != nil {
+			return fmt.Errorf("recall: drop index of %s: %w", key, err)
+		}
+		ops = ops[n:]
+	}
+	return nil
+}
+
+// appendEventDocs adds the postings of one event to pending (by bucket)
+// and its references to refs; npost counts the postings pending. calls
+// maps the references already in refs to their index.
+func appendEventDocs(refs []store.DocOp, calls map[string]int, pending map[uint16]block, npost int, key store.SessionKey, seq uint64, e *runtime.Event, st *sessionStats) ([]store.DocOp, int) {
+	if _, ok := roleOf(e.Kind); !ok {
+		return refs, npost
+	}
+	recallTraffic := e.Kind == runtime.EventToolResult && e.ToolCall != nil && isRecallTool(e.ToolCall.Name)
+	if recallTraffic && e.Run != "" {
+		// The run asked recall: its question and answers are echoes
+		// (evidenceWeight), and its recall results are not indexed.
+		if rk := recallRunKey(key, e.Run); calls[rk] == 0 {
+			calls[rk] = len(refs) + 1
+			refs = append(refs, store.DocOp{Coll: CollRefs, Key: rk, Value: []byte{1}})
+		}
+	}
+	var parts [][]string
+	if !recallTraffic {
+		parts = passages(Terms(indexText(e)))
+	}
+	class := uint8(classMessage)
+	if e.Kind == runtime.EventToolResult {
+		class = classTool
+	}
+	tf := map[string]uint32{}
+	for p, part := range parts {
+		st.Docs[class]++
+		st.Terms[class] += uint64(len(part))
+		clear(tf)
 		for _, t := range part {
 			tf[t]++
 		}
-		ref := sq + string([]byte{byte(p >> 8), byte(p)})
 		for t, c := range tf {
-			v := binary.AppendUvarint(nil, uint64(c))
-			v = binary.AppendUvarint(v, uint64(len(part)))
-			ops = append(ops, store.DocOp{Coll: CollPostings, Key: store.DocPath(key.App, key.User, t, key.Session, ref), Value: v})
+			b := bucketOf(t)
+			blk := pending[b]
+			if blk == nil {
+				blk = block{}
+				pending[b] = blk
+			}
+			blk[t] = append(blk[t], post{seq: seq, passage: uint32(p), tf: c, dl: uint32(len(part)), class: class})
+			npost++
 		}
 	}
 	ref := binary.AppendUvarint(nil, seq)
 	ref = append(ref, key.Session...)
-	ops = append(ops, store.DocOp{Coll: CollRefs, Key: store.DocPath(key.App, key.User, "event", e.ID), Value: ref})
+	refs = append(refs, store.DocOp{Coll: CollRefs, Key: store.DocPath(key.App, key.User, "event", e.ID), Value: ref})
 	if e.Kind == runtime.EventToolResult && e.ToolCall != nil && e.ToolCall.ID != "" {
 		ck := store.DocPath(key.App, key.User, "call", key.Session, e.ToolCall.ID)
 		v := binary.AppendUvarint(nil, seq)
 		// A repeated call id within one batch keeps the latest result.
 		if i, dup := calls[ck]; dup {
-			ops[i].Value = v
-			return ops
+			refs[i].Value = v
+			return refs, npost
 		}
-		calls[ck] = len(ops)
-		ops = append(ops, store.DocOp{Coll: CollRefs, Key: ck, Value: v})
+		calls[ck] = len(refs)
+		refs = append(refs, store.DocOp{Coll: CollRefs, Key: ck, Value: v})
 	}
-	return ops
+	return refs, npost
 }
 
 // roleOf says whether events of kind k are indexed, and as what.
@@ -231,8 +393,10 @@ func indexText(e *runtime.Event) string {
 	var b strings.Builder
 	b.WriteString(e.Text)
 	for _, c := range e.ToolCalls { // the arguments are indexed with the result
-		b.WriteString("\n")
-		b.WriteString(c.Name)
+		if !isRecallTool(c.Name) {
+			b.WriteString("\n")
+			b.WriteString(c.Name)
+		}
 	}
 	if e.ToolCall != nil {
 		b.WriteString("\n")
@@ -292,37 +456,104 @@ func jsonText(b *strings.Builder, raw json.RawMessage) {
 	walk(v)
 }
 
-// docSource is a user's corpus in the index, read from Docs.
+// docSource is a user's corpus as one search reads it: statistics (N,
+// the average passage length, df) over every indexed session of the user,
+// postings of the sessions in the search's scope.
 type docSource struct {
-	st         Store
-	app, user  string
+	st        Store
+	app, user string
+	// only, when set, is the one session whose postings are returned;
+	// else every session's but skip's.
+	only, skip string
 	n          int
-	avgdl      float64
-	postingErr error
+	avgdl      [numClasses]float64
+	ids        map[string]uint64 // session → its number in document ids
+	names      []string          // by number
 }
 
-func (d *docSource) stats() (int, float64) { return d.n, d.avgdl }
+// Document ids: a passage is session number (20 bits) · seq (28 bits) ·
+// passage (16 bits); an event is the same with passage 0.
+const (
+	docSessionBits = 20
+	docSeqBits     = 28
+	docPassageBits = 16
+)
 
-func (d *docSource) postings(ctx context.Context, term string) ([]posting, error) {
-	prefix := store.DocPath(d.app, d.user, term)
-	docs, err := d.st.ListDocs(ctx, CollPostings, prefix, "", maxPostings)
+func docID(sess uint64, seq uint64, passage uint32) uint64 {
+	return sess<<(docSeqBits+docPassageBits) | seq<<docPassageBits | uint64(passage)
+}
+
+// eventOf maps a passage's id to its event's.
+func eventOf(doc uint64) uint64 { return doc &^ (1<<docPassageBits - 1) }
+
+// docRef is the session and sequence number of a document id.
+func (d *docSource) docRef(doc uint64) (string, uint64) {
+	si := doc >> (docSeqBits + docPassageBits)
+	seq := doc >> docPassageBits & (1<<docSeqBits - 1)
+	if si >= uint64(len(d.names)) {
+		return "", 0
+	}
+	return d.names[si], seq
+}
+
+func (d *docSource) stats() (int, [numClasses]float64) { return d.n, d.avgdl }
+
+// corruptSession is a damaged index document of one session met during a
+// search: the session's index is rebuilt and the search tried again.
+type corruptSession struct {
+	session string
+	err     error
+}
+
+func (e *corruptSession) Error() string { return e.err.Error() }
+func (e *corruptSession) Unwrap() error { return e.err }
+
+// postings reads the term's bucket and returns the term's postings in the
+// scope's sessions, in document id order, and its document frequency over
+// all the user's sessions (the postings of the others are counted, not
+// decoded).
+func (d *docSource) postings(ctx context.Context, term string) ([]posting, int, error) {
+	base := store.DocPath(d.app, d.user, bucketPart(bucketOf(term)))
+	docs, err := d.st.ListDocs(ctx, CollBlocks, base, "", 0)
 	if err != nil {
-		return nil, fmt.Errorf("recall: read postings: %w", err)
+		return nil, 0, fmt.Errorf("recall: read postings: %w", err)
 	}
-	out := make([]posting, 0, len(docs))
+	var out []posting
+	df := 0
 	for _, doc := range docs {
-		rest := doc.Key[len(prefix):]
-		tf, n := binary.Uvarint(doc.Value)
-		if n <= 0 {
+		parts, ok := store.SplitDocPath(doc.Key[len(base):])
+		if !ok || len(parts) != 2 {
 			continue
 		}
-		dl, m := binary.Uvarint(doc.Value[n:])
-		if m <= 0 {
+		si, indexed := d.ids[parts[0]]
+		if !indexed {
 			continue
 		}
-		out = append(out, posting{doc: rest, tf: int(tf), dl: int(dl)})
+		inScope := parts[0] != d.skip && (d.only == "" || parts[0] == d.only)
+		r, err := newBlockReader(doc.Value)
+		for err == nil {
+			var more bool
+			if more, err = r.next(); !more || err != nil {
+				break
+			}
+			if r.termIs(term) {
+				df += int(r.n)
+				if inScope {
+					out = slices.Grow(out, int(min(r.n, uint64(len(r.posts)))))
+					err = r.each(func(p post) {
+						if p.seq < 1<<docSeqBits {
+							out = append(out, posting{doc: docID(si, p.seq, p.passage), tf: int(p.tf), dl: int(p.dl), class: p.class})
+						}
+					})
+				}
+				break
+			}
+		}
+		if err != nil {
+			return nil, 0, &corruptSession{session: parts[0], err: err}
+		}
 	}
-	return out, nil
+	return out, df, nil
 }
 
 // Passages: a long event is indexed as passages of passageTerms terms (a
@@ -351,44 +582,38 @@ func passages(terms []string) [][]string {
 	return out
 }
 
-// parseDocRef reads the (session, seq) a posting's key suffix names
-// (session, seq and passage) or an event identity (session, seq).
-func parseDocRef(rest string) (sessionID string, seq uint64, ok bool) {
-	parts, ok := store.SplitDocPath(rest)
-	if !ok || len(parts) != 2 || len(parts[1]) != 10 && len(parts[1]) != 8 {
-		return "", 0, false
-	}
-	return parts[0], binary.BigEndian.Uint64([]byte(parts[1][:8])), true
-}
-
-// eventOf maps a posting's document (a passage) to its event's identity.
-func eventOf(doc string) string {
-	sid, seq, ok := parseDocRef(doc)
-	if !ok {
-		return doc
-	}
-	return store.DocPath(sid, seqBytes(seq))
-}
-
-// corpus opens the user's corpus: its statistics over every indexed
-// session of the user.
-func (x *Index) corpus(ctx context.Context, app, user string) (*docSource, error) {
-	docs, err := x.st.ListDocs(ctx, CollSessions, store.DocPath(app, user), "", 0)
+// corpus opens the user's corpus for a search of one session (only ≠ "")
+// or of every session but skip: statistics over every indexed session of
+// the user (the scope filters candidates, not statistics).
+func (x *Index) corpus(ctx context.Context, app, user, only, skip string) (*docSource, error) {
+	src := &docSource{st: x.st, app: app, user: user, only: only, skip: skip, ids: map[string]uint64{}}
+	var docs, terms [numClasses]uint64
+	prefix := store.DocPath(app, user)
+	recs, err := x.st.ListDocs(ctx, CollSessions, prefix, "", 0)
 	if err != nil {
 		return nil, fmt.Errorf("recall: read index statistics: %w", err)
 	}
-	var n, terms uint64
-	for _, d := range docs {
+	for _, d := range recs {
+		parts, ok := store.SplitDocPath(d.Key[len(prefix):])
+		if !ok || len(parts) != 1 || len(src.names) >= 1<<docSessionBits {
+			continue
+		}
 		s, err := decodeStats(d.Value)
 		if err != nil {
-			return nil, err
+			return nil, &corruptSession{session: parts[0], err: err}
 		}
-		n += s.Docs
-		terms += s.Terms
+		src.ids[parts[0]] = uint64(len(src.names))
+		src.names = append(src.names, parts[0])
+		for c := range numClasses {
+			docs[c] += s.Docs[c]
+			terms[c] += s.Terms[c]
+		}
 	}
-	src := &docSource{st: x.st, app: app, user: user, n: int(n)}
-	if n > 0 {
-		src.avgdl = float64(terms) / float64(n)
+	for c := range numClasses {
+		src.n += int(docs[c])
+		if docs[c] > 0 {
+			src.avgdl[c] = float64(terms[c]) / float64(docs[c])
+		}
 	}
 	return src, nil
 }

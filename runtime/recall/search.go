@@ -16,7 +16,14 @@ import (
 // SearchRequest is one search of a user's history.
 type SearchRequest struct {
 	// Session is the current session; its app and user bound every scope.
-	Session  store.SessionKey
+	Session store.SessionKey
+	// FilterKey is the calling llm call's filter key (its node path): its
+	// summary hides events from the caller's projection, as the
+	// full-session summary (key "") does; current_hidden searches both.
+	FilterKey string
+	// Run is the current run: its input is the question being asked, not
+	// evidence, and is never a hit.
+	Run      string
 	Query    string
 	Scope    string // one of the Scope constants
 	TopK     int    // ≤ 0: 5
@@ -52,6 +59,29 @@ type SearchResult struct {
 // snippetLen is the longest snippet, in bytes.
 const snippetLen = 280
 
+// HiddenBoundary is the last event of the session that a summary hides
+// from a call under filterKey: the larger boundary of the key's own summary
+// (pressure relief and the post-run update advance it) and of the
+// full-session summary (key "", advanced by cascade). 0: nothing is hidden.
+func (x *Index) HiddenBoundary(ctx context.Context, key store.SessionKey, filterKey string) (uint64, error) {
+	var b uint64
+	keys := []string{""}
+	if filterKey != "" {
+		keys = append(keys, filterKey)
+	}
+	for _, k := range keys {
+		sum, err := x.st.GetSummary(ctx, key, k)
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("recall: read summary %q of %s: %w", k, key, err)
+		}
+		b = max(b, sum.Boundary)
+	}
+	return b, nil
+}
+
 // Search brings the scope's sessions up to date and ranks their events.
 // No hits is an empty result, not an error.
 func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
@@ -65,32 +95,31 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 		res.Note = "the query has no searchable words"
 		return res, nil
 	}
-	var keep func(doc string) bool
+	var boundary uint64 // current_hidden: the last event in scope
+	only, skip := "", ""
 	switch req.Scope {
 	case ScopeCurrentHidden:
-		sum, err := x.st.GetSummary(ctx, key, "")
-		if errors.Is(err, store.ErrNotFound) || err == nil && sum.Boundary == 0 {
-			res.Note = "no summary hides any event of this session yet; search current_session instead"
-			return res, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("recall: read summary of %s: %w", key, err)
-		}
-		if _, err := x.catchUpTo(ctx, key, sum.Boundary); err != nil {
+		var err error
+		if boundary, err = x.HiddenBoundary(ctx, key, req.FilterKey); err != nil {
 			return nil, err
 		}
-		keep = func(doc string) bool {
-			s, seq, ok := parseDocRef(doc)
-			return ok && s == key.Session && seq <= sum.Boundary
+		if boundary == 0 {
+			// Nothing is hidden from the caller: its whole session is in
+			// view, so the search answers from it rather than with nothing.
+			res.Note = "no summary hides any event of this session yet; the hits are from the whole current session"
+			boundary = ^uint64(0)
+			if _, err := x.CatchUp(ctx, key); err != nil {
+				return nil, err
+			}
+		} else if _, err := x.catchUpTo(ctx, key, boundary); err != nil {
+			return nil, err
 		}
+		only = key.Session
 	case ScopeCurrentSess:
 		if _, err := x.CatchUp(ctx, key); err != nil {
 			return nil, err
 		}
-		keep = func(doc string) bool {
-			s, _, ok := parseDocRef(doc)
-			return ok && s == key.Session
-		}
+		only = key.Session
 	case ScopeOtherSessions, ScopeAllSessions:
 		if err := x.catchUpUser(ctx, key.App, key.User); err != nil {
 			return nil, err
@@ -98,40 +127,124 @@ func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, e
 		if _, err := x.CatchUp(ctx, key); err != nil { // a session without runs yet
 			return nil, err
 		}
-		other := req.Scope == ScopeOtherSessions
-		keep = func(doc string) bool {
-			s, _, ok := parseDocRef(doc)
-			return ok && (!other || s != key.Session)
+		if req.Scope == ScopeOtherSessions {
+			skip = key.Session
 		}
 	default:
 		return nil, fmt.Errorf("recall: unknown scope %q", req.Scope)
 	}
-	src, err := x.corpus(ctx, key.App, key.User)
+	hits, err := x.search(ctx, req, q, only, skip, boundary)
+	rebuilt := map[string]bool{}
+	for bad := (*corruptSession)(nil); errors.As(err, &bad) && !rebuilt[bad.session]; {
+		// A damaged index document: rebuild that session's index from
+		// the ledger and search again (each session at most once).
+		rebuilt[bad.session] = true
+		x.log.Warn("recall: damaged index; rebuilding the session's index", "session", bad.session, "err", err)
+		if err := x.Rebuild(ctx, store.SessionKey{App: key.App, User: key.User, Session: bad.session}); err != nil {
+			return nil, err
+		}
+		hits, err = x.search(ctx, req, q, only, skip, boundary)
+	}
 	if err != nil {
 		return nil, err
+	}
+	res.Hits = append(res.Hits, hits...)
+	return res, nil
+}
+
+// Rebuild drops the session's index and indexes it again from the ledger.
+func (x *Index) Rebuild(ctx context.Context, key store.SessionKey) error {
+	rec, err := x.st.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("recall: rebuild %s: %w", key, err)
+	}
+	unlock := x.locks.Lock(key)
+	defer unlock()
+	if err := x.dropLocked(ctx, key); err != nil {
+		return err
+	}
+	_, err = x.catchUpLocked(ctx, key, rec.LastSeq)
+	return err
+}
+
+// search ranks the events of the sessions in scope (only, or all but
+// skip; up to boundary when it is not 0) and returns their cards.
+func (x *Index) search(ctx context.Context, req SearchRequest, q query, only, skip string, boundary uint64) ([]Card, error) {
+	key := req.Session
+	src, err := x.corpus(ctx, key.App, key.User, only, skip)
+	if err != nil {
+		return nil, err
+	}
+	var keep func(uint64) bool
+	if boundary != 0 {
+		keep = func(doc uint64) bool { _, seq := src.docRef(doc); return seq <= boundary }
 	}
 	cands, err := rank(ctx, src, q, keep, eventOf, candidates(req.TopK))
 	if err != nil {
 		return nil, err
 	}
-	events := map[string]*runtime.Event{}
-	ranked, err := rerank(cands, q, func(doc string) ([]string, error) {
-		sid, seq, _ := parseDocRef(doc)
-		e, err := x.readEvent(ctx, store.SessionKey{App: key.App, User: key.User, Session: sid}, seq)
+	events := map[uint64]*runtime.Event{}
+	echoes := map[[2]string]bool{} // (session, run) → the run called a recall tool
+	ranked, err := rerank(cands, q, func(doc uint64) ([]string, float64, error) {
+		sid, seq := src.docRef(doc)
+		sk := store.SessionKey{App: key.App, User: key.User, Session: sid}
+		e, err := x.readEvent(ctx, sk, seq)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		events[doc] = e
-		return Terms(indexText(e)), nil
+		w, err := x.evidenceWeight(ctx, sk, e, sid == key.Session, req.Run, echoes)
+		if err != nil {
+			return nil, 0, err
+		}
+		return Terms(indexText(e)), w, nil
 	}, req.TopK, req.MinScore)
 	if err != nil {
 		return nil, err
 	}
+	var out []Card
 	for _, r := range ranked {
-		sid, _, _ := parseDocRef(r.doc)
-		res.Hits = append(res.Hits, card(sid, events[r.doc], r.score, q.terms))
+		sid, _ := src.docRef(r.doc)
+		out = append(out, card(sid, events[r.doc], r.score, q.terms))
 	}
-	return res, nil
+	return out, nil
+}
+
+// echoWeight multiplies the score of an echo: the question and the
+// model's text of a run that called session_search or session_load. They
+// repeat what recall found (or ask for it) and rank below the originals.
+const echoWeight = 0.5
+
+// evidenceWeight weighs a candidate event: 0 for the current run's input
+// (the question being asked), echoWeight for an echo, else 1. current says
+// key is the current session, whose run is run; echoes caches the
+// recall-run references read.
+func (x *Index) evidenceWeight(ctx context.Context, key store.SessionKey, e *runtime.Event, current bool, run string, echoes map[[2]string]bool) (float64, error) {
+	if e.Run == "" || e.Kind != runtime.EventInput && e.Kind != runtime.EventModelResponse {
+		return 1, nil
+	}
+	if current && run != "" && e.Run == run && e.Kind == runtime.EventInput {
+		return 0, nil
+	}
+	rk := [2]string{key.Session, e.Run}
+	echo, seen := echoes[rk]
+	if !seen {
+		_, err := x.st.GetDoc(ctx, CollRefs, recallRunKey(key, e.Run))
+		switch {
+		case err == nil:
+			echo = true
+		case !errors.Is(err, store.ErrNotFound):
+			return 0, fmt.Errorf("recall: read recall-run reference of %s: %w", key, err)
+		}
+		echoes[rk] = echo
+	}
+	if echo {
+		return echoWeight, nil
+	}
+	return 1, nil
 }
 
 func card(sid string, e *runtime.Event, score float64, terms []string) Card {

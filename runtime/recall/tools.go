@@ -98,7 +98,7 @@ func (t *SearchTool) Call(ctx context.Context, req runtime.ToolRequest) (json.Ra
 	if err := checkSession(req); err != nil {
 		return nil, err
 	}
-	res, err := t.x.Search(ctx, SearchRequest{Session: req.Session, Query: args.Query, Scope: scope, TopK: topK, MinScore: minScore})
+	res, err := t.x.Search(ctx, SearchRequest{Session: req.Session, FilterKey: req.Node, Run: req.Run, Query: args.Query, Scope: scope, TopK: topK, MinScore: minScore})
 	if err != nil {
 		return nil, toolErr("session_search failed: %v", err)
 	}

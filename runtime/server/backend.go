@@ -182,17 +182,37 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 	return run, nil
 }
 
-// Cancel cancels user's active run id. ErrNotFound when the user has no such
-// active run.
+// Cancel cancels user's active run id: in this process, or, on a store
+// shared by replicas, wherever it runs (a cancel request the replica
+// driving it, or the one taking it over, acts on; Runner.RequestCancel).
+// ErrNotFound when the user has no such running run.
 func (b *Backend) Cancel(user, runID string) error {
 	b.mu.Lock()
 	owner, ok := b.owners[runID]
 	b.mu.Unlock()
-	if !ok || owner != user || !b.Runner.Cancel(runID) {
+	if ok && owner == user && b.Runner.Cancel(runID) {
+		return nil
+	}
+	if !b.Runner.Replicated() {
 		return fmt.Errorf("cancel run %s: %w", runID, ErrNotFound)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cancelTimeout)
+	defer cancel()
+	run, err := b.GetRun(ctx, user, runID)
+	if err != nil {
+		return fmt.Errorf("cancel: %w", err)
+	}
+	if run.Status != store.RunRunning {
+		return fmt.Errorf("cancel run %s: %w", runID, ErrNotFound)
+	}
+	if _, err := b.Runner.RequestCancel(ctx, runID); err != nil {
+		return fmt.Errorf("cancel run %s: %w", runID, err)
 	}
 	return nil
 }
+
+// cancelTimeout bounds the store work of a cancel request.
+const cancelTimeout = 5 * time.Second
 
 // Active reports whether user's run id is running in this process.
 func (b *Backend) Active(user, runID string) bool {
@@ -280,15 +300,26 @@ func UserFrom(ctx context.Context) string {
 // (over MaxRuns, or refused by the Runner), which stay running in the
 // store for the next start or `agentc run --resume`.
 func (b *Backend) Recover(ctx context.Context) (resumed []string, err error) {
-	orphans, err := b.Runner.Orphans(ctx)
+	resumed, _, err = b.adopt(ctx, "recover")
+	return resumed, err
+}
+
+// adopt resumes the Runner's orphans under protocol label proto, dropping
+// their events (the session ledger has them). An orphan another replica
+// resumed first (ErrSessionBusy) is not an error.
+func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, next time.Time, err error) {
+	orphans, next, err := b.Runner.ScanOrphans(ctx)
 	if err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	var errs []error
 	for _, o := range orphans {
 		inv := runtime.Invocation{User: o.Session.User, Session: o.Session.Session,
 			Resume: &runtime.ResumeRequest{Run: o.ID}}
-		run, err := b.Start(context.WithoutCancel(ctx), "recover", inv)
+		run, err := b.Start(context.WithoutCancel(ctx), proto, inv)
+		if errors.Is(err, runtime.ErrSessionBusy) && b.Runner.Replicated() {
+			continue
+		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("resume run %s: %w", o.ID, err))
 			continue
@@ -299,7 +330,152 @@ func (b *Backend) Recover(ctx context.Context) (resumed []string, err error) {
 			}
 		}()
 	}
-	return resumed, errors.Join(errs...)
+	return resumed, next, errors.Join(errs...)
+}
+
+// TakeOver runs until ctx ends on a Backend whose Runner shares its store
+// with other replicas (Runner.Replicated; it returns at once otherwise): it
+// looks for orphans (running runs whose session lease expired: their
+// replica died) when the earliest lease another replica holds on a running
+// run expires, at least every TTL/2, and at once when a replica says one
+// may have been left, and resumes each it wins the lease of under protocol
+// label "takeover" (spec/serve.md, "Replicas"). report, when set, is told
+// of each pass that resumed runs or failed. A run a dead replica left is
+// thus resumed about TTL after the replica's last renewal (at most
+// 1.5 × TTL when a scan misses the expiry), plus one resume.
+func (b *Backend) TakeOver(ctx context.Context, report func(resumed []string, err error)) {
+	if !b.Runner.Replicated() {
+		return
+	}
+	every := b.Runner.LeaseTTL() / 2
+	wake := b.Runner.OrphanWake()
+	for {
+		resumed, next, err := b.adopt(ctx, "takeover")
+		if ctx.Err() != nil || errors.Is(err, ErrShuttingDown) {
+			return
+		}
+		if report != nil && (len(resumed) > 0 || err != nil) {
+			report(resumed, err)
+		}
+		wait := every
+		if !next.IsZero() {
+			// Just after the lease expires (the margin covers the
+			// clocks' reading of it).
+			wait = min(wait, max(next.Sub(b.now())+takeoverMargin, takeoverMargin))
+		}
+		tick, stop := b.after(wait)
+		select {
+		case <-ctx.Done():
+			stop()
+			return
+		case <-wake:
+		case <-tick:
+		}
+		stop()
+	}
+}
+
+// takeoverMargin is how long after a lease's expiry the takeover loop
+// looks at it again.
+const takeoverMargin = 50 * time.Millisecond
+
+// after returns a channel closed once d has passed on the Backend's clock
+// (the wall clock without one), and the function that stops it.
+func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
+	ch := make(chan struct{})
+	if b.Clock == nil {
+		t := time.AfterFunc(d, func() { close(ch) })
+		return ch, func() { t.Stop() }
+	}
+	stop := b.Clock.AfterFunc(d, func() { close(ch) })
+	return ch, func() { stop() }
+}
+
+// FollowEvery is how often Follow reads the ledger of a run driven
+// elsewhere between wake-ups (a run's end wakes it at once).
+const FollowEvery = 250 * time.Millisecond
+
+// Follow is user's run runID as a process that does not drive it sees it:
+// the events of the run recorded in its session's ledger after sequence
+// after, read as they are committed (every FollowEvery, and at once when
+// the run records its end here or, on a shared store, on another replica),
+// until the run's next run_finished. Events closes after it, when ctx
+// ends, or when the run is no longer running and the ledger has nothing
+// more of it (a run abandoned without an end). It is the live source of a
+// re-sent request whose run is in flight in another invocation, here or on
+// another replica (Rejoin); only persisted events are seen (no model
+// deltas).
+func (b *Backend) Follow(ctx context.Context, key store.SessionKey, runID string, after uint64) *Run {
+	out := make(chan *runtime.Event, 16)
+	go func() { // owned by the returned run: ends with the run's end or ctx
+		defer close(out)
+		for {
+			changed := b.Runner.Changed(runID)
+			evs, err := b.Sessions.Events(ctx, key, session.EventFilter{After: after, Run: runID})
+			if err != nil {
+				b.Runner.Unwatch(runID, changed)
+				if ctx.Err() == nil && b.Logger != nil {
+					b.Logger.Warn("server: follow a run's ledger", "run", runID, "err", err)
+				}
+				return
+			}
+			for _, e := range evs {
+				after = e.Seq
+				select {
+				case out <- e:
+				case <-ctx.Done():
+					b.Runner.Unwatch(runID, changed)
+					return
+				}
+				if e.Kind == runtime.EventRunFinished {
+					b.Runner.Unwatch(runID, changed)
+					return
+				}
+			}
+			if len(evs) == 0 {
+				if rec, err := b.Runner.LookupRun(ctx, runID); err != nil || rec.Status != store.RunRunning {
+					if err == nil {
+						// Its end may have been recorded between the
+						// two reads.
+						b.drainEnd(ctx, key, runID, after, out)
+					}
+					b.Runner.Unwatch(runID, changed)
+					return
+				}
+			}
+			tick, stop := b.after(FollowEvery)
+			select {
+			case <-ctx.Done():
+				stop()
+				b.Runner.Unwatch(runID, changed)
+				return
+			case <-changed:
+			case <-tick:
+				b.Runner.Unwatch(runID, changed)
+			}
+			stop()
+		}
+	}()
+	return &Run{ID: runID, Events: out}
+}
+
+// drainEnd sends the run's events recorded after seq after, up to its
+// run_finished.
+func (b *Backend) drainEnd(ctx context.Context, key store.SessionKey, runID string, after uint64, out chan<- *runtime.Event) {
+	evs, err := b.Sessions.Events(ctx, key, session.EventFilter{After: after, Run: runID})
+	if err != nil {
+		return
+	}
+	for _, e := range evs {
+		select {
+		case out <- e:
+		case <-ctx.Done():
+			return
+		}
+		if e.Kind == runtime.EventRunFinished {
+			return
+		}
+	}
 }
 
 // Rejoin is a run as a re-sent request sees it: the recorded events of
@@ -337,4 +513,30 @@ func Rejoin(ctx context.Context, id string, recorded []*runtime.Event, keep func
 		}
 	}()
 	return &Run{ID: id, Events: events}
+}
+
+// AwaitEnd waits until user's run runID is no longer running (it ended,
+// or waits for input), wherever it is driven, and returns its record. It
+// reads the run when the run records its end (here, or on another replica
+// as notifications reach) and every FollowEvery, until ctx ends.
+func (b *Backend) AwaitEnd(ctx context.Context, user, runID string) (store.Run, error) {
+	for {
+		changed := b.Runner.Changed(runID)
+		rec, err := b.GetRun(ctx, user, runID)
+		if err != nil || rec.Status != store.RunRunning {
+			b.Runner.Unwatch(runID, changed)
+			return rec, err
+		}
+		tick, stop := b.after(FollowEvery)
+		select {
+		case <-ctx.Done():
+			stop()
+			b.Runner.Unwatch(runID, changed)
+			return store.Run{}, ctx.Err()
+		case <-changed:
+		case <-tick:
+			b.Runner.Unwatch(runID, changed)
+		}
+		stop()
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/store"
 )
 
@@ -176,6 +177,16 @@ func (c *call) rejoin(id string, stream, blocking bool, historyLength *int32) {
 		}
 	}
 	t, e := c.load(id)
+	if e == nil && c.remote(t) {
+		// In flight without a pump here (another replica drives it).
+		if stream {
+			c.streamRemote(t)
+			return
+		}
+		if blocking {
+			t, e = c.awaitSettled(t)
+		}
+	}
 	if e != nil {
 		c.finish(nil, e)
 		return
@@ -526,6 +537,18 @@ func (c *call) cancelTask() (any, *rpcError) {
 			}
 			return nil, taskNotCancelable(t.ID, t.Status.State)
 		}
+		if c.remote(t) {
+			// A run in flight without a pump here (another replica
+			// drives it, or one will take it over): ask for its cancel
+			// through the store and wait until it stops.
+			if err := h.b.Cancel(c.user, t.Run); err != nil && !errors.Is(err, server.ErrNotFound) {
+				return nil, c.internal("cancel task "+p.ID, err)
+			}
+			if _, e := c.awaitSettled(t); e != nil {
+				return nil, e
+			}
+			continue
+		}
 		if lt := h.liveFor(c.user, p.ID); lt != nil {
 			// A run in flight: cancel it and wait for the pump to record
 			// the end.
@@ -591,6 +614,10 @@ func (c *call) subscribe() {
 	}
 	if t.Status.State.terminal() {
 		c.finish(nil, unsupported(fmt.Sprintf("task %s is %s: there is nothing to subscribe to", t.ID, t.Status.State)))
+		return
+	}
+	if c.remote(t) {
+		c.streamRemote(t)
 		return
 	}
 	c.streamStored(t)

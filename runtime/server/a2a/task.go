@@ -390,6 +390,14 @@ func (h *Handler) pump(lt *liveTask, run *server.Run) {
 			fin = e
 		}
 	}
+	if fin == nil && h.base.Err() == nil {
+		if rec, err := h.b.GetRun(context.WithoutCancel(h.base), lt.user, run.ID); err == nil && rec.Status == store.RunRunning {
+			// The events stopped without an end while the run goes on:
+			// this replica lost its lease, another continues the run,
+			// and the record is settled when read after its end.
+			return
+		}
+	}
 	if fin == nil {
 		// The events stopped early: the handler is closing (the run was
 		// canceled and its last events dropped).
@@ -470,10 +478,17 @@ func prompts(its []runtime.InterruptInfo) string {
 }
 
 // recoverTask settles a stored task left submitted or working by a process
-// that ended: its run's status (and the run_finished in the ledger) says
-// how the run ended; a run still marked running was cut off mid-way and
-// the task fails. It returns the task as it is now.
+// that ended, or by a pump on another replica: its run's status (and the
+// run_finished in the ledger) says how the run ended; a run still running
+// is in flight (here, on another replica, or about to be resumed: by a
+// replica taking it over, or by the next start of a Pebble-backed server)
+// and the task stays working. It returns the task as it is now.
 func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task, error) {
+	if run, err := h.b.GetRun(ctx, user, t.Run); err == nil && run.Status == store.RunRunning {
+		// In flight: nothing to settle, and no live task to claim (a
+		// stream that found one would end with its release).
+		return t, nil
+	}
 	lt, err := h.claim(user, t)
 	if errors.Is(err, errBusy) {
 		if lt := h.liveFor(user, t.ID); lt != nil {
@@ -501,16 +516,13 @@ func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task,
 	}
 	fin := &runtime.Event{Kind: runtime.EventRunFinished, Status: runtime.RunStatus(run.Status)}
 	var runErr *runtime.ErrorInfo
-	if run.Status == store.RunRunning && h.b.Active(user, cur.Run) {
-		// Driven in this process without a pump of this handler: the
-		// server resuming what its last process left (Backend.Recover).
-		// It is settled when read after its end.
+	if run.Status == store.RunRunning {
+		// Driven without a pump of this handler (Backend.Recover or
+		// TakeOver here, or another replica): settled when read after
+		// its end.
 		return cur.clone(), nil
 	}
-	if run.Status == store.RunRunning {
-		fin.Status = runtime.StatusFailed
-		runErr = &runtime.ErrorInfo{Kind: "internal", Message: "the server stopped while the task was working (run " + cur.Run + ")"}
-	} else {
+	{
 		sessions := h.b.Sessions
 		evs, err := sessions.Events(ctx, run.Session, session.EventFilter{Run: cur.Run,
 			Kinds: []runtime.EventKind{runtime.EventRunFinished, runtime.EventRunError}})

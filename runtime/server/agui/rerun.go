@@ -83,7 +83,10 @@ func (h *handler) settleRun(ctx context.Context, key store.SessionKey, runID, ru
 // rejoin answers a request re-sent with the runId of an earlier one: the
 // run's recorded events (its state as a snapshot of the latest, not again
 // as deltas), then, for a run its client's departure canceled, the rest of
-// the run, resumed from its last step; a run still in flight is a
+// the run, resumed from its last step; for a run still in flight (in
+// another request, here or on another replica, or about to be taken over
+// from a replica that died), the rest of it as its ledger records it
+// (Backend.Follow). A request that is still starting its run is a
 // RUN_ERROR run_in_progress.
 func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, prev runRecord, cancel context.CancelFunc) {
 	fail := func(code, msg string) {
@@ -100,10 +103,6 @@ func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key st
 		fail("internal", "the run of this runId could not be read")
 		return
 	}
-	if rec.Status == store.RunRunning {
-		fail("run_in_progress", "the run of this runId is in progress; send it again when it has finished")
-		return
-	}
 	evs, err := h.b.Sessions.Events(ctx, key, session.EventFilter{Run: prev.Run})
 	if err != nil {
 		h.log.Error("agui: read a re-sent run's events", "run", prev.Run, "err", err)
@@ -112,7 +111,13 @@ func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key st
 	}
 	state := h.startState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: prev.Run}})
 	var live *server.Run
-	if rec.Status == store.RunCanceled {
+	if rec.Status == store.RunRunning {
+		var after uint64
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].Seq
+		}
+		live = h.b.Follow(ctx, key, prev.Run, after)
+	} else if rec.Status == store.RunCanceled {
 		if live, err = h.b.Start(ctx, proto, runtime.Invocation{User: key.User, Session: key.Session,
 			Resume: &runtime.ResumeRequest{Run: prev.Run}}); err != nil {
 			code, msg := startError(err)

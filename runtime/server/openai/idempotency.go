@@ -127,7 +127,10 @@ func (h *Handler) settle(ctx context.Context, user, key string, rec idemRecord, 
 
 // rejoin answers a re-sent request from its first request's run: the
 // ledger's events of a run that ended; a canceled run (its client left)
-// resumed, after the events it recorded; 409 while the run is in flight.
+// resumed, after the events it recorded; a run in flight (in another
+// request, here or on another replica, or about to be taken over from a
+// replica that died) followed through its ledger to its end
+// (Backend.Follow).
 func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, rec *idemRecord, req *chatRequest) {
 	ctx := r.Context()
 	if rec.Run == "" {
@@ -141,12 +144,6 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 		h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not read the run of this Idempotency-Key")
 		return
 	}
-	if run.Status == store.RunRunning {
-		w.Header().Set("Retry-After", "1")
-		h.fail(w, http.StatusConflict, "invalid_request_error", "", "idempotency_in_progress",
-			"The run of a request with this Idempotency-Key is in progress; retry when it has finished")
-		return
-	}
 	key := store.SessionKey{App: h.b.App(), User: user, Session: rec.Session}
 	evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: rec.Run})
 	if err != nil {
@@ -157,7 +154,13 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var live *server.Run
-	if run.Status == store.RunStatus(runtime.StatusCanceled) {
+	if run.Status == store.RunRunning {
+		var after uint64
+		if len(evs) > 0 {
+			after = evs[len(evs)-1].Seq
+		}
+		live = h.b.Follow(rctx, key, rec.Run, after)
+	} else if run.Status == store.RunStatus(runtime.StatusCanceled) {
 		// Its client left and the run was canceled with it: continue it
 		// from its last step, as the client asks again.
 		live, err = h.b.Start(rctx, Protocol, runtime.Invocation{User: user, Session: rec.Session, ID: rec.ID,

@@ -30,7 +30,8 @@ func streamText(t *testing.T, body []byte) string {
 
 // TestIdempotencyKey: a request re-sent with its Idempotency-Key answers
 // from the run the first one started — replayed from the ledger once it
-// ended, resumed when its client left, 409 while in flight — and never
+// ended, resumed when its client left, followed to its end while in
+// flight — and never
 // starts another; another body under the key is 422; keys are per user.
 func TestIdempotencyKey(t *testing.T) {
 	e := newEnv(t, envOpts{})
@@ -89,15 +90,20 @@ func TestIdempotencyKey(t *testing.T) {
 		time.Sleep(5 * time.Millisecond)
 	}
 
-	// In flight: 409 with Retry-After, nothing started.
+	// In flight: the re-sent request follows the run through its ledger
+	// and gets the same completion when it ends; nothing else starts.
 	async := e.chatAsync(aliceToken, chatBody("echo", false, "user", "block"), key("k4")...)
 	<-e.model.started
-	busy := e.chat(aliceToken, chatBody("echo", false, "user", "block"), key("k4")...)
-	if _, _, code, _ := apiError(t, busy.body); busy.status != http.StatusConflict || code != "idempotency_in_progress" || busy.header.Get("Retry-After") == "" {
-		t.Fatalf("in flight: %d %s %v", busy.status, busy.body, busy.header)
-	}
+	n = calls()
+	follower := e.chatAsync(aliceToken, chatBody("echo", false, "user", "block"), key("k4")...)
+	time.Sleep(50 * time.Millisecond) // let it attach while the run waits
 	close(e.model.gate)
 	first4 := decodeCompletion(t, <-async)
+	followed := <-follower
+	if c := decodeCompletion(t, followed); c.ID != first4.ID || *c.Choices[0].Message.Content != *first4.Choices[0].Message.Content ||
+		followed.header.Get("Idempotent-Replayed") != "true" || calls() != n {
+		t.Fatalf("k4 re-sent in flight: %s %v, first %s, model calls %d then %d", followed.body, followed.header, first4.ID, n, calls())
+	}
 	if c := decodeCompletion(t, e.chat(aliceToken, chatBody("echo", false, "user", "block"), key("k4")...)); c.ID != first4.ID {
 		t.Fatalf("k4 re-sent after its end: %s, first %s", c.ID, first4.ID)
 	}

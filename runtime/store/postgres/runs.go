@@ -151,10 +151,20 @@ func appendEventsArgs(k store.SessionKey, events [][]byte, now time.Time) []any 
 
 // EndRun implements store.Runs.
 func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
+	return s.endRun(ctx, id, events, status, nil, now)
+}
+
+// endRun is EndRun, fenced by a lease when fence is set (EndRunFenced).
+func (s *Store) endRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, fence *store.Lease, now time.Time) (uint64, error) {
 	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckName("run status", string(status)), "end run %s", id), func() (uint64, error) {
 		var first uint64
 		err := s.tx(ctx, func(tx pgx.Tx) error {
 			first = 0
+			if fence != nil {
+				if _, err := tx.Exec(ctx, `SELECT fence_check($1, $2, $3, $4)`, bs(fence.Key), bs(fence.Owner), int64(fence.Token), now); err != nil {
+					return checkErr(err)
+				}
+			}
 			var app, usr, sess []byte
 			err := tx.QueryRow(ctx, `SELECT app, usr, session FROM runs WHERE id = $1 FOR UPDATE`, bs(id)).Scan(&app, &usr, &sess)
 			if errNoRows(err) {
