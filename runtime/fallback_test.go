@@ -97,19 +97,8 @@ func TestModelFallback(t *testing.T) {
 		{"main", 2, 2, 1},   // down (1 + 1 retry), limited (1 + 1 retry), up
 		{"pinned", 4, 2, 2}, // the agent's list: down, then up
 	} {
-		ch, err := r.Run(context.Background(), runtime.Invocation{User: "u", Session: "s-" + tc.runnable, Input: "q", Runnable: tc.runnable})
-		if err != nil {
-			t.Fatal(err)
-		}
-		var resp, fin *runtime.Event
-		for e := range ch {
-			switch e.Kind {
-			case runtime.EventModelResponse:
-				resp = e
-			case runtime.EventRunFinished:
-				fin = e
-			}
-		}
+		last := lastOfKind(t, r, runtime.Invocation{User: "u", Session: "s-" + tc.runnable, Input: "q", Runnable: tc.runnable})
+		resp, fin := last[runtime.EventModelResponse], last[runtime.EventRunFinished]
 		if fin == nil || fin.Status != runtime.StatusCompleted || string(fin.Output) != `"answer from up"` {
 			t.Fatalf("%s: run ended %+v", tc.runnable, fin)
 		}
@@ -135,16 +124,7 @@ func TestModelFallback(t *testing.T) {
 		}
 	}
 	// A model_error (the request itself is refused) does not fall back.
-	ch, err := r.Run(context.Background(), runtime.Invocation{User: "u", Session: "s-bad", Input: "q", Runnable: "bad"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var fin *runtime.Event
-	for e := range ch {
-		if e.Kind == runtime.EventRunFinished {
-			fin = e
-		}
-	}
+	fin := lastOfKind(t, r, runtime.Invocation{User: "u", Session: "s-bad", Input: "q", Runnable: "bad"})[runtime.EventRunFinished]
 	if fin == nil || fin.Status != runtime.StatusFailed || len(up.Requests()) != 2 || len(broken.Requests()) != 1 {
 		t.Errorf("model_error: %+v, up %d, broken %d requests", fin, len(up.Requests()), len(broken.Requests()))
 	}

@@ -65,23 +65,12 @@ func TestInputFiles(t *testing.T) {
 	}
 	defer r.Close(ctx)
 	png := []byte{0x89, 'P', 'N', 'G', 1, 2, 3}
-	ch, err := r.Run(ctx, runtime.Invocation{User: "u", Session: "s", Input: "what is this?", Runnable: "main", Files: []runtime.InputFile{
+	last := lastOfKind(t, r, runtime.Invocation{User: "u", Session: "s", Input: "what is this?", Runnable: "main", Files: []runtime.InputFile{
 		{Name: "../cat.png", MediaType: "image/png", Data: png},
 		{Name: "notes.txt", MediaType: "text/plain", Data: []byte("a note")},
 		{MediaType: "image/jpeg", URL: "https://example.com/dog.jpg"},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in, fin *runtime.Event
-	for e := range ch {
-		switch e.Kind {
-		case runtime.EventInput:
-			in = e
-		case runtime.EventRunFinished:
-			fin = e
-		}
-	}
+	in, fin := last[runtime.EventInput], last[runtime.EventRunFinished]
 	if fin == nil || fin.Status != runtime.StatusCompleted {
 		t.Fatalf("run ended %+v", fin)
 	}
