@@ -166,3 +166,33 @@ func TestClientToolNameCollision(t *testing.T) {
 		t.Fatalf("%s %s %s", param, code, msg)
 	}
 }
+
+// TestClientToolsIdempotent: a request re-sent with its Idempotency-Key
+// gets the same tool calls, whose results then resume the run without a
+// session header.
+func TestClientToolsIdempotent(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	ctx := context.Background()
+	alice := oai.NewClient(option.WithBaseURL(e.url+"/v1/"), option.WithAPIKey(aliceToken), option.WithMaxRetries(0))
+	params := oai.ChatCompletionNewParams{Model: "echo", Tools: []oai.ChatCompletionToolUnionParam{weatherTool},
+		Messages: []oai.ChatCompletionMessageParamUnion{oai.UserMessage("the weather in Paris")}}
+	key := option.WithHeader("Idempotency-Key", "tools-1")
+	first, err := alice.Chat.Completions.New(ctx, params, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := alice.Chat.Completions.New(ctx, params, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Choices[0].FinishReason != "tool_calls" || len(again.Choices[0].Message.ToolCalls) != 1 ||
+		again.Choices[0].Message.ToolCalls[0].ID != first.Choices[0].Message.ToolCalls[0].ID {
+		t.Fatalf("re-sent: %+v, first %+v", again.Choices[0], first.Choices[0])
+	}
+	msg := again.Choices[0].Message
+	params.Messages = append(params.Messages, msg.ToParam(), oai.ToolMessage("Sunny", msg.ToolCalls[0].ID))
+	c, err := alice.Chat.Completions.New(ctx, params)
+	if err != nil || c.Choices[0].Message.Content != "tools said: get_weather=Sunny" {
+		t.Fatalf("results: %v %+v", err, c)
+	}
+}
