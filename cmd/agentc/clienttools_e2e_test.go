@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,5 +112,57 @@ func TestClientToolsThroughOpenAI(t *testing.T) {
 	}
 	if strings.Join(reqs[1].Tools, ",") != "lookup,get_weather" {
 		t.Errorf("second upstream tools %v", reqs[1].Tools)
+	}
+}
+
+const imagesSource = `workflow looker "Looks at images"
+
+model eyes { provider = openai, name = "gpt-4o", image_input = true }
+
+agent looker llm { model = eyes }
+
+serve { run = looker }
+`
+
+// TestImagesThroughOpenAI: an image the client sends over /v1 (a data:
+// URL) reaches the upstream of a model that takes images as an image_url
+// content part after the prompt's text, byte for byte.
+func TestImagesThroughOpenAI(t *testing.T) {
+	upstream := openaitest.New(func(r openaitest.Request) openaitest.Reply { return openaitest.Reply{Text: "a chart"} })
+	defer upstream.Close()
+	root := newProject(t, "looker.agent", imagesSource)
+	env := cleanEnv("OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+upstream.BaseURL, "AGENTC_DATA="+root+"/data")
+	cmd, addr, banner := startServeFile(t, root, env, "looker.agent")
+	defer func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("serve exit: %v\n%s", err, banner())
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := oai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("tok"), option.WithMaxRetries(0))
+	url := "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+	c, err := client.Chat.Completions.New(ctx, oai.ChatCompletionNewParams{Model: "looker", Messages: []oai.ChatCompletionMessageParamUnion{
+		oai.UserMessage([]oai.ChatCompletionContentPartUnionParam{oai.TextContentPart("What does this show?"),
+			oai.ImageContentPart(oai.ChatCompletionContentPartImageImageURLParam{URL: url})}),
+	}})
+	if err != nil || c.Choices[0].Message.Content != "a chart" {
+		t.Fatalf("%v %+v\n%s", err, c, banner())
+	}
+	reqs := upstream.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d upstream requests", len(reqs))
+	}
+	msgs, _ := reqs[0].Body["messages"].([]any)
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	parts, _ := last["content"].([]any)
+	want := []any{
+		map[string]any{"type": "text", "text": "What does this show?"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": url}},
+	}
+	if !reflect.DeepEqual(parts, want) {
+		b, _ := json.Marshal(last)
+		t.Fatalf("upstream's last message %s", b)
 	}
 }
