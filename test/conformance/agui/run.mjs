@@ -245,6 +245,19 @@ const checks = {
     console.log(`     abort loop: 200 runs, the slowest abort settled in ${slowest.toFixed(0)} ms`);
   },
 
+  // A user message with an image part (inline data) and a document by URL
+  // runs: the media parts are the run's files (stored as artifacts).
+  async "media parts"() {
+    const agent = newAgent();
+    agent.addMessage({ id: randomUUID(), role: "user", content: [
+      { type: "text", text: QUESTION },
+      { type: "image", source: { type: "data", value: "iVBORw0KGgo=", mimeType: "image/png" } },
+      { type: "document", source: { type: "url", value: "https://example.com/chain.pem", mimeType: "application/x-pem-file" } },
+    ] });
+    const seen = await runOK(agent);
+    check(seen.outcome === "interrupt", `the run with media parts did not reach the approval: ${seen.outcome}`);
+  },
+
   // Errors: a malformed body is a 400 JSON error before any stream; an
   // unknown interrupt is a RUN_ERROR; a bad token is refused; the server
   // keeps serving.

@@ -174,6 +174,18 @@ test("out-of-range sampling parameters are 400s", async (t) => {
   }
 });
 
+test("image parts are accepted", async () => {
+  const c = await client.chat.completions.create({ model, messages: [{ role: "user", content: [
+    { type: "text", text: question },
+    { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+  ] }] });
+  assert.match(c.choices[0].message.content, /Publish this report\?/);
+  await assert.rejects(
+    client.chat.completions.create({ model, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "ftp://example.com/a.png" } }] }] }),
+    (err) => err instanceof OpenAI.BadRequestError && err.code === "invalid_value" && err.param === "messages[0].content",
+  );
+});
+
 test("errors", async (t) => {
   const cases = [
     { name: "unknown model", call: () => client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }), cls: OpenAI.NotFoundError, status: 404, code: "model_not_found" },
