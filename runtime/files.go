@@ -51,6 +51,11 @@ type ContentPart struct {
 // MaxInputFiles is how many files one invocation may carry.
 const MaxInputFiles = 16
 
+// InputArtifacts is the folder of the artifacts input files are saved as:
+// what a run was given, not what it made (an A2A task's artifacts leave
+// them out).
+const InputArtifacts = "input/"
+
 // storeFiles saves the invocation's files with bytes as artifacts of the
 // session, each under "input/<name>", and returns their references. A file
 // the artifact service refuses (too large, a bad name) refuses the
@@ -72,7 +77,7 @@ func (r *Runner) storeFiles(ctx context.Context, key store.SessionKey, run strin
 			refs[i] = FileRef{URL: f.URL, MediaType: f.MediaType}
 			continue
 		}
-		name := "input/" + fileName(f, i)
+		name := InputArtifacts + fileName(f, i)
 		m, err := svc.Save(ctx, artifact.Key{App: key.App, User: key.User, Session: key.Session, Name: name}, f.Data, f.MediaType, run)
 		if err != nil {
 			return nil, fmt.Errorf("%w: file %d: %v", ErrInvalidInvocation, i, err)
