@@ -183,7 +183,7 @@ func (r *Runner) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterr
 		x := v.Elem(i)
 		id, _ := x.MapGet("id")
 		node, _ := x.MapGet("node")
-		if id.Kind() != types.ValString || node.Int() < 0 || node.Kind() != types.ValInt || node.Int() >= int64(len(g.Nodes)) ||
+		if id.Kind() != types.ValString || node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
 			!vm.CanWait(&g.Nodes[node.Int()]) {
 			return nil, errors.New("malformed record")
 		}
