@@ -311,15 +311,6 @@ func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration
 	s := server.NewSSE(w, clock, timeout)
 	s.OnFail = cancel
 	s.ClearWriteDeadline() // a stream outlives the server's WriteTimeout
-	// The stream ends with its connection, not with a chunked encoding's
-	// terminator (net/http: "identity" means no chunking and a close after
-	// the reply). Node's fetch, under the official client, leaves a read
-	// pending forever when the client aborts right after a read that
-	// returned the last events together with the terminator — the abort on
-	// RUN_FINISHED of about one run in three; with the end of the body
-	// being the connection's, the same abort settles (spec/agui.md, "Cancel
-	// and abort").
-	w.Header().Set("Transfer-Encoding", "identity")
 	s.Start()
 	return &stream{sse: s}
 }

@@ -136,6 +136,36 @@ test("abort mid-stream", async () => {
   assert.equal(after.choices[0].finish_reason, "stop");
 });
 
+test("abort on the finish chunk settles (100 tries)", async () => {
+  // Node's fetch leaves a read pending forever when the client aborts right
+  // after a read that returned the last chunk with the end of a chunked
+  // body; the server ends streams with their connection instead.
+  let slowest = 0;
+  for (let i = 0; i < 100; i++) {
+    const ac = new AbortController();
+    let aborted = 0;
+    const done = (async () => {
+      const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: "user", content: question }] }, { signal: ac.signal });
+      try {
+        for await (const ch of stream) {
+          if (ch.choices[0]?.finish_reason && !aborted) {
+            aborted = performance.now();
+            Promise.resolve().then(() => ac.abort());
+          }
+        }
+      } catch {}
+    })();
+    let timer;
+    const settled = await Promise.race([done.then(() => true, () => true), new Promise((r) => { timer = setTimeout(() => r(false), 30_000); })]);
+    clearTimeout(timer);
+    const took = aborted ? performance.now() - aborted : 0;
+    assert.ok(settled && took < 1000, `try ${i}: the aborted stream did not settle within 1 s (${settled ? took.toFixed(0) + " ms" : "not at all"})`);
+    assert.ok(aborted, `try ${i}: no finish chunk to abort on`);
+    slowest = Math.max(slowest, took);
+  }
+  console.log(`# abort on the finish chunk: the slowest settled in ${slowest.toFixed(0)} ms`);
+});
+
 test("sampling parameters are accepted", async () => {
   // The scripted model ignores them; the Go tests check that they reach the model.
   const params = { temperature: 0, top_p: 0.5, max_completion_tokens: 256, stop: ["\n\nEND", "STOP"], seed: 42, response_format: { type: "text" } };
