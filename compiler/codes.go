@@ -38,6 +38,8 @@ const (
 	InvalidBound       diag.Code = "G413"
 	JoinRefire         diag.Code = "G414"
 	InvalidMapBody     diag.Code = "G415"
+	BudgetBelowMinimum diag.Code = "G416"
+	BudgetUnbounded    diag.Code = "G417"
 
 	LiteralSecret       diag.Code = "P501"
 	InvalidValue        diag.Code = "P502"
@@ -99,6 +101,8 @@ func init() {
 		diag.CodeInfo{Code: WriteConflict, Severity: diag.Error, Title: "concurrent writes", Doc: "Two nodes that may run in the same superstep write one state field whose reducer is replace. Declare a reducer (append, merge, sum, max, min) or serialize the nodes."},
 		diag.CodeInfo{Code: InvalidBound, Severity: diag.Error, Title: "invalid bound", Doc: "A `max N` loop bound is below 1."},
 		diag.CodeInfo{Code: JoinRefire, Severity: diag.Warning, Title: "join predecessor may complete twice", Doc: "A join predecessor lies on a cycle that does not pass through the join, so it may complete more than once per wave; the join counts only its first completion."},
+		diag.CodeInfo{Code: BudgetBelowMinimum, Severity: diag.Error, Title: "budget below the cheapest path", Doc: "A budget's `model_calls` is below the fewest model calls any run makes on its way from start to end (each llm call at least one, a catch route none): every run would stop with `budget_exceeded`."},
+		diag.CodeInfo{Code: BudgetUnbounded, Severity: diag.Warning, Title: "budget without a bound", Doc: "A runnable with a budget has no upper bound the compiler can prove: a map over a list of unknown size, or an agent whose tools run agents (a reply may call them any number of times). The budget still holds at run time; the compiler cannot tell whether a run fits in it."},
 		diag.CodeInfo{Code: InvalidMapBody, Severity: diag.Error, Title: "invalid map body", Doc: "A map node's body is not a call (llm, tool, agent or graph), or the map iterates over something that is not a list."},
 
 		diag.CodeInfo{Code: LiteralSecret, Severity: diag.Error, Title: "literal secret", Doc: "A secret attribute (api_key) is written as a literal. Secrets come only from env()."},

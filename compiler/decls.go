@@ -254,6 +254,9 @@ func (c *checker) checkAgent(a *Agent) {
 	}
 	sc := &scope{where: InConst, file: a.file}
 	a.Attrs = c.checkBlock(agentSchemas[a.Form], syn.Body.Attrs, a.span, sc)
+	if at := a.Attrs.Get("budget"); at != nil && at.Syn != nil && at.Syn.Key != nil {
+		a.Budget = limitsOf(at.Block, at.Syn.Key.Span())
+	}
 	one := func(name string) Decl {
 		if at := a.Attrs.Get(name); at != nil && len(at.Refs) == 1 {
 			return at.Refs[0]

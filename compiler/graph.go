@@ -141,6 +141,8 @@ func (c *checker) buildGraph(g *Graph) {
 		b.byName[name] = n
 	}
 
+	c.graphBudget(g, syn, b.file)
+
 	// Declared edges, each followed by its else edge.
 	for _, it := range syn.Items {
 		es := it.Edge
@@ -844,4 +846,24 @@ func firstKey(before []*syntax.Attr, name string, seen map[string]diag.Span) (di
 		}
 	}
 	return diag.Span{}, false
+}
+
+// graphBudget checks the graph's budget item (at most one).
+func (c *checker) graphBudget(g *Graph, syn *syntax.Graph, file string) {
+	var first diag.Span
+	for _, it := range syn.Items {
+		if it.Budget == nil {
+			continue
+		}
+		at := it.Span()
+		at.End = at.Start
+		at.End.Offset += len("budget")
+		at.End.Col += len("budget")
+		if first.File != "" {
+			related(c.errorf(diag.DuplicateAttr, at, "budget is set twice"), "first set here", first)
+			continue
+		}
+		first = at
+		g.Budget = limitsOf(c.checkBlock(budgetSchema, it.Budget.Attrs, at, &scope{where: InConst, file: file}), at)
+	}
 }

@@ -104,6 +104,7 @@ func lower(info *Info) (*bytecode.Program, []diag.Diagnostic) {
 		l.agentGraph(a, &l.lowered[i])
 	}
 	l.serve()
+	l.budgets()
 	for i, t := range info.Tests {
 		l.test(i, t)
 	}

@@ -87,6 +87,9 @@ func (c *checker) checkServe() {
 	if r := s.Attrs.Get("run"); r != nil && len(r.Refs) == 1 {
 		s.Run = r.Refs[0]
 	}
+	if b := s.Attrs.Get("budget"); b != nil && b.Syn != nil && b.Syn.Key != nil {
+		s.Budget = limitsOf(b.Block, b.Syn.Key.Span())
+	}
 	paths := map[string]diag.Span{}
 	checkPath := func(a *Attr) {
 		if a == nil || !a.HasConst {

@@ -147,6 +147,9 @@ type host struct {
 	// relative path that replaces it, and the caller's map item.
 	prefix, base string
 	item         int
+	// budget is the innermost budget of a graph or agent call the host's
+	// work is under (nil: only the run's; budget.go).
+	budget *budgetScope
 }
 
 // rel maps a VM node path to the path events and call sites use: relative
@@ -232,7 +235,7 @@ func (h *host) dispatch(ctx context.Context, c *callCtx, req vm.CallRequest) (ty
 	case bytecode.CallLLM, bytecode.CallAgent:
 		return h.agent(ctx, c, int(req.Callee), textArg(req.Args, "prompt"), req.Result)
 	case bytecode.CallGraph:
-		return h.subRun(ctx, c, int(req.Callee), vm.Options{Fields: req.Args})
+		return h.subRun(ctx, c, int(req.Callee), "graph "+h.a.r.prog.Graphs[req.Callee].Name, vm.Options{Fields: req.Args})
 	}
 	return types.Value{}, vm.NewError(vm.KindInternal, "unknown call kind %s", req.Kind)
 }
@@ -253,23 +256,31 @@ func textArg(args []vm.NamedValue, name string) string {
 func (h *host) agent(ctx context.Context, c *callCtx, ai int, prompt string, result *types.Type) (types.Value, error) {
 	ag := &h.a.r.agents[ai]
 	if ag.decl.Kind == bytecode.AgentLLM {
+		if ag.decl.Graph >= 0 {
+			if s := h.callScope(int(ag.decl.Graph), "agent "+ag.decl.Name); s != h.budget {
+				inner := *h
+				inner.budget = s
+				return inner.llm(ctx, c, ag, prompt, result)
+			}
+		}
 		return h.llm(ctx, c, ag, prompt, result)
 	}
 	if ag.decl.Graph < 0 {
 		return types.Value{}, vm.NewError(vm.KindInternal, "agent %s has no graph", ag.decl.Name)
 	}
-	return h.subRun(ctx, c, int(ag.decl.Graph), vm.Options{Input: types.MakeString(prompt)})
+	return h.subRun(ctx, c, int(ag.decl.Graph), "agent "+ag.decl.Name, vm.Options{Input: types.MakeString(prompt)})
 }
 
 // subRun runs graph gi of the same Machine for the calling task, in memory
 // (its result is journaled by the calling node), with node paths under the
-// caller's, and returns the graph's output.
-func (h *host) subRun(ctx context.Context, c *callCtx, gi int, opts vm.Options) (types.Value, error) {
+// caller's, and returns the graph's output. what names the call in budget
+// errors ("graph G", "agent A").
+func (h *host) subRun(ctx context.Context, c *callCtx, gi int, what string, opts vm.Options) (types.Value, error) {
 	a := h.a
 	graph := a.r.prog.Graphs[gi].Name
 	opts.RunID = c.run
 	opts.PathPrefix = c.taskID()
-	child := &host{a: a, scope: c.sc, prefix: c.taskID(), base: c.node, item: c.item}
+	child := &host{a: a, scope: c.sc, prefix: c.taskID(), base: c.node, item: c.item, budget: h.callScope(gi, what)}
 	opts.Host = child
 	opts.Clock, opts.Entropy = a.r.clock, a.r.ent
 	opts.Workers = a.r.opts.VMWorkers

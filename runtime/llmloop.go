@@ -110,6 +110,9 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), text, turn
 			a.emitTask(c.sc, ev)
 		}
+		if err := h.admitCall(name); err != nil {
+			return types.Value{}, err
+		}
 		gctx := ctx
 		var sp Span
 		if obs := a.r.obs; obs != nil {
@@ -146,6 +149,9 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		a.emitTask(c.sc, ev)
 		if sp != nil {
 			sp.End(&SpanEnd{EventID: ev.ID, Usage: resp.Usage, Cost: ev.Cost, FinishReason: resp.FinishReason, ResponseModel: resp.Model})
+		}
+		if err := h.chargeCall(name, resp.Usage, ev.Cost); err != nil {
+			return types.Value{}, err
 		}
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 

@@ -53,7 +53,8 @@ type activeRun struct {
 	// claimed counts, per task, the leading events of tasks that an effect
 	// record of the current step carries (carry.go).
 	claimed map[scopeKey]int
-	totals  runTotals // the invocation's model calls (cost.go)
+	totals  runTotals   // the invocation's model calls (cost.go)
+	budget  budgetScope // the run's budget and its model calls (budget.go)
 
 	// With an Observer: the context of the run span (the parent of
 	// superstep spans), the run span, and the open superstep's span, set
@@ -105,6 +106,7 @@ func (a *activeRun) setGraph(gi int) {
 	a.graph = &p.Graphs[gi]
 	a.root = a.graph.Name
 	a.fields = p.States[a.graph.State].Fields
+	a.setBudget(gi)
 }
 
 // rel turns a VM node path ("graph/node", "graph/node/sub/x") into the path

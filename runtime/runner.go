@@ -55,7 +55,7 @@ const (
 )
 
 // DefaultMaxTurns is an llm agent's model-call budget when it declares none.
-const DefaultMaxTurns = 10
+const DefaultMaxTurns = bytecode.DefaultMaxTurns
 
 // RunnerConfig configures a Runner. Store, Program, Clock and Entropy are
 // required.
@@ -356,6 +356,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 			return nil, fmt.Errorf("runtime: resume: %w", err)
 		}
 		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
+			return nil, err
+		}
+		if err := ar.seedBudget(ctx); err != nil {
 			return nil, err
 		}
 		if r.own != nil {

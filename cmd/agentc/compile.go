@@ -22,7 +22,9 @@ func newCompileCmd(a *app) *cobra.Command {
 		Long: `Compile checks FILE and everything it imports, lowers it to bytecode,
 verifies the result and writes it to OUT.agb (default: FILE with the .agb
 extension; -o - writes to standard output). It prints the program's content
-hash, which identifies it in checkpoints and the store. The same source
+hash, which identifies it in checkpoints and the store, and for each
+runnable the compiler's bound on one run (model calls, tokens, cost; the
+fewest model calls a run makes) and its declared budget. The same source
 always gives the same bytes.
 
 Exit status: 0 when the program compiled (warnings allowed), 1 when any
@@ -50,18 +52,22 @@ error was found, 2 on a usage or I/O problem.`,
 			}
 			if asJSON {
 				return json.NewEncoder(a.stdout).Encode(struct {
-					Version int    `json:"version"`
-					File    string `json:"file"`
-					Output  string `json:"output"`
-					Hash    string `json:"hash"`
-					Bytes   int    `json:"bytes"`
-				}{1, args[0], out, hash, len(b)})
+					Version int                     `json:"version"`
+					File    string                  `json:"file"`
+					Output  string                  `json:"output"`
+					Hash    string                  `json:"hash"`
+					Bytes   int                     `json:"bytes"`
+					Budgets []bytecode.BudgetReport `json:"budgets"`
+				}{1, args[0], out, hash, len(b), prog.BudgetReports()})
 			}
 			fmt.Fprintf(a.stdout, "%s %s (%d bytes)\n", hash, out, len(b))
+			for _, r := range prog.BudgetReports() {
+				fmt.Fprintf(a.stdout, "  %s\n", r)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version","file","output","hash","bytes"} as JSON`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version","file","output","hash","bytes","budgets"} as JSON`)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the file to write (default: FILE with .agb; - for standard output)")
 	return cmd
 }

@@ -153,6 +153,7 @@ func (v *verifier) program() {
 	for i := range p.Tests {
 		v.test(&p.Tests[i])
 	}
+	v.budgets()
 }
 
 // unique reports empty and repeated names in a table.

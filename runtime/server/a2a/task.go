@@ -414,6 +414,7 @@ func (h *Handler) pump(lt *liveTask, run *server.Run) {
 // output artifacts, then the status (final). It is shared by the pump and
 // by recovery after a restart.
 func (h *Handler) finish(user string, t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo) []update {
+	addUsage(t, fin)
 	now := h.now()
 	st := taskStatus{Time: now}
 	var ups []update
@@ -539,4 +540,53 @@ func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task,
 	}
 	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr) })
 	return lt.snapshot(), nil
+}
+
+// usageKey is the task metadata member that holds the run's model usage.
+const usageKey = "agentc.usage"
+
+// taskUsage is what the run's model calls used, summed over the task's
+// invocations: their run_finished totals (spec/a2a.md, "Usage").
+type taskUsage struct {
+	PromptTokens     int      `json:"prompt_tokens"`
+	CompletionTokens int      `json:"completion_tokens"`
+	Cost             *float64 `json:"cost,omitempty"` // USD, when a priced model was called
+}
+
+// addUsage adds the usage and cost of an invocation's run_finished to the
+// task's metadata (usageKey). Metadata that is not a JSON object (the
+// client's to choose) is left as it is.
+func addUsage(t *Task, fin *runtime.Event) {
+	if fin.Usage == nil && fin.Cost == nil {
+		return
+	}
+	md := map[string]json.RawMessage{}
+	if len(t.Metadata) > 0 && string(t.Metadata) != "null" {
+		if err := json.Unmarshal(t.Metadata, &md); err != nil || md == nil {
+			return
+		}
+	}
+	var u taskUsage
+	if prev, ok := md[usageKey]; ok {
+		_ = json.Unmarshal(prev, &u) // a client's value that is not ours starts from zero
+	}
+	if fin.Usage != nil {
+		u.PromptTokens += fin.Usage.PromptTokens
+		u.CompletionTokens += fin.Usage.CompletionTokens
+	}
+	if fin.Cost != nil {
+		c := *fin.Cost
+		if u.Cost != nil {
+			c += *u.Cost
+		}
+		u.Cost = &c
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return
+	}
+	md[usageKey] = b
+	if out, err := json.Marshal(md); err == nil {
+		t.Metadata = out
+	}
 }
