@@ -35,6 +35,20 @@ agent assistant llm "Answers questions" {
 serve { run = assistant }
 `
 
+// serveUntilCleanup starts `agentc serve file` in root (startServeFile)
+// and stops it with SIGTERM when the test ends, requiring a clean exit.
+func serveUntilCleanup(t *testing.T, root string, env []string, file string) (addr string, banner func() string) {
+	t.Helper()
+	cmd, addr, banner := startServeFile(t, root, env, file)
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		if err := cmd.Wait(); err != nil {
+			t.Errorf("serve exit: %v\n%s", err, banner())
+		}
+	})
+	return addr, banner
+}
+
 // TestClientToolsThroughOpenAI drives the real binary with openai-go and
 // the OpenAI provider against a fake upstream: the client's function tool
 // reaches the upstream after the agent's own, the upstream's call of it
@@ -55,13 +69,7 @@ func TestClientToolsThroughOpenAI(t *testing.T) {
 	defer upstream.Close()
 	root := newProject(t, "weather.agent", clientToolsSource, "lookup.sh", "echo '{\"country\": \"France\"}'\n")
 	env := cleanEnv("OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+upstream.BaseURL, "AGENTC_DATA="+root+"/data", "AGENTC_UNCONFINED_EXEC=1")
-	cmd, addr, banner := startServeFile(t, root, env, "weather.agent")
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("serve exit: %v\n%s", err, banner())
-		}
-	}()
+	addr, banner := serveUntilCleanup(t, root, env, "weather.agent")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := oai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("tok"), option.WithMaxRetries(0))
@@ -132,13 +140,7 @@ func TestImagesThroughOpenAI(t *testing.T) {
 	defer upstream.Close()
 	root := newProject(t, "looker.agent", imagesSource)
 	env := cleanEnv("OPENAI_API_KEY=sk-test", "OPENAI_BASE_URL="+upstream.BaseURL, "AGENTC_DATA="+root+"/data")
-	cmd, addr, banner := startServeFile(t, root, env, "looker.agent")
-	defer func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("serve exit: %v\n%s", err, banner())
-		}
-	}()
+	addr, banner := serveUntilCleanup(t, root, env, "looker.agent")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	client := oai.NewClient(option.WithBaseURL("http://"+addr+"/v1/"), option.WithAPIKey("tok"), option.WithMaxRetries(0))
