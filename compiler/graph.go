@@ -569,6 +569,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 		c.expect(body.For, sc, want, what)
 	}
 	c.checkInto(b, n)
+	c.checkFallbackNode(n)
 }
 
 // nodeScope is the scope of a node's expressions.

@@ -32,6 +32,7 @@ type loopState struct {
 	Msgs    []Message                `json:"msgs"`
 	Calls   []ToolCall               `json:"calls"`
 	Ask     []int                    `json:"ask"`               // the calls that need a decision
+	Client  []ToolCall               `json:"client,omitempty"`  // the reply's client tool calls, asked for once these run (clienttools.go)
 	Decided map[string]confirmAnswer `json:"decided,omitempty"` // by call index
 }
 

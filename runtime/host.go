@@ -37,10 +37,12 @@ type agentInfo struct {
 	topP        *float64
 	seed        *int64
 	maxTokens   int
-	confirmFx   bool     // confirm_side_effects: ask before each side_effect tool call
-	price       *Price   // the model's declared price; nil: none
-	index       int      // in Program.Agents
-	toolNames   []string // the names of tools, in order
+	confirmFx   bool            // confirm_side_effects: ask before each side_effect tool call
+	price       *Price          // the model's declared price; nil: none
+	index       int             // in Program.Agents
+	toolNames   []string        // the names of tools, in order
+	fallbacks   []fallbackModel // models called when the model is unavailable (fallback.go)
+	imageInput  bool            // the model takes images (image_input; files.go)
 }
 
 // bind resolves the program's models and tools against the configured
@@ -97,6 +99,11 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 			}
 			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
 			ai.price = priceOf(p, md)
+			if at, ok := bytecode.FindAttr(md.Attrs, "image_input"); ok {
+				v, _ := p.AttrConst(at)
+				ai.imageInput = v.Kind() == types.ValBool && v.Bool()
+			}
+			r.bindFallbacks(&ai, cfg.Models, func(name string) { missingModels[name] = true })
 		}
 		if ag.Kind == bytecode.AgentLLM {
 			for _, ti := range ag.Tools {
@@ -190,8 +197,9 @@ type callCtx struct {
 	item    int    // map item index for events and call sites (the caller's inside a sub-run), or -1
 	step    uint64
 	attempt uint32
-	idem    string        // idempotency key of the attempt ("" for read-only calls)
-	resume  *vm.SubResume // a parked sub-run to continue (vm.CallRequest.Resume)
+	idem    string         // idempotency key of the attempt ("" for read-only calls)
+	resume  *vm.CallResume // the answer to this call's pause (clienttools.go)
+	sub     *vm.SubResume  // a parked sub-run (or paused loop) to continue (vm.CallRequest.SubRun)
 }
 
 // mapIndex returns the item index for events (nil outside a map).
@@ -222,7 +230,7 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 		item = h.item
 	}
 	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
-		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume}
+		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume, sub: req.SubRun}
 	if obs := h.a.r.obs; obs != nil {
 		return h.observeCall(ctx, obs, c, req)
 	}
@@ -290,9 +298,9 @@ func (h *host) subRun(ctx context.Context, c *callCtx, gi int, what string, opts
 	opts.Emit = func(e vm.Event) { child.onVM(c, graph, e) }
 	var res *vm.Result
 	var err error
-	if c.resume != nil && c.resume.From != nil {
+	if c.sub != nil && c.sub.From != nil {
 		// A parked sub-run woken by an answer continues from its snapshot.
-		res, err = a.r.m.Resume(ctx, gi, vm.ResumeInput{From: c.resume.From, Answers: c.resume.Answers}, opts)
+		res, err = a.r.m.Resume(ctx, gi, vm.ResumeInput{From: c.sub.From, Answers: c.sub.Answers}, opts)
 	} else {
 		res, err = a.r.m.Run(ctx, gi, opts)
 	}
@@ -417,7 +425,7 @@ func (h *host) agentTool(ctx context.Context, c *callCtx, ti *toolInfo, req Tool
 	}
 	sub := *c
 	sub.path, sub.vmItem, sub.node = c.taskID()+"/"+ti.name, -1, c.node+"/"+ti.name
-	sub.resume = nil // the caller's parked state is not the agent's
+	sub.resume, sub.sub = nil, nil // the caller's paused state is not the agent's
 	if req.IdempotencyKey != "" {
 		sub.idem = req.IdempotencyKey
 	}

@@ -73,11 +73,13 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	}
 	head := slices.Clip(msgs)
 	view := h.openContext(ctx, c, ag)
-	first, retries := 1, 0
-	if c.resume != nil && !c.resume.Host.IsNull() {
+	retries, first := 0, 1
+	switch {
+	case c.sub != nil && !c.sub.Host.IsNull():
 		// A loop paused for tool confirmations (confirm.go): run the
-		// reply's calls as decided, then go on with the next turn.
-		st, decisions, err := h.resumeLoop(c, ag, c.resume)
+		// reply's calls as decided, then go on with the next turn (or
+		// wait for the reply's client tools).
+		st, decisions, err := h.resumeLoop(c, ag, c.sub)
 		if err != nil {
 			return types.Value{}, err
 		}
@@ -85,15 +87,25 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		if err != nil {
 			return types.Value{}, err
 		}
-		msgs = append(st.Msgs, results...)
-		first, retries = st.Turn+1, st.Retries
-	} else {
+		msgs, retries, first = append(st.Msgs, results...), st.Retries, st.Turn+1
+		if len(st.Client) > 0 {
+			return types.Value{}, h.pauseForClient(c, ag, st.Turn, retries, msgs, st.Client, eventToolCalls(st.Client))
+		}
+	case c.resume != nil:
+		// A call paused on client tools continues after its last reply.
+		st, err := h.resumeClient(c, ag, c.resume)
+		if err != nil {
+			return types.Value{}, err
+		}
+		msgs, retries, first = st.Msgs, st.Retries, st.Turn+1
+	default:
 		tail := h.preload(ctx, c, ag, prompt)
 		if prompt != "" || len(head)+len(tail) == 0 {
-			tail = append(tail, Message{Role: RoleUser, Content: prompt})
+			tail = append(tail, a.withImages(ag, Message{Role: RoleUser, Content: prompt}))
 		}
 		msgs = tail
 	}
+	specs := a.toolSpecs(ag)
 	mode := answerModeOf(result)
 	var schema map[string]any
 	if mode != answerText {
@@ -106,9 +118,9 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	for turn := first; turn <= ag.maxTurns; turn++ {
 		// A request per turn: a model may keep the previous one. Clip:
 		// a model that appends to Messages cannot write into ours.
-		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: ag.specs})
+		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: specs})
 		req := &ModelRequest{Site: CallSite{Node: c.node, MapIndex: c.item, Turn: turn}, Messages: slices.Clip(sent),
-			Tools: ag.specs, ResponseSchema: schema, Temperature: ag.temperature, TopP: ag.topP, Seed: ag.seed, MaxTokens: ag.maxTokens}
+			Tools: specs, ResponseSchema: schema, Temperature: ag.temperature, TopP: ag.topP, Seed: ag.seed, MaxTokens: ag.maxTokens}
 		a.sampling.apply(req)
 		onDelta := func(text string) {
 			ev := a.newEvent(EventModelDelta, name, c.node, c.step)
@@ -125,7 +137,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 				Invocation: a.inv, Step: c.step, Node: c.node, MapIndex: c.item, Attempt: c.attempt, Agent: name,
 				Model: ag.model.Info(), Turn: turn, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed})
 		}
-		resp, err := ag.model.Generate(gctx, req, onDelta)
+		resp, price, err := h.generate(gctx, c, ag, req, onDelta)
 		if err == nil && resp == nil {
 			err = vm.NewError(vm.KindModelError, "model of agent %s returned no response", name)
 		}
@@ -135,6 +147,9 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			}
 			return types.Value{}, err
 		}
+		if len(a.client) > 0 {
+			a.mintClientIDs(ag, resp)
+		}
 		ev := a.newEvent(EventModelResponse, name, c.node, c.step)
 		ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), resp.Text, turn
 		calls := eventToolCalls(resp.ToolCalls)
@@ -143,8 +158,8 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			u := resp.Usage
 			ev.Usage = &u
 		}
-		if ag.price != nil {
-			cost := ag.price.Cost(resp.Usage)
+		if price != nil {
+			cost := price.Cost(resp.Usage)
 			ev.Cost = &cost
 		}
 		a.addCall(resp.Usage, ev.Cost)
@@ -158,14 +173,23 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 
 		if len(resp.ToolCalls) > 0 {
-			if ask := h.confirmCalls(ag, resp.ToolCalls); len(ask) > 0 {
-				return types.Value{}, h.pause(c, ag, &loopState{Turn: turn, Retries: retries, Msgs: msgs, Calls: resp.ToolCalls, Ask: ask})
+			own, ownEv, client, clientEv := resp.ToolCalls, calls, []ToolCall(nil), []ToolCall(nil)
+			if len(a.client) > 0 {
+				own, ownEv, client, clientEv = a.splitClient(ag, resp.ToolCalls, calls)
 			}
-			results, err := h.runTools(ctx, c, ag, turn, resp.ToolCalls, calls, nil)
-			if err != nil {
-				return types.Value{}, err
+			if ask := h.confirmCalls(ag, own); len(ask) > 0 {
+				return types.Value{}, h.pause(c, ag, &loopState{Turn: turn, Retries: retries, Msgs: msgs, Calls: own, Ask: ask, Client: client})
 			}
-			msgs = append(msgs, results...)
+			if len(own) > 0 {
+				results, err := h.runTools(ctx, c, ag, turn, own, ownEv, nil)
+				if err != nil {
+					return types.Value{}, err
+				}
+				msgs = append(msgs, results...)
+			}
+			if len(client) > 0 {
+				return types.Value{}, h.pauseForClient(c, ag, turn, retries, msgs, client, clientEv)
+			}
 			continue
 		}
 		v, derr := decodeAnswer(mode, result, resp.Text)

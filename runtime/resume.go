@@ -207,6 +207,9 @@ func (r *Runner) pendingInterrupts(gi int, b []byte) ([]waitingInterrupt, error)
 	out := make([]waitingInterrupt, len(ins))
 	for i, in := range ins {
 		out[i] = waitingInterrupt{id: in.ID, typ: vm.InterruptType(r.prog, in)}
+		if !in.Confirm && r.prog.Graphs[in.Graph].Nodes[in.Node].Kind != bytecode.NodeInterrupt {
+			out[i].typ = clientAnswerType // a paused llm call (clienttools.go)
+		}
 	}
 	return out, nil
 }

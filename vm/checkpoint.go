@@ -261,8 +261,9 @@ func encodeCountersOf(arrivedB, firedB []bool, loopsN []uint32) (types.Value, er
 }
 
 // encodeInterrupts encodes the pending interrupts as a list of
-// {"id", "node", "prompt"} maps, then the parked tasks (suspend.go), nil
-// when none.
+// {"id", "node", "prompt"} maps (with "data" for a paused call, "due" for
+// a timer; a wait node's has no prompt), then the parked tasks
+// (suspend.go), nil when none.
 func (r *run) encodeInterrupts() ([]byte, error) {
 	vals, err := r.interruptValues()
 	if err != nil || vals == nil {
@@ -281,6 +282,9 @@ func (r *run) interruptValues() ([]types.Value, error) {
 		xs := []types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)}
 		if w.wait {
 			keys, xs = keys[:2], xs[:2]
+		}
+		if w.it.Data != nil {
+			keys, xs = append(keys, "data"), append(xs, types.MakeString(string(w.it.Data)))
 		}
 		if !w.due.IsZero() {
 			keys, xs = append(keys, "due"), append(xs, types.MakeInt(w.due.UnixNano()))

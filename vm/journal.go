@@ -28,7 +28,8 @@ const (
 	JournalCall                           // the result (Value) or error (Err) of Task's attempt; Final: no retry followed
 	JournalRandom                         // an entropy draw (Value: int) for Task's attempt
 	JournalClock                          // a clock read (Value: Unix nanoseconds) by Task
-	JournalResume                         // the value that resumed interrupt Task
+	JournalResume                         // the value that resumed interrupt Task (a timer that fired: null, or the timeout error)
+	JournalPause                          // Task's attempt paused (Host returned a *Pause): Value [prompt, data]
 	JournalSuspend                        // Task's call parked: its sub-run waits on interrupts (Value: their ids)
 	journalKindEnd
 )
@@ -98,6 +99,7 @@ type replayIndex struct {
 	randoms map[journalKey]uint64
 	clocks  map[journalKey]int64
 	resumes map[uint64][]JournalEntry
+	pauses  map[journalKey]Pause
 	// suspends are the parked calls; wakes the tasks with an entry in a
 	// step (a parked task runs again in a step that journaled it).
 	suspends map[journalKey]types.Value
@@ -117,6 +119,7 @@ func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 		randoms:  map[journalKey]uint64{},
 		clocks:   map[journalKey]int64{},
 		resumes:  map[uint64][]JournalEntry{},
+		pauses:   map[journalKey]Pause{},
 		suspends: map[journalKey]types.Value{},
 		wakes:    map[uint64]map[string]bool{},
 	}
@@ -137,6 +140,11 @@ func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 			idx.clocks[k] = e.Value.Int()
 		case JournalResume:
 			idx.resumes[e.Step] = append(idx.resumes[e.Step], e)
+		case JournalPause:
+			if e.Value.Kind() != types.ValList || e.Value.Len() != 2 || e.Value.Elem(0).Kind() != types.ValString || e.Value.Elem(1).Kind() != types.ValString {
+				return nil, fmt.Errorf("vm: replay: entry %d: malformed pause", i)
+			}
+			idx.pauses[k] = Pause{Prompt: e.Value.Elem(0).Str(), Data: []byte(e.Value.Elem(1).Str())}
 		case JournalSuspend:
 			idx.suspends[k] = e.Value
 		}

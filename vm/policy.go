@@ -111,8 +111,9 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 	req := CallRequest{
 		Run: r.id, Step: s, Node: r.paths[t.node], NodeIndex: int(t.node), MapIndex: t.item,
 		Kind: nd.Call.Kind, Callee: nd.Call.Callee, Args: args,
-		Attempt: attempt, Effect: nd.Effect, Result: r.g.resultType[t.node], Resume: t.resume,
+		Attempt: attempt, Effect: nd.Effect, Result: r.g.resultType[t.node], SubRun: t.sub,
 	}
+	req.Resume = t.resume
 	if nd.Effect == bytecode.EffectSideEffect && r.ckpt != nil && r.replay == nil {
 		return r.sideEffect(ctx, t, nd, req, s)
 	}
@@ -124,6 +125,9 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 			t.out = outcome{kind: outSuspend, susp: &Suspension{Interrupts: its}}
 			return types.Value{}, attemptResult{stop: true}
 		}
+		if p, ok := r.replay.pauses[journalKey{s, t.id, attempt}]; ok {
+			return r.pause(t, s, attempt, &p)
+		}
 		v, e, final := r.replay.call(ctx, s, t.id, attempt)
 		res := r.result(t, nd, v, e)
 		res.final = res.final || final
@@ -132,6 +136,10 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 	v, err := r.invoke(ctx, nd, req)
 	if r.suspend(t, s, attempt, err) {
 		return types.Value{}, attemptResult{stop: true}
+	}
+	var p *Pause
+	if errors.As(err, &p) {
+		return r.pause(t, s, attempt, p)
 	}
 	herr := r.hostError(t, nd, err)
 	r.journalCall(t, s, attempt, v, herr, false)
@@ -150,6 +158,22 @@ func (r *run) suspend(t *task, s uint64, attempt uint32, err error) bool {
 		t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Attempt: attempt, Kind: JournalSuspend, Value: suspendValue(sp.Interrupts)})
 	}
 	return true
+}
+
+// pause makes task t wait on the host's Pause: an interrupt of its node
+// (journaled, so that a replay pauses at the same attempt). A map item
+// cannot wait alone: its pause is the item's error.
+func (r *run) pause(t *task, s uint64, attempt uint32, p *Pause) (types.Value, attemptResult) {
+	if t.item >= 0 {
+		return types.Value{}, attemptResult{final: true, err: &Error{Kind: KindInternal, Node: t.id,
+			Message: "a call inside a map cannot wait for an answer from outside the run: " + p.Prompt}}
+	}
+	if r.journaling {
+		t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Attempt: attempt, Kind: JournalPause,
+			Value: types.MakeList([]types.Value{types.MakeString(p.Prompt), types.MakeString(string(p.Data))})})
+	}
+	t.out = outcome{kind: outInterrupt, prompt: p.Prompt, data: p.Data}
+	return types.Value{}, attemptResult{stop: true}
 }
 
 // hostError classifies a host error by the node's call kind (nil stays
@@ -385,6 +409,11 @@ func (r *run) sideEffect(ctx context.Context, t *task, nd *bytecode.Node, req Ca
 	if r.suspend(t, s, req.Attempt, err) {
 		// The call continues when it is woken, under a new effect id.
 		return types.Value{}, attemptResult{stop: true}
+	}
+	if p := (*Pause)(nil); errors.As(err, &p) {
+		// The answered call runs in a later step, under another effect id:
+		// this intent is never looked up.
+		return r.pause(t, s, req.Attempt, p)
 	}
 	herr := r.hostError(t, nd, err)
 	if herr != nil && ctx.Err() != nil {

@@ -162,8 +162,9 @@ func DecodeFrontier(g *bytecode.Graph, b []byte) ([]int, error) {
 
 // RecordedInterrupt is an interrupt a checkpoint waits on: its id
 // ("graph/node", or a path through parked sub-runs, "g/fan/2/sub/approve"),
-// the graph its interrupt node belongs to and the node's index there, and
-// its prompt.
+// the graph its node belongs to and the node's index there (an interrupt
+// node, or a call node whose call paused), its prompt, and a paused call's
+// data.
 type RecordedInterrupt struct {
 	ID, Prompt string
 	Graph      int
@@ -172,6 +173,7 @@ type RecordedInterrupt struct {
 	Wait       bool      // a wait node: a timer, not a question (DecodeInterrupts leaves it out)
 	Confirm    bool      // a tool confirmation of a paused llm loop: Tool is the tool, Graph and Node are -1
 	Tool       int
+	Data       []byte // a paused call's (Pause.Data)
 }
 
 // DecodeInterrupts decodes a record's pending interrupts over graph gi of p
@@ -196,8 +198,9 @@ func DecodeWaits(p *bytecode.Program, gi int, b []byte) ([]RecordedInterrupt, er
 	return appendRecordedInterrupts(nil, p, gi, v, 0)
 }
 
-// InterruptType is the resume type of recorded interrupt in (nil when the
-// record does not name an interrupt node of p).
+// InterruptType is the resume type of recorded interrupt in: an interrupt
+// node's declared type, json for a paused call, ConfirmType for a tool
+// confirmation (nil when the record names no such node of p).
 func InterruptType(p *bytecode.Program, in RecordedInterrupt) *types.Type {
 	if in.Confirm {
 		return ConfirmType(p, in.Tool)
@@ -206,8 +209,11 @@ func InterruptType(p *bytecode.Program, in RecordedInterrupt) *types.Type {
 		return nil
 	}
 	g := &p.Graphs[in.Graph]
-	if in.Node < 0 || in.Node >= len(g.Nodes) || g.Nodes[in.Node].Kind != bytecode.NodeInterrupt {
+	if in.Node < 0 || in.Node >= len(g.Nodes) || !CanWait(&g.Nodes[in.Node]) {
 		return nil
+	}
+	if g.Nodes[in.Node].Kind != bytecode.NodeInterrupt {
+		return types.JSONType
 	}
 	if r := g.Nodes[in.Node].Interrupt.Resume; int(r) < len(p.Types) {
 		return p.Types[r]
@@ -264,12 +270,27 @@ func appendRecordedInterrupts(out []RecordedInterrupt, p *bytecode.Program, gi i
 			continue
 		}
 		prompt, _ := x.MapGet("prompt")
-		if prompt.Kind() != types.ValString || g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+		data, hasData := x.MapGet("data")
+		if prompt.Kind() != types.ValString || !CanWait(&g.Nodes[node.Int()]) || hasData && data.Kind() != types.ValString {
 			return nil, errMalformed
 		}
-		out = append(out, RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Graph: gi, Node: int(node.Int()), Due: due})
+		rec := RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Graph: gi, Node: int(node.Int()), Due: due}
+		if hasData {
+			rec.Data = []byte(data.Str())
+		}
+		out = append(out, rec)
 	}
 	return out, nil
+}
+
+// CanWait reports whether a checkpoint may record an interrupt of node n:
+// an interrupt node, or a call node whose call paused (Pause).
+func CanWait(n *bytecode.Node) bool {
+	switch n.Kind {
+	case bytecode.NodeInterrupt, bytecode.NodeLLM, bytecode.NodeAgent, bytecode.NodeTool, bytecode.NodeGraph:
+		return true
+	}
+	return false
 }
 
 // ChainState is what a checkpoint chain rebuilds: the state at its last

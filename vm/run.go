@@ -72,6 +72,9 @@ type Interrupt struct {
 	Prompt string
 	Type   *types.Type
 	Due    time.Time // an interrupt with a timeout: when it routes to its else target (zero: never)
+	// Data is what a paused call recorded (Pause.Data); nil for an
+	// interrupt node.
+	Data []byte
 	// Confirm marks a tool confirmation of a paused llm loop; Tool is
 	// then the tool it asks about (a Program.Tools index) and Type is
 	// ConfirmType.

@@ -130,10 +130,11 @@ type task struct {
 	id       string
 	restored bool
 	args     int32      // a host task's arguments start at r.args[args]
-	resume   *SubResume // a parked task woken by an answer: continue its sub-run
+	sub      *SubResume // a parked task woken by an answer: continue its sub-run (CallRequest.SubRun)
 	out      outcome
 	journal  []JournalEntry // host results, draws and clock reads of this task, in order
 	into     [1]write       // the backing of out.writes for a call's result
+	resume   *CallResume    // a paused call's answer (CallRequest.Resume)
 }
 
 type outcomeKind uint8
@@ -142,7 +143,7 @@ const (
 	outNone      outcomeKind = iota
 	outOK                    // writes are to be merged
 	outFailed                // err, after retries
-	outInterrupt             // an interrupt node waits
+	outInterrupt             // an interrupt node waits, or a call paused (data)
 	outDecision              // a side effect needs a decision
 	outAbort                 // a storage call failed: the step is abandoned
 	outSuspend               // a call's sub-run waits on interrupts (susp)
@@ -155,6 +156,7 @@ type outcome struct {
 	err      *Error
 	abort    error
 	prompt   string
+	data     []byte // a paused call's Pause.Data
 	decision *PendingDecision
 	susp     *Suspension
 	due      time.Time // outInterrupt with a timeout, outWait
@@ -748,6 +750,9 @@ func (r *run) runHost(ctx context.Context, cancelStep context.CancelFunc, ev *ev
 		}
 	}
 	nd := &r.g.g.Nodes[t.node]
+	if t.item < 0 && r.pausedCall(t, s) {
+		return
+	}
 	ev.done = ctx.Done()
 	var locals []types.Value
 	if t.item >= 0 {
@@ -778,6 +783,27 @@ func (r *run) runHost(ctx context.Context, cancelStep context.CancelFunc, ev *ev
 			}
 		}
 	}
+}
+
+// pausedCall handles a call task whose node waits on its pause: with an
+// answer the call runs again with it (t.resume); without one the task
+// waits on (true), the host not called.
+func (r *run) pausedCall(t *task, s uint64) bool {
+	i := slices.IndexFunc(r.waiting, func(w waitingInterrupt) bool { return w.node == t.node })
+	if i < 0 {
+		return false
+	}
+	w := r.waiting[i]
+	v, ok := r.answers[t.node]
+	if !ok {
+		t.out = outcome{kind: outInterrupt, prompt: w.it.Prompt, data: w.it.Data}
+		return true
+	}
+	t.resume = &CallResume{Value: v, Data: w.it.Data}
+	if r.journaling {
+		t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Kind: JournalResume, Value: v})
+	}
+	return false
 }
 
 // itemFailed cancels the other items of a map whose item failed.
@@ -850,9 +876,9 @@ func (r *run) merge(s uint64, pl *nodePlan) *Error {
 		pl.state = planWaiting
 		return nil
 	}
-	if nd.Kind == bytecode.NodeInterrupt && pl.n == 1 && tasks[0].out.kind == outInterrupt {
+	if pl.n == 1 && tasks[0].out.kind == outInterrupt {
 		due := tasks[0].out.due
-		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.m.prog.Types[nd.Interrupt.Resume], Due: due}
+		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.interruptType(nd), Data: tasks[0].out.data, Due: due}
 		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it, due: due})
 		pl.state = planWaiting
 		return nil
@@ -990,6 +1016,15 @@ func (r *run) push(n int32) {
 		r.activated[n] = true
 		r.next = append(r.next, n)
 	}
+}
+
+// interruptType is the type an interrupt of node nd takes: an interrupt
+// node's declared resume type, JSON for a paused call.
+func (r *run) interruptType(nd *bytecode.Node) *types.Type {
+	if nd.Kind == bytecode.NodeInterrupt {
+		return r.m.prog.Types[nd.Interrupt.Resume]
+	}
+	return types.JSONType
 }
 
 // finishFrontier makes r.next (plus the interrupts still waiting) the

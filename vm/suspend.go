@@ -152,7 +152,7 @@ func (r *run) planParked(pn *parkedNode, pi int32, pl *nodePlan) {
 		case pt.done:
 			t.restored, t.out = true, outcome{kind: outOK, writes: pt.writes}
 		case r.subAnswers[pt.id] != nil || r.replay != nil && r.replay.touches(r.step+1, pt.id):
-			t.resume = &SubResume{From: pt.sub, Host: pt.host, Answers: r.subAnswers[pt.id]}
+			t.sub = &SubResume{From: pt.sub, Host: pt.host, Answers: r.subAnswers[pt.id]}
 		default:
 			t.restored, t.out = true, outcome{kind: outSuspend, susp: &Suspension{Snapshot: pt.sub, Host: pt.host, Interrupts: pt.its}}
 		}
@@ -292,11 +292,19 @@ func (m *Machine) decodeWaiting(gi int, run string, v types.Value, depth int) ([
 				continue
 			}
 			prompt, _ := x.MapGet("prompt")
-			if nd.Kind != bytecode.NodeInterrupt || prompt.Kind() != types.ValString {
+			data, hasData := x.MapGet("data")
+			if !CanWait(nd) || prompt.Kind() != types.ValString || hasData && data.Kind() != types.ValString {
 				return nil, nil, errMalformed
 			}
-			waiting = append(waiting, waitingInterrupt{node: int32(node.Int()), due: due, it: Interrupt{
-				ID: id.Str(), Node: nd.Name, Prompt: prompt.Str(), Type: m.prog.Types[nd.Interrupt.Resume], Due: due}})
+			typ := types.JSONType // a paused call's answer (Pause)
+			if nd.Kind == bytecode.NodeInterrupt {
+				typ = m.prog.Types[nd.Interrupt.Resume]
+			}
+			it := Interrupt{ID: id.Str(), Node: nd.Name, Prompt: prompt.Str(), Type: typ, Due: due}
+			if hasData {
+				it.Data = []byte(data.Str())
+			}
+			waiting = append(waiting, waitingInterrupt{node: int32(node.Int()), due: due, it: it})
 			continue
 		}
 		item, _ := x.MapGet("item")
