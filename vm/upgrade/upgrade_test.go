@@ -161,7 +161,7 @@ func TestPlanRefusals(t *testing.T) {
 	chain := waiting(t, old)
 	for _, tc := range []struct {
 		name, from, to, code string
-		pending             int
+		pending              int
 	}{
 		{"field type", "  n: int = 0\n", "  n: float = 0.0\n", "U702", 0},
 		{"new field without default", "  ok: bool?\n", "  ok: bool?\n  who: string\n", "U703", 0},
