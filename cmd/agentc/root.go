@@ -78,6 +78,7 @@ func newRoot(a *app) *cobra.Command {
 		newStoreCmd(a),
 		newPruneCmd(a),
 		newLSPCmd(a),
+		newUpgradeCheckCmd(a),
 	)
 	return root
 }
