@@ -23,6 +23,7 @@ import (
 // buffers, which the VM's workers append to.
 type activeRun struct {
 	r    *Runner
+	p    *program // the program the run runs: the Runner's, or the one it is pinned to
 	key  store.SessionKey
 	id   string // run_<ULID>
 	inv  string // invocation id
@@ -88,7 +89,7 @@ const eventBuffer = 64
 
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
-	a := &activeRun{r: r, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
+	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
 		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling}
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
@@ -98,7 +99,7 @@ func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Inv
 }
 
 func (a *activeRun) setGraph(gi int) {
-	p := a.r.prog
+	p := a.p.prog
 	a.gi = gi
 	a.graph = &p.Graphs[gi]
 	a.root = a.graph.Name
@@ -269,9 +270,9 @@ func (a *activeRun) execute() {
 	var res *vm.Result
 	var err error
 	if a.resume != nil {
-		res, err = a.r.m.Resume(ctx, a.gi, *a.resume, opts)
+		res, err = a.p.m.Resume(ctx, a.gi, *a.resume, opts)
 	} else {
-		res, err = a.r.m.Run(ctx, a.gi, opts)
+		res, err = a.p.m.Run(ctx, a.gi, opts)
 	}
 	a.finish(res, err)
 }

@@ -15,17 +15,17 @@ import (
 
 // Program returns the Runner's program (shared and immutable: read its
 // declarations, never modify it).
-func (r *Runner) Program() *bytecode.Program { return r.prog }
+func (r *Runner) Program() *bytecode.Program { return r.cur.prog }
 
 // SelectRunnable returns the graph a run of runnable name runs
 // (bytecode.Program.Runnable: the named agent or graph, else the serve
 // block's run, else the only runnable). ErrUnknownRunnable, listing the
 // candidates, when there is none or "" is ambiguous.
 func (r *Runner) SelectRunnable(name string) (int, error) {
-	if gi, ok := r.prog.Runnable(name); ok {
+	if gi, ok := r.cur.prog.Runnable(name); ok {
 		return gi, nil
 	}
-	names := r.prog.Runnables()
+	names := r.cur.prog.Runnables()
 	switch {
 	case name != "":
 		return -1, fmt.Errorf("%w %q (runnables: %s)", ErrUnknownRunnable, name, strings.Join(names, ", "))
@@ -48,7 +48,7 @@ func (r *Runner) InitialState(runnable, input string) (*StepState, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := r.prog
+	p := r.cur.prog
 	g := &p.Graphs[gi]
 	out := &StepState{Graph: gi}
 	for i, f := range p.States[g.State].Fields {
@@ -102,8 +102,8 @@ func (r *Runner) runAndProgram(ctx context.Context, id string) (store.Run, *byte
 
 // programOf returns the program run was started by.
 func (r *Runner) programOf(ctx context.Context, run store.Run) (*bytecode.Program, error) {
-	if run.ProgramHash == r.progHash {
-		return r.prog, nil
+	if run.ProgramHash == r.cur.hash {
+		return r.cur.prog, nil
 	}
 	return LoadProgram(ctx, r.st, run)
 }
