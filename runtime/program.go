@@ -105,13 +105,9 @@ func (r *Runner) programByHash(ctx context.Context, hash string) (*program, erro
 	if p := r.pinned[hash]; p != nil {
 		return p, nil
 	}
-	data, err := r.st.GetProgram(ctx, hash)
+	prog, data, err := fetchProgram(ctx, r.st, hash)
 	if err != nil {
-		return nil, fmt.Errorf("runtime: program %s: %w", hash, err)
-	}
-	prog, err := DecodeProgram(data)
-	if err != nil {
-		return nil, fmt.Errorf("runtime: program %s: %w", hash, err)
+		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	if got := hex.EncodeToString(prog.Hash[:]); got != hash {
 		return nil, fmt.Errorf("runtime: program stored under %s has hash %s", hash, got)

@@ -111,14 +111,30 @@ func (r *Runner) programOf(ctx context.Context, run store.Run) (*bytecode.Progra
 // LoadProgram returns the program that started run: the bytecode stored
 // under its program hash, decoded and verified.
 func LoadProgram(ctx context.Context, st store.Programs, run store.Run) (*bytecode.Program, error) {
-	b, err := st.GetProgram(ctx, run.ProgramHash)
+	p, err := ProgramByHash(ctx, st, run.ProgramHash)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	return p, nil
+}
+
+// ProgramByHash returns the program stored under hash, decoded and
+// verified.
+func ProgramByHash(ctx context.Context, st store.Programs, hash string) (*bytecode.Program, error) {
+	p, _, err := fetchProgram(ctx, st, hash)
+	return p, err
+}
+
+// fetchProgram is ProgramByHash, with the stored bytes.
+func fetchProgram(ctx context.Context, st store.Programs, hash string) (*bytecode.Program, []byte, error) {
+	b, err := st.GetProgram(ctx, hash)
 	if err == nil {
 		var p *bytecode.Program
 		if p, err = DecodeProgram(b); err == nil {
-			return p, nil
+			return p, b, nil
 		}
 	}
-	return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
+	return nil, nil, fmt.Errorf("program %s: %w", hash, err)
 }
 
 // DecodeProgram decodes and verifies an encoded program.

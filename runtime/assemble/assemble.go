@@ -360,6 +360,7 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 	}
 	cfg := a.cfg
 	cfg.Store = st
+	cfg.Programs = a // runs pinned to an older program (pinned.go)
 	if !a.o.Offline {
 		if err := bindContext(&cfg, a.o); err != nil {
 			return nil, err
