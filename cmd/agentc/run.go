@@ -47,6 +47,7 @@ type runFlags struct {
 	resume, value string
 	decide        []string
 	record        string
+	upgrade       bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
@@ -98,6 +99,7 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 	fl.StringVar(&f.resume, "resume", "", "resume this run (run_…, or latest) instead of starting one")
 	fl.StringVar(&f.value, "value", "", "with --resume: the JSON value answering the pending interrupt(s)")
 	fl.StringArrayVar(&f.decide, "decide", nil, "with --resume: settle a pending side effect, ID=done:JSON|retry|fail (repeatable)")
+	fl.BoolVar(&f.upgrade, "upgrade", false, "with --resume: move the run to FILE's program, refused unless agentc upgrade-check proves it compatible for the run")
 	fl.StringVar(&f.record, "record", "", "run http, exec and mcp tools live and write their calls as replay fixtures DIR/TOOL.yaml")
 	return cmd
 }
@@ -108,6 +110,9 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	}
 	if len(f.decide) > 0 && f.resume == "" {
 		return usageErr(errors.New("--decide needs --resume"))
+	}
+	if f.upgrade && f.resume == "" {
+		return usageErr(errors.New("--upgrade needs --resume"))
 	}
 	if f.resume == "" && f.input == "" {
 		return usageErr(errors.New("--input is required"))
@@ -165,11 +170,18 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		} else if err != nil {
 			return &exitError{code: exitFail, err: err}
 		}
+		if f.upgrade {
+			req.Upgrade = runtime.UpgradeRequired
+		}
 		inv.User, inv.Session, inv.Input, inv.Resume = key.User, key.Session, "", req
 	}
 	// Ctrl-C cancels the run through the Runner rather than abandoning its
 	// event stream, so the run's last events (run_finished) still print.
 	ch, err := r.Run(context.WithoutCancel(ctx), inv)
+	var refused *runtime.UpgradeError
+	if errors.As(err, &refused) {
+		return upgradeRefused(a, file, refused)
+	}
 	if err != nil {
 		if errors.Is(err, runtime.ErrInvalidInvocation) || errors.Is(err, runtime.ErrUnknownRunnable) ||
 			errors.Is(err, runtime.ErrInvalidResume) || errors.Is(err, runtime.ErrNotResumable) {

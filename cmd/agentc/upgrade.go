@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/lang/diag"
+	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/vm/upgrade"
 )
 
@@ -87,4 +88,27 @@ func upgradeCheck(a *app, files []string, rep *upgrade.Report, asJSON bool) erro
 		return failed
 	}
 	return nil
+}
+
+// upgradeRefused prints the report of an upgrade agentc run --upgrade was
+// refused (exit 1): the run keeps its program. The old version's files
+// are named "old:FILE" (its text is no longer on disk to quote).
+func upgradeRefused(a *app, file string, e *runtime.UpgradeError) error {
+	display := func(name string) string { return name }
+	if proj, err := openProject(file); err == nil {
+		display = proj.Display
+	}
+	srcs := diag.Sources{}
+	newName := func(name string) string {
+		shown := display(name)
+		if _, ok := srcs[shown]; !ok {
+			srcs[shown], _ = os.ReadFile(shown)
+		}
+		return shown
+	}
+	ds := e.Report.Diagnostics(func(name string) string { return "old:" + display(name) }, newName)
+	if err := diag.WriteText(a.stderr, ds, srcs); err != nil {
+		return failErr(err)
+	}
+	return failErr(fmt.Errorf("run %s keeps its program %.12s: %s cannot take it (resume without --upgrade to continue on its program)", e.Report.Run, e.Report.Old, file))
 }

@@ -109,6 +109,9 @@ type Options struct {
 	// Warn receives what the assembly could not bind and what it stands in
 	// for (a model replayed, a tool missing); nil: discarded.
 	Warn func(msg string)
+	// Upgrade is the Runner's least upgrade policy for resumed runs of
+	// older programs (runtime.RunnerConfig.Upgrade).
+	Upgrade runtime.Upgrade
 	// Replica, when set, is this process's owner id and lease TTL as one
 	// of several replicas: Runner applies it when its store is shared
 	// (implements runtime.SharedStore, as PostgreSQL does), taking Shared
@@ -361,6 +364,7 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 	cfg := a.cfg
 	cfg.Store = st
 	cfg.Programs = a // runs pinned to an older program (pinned.go)
+	cfg.Upgrade = a.o.Upgrade
 	if !a.o.Offline {
 		if err := bindContext(&cfg, a.o); err != nil {
 			return nil, err

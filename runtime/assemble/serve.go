@@ -37,6 +37,7 @@ type ServeFlags struct {
 	Tokens                   []string // TOKEN=USER entries
 	Open                     bool
 	UI                       bool // the run inspector at /ui/
+	UpgradeWaiting           bool // move resumed runs of older programs when provably compatible
 	MaxRuns                  int
 	MaxBody                  int64
 	RunTimeout, WriteTimeout time.Duration
@@ -71,6 +72,11 @@ type ServeSettings struct {
 	Retention RetentionSettings
 	// UI mounts the run inspector (spec/inspector.md) at /ui/.
 	UI bool
+	// UpgradeWaiting moves a run of an older program to the served one
+	// when it resumes and vm/upgrade proves the move compatible (else it
+	// continues on its own program): Options.Upgrade =
+	// runtime.UpgradeIfCompatible (spec/upgrade.md).
+	UpgradeWaiting bool
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -89,6 +95,7 @@ type yamlServe struct {
 		Proxies      []string          `yaml:"trusted_proxies"`
 		PushHosts    []string          `yaml:"push_hosts"`
 		UI           *bool             `yaml:"ui"`
+		Upgrade      *bool             `yaml:"upgrade_waiting"`
 	} `yaml:"serve"`
 }
 
@@ -180,6 +187,9 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 		return s, err
 	}
 	if s.UI, err = boolean("ui", f.UI, "AGENTC_UI", y.Serve.UI, "true"); err != nil {
+		return s, err
+	}
+	if s.UpgradeWaiting, err = boolean("upgrade-waiting", f.UpgradeWaiting, "AGENTC_UPGRADE_WAITING", y.Serve.Upgrade, "false"); err != nil {
 		return s, err
 	}
 	num := func(flag string, flagVal int64, env string, yamlVal int64) (int64, error) {
