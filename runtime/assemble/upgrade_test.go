@@ -96,11 +96,8 @@ func TestSupportUpgrades(t *testing.T) {
 	ctx := context.Background()
 	answer := map[string]json.RawMessage{"approve": json.RawMessage(`{"approved": true}`)}
 	for _, v := range upgradetest.Variants {
-		for _, up := range []runtime.Upgrade{runtime.UpgradeNever, runtime.UpgradeRequired} {
-			name := v.Name + "/pinned"
-			if up == runtime.UpgradeRequired {
-				name = v.Name + "/upgrade"
-			}
+		for _, up := range []runtime.Upgrade{runtime.UpgradeNever, runtime.UpgradeIfCompatible, runtime.UpgradeRequired} {
+			name := v.Name + []string{"/pinned", "/if-compatible", "/upgrade"}[up]
 			t.Run(name, func(t *testing.T) {
 				st := memstore.New()
 				run := waitAtApprove(t, st, "s")
@@ -134,13 +131,13 @@ func TestSupportUpgrades(t *testing.T) {
 					t.Fatalf("the resumed run ended %s: %+v", fin.Status, fin.Error)
 				}
 				want := oldHash
-				if up == runtime.UpgradeRequired {
+				if up == runtime.UpgradeRequired || up == runtime.UpgradeIfCompatible && v.Compatible {
 					want = newHash
 				}
 				if got := latestProgram(t, st, run); got != want {
 					t.Errorf("the run finished on program %.12s, want %.12s (old %.12s, new %.12s)", got, want, oldHash, newHash)
 				}
-				if v.Name == "defaulted-field" && up == runtime.UpgradeRequired {
+				if v.Name == "defaulted-field" && up != runtime.UpgradeNever {
 					ss, err := r.LatestState(ctx, run)
 					if err != nil {
 						t.Fatal(err)
