@@ -263,7 +263,7 @@ func (h *host) subRun(ctx context.Context, c *callCtx, gi int, opts vm.Options) 
 	opts.PathPrefix = c.taskID()
 	child := &host{a: a, scope: c.sc, prefix: c.taskID(), base: c.node, item: c.item}
 	opts.Host = child
-	opts.Clock, opts.Entropy = a.r.clock, a.r.ent
+	opts.Clock, opts.Entropy, opts.Cache = a.r.clock, a.r.ent, a.r.cache
 	opts.Workers = a.r.opts.VMWorkers
 	opts.MaxSteps = a.r.opts.MaxSteps
 	opts.Emit = func(e vm.Event) { child.onVM(c, graph, e) }

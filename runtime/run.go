@@ -265,7 +265,7 @@ func (a *activeRun) execute() {
 	}
 	opts := vm.Options{
 		RunID: a.id, Input: a.input, Host: &host{a: a}, Clock: a.r.clock, Entropy: a.r.ent,
-		Checkpointer: &checkpointer{a: a}, Emit: a.onVM, Workers: a.r.opts.VMWorkers, MaxSteps: a.r.opts.MaxSteps,
+		Checkpointer: &checkpointer{a: a}, Emit: a.onVM, Workers: a.r.opts.VMWorkers, MaxSteps: a.r.opts.MaxSteps, Cache: a.r.cache,
 	}
 	var res *vm.Result
 	var err error

@@ -126,6 +126,10 @@ type RunnerConfig struct {
 	// unless its invocation asks for more).
 	Programs ProgramBinder
 	Upgrade  Upgrade
+	// Cache memoizes the results of nodes with a `cache` policy (nil: the
+	// store's documents, durable across processes; agentc test passes an
+	// in-memory one).
+	Cache vm.Cache
 	// Replica, when set, makes this Runner one of several processes
 	// sharing Store: a run is driven only under its session's lease, and
 	// its writes are fenced by it (ownership.go; spec/serve.md,
@@ -157,6 +161,7 @@ type Runner struct {
 
 	models map[string]Model
 	obs    Observer // nil: no telemetry
+	cache  vm.Cache
 
 	mu       sync.Mutex
 	closed   bool
@@ -216,6 +221,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.cache = cfg.Cache; r.cache == nil {
+		r.cache = &docCache{st: cfg.Store, clock: cfg.Clock, log: r.log}
 	}
 	if r.app == "" {
 		r.app = cfg.Program.Workflow

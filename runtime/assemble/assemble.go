@@ -213,6 +213,7 @@ func prepare(o Options, envTracing bool) (*Assembly, error) {
 		}
 		refuseUnbound(p, cfg.Tools)
 		stubModels(p, cfg.Models)
+		cfg.Cache = vm.NewMemCache(0) // agentc test: each process its own cache
 		asm.cfg = cfg
 		return asm, nil
 	}
