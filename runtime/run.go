@@ -447,7 +447,7 @@ func (a *activeRun) terminalEvents(res *vm.Result, status RunStatus, einfo *Erro
 			}
 		}
 		for _, d := range res.Decisions {
-			fin.Decisions = append(fin.Decisions, DecisionInfo{ID: d.ID, Node: a.rel(d.Node), MapIndex: d.MapIndex, Attempt: d.Attempt, Key: d.Key})
+			fin.Decisions = append(fin.Decisions, a.decisionInfo(d.ID, a.rel(d.Node), d.MapIndex, d.Attempt, d.Key))
 		}
 	}
 	return append(out, fin)

@@ -658,17 +658,18 @@ func TestCancelAndDecide(t *testing.T) {
 	}
 	path := "/ui/api/v1/runs/" + run.ID + "/decide"
 	for body, want := range map[string]string{
-		`{"decisions":{"g/p":{"action":"maybe"}}}`:          "g/p",
-		`{"decisions":{}}`:                                  "decisions",
-		`{"decisions":{"g/q":{"action":"retry"}}}`:          "",
-		`{"decisions":{"g/p":{"action":"done","value":5}}}`: "",
-		`{"decisions":{"g/p":{"action":"done"}}}`:           "",
+		`{"decisions":{"g/p":{"action":"maybe"}}}`:              "g/p",
+		`{"decisions":{}}`:                                      "decisions",
+		`{"decisions":{"g/q":{"action":"retry"}}}`:              "",
+		`{"decisions":{"g/p":{"action":"done","value":5}}}`:     "",
+		`{"decisions":{"g/p":{"action":"done"}}}`:               "g/p",
+		`{"decisions":{"g/p":{"decision":"retry","result":1}}}`: "g/p",
 	} {
 		if st := f.call("POST", path, "ta", body, &e); st != 422 || len(e.Error.Fields) == 0 || e.Error.Fields[0].Field != want {
 			t.Errorf("%s: %d %+v; want 422 on %q", body, st, e, want)
 		}
 	}
-	if st := f.call("POST", path, "ta", `{"decisions":{"p":{"action":"done","value":"it happened"}}}`, &ok); st != 202 {
+	if st := f.call("POST", path, "ta", `{"decisions":{"p":{"decision":"done","result":"it happened"}}}`, &ok); st != 202 {
 		t.Fatalf("decide: %d %v", st, ok)
 	}
 	d = f.waitStatus(run.ID, "completed")
