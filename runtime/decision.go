@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agentc/agentc/compiler/types"
 )
@@ -113,4 +115,56 @@ func (a *activeRun) decisionInfo(id, node string, item int, attempt uint32, key 
 	}
 	return DecisionInfo{ID: id, Node: node, MapIndex: item, Attempt: attempt, Key: key, Schema: DecisionSchema(result),
 		Prompt: fmt.Sprintf("A side effect of node %s (attempt %d) may have happened: answer done with its result, retry, or fail.", node, attempt)}
+}
+
+// DecisionPrompts is the text of pending decisions, one "ID: prompt" per
+// line (what the protocols show where they show interrupts' prompts).
+func DecisionPrompts(ds []DecisionInfo) string {
+	var b strings.Builder
+	for i, d := range ds {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(d.ID + ": " + d.Prompt)
+	}
+	return b.String()
+}
+
+// DecisionAnswers converts answer, a message's value, into the decisions
+// of pending: one pending decision takes the answer itself, several an
+// object keyed by decision id (ErrBadDecision otherwise).
+func DecisionAnswers(pending []DecisionInfo, answer json.RawMessage) (map[string]DecisionRequest, error) {
+	if len(pending) == 1 {
+		if d, err := ParseDecisionAnswer(answer); err == nil {
+			return map[string]DecisionRequest{pending[0].ID: d}, nil
+		} else if !isObjectKeyedBy(answer, pending) {
+			return nil, err
+		}
+	}
+	var by map[string]json.RawMessage
+	if err := json.Unmarshal(answer, &by); err != nil || len(by) == 0 {
+		return nil, fmt.Errorf(`%w: answer with {"decision": "done"|"retry"|"fail", "result"?}, or an object keyed by decision id when several are pending`, ErrBadDecision)
+	}
+	out := map[string]DecisionRequest{}
+	for id, raw := range by {
+		if !slices.ContainsFunc(pending, func(p DecisionInfo) bool { return p.ID == id }) {
+			return nil, fmt.Errorf("%w: %s is not a pending decision", ErrBadDecision, id)
+		}
+		d, err := ParseDecisionAnswer(raw)
+		if err != nil {
+			return nil, fmt.Errorf("decision %s: %w", id, err)
+		}
+		out[id] = d
+	}
+	return out, nil
+}
+
+// isObjectKeyedBy reports whether answer is an object with a pending
+// decision's id as a key.
+func isObjectKeyedBy(answer json.RawMessage, pending []DecisionInfo) bool {
+	var by map[string]json.RawMessage
+	if json.Unmarshal(answer, &by) != nil {
+		return false
+	}
+	return slices.ContainsFunc(pending, func(p DecisionInfo) bool { _, ok := by[p.ID]; return ok })
 }
