@@ -130,6 +130,17 @@ var priceSchema = &blockSchema{what: "price", literal: true, attrs: []attrSpec{
 	constA("cached", tFloat, "USD per million cached prompt tokens (not yet counted: usage has no cached count)").atLeast(0),
 }}
 
+// budgetSchema is a budget block of a graph, an agent or the serve block
+// (spec/language.md §12.10): what one run may use at most.
+var budgetSchema = &blockSchema{what: "budget", literal: true, attrs: []attrSpec{
+	constA("tokens", tInt, "the most tokens (prompt and completion) a run's model calls may use").atLeast(1),
+	constA("cost", tFloat, "the most a run's model calls may cost, in USD (priced models)").above(0),
+	constA("model_calls", tInt, "the most model calls a run may make").atLeast(1),
+}}
+
+// budgetAttr is the budget block as an attribute (agents, serve).
+var budgetAttr = blockA("budget", budgetSchema, "what one run may use at most: budget { tokens = 100000, cost = 0.5, model_calls = 20 }")
+
 var modelSchema = &blockSchema{what: "model", attrs: []attrSpec{
 	wordA("provider", "the API flavor; openai covers every OpenAI-compatible endpoint", "openai").req(),
 	constA("name", tString, "the provider's model name").req(),
@@ -144,6 +155,10 @@ var modelSchema = &blockSchema{what: "model", attrs: []attrSpec{
 	constA("timeout", tDuration, "per request").above(0),
 	constA("headers", tStrMap, "extra request headers"),
 	blockA("price", priceSchema, "prices in USD per million tokens: price { input = 0.15, output = 0.60 }"),
+	refsA("fallback", "models to call instead, in order, when this one is unavailable or rate-limited", DeclModel),
+	constA("tool_calls", tBool, "the model takes tool calls (default true)"),
+	constA("structured_output", tBool, "the model honours a JSON Schema response format (default true)"),
+	constA("image_input", tBool, "the model takes images in user messages: a request's images reach its calls (default false)"),
 }}
 
 var summarySchema = &blockSchema{what: "summary", attrs: []attrSpec{
@@ -204,14 +219,18 @@ var llmAgentSchema = &blockSchema{what: "llm agent", attrs: []attrSpec{
 	refA("evolution", "skill evolution policy", DeclEvolution),
 	constA("max_turns", tInt, "model turns per call").atLeast(1),
 	{name: "output", kind: vTypeRef, doc: "structured output type (default string)"},
+	refsA("fallback", "models to call instead of the model, in order, when it is unavailable or rate-limited (default: the model's fallback)", DeclModel),
+	budgetAttr,
 }}
 
 var chainSchema = &blockSchema{what: "chain agent", attrs: []attrSpec{
 	refsA("agents", "run in order, each on the previous output", DeclAgent).req(),
+	budgetAttr,
 }}
 
 var parallelSchema = &blockSchema{what: "parallel agent", attrs: []attrSpec{
 	refsA("agents", "run concurrently on the same input", DeclAgent).req(),
+	budgetAttr,
 }}
 
 var cycleSchema = &blockSchema{what: "cycle agent", attrs: []attrSpec{
@@ -219,6 +238,7 @@ var cycleSchema = &blockSchema{what: "cycle agent", attrs: []attrSpec{
 	{name: "until", kind: vCond, where: InCycle, doc: "stop when this holds (names: input, output, iteration)"},
 	constA("max", tInt, "the most rounds").atLeast(1).req(),
 	refA("answer", "the member whose last answer is the cycle's (default: the last member)", DeclAgent),
+	budgetAttr,
 }}
 
 var a2aSchema = &blockSchema{what: "a2a", attrs: []attrSpec{
@@ -247,6 +267,7 @@ var serveSchema = &blockSchema{what: "serve", attrs: []attrSpec{
 	blockA("a2a", a2aSchema, "the A2A endpoint"),
 	blockA("openai", openaiSchema, "the OpenAI-compatible endpoint"),
 	blockA("mcp", mcpSchema, "the MCP endpoint (streamable HTTP)"),
+	budgetAttr,
 }}
 
 var httpSchema = &blockSchema{what: "http", attrs: []attrSpec{
@@ -385,7 +406,7 @@ func (c *checker) checkAttr(spec *attrSpec, a *syntax.Attr, sc *scope) *Attr {
 	case vRef:
 		n, ok := bareName(v)
 		if !ok {
-			c.errorf(TypeMismatch, v.Span(), "%s must name a %s", spec.name, kindsText(spec.refs))
+			c.errorf(TypeMismatch, v.Span(), "%s must name %s", spec.name, withArticle(kindsText(spec.refs)))
 			return out
 		}
 		if d := c.lookupName(n.Ident, n.Span(), n, sc.file, kindsText(spec.refs), spec.refs...); d != nil {

@@ -89,6 +89,7 @@ func (c *checker) run() {
 	forEach(c.info.Graphs, c.checkGraph)
 	c.graphEffects()
 	c.checkServe()
+	c.checkBudgets()
 	c.checkTests()
 	c.unused()
 	for _, name := range c.uni.ToolNames() {

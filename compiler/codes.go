@@ -38,30 +38,35 @@ const (
 	InvalidBound       diag.Code = "G413"
 	JoinRefire         diag.Code = "G414"
 	InvalidMapBody     diag.Code = "G415"
+	BudgetBelowMinimum diag.Code = "G416"
+	BudgetUnbounded    diag.Code = "G417"
 
-	LiteralSecret      diag.Code = "P501"
-	InvalidValue       diag.Code = "P502"
-	BadPath            diag.Code = "P503"
-	FileMissing        diag.Code = "P504"
-	ToolInputRecord    diag.Code = "P505"
-	UnknownBuiltin     diag.Code = "P506"
-	RecursiveCall      diag.Code = "P507"
-	UnknownErrorKind   diag.Code = "P508"
-	CacheSideEffect    diag.Code = "P509"
-	CompactionOverlap  diag.Code = "P510"
-	ClauseNotAllowed   diag.Code = "P511"
-	NoInputBinding     diag.Code = "P512"
-	InvalidExpect      diag.Code = "P513"
-	SkillFile          diag.Code = "P514"
-	ShellInterpolation diag.Code = "P515"
-	WeakToolEffect     diag.Code = "P516"
-	MCPNotPinned       diag.Code = "P517"
-	MCPLockInvalid     diag.Code = "P518"
-	MCPToolGone        diag.Code = "P519"
-	MCPArgRequired     diag.Code = "P520"
-	MCPArgType         diag.Code = "P521"
-	MCPOutputDrift     diag.Code = "P522"
-	MCPWeakEffect      diag.Code = "P523"
+	LiteralSecret       diag.Code = "P501"
+	InvalidValue        diag.Code = "P502"
+	BadPath             diag.Code = "P503"
+	FileMissing         diag.Code = "P504"
+	ToolInputRecord     diag.Code = "P505"
+	UnknownBuiltin      diag.Code = "P506"
+	RecursiveCall       diag.Code = "P507"
+	UnknownErrorKind    diag.Code = "P508"
+	CacheSideEffect     diag.Code = "P509"
+	CompactionOverlap   diag.Code = "P510"
+	ClauseNotAllowed    diag.Code = "P511"
+	NoInputBinding      diag.Code = "P512"
+	InvalidExpect       diag.Code = "P513"
+	SkillFile           diag.Code = "P514"
+	ShellInterpolation  diag.Code = "P515"
+	WeakToolEffect      diag.Code = "P516"
+	MCPNotPinned        diag.Code = "P517"
+	MCPLockInvalid      diag.Code = "P518"
+	MCPToolGone         diag.Code = "P519"
+	MCPArgRequired      diag.Code = "P520"
+	MCPArgType          diag.Code = "P521"
+	MCPOutputDrift      diag.Code = "P522"
+	MCPWeakEffect       diag.Code = "P523"
+	FallbackCycle       diag.Code = "P524"
+	FallbackUnsupported diag.Code = "P525"
+	FallbackWindow      diag.Code = "P526"
 )
 
 func init() {
@@ -96,11 +101,13 @@ func init() {
 		diag.CodeInfo{Code: WriteConflict, Severity: diag.Error, Title: "concurrent writes", Doc: "Two nodes that may run in the same superstep write one state field whose reducer is replace. Declare a reducer (append, merge, sum, max, min) or serialize the nodes."},
 		diag.CodeInfo{Code: InvalidBound, Severity: diag.Error, Title: "invalid bound", Doc: "A `max N` loop bound is below 1."},
 		diag.CodeInfo{Code: JoinRefire, Severity: diag.Warning, Title: "join predecessor may complete twice", Doc: "A join predecessor lies on a cycle that does not pass through the join, so it may complete more than once per wave; the join counts only its first completion."},
+		diag.CodeInfo{Code: BudgetBelowMinimum, Severity: diag.Error, Title: "budget below the cheapest path", Doc: "A budget's `model_calls` is below the fewest model calls any run makes on its way from start to end (each llm call at least one, a catch route none): every run would stop with `budget_exceeded`."},
+		diag.CodeInfo{Code: BudgetUnbounded, Severity: diag.Warning, Title: "budget without a bound", Doc: "A runnable with a budget has no upper bound the compiler can prove: a map over a list of unknown size, or an agent whose tools run agents (a reply may call them any number of times). The budget still holds at run time; the compiler cannot tell whether a run fits in it."},
 		diag.CodeInfo{Code: InvalidMapBody, Severity: diag.Error, Title: "invalid map body", Doc: "A map node's body is not a call (llm, tool, agent or graph), or the map iterates over something that is not a list."},
 
 		diag.CodeInfo{Code: LiteralSecret, Severity: diag.Error, Title: "literal secret", Doc: "A secret attribute (api_key) is written as a literal. Secrets come only from env()."},
 		diag.CodeInfo{Code: InvalidValue, Severity: diag.Error, Title: "invalid value", Doc: "An attribute or policy value is out of range or not one of the allowed words (temperature outside [0, 2], a ratio outside (0, 1], retry 0, a backoff minimum above its maximum, an unknown provider, a serve path used twice)."},
-		diag.CodeInfo{Code: BadPath, Severity: diag.Error, Title: "invalid path", Doc: "A skill folder or fixture path is absolute, uses backslashes, or leaves the folder of the file that names it."},
+		diag.CodeInfo{Code: BadPath, Severity: diag.Error, Title: "invalid path", Doc: "A skill folder or fixture path is absolute or uses backslashes, a skill folder leaves the module root, or a fixture path leaves the folder of the file that names it."},
 		diag.CodeInfo{Code: FileMissing, Severity: diag.Error, Title: "file not found", Doc: "A skill folder has no SKILL.md, or a test fixture file does not exist."},
 		diag.CodeInfo{Code: ToolInputRecord, Severity: diag.Error, Title: "tool input is not a record", Doc: "A tool's input type must be a record (models call tools with JSON objects); its output must not contain a secret."},
 		diag.CodeInfo{Code: UnknownBuiltin, Severity: diag.Error, Title: "unknown builtin", Doc: "`run = builtin.NAME` names no builtin tool implementation."},
@@ -121,5 +128,8 @@ func init() {
 		diag.CodeInfo{Code: MCPArgType, Severity: diag.Error, Title: "MCP argument does not match", Doc: "An argument's declared type does not fit the pinned input schema's property (its type or enum changed, or the server no longer has the argument and forbids others). Reported at the declaration's input and at the argument of each tool node that gives it."},
 		diag.CodeInfo{Code: MCPOutputDrift, Severity: diag.Error, Title: "MCP output does not match", Doc: "The tool's declared output type cannot hold what the pinned output schema says the server returns: a member the output needs is not in the schema, or a type differs. A `string` output takes the result's text and is not checked."},
 		diag.CodeInfo{Code: MCPWeakEffect, Severity: diag.Error, Title: "effect weaker than a destructive hint", Doc: "A `run = mcp` tool declares `effect = read_only` or `idempotent`, but the pinned annotations mark the server's tool destructive (`destructiveHint: true`): a crash could re-run the call. Drop the effect (it then defaults from the annotations), or keep it with `effect_override = \"why\"` in the `mcp` block."},
+		diag.CodeInfo{Code: FallbackCycle, Severity: diag.Error, Title: "fallback to itself", Doc: "A `fallback` list names the model it belongs to: a model's own name, or, on an agent, the agent's model. (A model named twice is N202.)"},
+		diag.CodeInfo{Code: FallbackUnsupported, Severity: diag.Error, Title: "fallback cannot stand in", Doc: "A fallback model lacks what a call of the agent needs: `tool_calls = false` where the agent has tools, or `structured_output = false` where the answer is decoded as a type (the agent's `output`, or an llm node's `into` type). Reported at the fallback, or at the node's `into`."},
+		diag.CodeInfo{Code: FallbackWindow, Severity: diag.Error, Title: "fallback window too small", Doc: "A fallback model's `context_window` is smaller than that of the agent's model: the history and the context policies are sized for the agent's model."},
 	)
 }

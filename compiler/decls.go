@@ -110,6 +110,7 @@ func (c *checker) checkModel(m *Model) {
 		return
 	}
 	m.Attrs = c.checkBlock(modelSchema, syn.Body.Attrs, m.span, &scope{where: InConfig, file: m.file})
+	c.checkModelFallback(m)
 }
 
 func (c *checker) checkSkill(s *Skill) {
@@ -253,6 +254,9 @@ func (c *checker) checkAgent(a *Agent) {
 	}
 	sc := &scope{where: InConst, file: a.file}
 	a.Attrs = c.checkBlock(agentSchemas[a.Form], syn.Body.Attrs, a.span, sc)
+	if at := a.Attrs.Get("budget"); at != nil && at.Syn != nil && at.Syn.Key != nil {
+		a.Budget = limitsOf(at.Block, at.Syn.Key.Span())
+	}
 	one := func(name string) Decl {
 		if at := a.Attrs.Get(name); at != nil && len(at.Refs) == 1 {
 			return at.Refs[0]
@@ -296,6 +300,7 @@ func (c *checker) checkAgent(a *Agent) {
 				a.Output = at.Type
 			}
 		}
+		c.checkAgentFallback(a)
 	default:
 		if at := a.Attrs.Get("agents"); at != nil {
 			for _, d := range at.Refs {
@@ -308,7 +313,7 @@ func (c *checker) checkAgent(a *Agent) {
 				need = 2
 			}
 			if l, ok := primaryOf(at.Value).(*syntax.ListLit); ok && len(l.Elems) < need {
-				c.errorf(InvalidValue, at.Value.Span(), "a %s agent needs at least %d member(s)", a.Form, need)
+				c.errorf(InvalidValue, at.Value.Span(), "%s agent needs at least %d member(s)", withArticle(a.Form.String()), need)
 			}
 		}
 		if a.Form == AgentParallel {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -140,6 +139,8 @@ func (c *checker) buildGraph(g *Graph) {
 		g.Nodes = append(g.Nodes, n)
 		b.byName[name] = n
 	}
+
+	c.graphBudget(g, syn, b.file)
 
 	// Declared edges, each followed by its else edge.
 	for _, it := range syn.Items {
@@ -342,7 +343,7 @@ func (c *checker) policies(b *graphBuild, n *Node, cls []*syntax.Clause, allowed
 			continue
 		}
 		if allowed&k == 0 {
-			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on %s %s", clauseNames[k], article(what), what)
+			d := c.errorf(ClauseNotAllowed, cl.Span(), "%s is not allowed on %s", clauseNames[k], withArticle(what))
 			switch {
 			case what == "map node" && k&itemClauses != 0:
 				d.Detail = "per-item policies go inside the map body, after the call"
@@ -534,6 +535,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 		n.Output = rt
 	}
 	c.checkInto(b, n)
+	c.checkFallbackNode(n)
 }
 
 // nodeScope is the scope of a node's expressions.
@@ -561,7 +563,7 @@ func (c *checker) callBody(b *graphBuild, body *syntax.CallNode, sc *scope) *Cal
 		d := c.lookup(body.Callee, b.file, "llm agent", DeclAgent)
 		if a, ok := d.(*Agent); ok {
 			if a.Form != AgentLLM && a.Form != 0 {
-				c.errorf(diag.WrongKind, at, "%s is a %s agent; call it with `agent %s`", a.name, a.Form, a.name)
+				c.errorf(diag.WrongKind, at, "%s is %s agent; call it with `agent %s`", a.name, withArticle(a.Form.String()), a.name)
 			} else {
 				call.Agent = a
 				call.Output = a.Output
@@ -772,7 +774,7 @@ func (c *checker) checkInto(b *graphBuild, n *Node) {
 		}
 		d := c.errorf(BadInto, n.IntoSpan, "%s %s %s, which cannot be %s %s %s (%s)", n.Name, what, out, wordsOf(f).past, wordsOf(f).prep, f.Name, f.Type)
 		if f.Reducer == ReduceAppend {
-			d.Detail = fmt.Sprintf("append takes a %s or a %s", f.Type.Elem(), f.Type)
+			d.Detail = fmt.Sprintf("append takes %s or %s", withArticle(f.Type.Elem().String()), withArticle(f.Type.String()))
 		}
 	}
 }
@@ -822,13 +824,8 @@ func graphCallee(n *Node, c *checker) (*syntax.Ident, *Graph) {
 	return cn.Callee, g
 }
 
-// article is "an" before a vowel, else "a".
-func article(word string) string {
-	if word != "" && strings.ContainsRune("aeiou", rune(word[0])) {
-		return "an"
-	}
-	return "a"
-}
+// withArticle is word after its indefinite article (diag.WithArticle).
+func withArticle(word string) string { return diag.WithArticle(word) }
 
 // firstKey finds an attribute named name among before (through seen when
 // it is not nil), for duplicate detection.
@@ -843,4 +840,24 @@ func firstKey(before []*syntax.Attr, name string, seen map[string]diag.Span) (di
 		}
 	}
 	return diag.Span{}, false
+}
+
+// graphBudget checks the graph's budget item (at most one).
+func (c *checker) graphBudget(g *Graph, syn *syntax.Graph, file string) {
+	var first diag.Span
+	for _, it := range syn.Items {
+		if it.Budget == nil {
+			continue
+		}
+		at := it.Span()
+		at.End = at.Start
+		at.End.Offset += len("budget")
+		at.End.Col += len("budget")
+		if first.File != "" {
+			related(c.errorf(diag.DuplicateAttr, at, "budget is set twice"), "first set here", first)
+			continue
+		}
+		first = at
+		g.Budget = limitsOf(c.checkBlock(budgetSchema, it.Budget.Attrs, at, &scope{where: InConst, file: file}), at)
+	}
 }

@@ -376,6 +376,11 @@ type Agent struct {
 	// Effect is the strongest effect the agent can reach through its tools
 	// and sub-agents.
 	Effect Effect
+
+	// Budget is the declared budget (nil: none); Bound what one call of
+	// the agent uses at most (budget.go).
+	Budget *Limits
+	Bound  *Bound
 }
 
 // SkillGrant is one entry of an agent's skills list.
@@ -400,6 +405,11 @@ type Graph struct {
 	Analysis *Analysis
 	// Effect is the strongest effect of any node.
 	Effect Effect
+
+	// Budget is the declared budget (nil: none); Bound what one run uses
+	// at most (budget.go).
+	Budget *Limits
+	Bound  *Bound
 }
 
 // Node returns the named node (including "start" and "end"), or nil.
@@ -575,6 +585,7 @@ type Serve struct {
 	Syntax *syntax.Serve
 	Run    Decl // a *Graph or *Agent, or nil
 	Attrs  *Attrs
+	Budget *Limits // every run's budget (nil: none)
 }
 
 // Test is a test block.

@@ -166,6 +166,45 @@ graph g(S) input q output out {
 			want: []string{"N202 key x is repeated"},
 		},
 		{
+			name: "one error for a non-ASCII name, however often it is used",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node résumé = set { out = "a" }
+  start -> résumé
+  résumé -> end
+}
+`,
+			want: []string{`S101 name "résumé" is not ASCII`},
+		},
+		{
+			name: "one error for an unclosed interpolation, naming it",
+			src: `state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node n = set { out = "hello {q" }
+  start -> n
+  n -> end
+}
+`,
+			want: []string{"S105 interpolation is not closed before the end of the string"},
+		},
+		{
+			name: "articles agree with the word they stand before",
+			src: `model m { provider = openai, name = "x" }
+agent helper llm { model = m }
+state S { q: string, out: string = "" }
+graph g(S) input q output out {
+  node n = tool helper { q = q }
+  start -> n
+  n -> end
+}
+test "t" {
+  run = g
+  answer n = "x"
+}
+`,
+			want: []string{"N210 helper is an llm agent, not a tool", "N210 node n is a tool node, not an interrupt"},
+		},
+		{
 			name: "a real G402 is still reported",
 			src: `state S { q: string, out: string = "" }
 graph g(S) input q output out {
@@ -285,5 +324,35 @@ graph g(S) input q output out {
 `)
 	if want := `["a","z"] ["b","y"] ["a","z"]`; got != want {
 		t.Errorf("output %q, want %q", got, want)
+	}
+}
+
+// TestFixtureStaysInItsFolder: a test's fixture path may not leave the
+// folder of the file that names it, even inside the module root (P503).
+func TestFixtureStaysInItsFolder(t *testing.T) {
+	src := `workflow w
+model m { provider = openai, name = "x" }
+agent a llm { model = m }
+test "outside" {
+  run = a
+  model m replay "../shared.yaml"
+}
+test "inside" {
+  run = a
+  model m replay "fixtures/m.yaml"
+}
+`
+	fsys := fstest.MapFS{
+		"w/main.agent":      {Data: []byte(src)},
+		"shared.yaml":       {Data: []byte("version: 1\n")},
+		"w/fixtures/m.yaml": {Data: []byte("version: 1\n")},
+	}
+	_, _, ds := checkFile(fsys, "w/main.agent")
+	var got []string
+	for _, d := range ds {
+		got = append(got, string(d.Code)+" "+d.Summary)
+	}
+	if len(got) != 1 || got[0] != `P503 fixture "../shared.yaml": path leaves the folder of w/main.agent` {
+		t.Errorf("diagnostics: %q", got)
 	}
 }

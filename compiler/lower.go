@@ -2,7 +2,9 @@ package compiler
 
 import (
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -104,6 +106,7 @@ func lower(info *Info) (*bytecode.Program, []diag.Diagnostic) {
 		l.agentGraph(a, &l.lowered[i])
 	}
 	l.serve()
+	l.budgets()
 	for i, t := range info.Tests {
 		l.test(i, t)
 	}
@@ -117,7 +120,19 @@ func lower(info *Info) (*bytecode.Program, []diag.Diagnostic) {
 // the first by path that has one. Info.Workflow takes the first root as
 // given; the two agree whenever one root has a header (a program and its
 // libraries), and this one does not depend on the order of the command line.
+// A program without a header is named after its first root file (plain.agent:
+// plain), so that it has an app name in the store (spec/language.md §2.2).
 func workflowHeader(info *Info) (name, doc string) {
+	name, doc = declaredHeader(info)
+	if pkg := info.Package; name == "" && pkg != nil && len(pkg.Roots) > 0 {
+		name = strings.TrimSuffix(path.Base(slices.Min(pkg.Roots)), ".agent")
+	}
+	return name, doc
+}
+
+// declaredHeader is the workflow header of the root files ("" when none
+// has one).
+func declaredHeader(info *Info) (name, doc string) {
 	pkg := info.Package
 	if pkg == nil {
 		return info.Workflow, info.Doc

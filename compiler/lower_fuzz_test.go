@@ -7,7 +7,6 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/stdlib"
 )
 
@@ -49,16 +48,6 @@ func FuzzCompile(f *testing.F) {
 		if prog == nil {
 			return
 		}
-		b, err := bytecode.Encode(prog)
-		if err != nil {
-			t.Fatal(err)
-		}
-		dec, err := bytecode.Decode(b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := bytecode.Verify(dec); err != nil {
-			t.Fatal(err)
-		}
+		reloaded(t, prog)
 	})
 }

@@ -26,14 +26,7 @@ agent b llm { model = free }
 	if prog == nil {
 		t.Fatalf("does not compile: %v", ds)
 	}
-	b, err := bytecode.Encode(prog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	back, err := bytecode.Decode(b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	back := reloaded(t, prog)
 	for _, p := range []*bytecode.Program{prog, back} {
 		got := map[string]map[string]float64{}
 		for i := range p.Models {

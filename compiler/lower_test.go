@@ -199,6 +199,27 @@ func TestPicturesAgree(t *testing.T) {
 }
 
 // compileSource compiles one in-memory file.
+// reloaded encodes p and decodes it back, verified; the decoded program
+// must encode to the same bytes.
+func reloaded(t testing.TB, p *bytecode.Program) *bytecode.Program {
+	t.Helper()
+	b, err := bytecode.Encode(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := bytecode.Decode(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bytecode.Verify(back); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := bytecode.Encode(back); err != nil || !bytes.Equal(again, b) {
+		t.Fatalf("decode/encode does not round-trip (err %v)", err)
+	}
+	return back
+}
+
 func compileSource(t testing.TB, src string) (*bytecode.Program, []diag.Diagnostic) {
 	t.Helper()
 	cfg := Config{FS: fstest.MapFS{"main.agent": {Data: []byte(src)}}, Universe: stdlib.Universe()}

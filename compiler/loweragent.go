@@ -102,7 +102,7 @@ var agentKinds = [...]bytecode.AgentKind{
 var agentStructural = map[string]bool{
 	"model": true, "instruction": true, "tools": true, "skills": true, "summary": true, "compaction": true,
 	"recall": true, "memory": true, "evolution": true, "max_turns": true, "output": true,
-	"agents": true, "until": true, "max": true, "answer": true,
+	"agents": true, "until": true, "max": true, "answer": true, "budget": true,
 }
 
 // agent lowers an agent's descriptor.

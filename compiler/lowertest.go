@@ -41,7 +41,7 @@ func (l *lowerer) serve() {
 	for _, a := range attrList(s.Attrs) {
 		pk, isProto := protocolKinds[a.Name]
 		switch {
-		case a.Name == "run":
+		case a.Name == "run", a.Name == "budget": // budget: Program.Budgets
 		case !isProto:
 			out.Attrs = l.appendAttr(out.Attrs, "serve", serveSchema, a)
 		case a.Block != nil:

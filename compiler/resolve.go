@@ -138,7 +138,7 @@ func (c *checker) declare(obj Decl, kind DeclKind, name *syntax.Ident, syn synta
 	}
 	if prev, ok := c.info.byName[name.Name]; ok {
 		o.used = true
-		c.errorf(diag.DuplicateName, name.Span(), "%s is already declared (as a %s)", name.Name, prev.Kind()).Related =
+		c.errorf(diag.DuplicateName, name.Span(), "%s is already declared (as %s)", name.Name, withArticle(prev.Kind().String())).Related =
 			[]diag.Related{{Message: "previous declaration", Span: prev.Span()}}
 		return
 	}
@@ -163,7 +163,7 @@ func (c *checker) lookupName(name string, at diag.Span, key syntax.Node, file, w
 		}
 	}
 	if d == nil && c.uni.Tool(name) != nil {
-		c.errorf(diag.WrongKind, at, "%s is a builtin tool, not a %s", name, what)
+		c.errorf(diag.WrongKind, at, "%s is a builtin tool, not %s", name, withArticle(what))
 		return nil
 	}
 	if d == nil {
@@ -184,7 +184,7 @@ func (c *checker) lookupName(name string, at diag.Span, key syntax.Node, file, w
 		return nil
 	}
 	if len(kinds) > 0 && !wantsKind(kinds, d.Kind()) {
-		c.errorf(diag.WrongKind, at, "%s is a %s, not a %s", name, describeDecl(d), what)
+		c.errorf(diag.WrongKind, at, "%s is %s, not %s", name, withArticle(describeDecl(d)), withArticle(what))
 		return nil
 	}
 	return d

@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"fmt"
 	"io/fs"
+	"path"
 	"strings"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -86,6 +88,9 @@ func (c *checker) checkServe() {
 	s.Attrs = c.checkBlock(serveSchema, s.Syntax.Body.Attrs, at, &scope{where: InConfig, file: file})
 	if r := s.Attrs.Get("run"); r != nil && len(r.Refs) == 1 {
 		s.Run = r.Refs[0]
+	}
+	if b := s.Attrs.Get("budget"); b != nil && b.Syn != nil && b.Syn.Key != nil {
+		s.Budget = limitsOf(b.Block, b.Syn.Key.Span())
 	}
 	paths := map[string]diag.Span{}
 	checkPath := func(a *Attr) {
@@ -225,6 +230,9 @@ func (c *checker) replay(t *Test, r *syntax.Replay, file string) {
 		return
 	}
 	full, err := resolveRel(file, p)
+	if dir := path.Dir(file); err == nil && dir != "." && !strings.HasPrefix(full, dir+"/") {
+		err = fmt.Errorf("path leaves the folder of %s", file)
+	}
 	if err != nil {
 		c.errorf(BadPath, r.Fixture.Span(), "fixture %q: %v", p, err)
 		return
@@ -263,7 +271,11 @@ func (c *checker) answer(t *Test, g *Graph, a *syntax.Answer, sc *scope) {
 	}
 	c.info.Refs[a.Node] = Ref{Kind: RefNode, Node: n}
 	if n.Kind != NodeInterrupt {
-		c.errorf(diag.WrongKind, a.Node.Span(), "node %s is a %s node, not an interrupt", n.Name, n.Kind)
+		kind := n.Kind.String()
+		if n.Call != nil {
+			kind = n.Call.Kind
+		}
+		c.errorf(diag.WrongKind, a.Node.Span(), "node %s is %s node, not an interrupt", n.Name, withArticle(kind))
 		c.expr(a.Value, sc, nil)
 		return
 	}

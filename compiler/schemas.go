@@ -13,13 +13,13 @@ type AttrDoc struct {
 
 // blockSchemas are every attribute table, by the block kind they describe.
 var blockSchemas = []*blockSchema{
-	modelSchema, priceSchema, summarySchema, compactionSchema, recallSchema, memorySchema, evolutionSchema,
+	modelSchema, priceSchema, budgetSchema, summarySchema, compactionSchema, recallSchema, memorySchema, evolutionSchema,
 	llmAgentSchema, chainSchema, parallelSchema, cycleSchema, a2aSchema, openaiSchema, mcpSchema, serveSchema,
 	httpSchema, execSchema, mcpToolSchema, toolSchema, skillSchema, llmNodeSchema, agentNodeSchema, testSchema,
 }
 
 // BlockAttrs returns the attributes of a block kind, in table order: one of
-// "model", "price", "summary", "compaction", "recall", "memory", "evolution",
+// "model", "price", "budget", "summary", "compaction", "recall", "memory", "evolution",
 // "llm agent", "chain agent", "parallel agent", "cycle agent", "a2a",
 // "openai", "mcp" (the serve block's), "serve", "http", "exec", "mcp tool",
 // "tool", "skill", "llm node",

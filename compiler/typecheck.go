@@ -640,7 +640,7 @@ func (c *checker) name(n *syntax.Name, sc *scope) *types.Type {
 		return t
 	}
 	if d := c.info.byName[n.Ident]; d != nil {
-		c.errorf(diag.WrongKind, n.Span(), "%s is a %s, not a value", n.Ident, describeDecl(d))
+		c.errorf(diag.WrongKind, n.Span(), "%s is %s, not a value", n.Ident, withArticle(describeDecl(d)))
 		d.base().used = true
 		return nil
 	}

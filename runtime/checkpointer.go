@@ -73,6 +73,11 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}
+	if err == nil {
+		// Followers here read the step at once; on a shared store, the
+		// store announces it to the other replicas.
+		a.r.wakeRun(a.id)
+	}
 	return c, err
 }
 

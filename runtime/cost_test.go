@@ -8,6 +8,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/model"
 	"github.com/agentc/agentc/runtime/runtimetest"
+	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/vm"
 )
@@ -63,22 +64,31 @@ replies:
 // scripted by costFixture.
 func costRunner(t *testing.T) *runtime.Runner {
 	t.Helper()
-	prog := runtimetest.CompileSource(t, "cost.agent", costSource)
-	fx, err := model.LoadFixture("cost.yaml", []byte(costFixture))
+	r, _ := scriptedRunner(t, "shop", costSource, costFixture, "priced", "free", "zero")
+	return r
+}
+
+// scriptedRunner is a Runner of app over src and a memory store (also
+// returned), the models named scripted by fixture.
+func scriptedRunner(t *testing.T, app, src, fixture string, models ...string) (*runtime.Runner, store.Store) {
+	t.Helper()
+	prog := runtimetest.CompileSource(t, app+".agent", src)
+	fx, err := model.LoadFixture(app+".yaml", []byte(fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
-	models := map[string]runtime.Model{}
-	for _, name := range []string{"priced", "free", "zero"} {
-		models[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
+	ms := map[string]runtime.Model{}
+	for _, name := range models {
+		ms[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
 	}
-	r, err := runtime.NewRunner(runtime.RunnerConfig{App: "shop", Store: memory.New(), Program: prog, Models: models,
+	st := memory.New()
+	r, err := runtime.NewRunner(runtime.RunnerConfig{App: app, Store: st, Program: prog, Models: ms,
 		Funcs: vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(context.Background()) })
-	return r
+	return r, st
 }
 
 func collect(t *testing.T, r *runtime.Runner, inv runtime.Invocation) []*runtime.Event {

@@ -35,9 +35,11 @@ type agentInfo struct {
 	topP        *float64
 	seed        *int64
 	maxTokens   int
-	price       *Price   // the model's declared price; nil: none
-	index       int      // in Program.Agents
-	toolNames   []string // the names of tools, in order
+	price       *Price          // the model's declared price; nil: none
+	index       int             // in Program.Agents
+	toolNames   []string        // the names of tools, in order
+	fallbacks   []fallbackModel // models called when the model is unavailable (fallback.go)
+	imageInput  bool            // the model takes images (image_input; files.go)
 }
 
 // bind resolves the program's models and tools against the given
@@ -88,6 +90,11 @@ func (pr *program) bind(models map[string]Model, tools map[string]Tool) error {
 			}
 			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
 			ai.price = priceOf(p, md)
+			if at, ok := bytecode.FindAttr(md.Attrs, "image_input"); ok {
+				v, _ := p.AttrConst(at)
+				ai.imageInput = v.Kind() == types.ValBool && v.Bool()
+			}
+			pr.bindFallbacks(&ai, models, func(name string) { missingModels[name] = true })
 		}
 		if ag.Kind == bytecode.AgentLLM {
 			for _, ti := range ag.Tools {
@@ -140,6 +147,9 @@ type host struct {
 	// relative path that replaces it, and the caller's map item.
 	prefix, base string
 	item         int
+	// budget is the innermost budget of a graph or agent call the host's
+	// work is under (nil: only the run's; budget.go).
+	budget *budgetScope
 }
 
 // rel maps a VM node path to the path events and call sites use: relative
@@ -178,7 +188,8 @@ type callCtx struct {
 	item    int    // map item index for events and call sites (the caller's inside a sub-run), or -1
 	step    uint64
 	attempt uint32
-	idem    string // idempotency key of the attempt ("" for read-only calls)
+	idem    string         // idempotency key of the attempt ("" for read-only calls)
+	resume  *vm.CallResume // the answer to this call's pause (clienttools.go)
 }
 
 // mapIndex returns the item index for events (nil outside a map).
@@ -209,7 +220,7 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 		item = h.item
 	}
 	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
-		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey}
+		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume}
 	if obs := h.a.r.obs; obs != nil {
 		return h.observeCall(ctx, obs, c, req)
 	}
@@ -224,7 +235,7 @@ func (h *host) dispatch(ctx context.Context, c *callCtx, req vm.CallRequest) (ty
 	case bytecode.CallLLM, bytecode.CallAgent:
 		return h.agent(ctx, c, int(req.Callee), textArg(req.Args, "prompt"), req.Result)
 	case bytecode.CallGraph:
-		return h.subRun(ctx, c, int(req.Callee), vm.Options{Fields: req.Args})
+		return h.subRun(ctx, c, int(req.Callee), "graph "+h.a.p.prog.Graphs[req.Callee].Name, vm.Options{Fields: req.Args})
 	}
 	return types.Value{}, vm.NewError(vm.KindInternal, "unknown call kind %s", req.Kind)
 }
@@ -245,23 +256,31 @@ func textArg(args []vm.NamedValue, name string) string {
 func (h *host) agent(ctx context.Context, c *callCtx, ai int, prompt string, result *types.Type) (types.Value, error) {
 	ag := &h.a.p.agents[ai]
 	if ag.decl.Kind == bytecode.AgentLLM {
+		if ag.decl.Graph >= 0 {
+			if s := h.callScope(int(ag.decl.Graph), "agent "+ag.decl.Name); s != h.budget {
+				inner := *h
+				inner.budget = s
+				return inner.llm(ctx, c, ag, prompt, result)
+			}
+		}
 		return h.llm(ctx, c, ag, prompt, result)
 	}
 	if ag.decl.Graph < 0 {
 		return types.Value{}, vm.NewError(vm.KindInternal, "agent %s has no graph", ag.decl.Name)
 	}
-	return h.subRun(ctx, c, int(ag.decl.Graph), vm.Options{Input: types.MakeString(prompt)})
+	return h.subRun(ctx, c, int(ag.decl.Graph), "agent "+ag.decl.Name, vm.Options{Input: types.MakeString(prompt)})
 }
 
 // subRun runs graph gi of the same Machine for the calling task, in memory
 // (its result is journaled by the calling node), with node paths under the
-// caller's, and returns the graph's output.
-func (h *host) subRun(ctx context.Context, c *callCtx, gi int, opts vm.Options) (types.Value, error) {
+// caller's, and returns the graph's output. what names the call in budget
+// errors ("graph G", "agent A").
+func (h *host) subRun(ctx context.Context, c *callCtx, gi int, what string, opts vm.Options) (types.Value, error) {
 	a := h.a
 	graph := a.p.prog.Graphs[gi].Name
 	opts.RunID = c.run
 	opts.PathPrefix = c.taskID()
-	child := &host{a: a, scope: c.sc, prefix: c.taskID(), base: c.node, item: c.item}
+	child := &host{a: a, scope: c.sc, prefix: c.taskID(), base: c.node, item: c.item, budget: h.callScope(gi, what)}
 	opts.Host = child
 	opts.Clock, opts.Entropy, opts.Cache = a.r.clock, a.r.ent, a.r.cache
 	opts.Workers = a.r.opts.VMWorkers

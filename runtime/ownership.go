@@ -16,7 +16,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/agentc/agentc/runtime/store"
@@ -36,6 +35,8 @@ type SharedStore interface {
 	// missing from the map).
 	GetLeases(ctx context.Context, keys []string) (map[string]store.Lease, error)
 	// Notify sends payload on channel name to every process that follows it.
+	// The store itself announces each step commit and run end on
+	// store.RunsChannel (store.CommitNotice), once it is visible.
 	Notify(ctx context.Context, name, payload string) error
 	// Follow calls fn with each payload sent on name, and with "" once
 	// connected and after every reconnection, until ctx ends.
@@ -60,9 +61,10 @@ type Replica struct {
 const DefaultLeaseTTL = 10 * time.Second
 
 // notifyChannel is the channel replicas tell one another on:
-// "cancel RUN" (a cancel request), "end RUN" (a run recorded its end),
-// "orphan RUN" (a run left without an owner).
-const notifyChannel = "runs"
+// "cancel RUN" (a cancel request), "orphan RUN" (a run left without an
+// owner); the store sends "commit RUN" there (a run committed a step or
+// recorded its end: store.CommitNotice).
+const notifyChannel = store.RunsChannel
 
 // cancelColl holds the cancel requests of runs driven elsewhere: key the
 // run id, value the request's time (RFC 3339).
@@ -80,8 +82,9 @@ type ownership struct {
 	owner  string
 	ttl    time.Duration
 
-	stop context.CancelFunc
-	done chan struct{} // closed when the follower has returned
+	stop    context.CancelFunc
+	done    chan struct{} // closed when the follower has returned
+	present chan struct{} // closed when the presence keeper has returned
 
 	orphans chan struct{} // a wake-up for the takeover watcher (capacity 1)
 }
@@ -97,7 +100,9 @@ func newOwnership(r *Runner, rep *Replica) (*ownership, error) {
 	}
 	var ctx context.Context
 	ctx, o.stop = context.WithCancel(context.Background())
-	go func() { // owned by the Runner: Close cancels ctx and waits for done
+	o.present = make(chan struct{})
+	go o.presence(ctx) // owned by the Runner, like the follower
+	go func() {        // owned by the Runner: Close cancels ctx and waits for done
 		defer close(o.done)
 		for ctx.Err() == nil {
 			if err := o.shared.Follow(ctx, notifyChannel, o.heard); err != nil && ctx.Err() == nil {
@@ -111,10 +116,36 @@ func newOwnership(r *Runner, rep *Replica) (*ownership, error) {
 	return o, nil
 }
 
-// close stops the follower and waits for it.
+// close stops the follower and the presence keeper and waits for them.
 func (o *ownership) close() {
 	o.stop()
 	<-o.done
+	<-o.present
+}
+
+// presenceKey is the lease a replica holds while it lives: another
+// replica reads it to tell a request that died with its replica from one
+// still in flight (Runner.Alive).
+func presenceKey(owner string) string { return "replica/" + owner }
+
+// presence holds this replica's presence lease, renewing it every TTL/3,
+// until ctx ends or the Runner stops; it then releases it.
+func (o *ownership) presence(ctx context.Context) {
+	defer close(o.present)
+	key := presenceKey(o.owner)
+	for {
+		actx, cancel := context.WithTimeout(ctx, o.ttl/3)
+		if _, err := o.r.st.AcquireLease(actx, key, o.owner, o.ttl, o.r.clock.Now()); err != nil && ctx.Err() == nil {
+			o.r.log.Warn("runtime: renew this replica's presence", "err", err)
+		}
+		cancel()
+		if o.sleep(ctx, o.ttl/3) != nil {
+			rctx, cancel := context.WithTimeout(context.Background(), o.ttl/3)
+			_ = o.r.st.ReleaseLease(rctx, key, o.owner, o.r.clock.Now())
+			cancel()
+			return
+		}
+	}
 }
 
 // leaseKey is the lease of key's active run.
@@ -123,16 +154,21 @@ func leaseKey(key store.SessionKey) string {
 }
 
 // heard handles a notification ("" after a (re)connection: a notification
-// may have been missed, so the watcher looks again).
+// may have been missed, so the watcher and every follower look again).
 func (o *ownership) heard(payload string) {
-	verb, run, _ := strings.Cut(payload, " ")
-	switch verb {
-	case "cancel":
+	verb, run := store.ParseNotice(payload)
+	switch {
+	case verb == "cancel":
 		o.r.Cancel(run)
-	case "end":
+	case store.IsCommitNotice(verb) && run != "":
 		o.r.wakeRun(run)
-	case "orphan", "":
+	case store.IsCommitNotice(verb): // a run whose id a notice cannot carry
+		o.r.wakeAll()
+	case verb == "orphan":
 		o.wakeWatcher()
+	case verb == "":
+		o.wakeWatcher()
+		o.r.wakeAll()
 	}
 }
 
@@ -284,6 +320,37 @@ func (k *keeper) halt() {
 // replicas (RunnerConfig.Replica).
 func (r *Runner) Replicated() bool { return r.own != nil }
 
+// Instance is this process's id among those that used the store: the
+// replica's owner id, or, without replicas, an id the Runner mints at the
+// first call (a restarted process has a new one).
+func (r *Runner) Instance() string {
+	if r.own != nil {
+		return r.own.owner
+	}
+	r.selfOne.Do(func() { r.self = r.ids.nextWithPrefix("proc_") })
+	return r.self
+}
+
+// Alive reports whether the process whose Instance is id may still be
+// working: this one; without replicas no other (the store is this
+// process's alone, so another instance was an earlier process); on a
+// shared store, a replica whose presence lease is held.
+func (r *Runner) Alive(ctx context.Context, id string) (bool, error) {
+	if id == r.Instance() {
+		return true, nil
+	}
+	if r.own == nil {
+		return false, nil
+	}
+	key := presenceKey(id)
+	ls, err := r.own.shared.GetLeases(ctx, []string{key})
+	if err != nil {
+		return false, fmt.Errorf("runtime: presence of %s: %w", id, err)
+	}
+	l, ok := ls[key]
+	return ok && l.HeldAt(r.clock.Now()), nil
+}
+
 // LeaseTTL is the lease TTL of this replica's runs (0 without Replica).
 func (r *Runner) LeaseTTL() time.Duration {
 	if r.own == nil {
@@ -322,9 +389,10 @@ func (r *Runner) RequestCancel(ctx context.Context, run string) (bool, error) {
 	return true, nil
 }
 
-// Changed returns a channel closed when run next records its end, here or
-// (on a shared store, as far as notifications reach) on another replica.
-// A follower of the run's ledger reads again when it closes.
+// Changed returns a channel closed when run next commits a step or records
+// its end, here or (on a shared store, as far as notifications reach) on
+// another replica. A follower of the run's ledger reads again when it
+// closes.
 func (r *Runner) Changed(run string) <-chan struct{} {
 	ch := make(chan struct{})
 	r.mu.Lock()
@@ -363,6 +431,19 @@ func (r *Runner) wakeRun(run string) {
 	r.mu.Unlock()
 	for _, w := range ws {
 		close(w)
+	}
+}
+
+// wakeAll closes every channel Changed returned.
+func (r *Runner) wakeAll() {
+	r.mu.Lock()
+	all := r.waiters
+	r.waiters = nil
+	r.mu.Unlock()
+	for _, ws := range all {
+		for _, w := range ws {
+			close(w)
+		}
 	}
 }
 

@@ -200,10 +200,13 @@ func (p *program) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInter
 		id, _ := x.MapGet("id")
 		node, _ := x.MapGet("node")
 		if id.Kind() != types.ValString || node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
-			g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+			!vm.CanWait(&g.Nodes[node.Int()]) {
 			return nil, errors.New("malformed record")
 		}
-		out[i] = waitingInterrupt{id: id.Str(), typ: p.interruptType(&g.Nodes[node.Int()])}
+		out[i] = waitingInterrupt{id: id.Str(), typ: clientAnswerType} // a paused llm call (clienttools.go)
+		if nd := &g.Nodes[node.Int()]; nd.Kind == bytecode.NodeInterrupt {
+			out[i].typ = p.interruptType(nd)
+		}
 	}
 	return out, nil
 }

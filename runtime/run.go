@@ -42,6 +42,8 @@ type activeRun struct {
 
 	input      types.Value     // a new run's input
 	sampling   *Sampling       // the invocation's sampling parameters (nil: the declarations')
+	client     []ToolSpec      // the invocation's client tools (Invocation.ClientTools)
+	files      []InputFile     // the invocation's files (Invocation.Files)
 	resume     *vm.ResumeInput // a resumption's checkpoint chain and answers
 	prevStatus RunStatus       // a resumption's status before this invocation
 
@@ -52,7 +54,8 @@ type activeRun struct {
 	// claimed counts, per task, the leading events of tasks that an effect
 	// record of the current step carries (carry.go).
 	claimed map[scopeKey]int
-	totals  runTotals // the invocation's model calls (cost.go)
+	totals  runTotals   // the invocation's model calls (cost.go)
+	budget  budgetScope // the run's budget and its model calls (budget.go)
 
 	// With an Observer: the context of the run span (the parent of
 	// superstep spans), the run span, and the open superstep's span, set
@@ -90,7 +93,7 @@ const eventBuffer = 64
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
-		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling}
+		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
 		a.inv = r.ids.nextWithPrefix("inv_")
@@ -104,6 +107,7 @@ func (a *activeRun) setGraph(gi int) {
 	a.graph = &p.Graphs[gi]
 	a.root = a.graph.Name
 	a.fields = p.States[a.graph.State].Fields
+	a.setBudget(gi)
 }
 
 // rel turns a VM node path ("graph/node", "graph/node/sub/x") into the path
@@ -383,11 +387,6 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		a.send(e)
 	}
 	close(a.out)
-	if a.keeper != nil && recorded {
-		// Followers on other replicas read the end at once (after the
-		// caller got it: the notification is only a wake-up).
-		a.r.own.notify("end", a.id)
-	}
 }
 
 // outcome maps the VM's result to the run's status and error.
@@ -423,6 +422,9 @@ func (a *activeRun) terminalEvents(res *vm.Result, status RunStatus, einfo *Erro
 			info := InterruptInfo{ID: it.ID, Node: a.rel(it.ID), Prompt: it.Prompt}
 			if it.Type != nil {
 				info.Schema = types.JSONSchema(it.Type)
+			}
+			if it.Data != nil {
+				a.clientPauseInfo(&info, it.Data)
 			}
 			its = append(its, info)
 		}

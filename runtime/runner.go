@@ -55,7 +55,7 @@ const (
 )
 
 // DefaultMaxTurns is an llm agent's model-call budget when it declares none.
-const DefaultMaxTurns = 10
+const DefaultMaxTurns = bytecode.DefaultMaxTurns
 
 // RunnerConfig configures a Runner. Store, Program, Clock and Entropy are
 // required.
@@ -178,9 +178,11 @@ type Runner struct {
 
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
 
-	own     *ownership                 // nil: the store is this process's alone
+	own     *ownership // nil: the store is this process's alone
+	self    string     // Instance without replicas: minted at its first call
+	selfOne sync.Once
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
-	waiters map[string][]chan struct{} // by run id: closed when the run next records its end (Changed)
+	waiters map[string][]chan struct{} // by run id: closed when the run next commits a step or records its end (Changed)
 }
 
 // NewRunner checks cfg and loads the program.
@@ -277,6 +279,9 @@ func (r *Runner) Run(ctx context.Context, inv Invocation) (<-chan *Event, error)
 	if inv.User == "" || inv.Session == "" {
 		return nil, fmt.Errorf("%w: user and session are required", ErrInvalidInvocation)
 	}
+	if err := r.checkClientTools(inv.ClientTools); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -365,6 +370,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
 			return nil, err
 		}
+		if err := ar.seedBudget(ctx); err != nil {
+			return nil, err
+		}
 		if r.own != nil {
 			if cancelNow, err = r.own.cancelRequested(ctx, run.ID); err != nil {
 				return nil, fmt.Errorf("runtime: resume %s: %w", run.ID, err)
@@ -384,6 +392,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		in.Text = inv.Input
 	}
 	in.Run = ar.id
+	if in.Files, err = r.storeFiles(ctx, key, ar.id, inv.Files); err != nil {
+		return nil, err
+	}
 	b, err := EncodeEvent(in)
 	if err != nil {
 		return nil, err
@@ -548,8 +559,11 @@ func (r *Runner) unref(key store.SessionKey, s *sessionSlot) {
 }
 
 // inputValue converts the invocation's text to graph gi's input field: a
-// string field takes it as is, a messages field one user message, any other
-// type is decoded from JSON. A graph without an input field ignores it.
+// string field takes it as is; an enum field a literal as is (or quoted);
+// a json field the JSON value the text is, else the text as a string; a
+// messages field the list of messages the text is as JSON, else one user
+// message; any other type is decoded from JSON. A graph without an input
+// field ignores it.
 func (r *Runner) inputValue(gi int, text string) (types.Value, error) {
 	return r.cur.inputValue(gi, text)
 }
@@ -567,9 +581,21 @@ func (p *program) inputValue(gi int, text string) (types.Value, error) {
 		base = base.Elem()
 	}
 	switch {
-	case base.Kind() == types.KindString || base.Kind() == types.KindJSON:
+	case base.Kind() == types.KindString:
+		return types.MakeString(text), nil
+	case base.Kind() == types.KindEnum:
+		if v, err := types.FromJSON(t, jsonString(text)); err == nil {
+			return v, nil
+		}
+	case base.Kind() == types.KindJSON:
+		if v, err := types.FromJSON(t, []byte(text)); err == nil {
+			return v, nil
+		}
 		return types.MakeString(text), nil
 	case base.Kind() == types.KindMessages || base.Kind() == types.KindList && types.Identical(base.Elem(), types.MessageType):
+		if v, err := types.FromJSON(t, []byte(text)); err == nil {
+			return v, nil
+		}
 		msg, err := types.FromJSON(types.MessageType, []byte(`{"role":"user","content":`+string(jsonString(text))+`}`))
 		if err != nil {
 			return types.Value{}, fmt.Errorf("%w: %v", ErrInvalidInvocation, err)

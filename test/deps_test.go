@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	// (spec/upgrade.md): the runtime moves runs without the front end.
 	"vm/upgrade": {"vm", "compiler/bytecode", "compiler/types", "lang/diag"},
 
-	"runtime":                 {"vm", "vm/upgrade", "runtime/store"},
+	"runtime":                 {"vm", "vm/upgrade", "runtime/store", "runtime/artifact"},
 	"runtime/store":           {},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},
@@ -120,8 +120,8 @@ var external = map[string][]string{
 	"github.com/landlock-lsm/go-landlock":    {"runtime/workspace/jail"},
 	"github.com/jackc/pgx":                   {"runtime/store/postgres", "internal/pgtest", "bench/replicas"}, // bench/replicas: its throwaway schema and the leases it reads
 	"github.com/spf13/cobra":                 {"cmd/agentc"},
-	"github.com/spf13/pflag":                 {"cmd/agentc"}, // cobra's flag sets, named in shared flag helpers
-	"github.com/pmezard/go-difflib":          {"cmd/agentc"}, // fmt -d
+	"github.com/spf13/pflag":                 {"cmd/agentc"},  // cobra's flag sets, named in shared flag helpers
+	"github.com/pmezard/go-difflib":          {"lang/format"}, // fmt -d
 	"gopkg.in/yaml.v3":                       {"compiler/skillmd", "runtime/assemble", "runtime/model"},
 	"golang.org/x/text":                      {"runtime"},                // NFKC for preload markers
 	"golang.org/x/sys":                       {"runtime/workspace/jail"}, // namespaces, uid maps

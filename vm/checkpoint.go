@@ -252,7 +252,7 @@ func (r *run) encodeInterrupts() ([]byte, error) {
 	}
 	ins := make([]RecordedInterrupt, len(r.waiting))
 	for i, w := range r.waiting {
-		ins[i] = RecordedInterrupt{ID: w.it.ID, Node: int(w.node), Prompt: w.it.Prompt}
+		ins[i] = RecordedInterrupt{ID: w.it.ID, Node: int(w.node), Prompt: w.it.Prompt, Data: w.it.Data}
 	}
 	return EncodeInterrupts(ins)
 }

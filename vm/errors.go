@@ -17,18 +17,19 @@ type ErrorKind string
 
 // Error kinds.
 const (
-	KindTimeout       ErrorKind = "timeout"        // an attempt exceeded its timeout
-	KindRateLimit     ErrorKind = "rate_limit"     // the provider asked to slow down
-	KindUnavailable   ErrorKind = "unavailable"    // the model or tool could not be reached
-	KindInvalidOutput ErrorKind = "invalid_output" // a result did not convert to the expected type
-	KindModelError    ErrorKind = "model_error"    // a model call failed otherwise
-	KindToolError     ErrorKind = "tool_error"     // a tool (or sub-graph) reported a failure
-	KindEval          ErrorKind = "eval"           // an expression failed at run time
-	KindLoopLimit     ErrorKind = "loop_limit"     // a `max N` edge without else was exhausted (not catchable)
-	KindMaxSteps      ErrorKind = "max_steps"      // the run reached Options.MaxSteps (not catchable)
-	KindCanceled      ErrorKind = "canceled"       // the run's context was canceled (not catchable)
-	KindInternal      ErrorKind = "internal"       // a host or builtin panicked, or a storage call failed
-	KindInvalidResume ErrorKind = "invalid_resume" // a resume value or decision does not fit (returned by Resume)
+	KindTimeout       ErrorKind = "timeout"         // an attempt exceeded its timeout
+	KindRateLimit     ErrorKind = "rate_limit"      // the provider asked to slow down
+	KindUnavailable   ErrorKind = "unavailable"     // the model or tool could not be reached
+	KindInvalidOutput ErrorKind = "invalid_output"  // a result did not convert to the expected type
+	KindModelError    ErrorKind = "model_error"     // a model call failed otherwise
+	KindToolError     ErrorKind = "tool_error"      // a tool (or sub-graph) reported a failure
+	KindEval          ErrorKind = "eval"            // an expression failed at run time
+	KindLoopLimit     ErrorKind = "loop_limit"      // a `max N` edge without else was exhausted (not catchable)
+	KindBudget        ErrorKind = "budget_exceeded" // the run's budget ran out (catchable, never retried)
+	KindMaxSteps      ErrorKind = "max_steps"       // the run reached Options.MaxSteps (not catchable)
+	KindCanceled      ErrorKind = "canceled"        // the run's context was canceled (not catchable)
+	KindInternal      ErrorKind = "internal"        // a host or builtin panicked, or a storage call failed
+	KindInvalidResume ErrorKind = "invalid_resume"  // a resume value or decision does not fit (returned by Resume)
 )
 
 // retryableByDefault are the kinds a retry policy without `on` retries: every

@@ -152,15 +152,20 @@ func EncodeFrontier(nodes []int) ([]byte, error) {
 }
 
 // EncodeInterrupts encodes a record's pending interrupts as a list of
-// {"id", "node", "prompt"} maps, nil when none.
+// {"id", "node", "prompt"} maps (with "data" for a paused call), nil when
+// none.
 func EncodeInterrupts(ins []RecordedInterrupt) ([]byte, error) {
 	if len(ins) == 0 {
 		return nil, nil
 	}
 	vals := make([]types.Value, len(ins))
 	for i, in := range ins {
-		m, err := types.MakeMap([]string{"id", "node", "prompt"},
-			[]types.Value{types.MakeString(in.ID), types.MakeInt(int64(in.Node)), types.MakeString(in.Prompt)})
+		keys := []string{"id", "node", "prompt"}
+		kv := []types.Value{types.MakeString(in.ID), types.MakeInt(int64(in.Node)), types.MakeString(in.Prompt)}
+		if in.Data != nil {
+			keys, kv = append(keys, "data"), append(kv, types.MakeString(string(in.Data)))
+		}
+		m, err := types.MakeMap(keys, kv)
 		if err != nil {
 			return nil, err
 		}

@@ -4,7 +4,7 @@
 // persisted: input event, run record, step commits, all synced). It prints a
 // table and one JSON document.
 //
-//	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE]
+//	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE] [-observe off|metrics|traces]
 //
 // The server runs in a child process (this binary re-executed), so that its
 // CPU time and allocations are its own: each row reports the child's CPU
@@ -43,6 +43,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentc/agentc/bench/internal/benchobs"
 	"github.com/agentc/agentc/bench/internal/benchsrc"
 	art "github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
@@ -104,15 +105,16 @@ func main() {
 	only := flag.String("only", "", "comma-separated scenarios: openai, openai-stream, agui")
 	jsonOut := flag.String("json", "", "also write the JSON document to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile during the first scenario's HTTP load to this file")
+	observe := flag.String("observe", "off", "the Runner's instrumentation: "+benchobs.Modes+" (spec/telemetry.md)")
 	flag.Parse()
 	if *child {
-		if err := serveChild(); err != nil {
+		if err := serveChild(*observe); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			os.Exit(1)
 		}
 		return
 	}
-	if err := parent(*clients, *requests, *warmup, *only, *jsonOut, *cpuProfile); err != nil {
+	if err := parent(*clients, *requests, *warmup, *only, *jsonOut, *cpuProfile, *observe); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
@@ -133,7 +135,7 @@ func (e *entropy) Uint64() uint64 {
 	return e.n.Add(1)*0x9E3779B97F4A7C15 ^ uint64(time.Now().UnixNano())
 }
 
-func serveChild() error {
+func serveChild(observe string) error {
 	prog, out, err := benchsrc.CompileBytes("bench.agent", source)
 	if err != nil {
 		return err
@@ -154,10 +156,18 @@ func serveChild() error {
 		return err
 	}
 	// Assembled as agentc serve assembles a program, with the model
-	// scripted and an empty environment.
+	// scripted, an empty environment and the instrumentation asked for
+	// (-observe; agentc serve runs "metrics" without OTEL_*).
+	metrics := server.NewMetrics()
+	obs, err := benchobs.New(context.Background(), observe, metrics)
+	if err != nil {
+		return err
+	}
+	defer obs.Close(context.Background())
 	r, err := assemble.New(st, assemble.Options{Program: prog, Verified: true, Encoding: out,
 		Clock: wallClock{}, Entropy: &entropy{}, Env: func(string) (string, bool) { return "", false },
-		Models: map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)}})
+		Models:   map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)},
+		Observer: obs.Observer})
 	if err != nil {
 		return err
 	}
@@ -165,7 +175,7 @@ func serveChild() error {
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil)) // the request log is written and discarded
 	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: wallClock{},
 		NewID:  func(p string) string { return p + strconv.FormatUint(ids.Add(1), 36) },
-		Logger: logger, Limits: server.Limits{MaxRuns: 256}, Metrics: server.NewMetrics()}
+		Logger: logger, Limits: server.Limits{MaxRuns: 256}, Metrics: metrics}
 	oa := openai.New(b, openai.Options{})
 	ag := agui.New(b, agui.Options{})
 	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Store: st, Logger: logger, Tokens: map[string]string{token: "bench"},
@@ -290,12 +300,12 @@ type scenario struct {
 	req  func(i int) (*http.Request, func(body []byte) bool)
 }
 
-func parent(clients, requests, warmup int, only, jsonOut, cpuProfile string) error {
+func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe, "-child")
+	cmd := exec.Command(exe, "-child", "-observe", observe)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -463,7 +473,7 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile string) err
 	_ = tw.Flush()
 	doc := map[string]any{
 		"requests": requests, "cores": runtime.NumCPU(), "go": runtime.Version(),
-		"store": "pebble (synced)", "model": "scripted, zero latency, 8 deltas", "rows": rows,
+		"store": "pebble (synced)", "model": "scripted, zero latency, 8 deltas", "observe": observe, "rows": rows,
 	}
 	b, _ := json.MarshalIndent(doc, "", "  ")
 	fmt.Printf("%s\n", b)

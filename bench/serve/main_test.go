@@ -14,7 +14,11 @@ import (
 // re-executes its own executable with -child.
 func TestMain(m *testing.M) {
 	if slices.Contains(os.Args[1:], "-child") {
-		if err := serveChild(); err != nil {
+		observe := "off"
+		if i := slices.Index(os.Args, "-observe"); i > 0 && i+1 < len(os.Args) {
+			observe = os.Args[i+1]
+		}
+		if err := serveChild(observe); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
 			os.Exit(1)
 		}
@@ -28,22 +32,8 @@ func TestMain(m *testing.M) {
 // report covers every scenario and that no request failed. Times are not
 // checked.
 func TestHarnessRuns(t *testing.T) {
-	dir := t.TempDir()
-	t.Setenv("AGENTC_BENCH_DIR", filepath.Join(dir, "store"))
-	out := filepath.Join(dir, "report.json")
-	if err := parent(4, 24, 4, "", out, ""); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc struct{ Rows []row }
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
 	names := map[string]bool{}
-	for _, r := range doc.Rows {
+	for _, r := range runHarness(t, 4, 24, 4, "", "off") {
 		names[strings.TrimSpace(r.Name)] = true
 		if r.Requests == 0 || r.Errors != 0 {
 			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
@@ -54,4 +44,35 @@ func TestHarnessRuns(t *testing.T) {
 			t.Errorf("no row for scenario %s (rows %v)", sc, names)
 		}
 	}
+}
+
+// With tracing on, the server exports every run's spans to the OTLP
+// receiver benchobs starts; no request fails.
+func TestHarnessRunsTraced(t *testing.T) {
+	for _, r := range runHarness(t, 2, 8, 2, "openai", "traces") {
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
+		}
+	}
+}
+
+// runHarness runs the harness against a server child and returns its
+// report's rows.
+func runHarness(t *testing.T, clients, requests, warmup int, only, observe string) []row {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("AGENTC_BENCH_DIR", filepath.Join(dir, "store"))
+	out := filepath.Join(dir, "report.json")
+	if err := parent(clients, requests, warmup, only, out, "", observe); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct{ Rows []row }
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Rows
 }

@@ -36,6 +36,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/agentc/agentc/bench/internal/benchobs"
 )
 
 // figure is one measured line of the report.
@@ -69,7 +71,15 @@ func run() int {
 	resumeRuns := flag.Int("resume-runs", 30, "resumptions timed by the resume figure")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the harness to this file")
 	jsonOut := flag.String("json", "", "also write the JSON report to this file")
+	observe := flag.String("observe", "off", "the Runner's instrumentation in durable, concurrent and resume: "+benchobs.Modes+" (spec/telemetry.md)")
 	flag.Parse()
+	obs, err := benchobs.New(context.Background(), *observe, nil)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	defer obs.Close(context.Background())
+	observer = obs.Observer
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
@@ -127,7 +137,7 @@ func run() int {
 	}
 	os.RemoveAll(dir) // before printing: a reader that stops early must not leave it behind
 	h.print()
-	b, _ := json.MarshalIndent(map[string]any{"figures": h.figures}, "", "  ")
+	b, _ := json.MarshalIndent(map[string]any{"observe": *observe, "figures": h.figures}, "", "  ")
 	fmt.Printf("\n%s\n", b)
 	if *jsonOut != "" {
 		if err := os.WriteFile(*jsonOut, b, 0o644); err != nil {

@@ -4,12 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
 )
 
@@ -30,8 +29,10 @@ else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
 ./.agentc). Every committed superstep of a run has a checkpoint: a
 full snapshot of the state or a delta over the previous step.
 
-  agentc checkpoints list RUN                 step, kind, nodes finished, time, bytes
-  agentc checkpoints show RUN [--step N]      the state at step N (default: the last)
+  agentc checkpoints list [RUN]               step, kind, nodes finished, time, bytes
+  agentc checkpoints show [RUN] [--step N]    the state at step N (default: the last)
+
+RUN defaults to the latest run in the store.
   agentc checkpoints fork RUN --step N [--set FIELD=JSON]...
 
 Fork starts a new run in the same session from the state at step N, with
@@ -45,18 +46,27 @@ not the one that ran RUN; resuming under another program is refused too.
 Exit status: 0, 1 when the store cannot be read or the run or step does
 not exist, 2 on usage errors (including a --set that does not fit).`,
 	}, false)
-	f.sub("list RUN", "List a run's checkpoints, oldest first", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
-		cps, err := in.Checkpoints(ctx, args[0])
-		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) {
-			ns := "-"
-			if len(cp.Nodes) > 0 {
-				ns = strings.Join(cp.Nodes, ",")
-			}
-			fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\t%d bytes\n", cp.Step, cp.Kind, ns, cp.Time.Format(time.RFC3339), cp.Bytes)
-		})
+	// RUN defaults to the latest run (inspect.LatestRun).
+	run := func(ctx context.Context, in inspect.API, args []string) (string, error) {
+		if len(args) > 0 {
+			return args[0], nil
+		}
+		return inspect.LatestRun(ctx, in)
+	}
+	f.sub("list [RUN]", "List a run's checkpoints (default: the latest run's), oldest first", cobra.MaximumNArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		id, err := run(ctx, in, args)
+		if err != nil {
+			return failErr(err)
+		}
+		cps, err := in.Checkpoints(ctx, id)
+		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) { fmt.Fprintln(a.stdout, cp.Line()) })
 	})
-	show := f.sub("show RUN [--step N]", "Print the state of a run at a step, as JSON", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
-		s, err := in.State(ctx, args[0], f.step)
+	show := f.sub("show [RUN] [--step N]", "Print the state of a run (default: the latest) at a step, as JSON", cobra.MaximumNArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
+		id, err := run(ctx, in, args)
+		if err != nil {
+			return failErr(err)
+		}
+		s, err := in.State(ctx, id, f.step)
 		switch {
 		case err != nil:
 			return failErr(err)
@@ -94,11 +104,11 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 			return usageErr(err)
 		}
 		if f.program != "" {
-			p, err := loadProgram(a, f.program)
+			p, _, _, err := loadInProject(a, f.program)
 			if err != nil {
 				return err
 			}
-			if req.ProgramHash, err = runtime.ProgramHash(p, funcTable(p, nil)); err != nil {
+			if req.ProgramHash, err = runtime.ProgramHash(p, assemble.Funcs(p, nil, nil)); err != nil {
 				return failErr(err)
 			}
 		}

@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
 )
 
 func newCompileCmd(a *app) *cobra.Command {
@@ -22,7 +21,9 @@ func newCompileCmd(a *app) *cobra.Command {
 		Long: `Compile checks FILE and everything it imports, lowers it to bytecode,
 verifies the result and writes it to OUT.agb (default: FILE with the .agb
 extension; -o - writes to standard output). It prints the program's content
-hash, which identifies it in checkpoints and the store. The same source
+hash, which identifies it in checkpoints and the store, and for each
+runnable the compiler's bound on one run (model calls, tokens, cost; the
+fewest model calls a run makes) and its declared budget. The same source
 always gives the same bytes.
 
 Exit status: 0 when the program compiled (warnings allowed), 1 when any
@@ -30,7 +31,7 @@ error was found, 2 on a usage or I/O problem.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
-			prog, b, err := compileFile(a, args[0])
+			prog, b, _, err := loadInProject(a, args[0])
 			if err != nil {
 				return err
 			}
@@ -50,44 +51,22 @@ error was found, 2 on a usage or I/O problem.`,
 			}
 			if asJSON {
 				return json.NewEncoder(a.stdout).Encode(struct {
-					Version int    `json:"version"`
-					File    string `json:"file"`
-					Output  string `json:"output"`
-					Hash    string `json:"hash"`
-					Bytes   int    `json:"bytes"`
-				}{1, args[0], out, hash, len(b)})
+					Version int                     `json:"version"`
+					File    string                  `json:"file"`
+					Output  string                  `json:"output"`
+					Hash    string                  `json:"hash"`
+					Bytes   int                     `json:"bytes"`
+					Budgets []bytecode.BudgetReport `json:"budgets"`
+				}{1, args[0], out, hash, len(b), prog.BudgetReports()})
 			}
 			fmt.Fprintf(a.stdout, "%s %s (%d bytes)\n", hash, out, len(b))
+			for _, r := range prog.BudgetReports() {
+				fmt.Fprintf(a.stdout, "  %s\n", r)
+			}
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version","file","output","hash","bytes"} as JSON`)
+	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version","file","output","hash","bytes","budgets"} as JSON`)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the file to write (default: FILE with .agb; - for standard output)")
 	return cmd
-}
-
-// compileFile compiles one root file, printing its diagnostics to stderr;
-// any error is the command's failure (exit 1). It returns the program,
-// verified, and its encoding.
-func compileFile(a *app, file string) (*bytecode.Program, []byte, error) {
-	proj, err := openProject(file)
-	if err != nil {
-		return nil, nil, usageErr(err)
-	}
-	if _, err := os.Stat(file); err != nil {
-		return nil, nil, usageErr(fmt.Errorf("read %s: %w", file, err))
-	}
-	prog, enc, ds, srcs, err := proj.Compile(file)
-	if err != nil {
-		return nil, nil, usageErr(err)
-	}
-	if len(ds) > 0 {
-		if err := renderDiags(a, "text", ds, srcs); err != nil {
-			return nil, nil, usageErr(err)
-		}
-	}
-	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-		return nil, nil, failed
-	}
-	return prog, enc, nil
 }

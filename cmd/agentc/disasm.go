@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,29 +22,9 @@ decoded and verified (a corrupt file is reported, exit 1).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGCForBatch()
-			file := args[0]
-			var prog *bytecode.Program
-			if strings.HasSuffix(file, ".agent") {
-				p, _, err := compileFile(a, file)
-				if err != nil {
-					return err
-				}
-				prog = p
-			} else {
-				b, err := os.ReadFile(file)
-				if err != nil {
-					return usageErr(fmt.Errorf("read %s: %w", file, err))
-				}
-				prog, err = bytecode.Decode(b)
-				if err != nil {
-					if msg := err.Error(); strings.Contains(msg, "hash") || strings.Contains(msg, "truncated") {
-						err = fmt.Errorf("%w (the file is truncated or damaged; compile it again)", err)
-					}
-					return &exitError{code: exitFail, err: fmt.Errorf("%s: %w", file, err)}
-				}
-				if err := bytecode.Verify(prog); err != nil {
-					return &exitError{code: exitFail, err: fmt.Errorf("%s does not verify:\n%w", file, err)}
-				}
+			prog, _, _, err := loadInProject(a, args[0])
+			if err != nil {
+				return err
 			}
 			fmt.Fprint(a.stdout, bytecode.Disasm(prog))
 			return nil

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/pmezard/go-difflib/difflib"
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
@@ -23,7 +22,9 @@ func newFmtCmd(a *app) *cobra.Command {
 file is named).
 
   -w        rewrite files in place
-  --check   print the files whose formatting differs; exit 1 if any
+  --check   print the files whose formatting differs; exit 1 if any (the
+            canonical form uses LF line endings: a CRLF file is listed, and
+            stderr says so)
   -d        print a unified diff instead of the formatted text
 
 A file with syntax errors is reported and left untouched (exit 1).`,
@@ -75,16 +76,17 @@ func fmtOne(a *app, name string, src []byte, write, check, showDiff bool) error 
 	case check:
 		if changed {
 			fmt.Fprintln(a.stdout, name)
+			if why := format.Why(src); why != "" {
+				fmt.Fprintf(a.stderr, "agentc: %s: %s (agentc fmt -w converts them)\n", name, why)
+			}
 			return failed
 		}
 		return nil
 	case showDiff:
 		if changed {
-			ud := difflib.UnifiedDiff{A: difflib.SplitLines(string(src)), B: difflib.SplitLines(string(out)),
-				FromFile: name + ".orig", ToFile: name, Context: 3}
-			text, err := difflib.GetUnifiedDiffString(ud)
+			text, err := format.Diff(name, src, out)
 			if err != nil {
-				return usageErr(fmt.Errorf("diff %s: %w", name, err))
+				return usageErr(err)
 			}
 			fmt.Fprint(a.stdout, text)
 		}

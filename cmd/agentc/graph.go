@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/inspect"
 )
 
@@ -26,19 +25,9 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 			if f != bytecode.Mermaid && f != bytecode.DOT {
 				return usageErr(fmt.Errorf("unknown --format %q (want mermaid or dot)", format))
 			}
-			proj, err := openProject(args[0])
+			prog, _, _, err := loadInProject(a, args[0])
 			if err != nil {
-				return usageErr(err)
-			}
-			prog, _, ds, srcs, err := proj.Compile(args[0])
-			if err != nil {
-				return usageErr(err)
-			}
-			if nerr, _ := diag.CountErrors(ds); nerr > 0 || prog == nil {
-				if err := renderDiags(a, "text", ds, srcs); err != nil {
-					return usageErr(err)
-				}
-				return failed
+				return err
 			}
 			gi, err := inspect.PickGraph(prog, name)
 			if err != nil {

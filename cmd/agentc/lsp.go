@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -24,7 +23,7 @@ Exit status: 0 after the client's shutdown and exit (or the end of input),
 1 when the client exits without shutdown.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			err := lsp.Serve(cmd.Context(), stdinCloser{cmd.InOrStdin()}, a.stdout, lsp.Options{
+			err := lsp.Serve(cmd.Context(), cmd.InOrStdin(), a.stdout, lsp.Options{
 				Universe: stdlib.Universe(),
 				Version:  agentcVersion(),
 				Log:      a.stderr,
@@ -38,17 +37,4 @@ Exit status: 0 after the client's shutdown and exit (or the end of input),
 			return nil
 		},
 	}
-}
-
-// stdinCloser lets the server stop its read on cancellation: closing
-// closes the input when it can be closed (os.Stdin is).
-type stdinCloser struct{ r io.Reader }
-
-func (s stdinCloser) Read(p []byte) (int, error) { return s.r.Read(p) }
-
-func (s stdinCloser) Close() error {
-	if c, ok := s.r.(io.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"errors"
@@ -10,8 +9,6 @@ import (
 	"os"
 	"os/signal"
 	"os/user"
-	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -21,9 +18,7 @@ import (
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/mcp"
-	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/workspace"
 )
@@ -140,25 +135,16 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 		if len(locks) == 0 && len(files) == 1 {
 			fmt.Fprintf(a.stderr, "agentc: %s declares no mcp tools; nothing to lock\n", file)
 		}
-		names := make([]string, 0, len(locks))
-		for n := range locks {
-			names = append(names, n)
+		writes, err := assemble.WriteLocks(proj.Root, locks, written)
+		for _, w := range writes {
+			if w.Changed {
+				fmt.Fprintf(a.stdout, "wrote %s\n", proj.Display(w.Name))
+			} else {
+				fmt.Fprintf(a.stdout, "%s unchanged\n", proj.Display(w.Name))
+			}
 		}
-		sort.Strings(names)
-		for _, name := range names {
-			if written[name] {
-				continue
-			}
-			written[name] = true
-			path := filepath.Join(proj.Root, filepath.FromSlash(name))
-			if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, locks[name]) {
-				fmt.Fprintf(a.stdout, "%s unchanged\n", proj.Display(name))
-				continue
-			}
-			if err := os.WriteFile(path, locks[name], 0o644); err != nil {
-				return usageErr(fmt.Errorf("write %s: %w", proj.Display(name), err))
-			}
-			fmt.Fprintf(a.stdout, "wrote %s\n", proj.Display(name))
+		if err != nil {
+			return usageErr(err)
 		}
 	}
 	return firstErr
@@ -189,21 +175,18 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 			return usageErr(err)
 		}
 	}
-	if err := checkExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, set.Data, a.stderr); err != nil {
+	if err := assemble.ExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
 	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
 	opts.App, opts.Logger = set.App, logger
-	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
+	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
 	if err != nil {
-		return err
+		return failErr(err)
 	}
 	defer closeRunner()
-	b := &server.Backend{
-		Runner: r, Docs: st, Sessions: session.New(st), Clock: asm.Config().Clock,
-		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: server.NewMetrics(),
-	}
+	b := asm.Backend(r, st, logger, set.Limits, nil)
 	h, err := mcp.New(b, mcp.Options{Version: agentcVersion()})
 	if err != nil {
 		return failErr(err)

@@ -58,18 +58,6 @@ usage errors.`,
 	return cmd
 }
 
-// pruneReport is the JSON of one app's pass.
-type pruneReport struct {
-	App     string           `json:"app"`
-	Policy  string           `json:"policy"`
-	DryRun  bool             `json:"dry_run"`
-	Delete  []retention.Item `json:"delete"`
-	Keep    []retention.Item `json:"keep"`
-	Skipped []retention.Item `json:"skipped,omitempty"`
-	Deleted map[string]int   `json:"deleted"`
-	Error   string           `json:"error,omitempty"`
-}
-
 func pruneCommand(cmd *cobra.Command, a *app, f pruneFlags) error {
 	wd, err := os.Getwd()
 	if err != nil {
@@ -105,44 +93,15 @@ func pruneCommand(cmd *cobra.Command, a *app, f pruneFlags) error {
 				errs = append(errs, err)
 			}
 		}
+		rep := retention.NewReport(pl, res, f.dryRun, err)
 		if f.json {
-			rep := pruneReport{App: pl.App, Policy: pl.Policy.String(), DryRun: f.dryRun, Delete: pl.Delete, Keep: pl.Keep, Skipped: res.Skipped,
-				Deleted: map[string]int{}}
-			for _, k := range []retention.Kind{retention.KindRun, retention.KindSession, retention.KindIdempotency, retention.KindRecord} {
-				rep.Deleted[string(k)] = res.Count(k)
-			}
-			if err != nil {
-				rep.Error = err.Error()
-			}
 			a.printJSON(rep)
-			continue
+		} else {
+			fmt.Fprint(a.stdout, rep)
 		}
-		printPrune(a, pl, res, f.dryRun)
 	}
 	if len(errs) > 0 {
 		return failErr(errors.Join(errs...))
 	}
 	return nil
-}
-
-// printPrune prints one app's plan and what applying it did.
-func printPrune(a *app, pl *retention.Plan, res retention.Result, dryRun bool) {
-	fmt.Fprintf(a.stdout, "app %s: %s\n", pl.App, pl.Policy)
-	verb := "deleted"
-	items := res.Deleted
-	if dryRun {
-		verb, items = "would delete", pl.Delete
-	}
-	for _, it := range items {
-		fmt.Fprintf(a.stdout, "  %s %s: %s\n", verb, it, it.Why)
-	}
-	for _, it := range pl.Keep {
-		fmt.Fprintf(a.stdout, "  kept %s: %s\n", it, it.Why)
-	}
-	for _, it := range res.Skipped {
-		fmt.Fprintf(a.stdout, "  skipped %s: %s\n", it, it.Why)
-	}
-	fmt.Fprintf(a.stdout, "  %s %d runs, %d sessions, %d idempotency records, %d task records\n", verb,
-		retention.Count(items, retention.KindRun), retention.Count(items, retention.KindSession),
-		retention.Count(items, retention.KindIdempotency), retention.Count(items, retention.KindRecord))
 }

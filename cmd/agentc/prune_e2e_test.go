@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/internal/pgtest"
+	"github.com/agentc/agentc/runtime/retention"
 )
 
 // keepSource has a graph that completes and one that waits on an
@@ -103,7 +104,7 @@ func TestPrune(t *testing.T) {
 			agentc(0, "run", "keep.agent", "--run", "echo", "--input", "five", "--session", "done")
 
 			writeYAML(t, root, "retention:\n  max_runs: 1\n")
-			var rep pruneReport
+			var rep retention.Report
 			if err := json.Unmarshal([]byte(agentc(0, "prune", "--dry-run", "--json").stdout), &rep); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/vm"
 )
@@ -28,7 +29,7 @@ the store, run or journal cannot be read, 2 on usage errors.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.inspect(cmd.Context(), func(in *inspect.Inspector) error {
-				res, err := in.Replay(cmd.Context(), args[0], func(p *bytecode.Program) map[string]vm.Func { return funcTable(p, nil) })
+				res, err := in.Replay(cmd.Context(), args[0], func(p *bytecode.Program) map[string]vm.Func { return assemble.Funcs(p, nil, nil) })
 				if err != nil {
 					return failErr(err)
 				}
@@ -37,13 +38,8 @@ the store, run or journal cannot be read, 2 on usage errors.`,
 					if err := a.printJSON(res); err != nil {
 						return err
 					}
-				case res.Identical:
-					fmt.Fprintf(a.stdout, "replay of %s reached step %d: identical state\n", res.Run, res.Step)
 				default:
-					fmt.Fprintf(a.stdout, "replay of %s diverges at step %d (replay reached step %d, the run committed step %d):\n", res.Run, res.DivergedAt, res.Step, res.WantStep)
-					for _, d := range res.Diverged {
-						fmt.Fprintf(a.stdout, "  %s\n", d)
-					}
+					fmt.Fprint(a.stdout, res)
 				}
 				if !res.Identical {
 					return failed

@@ -389,16 +389,22 @@ func TestReplicasTakeOverAKilledReplica(t *testing.T) {
 	open()
 
 	// The requests A acknowledged, re-sent to B, follow their runs.
+	// Their outcomes replace those of the first sends, which A's death cut
+	// off, once both are in.
 	var resent sync.WaitGroup
+	resends := make([]outcome, n)
 	for i := 0; i < n; i += 2 {
 		resent.Add(1)
 		go func() {
 			defer resent.Done()
-			results[i] = calls[i].send(ctx, addrB, nil)
+			resends[i] = calls[i].send(ctx, addrB, nil)
 		}()
 	}
 	resent.Wait()
 	done.Wait()
+	for i := 0; i < n; i += 2 {
+		results[i] = resends[i]
+	}
 	if sub := <-subscribed; len(sub.frames) < 2 || a2aState(sub.frames[len(sub.frames)-1]) != "TASK_STATE_COMPLETED" {
 		t.Errorf("SubscribeToTask on B across the kill: %v %v", sub.frames, sub.err)
 	}

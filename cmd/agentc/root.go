@@ -33,6 +33,9 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
+// warn prints a warning on stderr.
+func (a *app) warn(msg string) { fmt.Fprintf(a.stderr, "agentc: %s\n", msg) }
+
 // usageErr marks err as a usage or I/O problem (exit 2).
 func usageErr(err error) error { return &exitError{code: exitUsage, err: err} }
 

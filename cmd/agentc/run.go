@@ -5,15 +5,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
+	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/model"
 	"github.com/agentc/agentc/runtime/session"
 )
@@ -29,24 +28,13 @@ const (
 	defaultSession = "main"
 )
 
-// dataDir is --data, else $AGENTC_DATA, else ./.agentc.
-func dataDir(flag string) string {
-	if flag != "" {
-		return flag
-	}
-	if d := os.Getenv("AGENTC_DATA"); d != "" {
-		return d
-	}
-	return ".agentc"
-}
-
 type runFlags struct {
 	input, session, user, run string
 	storeFlags
 	json          bool
 	resume, value string
-	decide        []string
 	record        string
+	decide        []string
 	upgrade       bool
 }
 
@@ -129,55 +117,39 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		return err
 	}
 	opts := assembleOptions(a, prog, enc, proj.Root, f.dir())
-	if _, ok := prog.Runnable(""); !ok && f.run == "" && f.resume == "" && len(prog.Runnables()) > 1 {
-		return usageErr(fmt.Errorf("%s has no serve block and several runnables: choose one of %s with --run NAME", file, strings.Join(prog.Runnables(), ", ")))
-	}
-	if f.run != "" {
-		if f.resume != "" {
-			return usageErr(errors.New("--run starts a run of that runnable: a resumed run keeps its own, drop --run"))
+	if f.run != "" && f.resume != "" {
+		return usageErr(errors.New("--run starts a run of that runnable: a resumed run keeps its own, drop --run"))
+	} else if f.resume == "" {
+		if opts.Replay, err = assemble.ReplayFor(prog, f.run); err != nil && f.run != "" {
+			return usageErr(fmt.Errorf("--run: %w", err))
+		} else if err != nil {
+			return usageErr(fmt.Errorf("%s has %w with --run NAME", file, err))
 		}
-		if _, ok := prog.Runnable(f.run); !ok {
-			return usageErr(fmt.Errorf("--run: no graph or agent %q (runnables: %s)", f.run, strings.Join(prog.Runnables(), ", ")))
-		}
-		opts.Replay = assemble.ReplayFor(prog, f.run)
 	}
 	if f.record != "" {
 		opts.Record = model.NewRecording()
 		defer writeRecording(a, opts.Record, f.record)
 	}
-	asm, st, r, closeRunner, err := openRunner(ctx, opts, target)
+	asm, st, r, closeRunner, err := assemble.Open(ctx, opts, target)
 	if err != nil {
-		return err
+		return failErr(err)
 	}
 	defer closeRunner()
 
 	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input, Runnable: f.run}
 	if f.resume != "" {
-		if f.resume == "latest" {
-			id, err := r.LatestResumable(ctx, f.user, f.session)
-			if err != nil {
-				return usageErr(err)
-			}
-			f.resume = id
-		}
-		svc := session.New(st)
-		req, key, err := svc.Resume(ctx, f.resume, json.RawMessage(f.value))
-		if err == nil {
-			err = svc.Decide(ctx, req, f.decide)
-		}
+		inv, err = session.New(st).Continue(ctx, r, f.user, f.session, f.resume, json.RawMessage(f.value), f.decide)
 		if errors.Is(err, session.ErrNoRun) || errors.Is(err, session.ErrBadDecision) {
 			return usageErr(err)
 		} else if err != nil {
-			return &exitError{code: exitFail, err: err}
+			return failErr(err)
 		}
 		if f.upgrade {
-			req.Upgrade = runtime.UpgradeRequired
+			inv.Resume.Upgrade = runtime.UpgradeRequired
 		}
-		inv.User, inv.Session, inv.Input, inv.Resume = key.User, key.Session, "", req
 	}
-	// Ctrl-C cancels the run through the Runner rather than abandoning its
-	// event stream, so the run's last events (run_finished) still print.
-	ch, err := r.Run(context.WithoutCancel(ctx), inv)
+	// Ctrl-C cancels the run, and its last events (run_finished) still print.
+	ch, err := r.RunToEnd(ctx, inv)
 	var refused *runtime.UpgradeError
 	if errors.As(err, &refused) {
 		return upgradeRefused(a, file, refused)
@@ -187,158 +159,58 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 			errors.Is(err, runtime.ErrInvalidResume) || errors.Is(err, runtime.ErrNotResumable) {
 			return usageErr(err)
 		}
-		return &exitError{code: exitFail, err: err}
+		return failErr(err)
 	}
-	ch = cancelOnDone(ctx, r, ch)
-	fin := printEvents(a, ch, f.json, asm.Config().Clock.Now)
-	if fin == nil {
-		if ctx.Err() != nil {
-			return &exitError{code: exitCanceled, err: errors.New("canceled")}
-		}
-		return &exitError{code: exitFail, err: errors.New("the run ended without run_finished")}
-	}
-	switch fin.Status {
-	case runtime.StatusCompleted:
-		if !f.json {
-			printOutput(a, fin.Output)
-		}
-		return nil
-	case runtime.StatusInterrupted:
-		fmt.Fprintf(a.stderr, "agentc: run %s is waiting (session %s, user %s)\n", fin.Run, inv.Session, inv.User)
-		for _, in := range fin.Interrupts {
-			fmt.Fprintf(a.stderr, "  interrupt %s: %s\n", in.ID, in.Prompt)
-			if in.Schema != nil {
-				schema, _ := json.Marshal(in.Schema)
-				fmt.Fprintf(a.stderr, "    answer: JSON of schema %s, e.g. %s\n", schema, runtime.SchemaExample(in.Schema))
-			}
-		}
-		example := "JSON"
-		if len(fin.Interrupts) == 1 && fin.Interrupts[0].Schema != nil {
-			example = shellQuote(string(runtime.SchemaExample(fin.Interrupts[0].Schema)))
-		}
-		fmt.Fprintf(a.stderr, "resume with: agentc run %s --resume %s --value %s\n", file, fin.Run, example)
-		return &exitError{code: exitInterrupted}
-	case runtime.StatusNeedsDecision:
-		fmt.Fprintf(a.stderr, "agentc: run %s needs decisions on side effects that may have happened:\n", fin.Run)
-		for _, d := range fin.Decisions {
-			fmt.Fprintf(a.stderr, "  decision %s (node %s, attempt %d)\n", d.ID, d.Node, d.Attempt)
-		}
-		fmt.Fprintf(a.stderr, "settle with: agentc run %s --resume %s --decide ID=done:RESULT_JSON|retry|fail\n", file, fin.Run)
-		return &exitError{code: exitInterrupted}
-	case runtime.StatusCanceled:
-		return &exitError{code: exitCanceled, err: fmt.Errorf("run %s canceled", fin.Run)}
-	}
-	msg := "failed"
-	if fin.Error != nil {
-		msg = fmt.Sprintf("failed: %s: %s", fin.Error.Kind, fin.Error.Message)
-	}
-	return &exitError{code: exitFail, err: fmt.Errorf("run %s %s", fin.Run, msg)}
-}
-
-// cancelOnDone forwards a run's events and cancels the run (by the id its
-// first event carries) when ctx is done. The forwarding goroutine ends when
-// the run's channel closes.
-func cancelOnDone(ctx context.Context, r *runtime.Runner, ch <-chan *runtime.Event) <-chan *runtime.Event {
-	out := make(chan *runtime.Event, cap(ch))
-	go func() {
-		defer close(out)
-		stop := func() bool { return false }
-		defer func() { stop() }()
-		for e := range ch {
-			if e.Run != "" && ctx != nil {
-				run := e.Run
-				stop = context.AfterFunc(ctx, func() { r.Cancel(run) })
-				ctx = nil // one registration: the first event names the run
-			}
-			out <- e
-		}
-	}()
-	return out
-}
-
-// printEvents consumes the run's events: JSON lines on stdout, or a
-// progress line per finished node on stderr (elapsed time by now). It
-// returns run_finished.
-func printEvents(a *app, ch <-chan *runtime.Event, asJSON bool, now func() time.Time) *runtime.Event {
+	progress := inspect.NewProgress(asm.Config().Clock.Now)
 	var fin *runtime.Event
-	start := now()
-	started := map[string]time.Time{}
 	for e := range ch {
-		if asJSON {
-			if b, err := runtime.EncodeEvent(e); err == nil {
-				fmt.Fprintf(a.stdout, "%s\n", b)
-			} else {
-				fmt.Fprintf(a.stderr, "agentc: %v\n", err)
-			}
-		}
-		key := e.Node
-		if e.MapIndex != nil {
-			key = fmt.Sprintf("%s[%d]", e.Node, *e.MapIndex)
-		}
-		switch e.Kind {
-		case runtime.EventNodeStarted:
-			started[key] = now()
-		case runtime.EventNodeFinished, runtime.EventNodeFailed:
-			if asJSON {
-				break
-			}
-			t0, ok := started[key]
-			if !ok {
-				t0 = start
-			}
-			verb := "done"
-			if e.Kind == runtime.EventNodeFailed {
-				verb = "failed"
-			}
-			fmt.Fprintf(a.stderr, "  %-16s step %-3d %s %s\n", key, e.Step, verb, now().Sub(t0).Round(time.Millisecond))
-		case runtime.EventRunError:
-			if !asJSON && e.Error != nil {
-				where := ""
-				if e.Error.Node != "" {
-					where = " in " + e.Error.Node
-				}
-				fmt.Fprintf(a.stderr, "agentc: error%s: %s: %s\n", where, e.Error.Kind, e.Error.Message)
-			}
-		case runtime.EventRunFinished:
+		if e.Kind == runtime.EventRunFinished {
 			fin = e
 		}
-	}
-	return fin
-}
-
-// printOutput prints a run's output: a string as is, anything else as JSON.
-func printOutput(a *app, out json.RawMessage) {
-	var s string
-	if json.Unmarshal(out, &s) == nil {
-		fmt.Fprintln(a.stdout, s)
-		return
-	}
-	if len(out) > 0 {
-		fmt.Fprintf(a.stdout, "%s\n", out)
-	}
-}
-
-// shellQuote quotes s for a POSIX shell (single quotes).
-func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
-
-// writeRecording writes each recorded tool's fixture to dir/TOOL.yaml and
-// says so on stderr.
-func writeRecording(a *app, rec *model.Recording, dir string) {
-	tools := rec.Tools()
-	if len(tools) == 0 {
-		fmt.Fprintf(a.stderr, "agentc: --record: no http, exec or mcp tool was called; nothing written\n")
-		return
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
-		return
-	}
-	for _, name := range tools {
-		p := filepath.Join(dir, name+".yaml")
-		if err := os.WriteFile(p, rec.Fixture(name), 0o644); err != nil {
-			fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
-			continue
+		if !f.json {
+			if line := progress.Line(e); line != "" && e.Kind == runtime.EventRunError {
+				fmt.Fprintf(a.stderr, "agentc: %s\n", line)
+			} else if line != "" {
+				fmt.Fprintln(a.stderr, line)
+			}
+		} else if b, err := runtime.EncodeEvent(e); err != nil {
+			fmt.Fprintf(a.stderr, "agentc: %v\n", err)
+		} else {
+			fmt.Fprintf(a.stdout, "%s\n", b)
 		}
-		fmt.Fprintf(a.stderr, "agentc: recorded %s (replay: tool %s replay %q)\n", p, name, filepath.ToSlash(p))
+	}
+	switch {
+	case fin == nil && ctx.Err() != nil:
+		return &exitError{code: exitCanceled, err: errors.New("canceled")}
+	case fin == nil:
+		return failErr(errors.New("the run ended without run_finished"))
+	case fin.Status == runtime.StatusCompleted:
+		if out, ok := inspect.OutputText(fin.Output); ok && !f.json {
+			fmt.Fprintln(a.stdout, out)
+		}
+		return nil
+	case fin.Status == runtime.StatusInterrupted || fin.Status == runtime.StatusNeedsDecision:
+		fmt.Fprintf(a.stderr, "agentc: %s", session.Hint(fin, "agentc run "+file))
+		return &exitError{code: exitInterrupted}
+	case fin.Status == runtime.StatusCanceled:
+		return &exitError{code: exitCanceled, err: fmt.Errorf("run %s canceled", fin.Run)}
+	case fin.Error != nil:
+		return failErr(fmt.Errorf("run %s failed: %s: %s", fin.Run, fin.Error.Kind, fin.Error.Message))
+	}
+	return failErr(fmt.Errorf("run %s failed", fin.Run))
+}
+
+// writeRecording writes each recorded tool's fixture to dir/TOOL.yaml
+// (Recording.WriteDir) and says so on stderr.
+func writeRecording(a *app, rec *model.Recording, dir string) {
+	paths, err := rec.WriteDir(dir)
+	if len(paths) == 0 && err == nil {
+		fmt.Fprintf(a.stderr, "agentc: --record: no http, exec or mcp tool was called; nothing written\n")
+	}
+	for _, p := range paths {
+		fmt.Fprintf(a.stderr, "agentc: recorded %s (replay: tool %s replay %q)\n", p, strings.TrimSuffix(filepath.Base(p), ".yaml"), filepath.ToSlash(p))
+	}
+	if err != nil {
+		fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
 	}
 }

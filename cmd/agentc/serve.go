@@ -2,28 +2,22 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/retention"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/runtime/workspace"
@@ -114,20 +108,6 @@ closed.`,
 	return cmd
 }
 
-// randomToken is a fresh 192-bit bearer token.
-func randomToken() string {
-	var b [24]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
-
-// newID returns prefix + a time-ordered random id.
-func newID(prefix string) string {
-	var b [10]byte
-	_, _ = rand.Read(b[:])
-	return prefix + strconv.FormatInt(time.Now().UnixMilli(), 36) + hex.EncodeToString(b[:])
-}
-
 func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
@@ -138,16 +118,10 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	if set.Open && len(set.Tokens) > 0 {
-		return usageErr(errors.New("--open serves without authentication and takes no tokens: drop --open, or the tokens (--token, AGENTC_TOKENS, agentc.yaml)"))
+	if err := set.CheckAuth(); err != nil {
+		return usageErr(err)
 	}
-	if set.Open && !server.IsLoopback(set.Addr) {
-		return usageErr(fmt.Errorf("--open serves without authentication and is allowed on loopback addresses only, not %s", set.Addr))
-	}
-	if !set.Open && len(set.Tokens) == 0 {
-		return usageErr(errors.New("no bearer tokens: give --token TOKEN=USER (or AGENTC_TOKENS=TOKEN=USER,…), or --open to serve on loopback without authentication"))
-	}
-	if err := checkExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, set.Data, a.stderr); err != nil {
+	if err := assemble.ExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
 	var logger *slog.Logger
@@ -166,19 +140,13 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return usageErr(err)
 	}
 	metrics := server.NewMetrics()
-	opts.App, opts.Logger, opts.Metrics = set.App, logger, metrics
-	if set.UpgradeWaiting {
-		opts.Upgrade = runtime.UpgradeIfCompatible
-	}
-	asm, st, r, closeRunner, err := openRunner(cmd.Context(), opts, set.Store)
+	opts.App, opts.Logger, opts.Metrics, opts.Upgrade = set.App, logger, metrics, set.Upgrade()
+	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
 	if err != nil {
-		return err
+		return failErr(err)
 	}
 	clock := asm.Config().Clock
-	b := &server.Backend{
-		Runner: r, Docs: st, Sessions: session.New(st), Clock: clock,
-		NewID: newID, Logger: logger, Limits: set.Limits, Metrics: metrics,
-	}
+	b := asm.Backend(r, st, logger, set.Limits, metrics)
 	// Listen first: the A2A card names the address actually bound (a
 	// --addr with port 0 gets one from the kernel).
 	l, err := net.Listen("tcp", set.Addr)
@@ -210,7 +178,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	// The last spans are flushed once the runs have ended, before the
 	// store is closed.
 	closers = append(closers, func(context.Context) error {
-		flushTraces(asm, func(msg string) { logger.Warn(msg) })
+		asm.Flush(func(msg string) { logger.Warn(msg) })
 		return nil
 	})
 	var traceCtx func(context.Context, http.Header) context.Context
@@ -221,12 +189,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	// The CLI's way in while this process holds a Pebble store: an admin
 	// token in serve.json (0600) in the data directory (spec/inspector.md).
 	if kind, _ := dial.Parse(set.Store); kind == dial.Pebble && set.UI {
-		info := ui.ServeInfo{PID: os.Getpid(), Addr: l.Addr().String(), User: ui.AdminUser, App: r.App()}
-		if !set.Open {
-			info.Token = randomToken()
-			set.Tokens[info.Token] = ui.AdminUser
-		}
-		remove, err := ui.WriteServeFile(set.Store, info)
+		remove, err := ui.Announce(set.Store, l.Addr().String(), r.App(), set.Tokens, set.Open)
 		if err != nil {
 			fmt.Fprintf(a.stderr, "agentc: warning: %v (agentc sessions and the other inspection commands cannot reach this server)\n", err)
 		} else {

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,7 +27,8 @@ else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
 ./.agentc). --app is the app the sessions belong to: the workflow's
 name unless the Runner was given another.
 
-  agentc sessions list --app APP [--user U]      sessions, by (user, session)
+  agentc sessions list [--app APP [--user U]]    sessions, by (user, session);
+                                                 without --app every app's, by app first
   agentc sessions show SESSION --app APP         one session and its runs
   agentc sessions events SESSION --app APP       its ledger, one event a line
 
@@ -44,12 +43,16 @@ exist, 2 on usage errors.`,
 		}
 		return store.SessionKey{App: f.app, User: u, Session: s}
 	}
-	f.sub("list --app APP [--user U]", "List sessions", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
+	list := f.sub("list [--app APP [--user U]]", "List sessions (default: of every app)", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
 		ss, err := in.Sessions(ctx, session.ListFilter{App: f.app, User: f.user})
 		return each(a, f.json, ss, err, func(s inspect.Session) {
-			fmt.Fprintf(a.stdout, "%s\t%s\t%d events\tupdated %s\n", s.User, s.Session, s.Events, s.Updated.Format(time.RFC3339))
+			if f.app == "" {
+				fmt.Fprint(a.stdout, s.App, "\t")
+			}
+			fmt.Fprintln(a.stdout, s.Line())
 		})
 	})
+	list.PreRunE = func(*cobra.Command, []string) error { f.keyed = false; return nil } // --app is optional here
 	f.sub("show SESSION --app APP [--user U]", "Show a session and its runs", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		s, err := in.Session(ctx, key(args[0]))
 		switch {
@@ -58,11 +61,7 @@ exist, 2 on usage errors.`,
 		case f.json:
 			return a.printIndented(s)
 		}
-		fmt.Fprintf(a.stdout, "session %s (user %s, app %s)\n", s.Session, s.User, s.App)
-		fmt.Fprintf(a.stdout, "created %s, updated %s, %d events\n", s.Created.Format(time.RFC3339), s.Updated.Format(time.RFC3339), s.Events)
-		for _, r := range s.Runs {
-			fmt.Fprintf(a.stdout, "  %s\t%s\t%s%s\n", r.ID, r.Runnable, r.Status, runTotals(r))
-		}
+		fmt.Fprint(a.stdout, s)
 		return nil
 	})
 	var q inspect.EventQuery
@@ -73,7 +72,7 @@ exist, 2 on usage errors.`,
 		}
 		for _, e := range evs {
 			if !f.json {
-				fmt.Fprintf(a.stdout, "%d\t%s\t%s\t%s\n", e.Seq, e.Kind, e.Node, inspect.Summary(e))
+				fmt.Fprintln(a.stdout, inspect.EventLine(e))
 				continue
 			}
 			b, err := runtime.EncodeEvent(e)
@@ -93,17 +92,4 @@ exist, 2 on usage errors.`,
 	events.Flags().StringVar(&q.Run, "run", "", "only the events of this run")
 	events.Flags().StringSliceVar(&q.Kinds, "kind", nil, "only events of these kinds")
 	return cmd
-}
-
-// runTotals is the tail of a run's line in sessions show: its cost in USD
-// when known, and its tokens when any call reported usage.
-func runTotals(r inspect.Run) string {
-	out := ""
-	if r.Cost != nil {
-		out += "\tcost $" + strconv.FormatFloat(*r.Cost, 'f', -1, 64)
-	}
-	if r.Usage != nil {
-		out += fmt.Sprintf("\ttokens %d in, %d out", r.Usage.PromptTokens, r.Usage.CompletionTokens)
-	}
-	return out
 }

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os/user"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -44,45 +42,18 @@ exist or is not pending, 2 on usage errors.`,
 	who := func() string {
 		if f.by != "" {
 			return f.by
-		}
-		if u, err := user.Current(); err == nil && u.Username != "" {
-			return u.Username
+		} else if u, err := localUser(); err == nil {
+			return u
 		}
 		return "cli"
 	}
-	print := func(c *evolution.Candidate, long bool) {
-		fmt.Fprintf(a.stdout, "%s\t%s\t%s\trev %d\t%s\n", c.ID, c.Status, c.Proposal.Name, c.Revision, c.Session.String())
-		if !long {
-			return
-		}
-		p := c.Proposal
-		fmt.Fprintf(a.stdout, "  description: %s\n  when to use: %s\n", p.Description, p.WhenToUse)
-		for i, s := range p.Steps {
-			fmt.Fprintf(a.stdout, "  step %d: %s\n", i+1, s)
-		}
-		if p.Script != "" {
-			fmt.Fprintf(a.stdout, "  script:\n    %s\n", strings.ReplaceAll(strings.TrimRight(p.Script, "\n"), "\n", "\n    "))
-		}
-		fmt.Fprintf(a.stdout, "  agent: %s  run: %s\n  evidence: %s\n", c.Agent, c.Run, strings.Join(c.Evidence, ", "))
-		for _, g := range c.Gates {
-			verdict := "passed"
-			if !g.Passed {
-				verdict = "held"
-			}
-			fmt.Fprintf(a.stdout, "  gate %s: %s %s\n", g.Gate, verdict, g.Detail)
-		}
-		fmt.Fprintf(a.stdout, "  folder: %s\n", c.Dir)
-		if c.Reason != "" {
-			fmt.Fprintf(a.stdout, "  reason: %s\n", c.Reason)
-		}
-	}
 	f.sub("pending", "List candidates waiting for approval or evaluation", cobra.NoArgs, func(ctx context.Context, in inspect.API, _ []string) error {
 		cs, err := in.Pending(ctx)
-		return each(a, f.json, cs, err, func(c *evolution.Candidate) { print(c, false) })
+		return each(a, f.json, cs, err, func(c *evolution.Candidate) { fmt.Fprintln(a.stdout, c.Line()) })
 	})
 	f.sub("show ID", "Show one candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		c, err := in.Candidate(ctx, args[0])
-		return one(a, f.json, c, err, func(c *evolution.Candidate) { print(c, true) })
+		return one(a, f.json, c, err, func(c *evolution.Candidate) { fmt.Fprint(a.stdout, c) })
 	})
 	f.sub("approve ID", "Publish a pending candidate", cobra.ExactArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
 		c, err := in.Approve(ctx, args[0], who())

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,7 +64,7 @@ See spec/storage.md, "Durability".`,
 		if g.json {
 			return rep, a.printJSON(rep)
 		}
-		printReport(a.stdout, rep)
+		fmt.Fprint(a.stdout, rep)
 		return rep, nil
 	})
 	pebbleCmd("repair [--data DIR]", "Repair the store, keeping a copy of what it drops", func(ctx context.Context, dir string) (*pebble.Report, error) {
@@ -86,21 +85,9 @@ See spec/storage.md, "Durability".`,
 			fmt.Fprintln(a.stdout, act)
 		}
 		if err == nil {
-			printReport(a.stdout, res.Report)
+			fmt.Fprint(a.stdout, res.Report)
 		}
 		return res.Report, err
 	})
 	return cmd
-}
-
-func printReport(w io.Writer, rep *pebble.Report) {
-	if rep.OK() {
-		fmt.Fprintf(w, "store %s: ok (%d WALs, %d tables, %d keys: %d sessions, %d events, %d runs, %d checkpoints, %d journal entries)\n",
-			rep.Dir, rep.WALs, rep.Tables, rep.Keys, rep.Sessions, rep.Events, rep.Runs, rep.Checkpoints, rep.Journal)
-		return
-	}
-	fmt.Fprintf(w, "store %s: %d problems\n", rep.Dir, len(rep.Problems))
-	for _, p := range rep.Problems {
-		fmt.Fprintf(w, "  %s\n", p)
-	}
 }

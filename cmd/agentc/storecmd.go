@@ -6,10 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/server/ui"
 	"github.com/agentc/agentc/runtime/store"
@@ -62,7 +62,7 @@ func (g *storeCmd) inspect(ctx context.Context, fn func(*inspect.Inspector) erro
 		return err
 	}
 	defer st.Close()
-	return fn(inspect.New(inspect.Config{Store: st, Clock: wallClock{}, Entropy: cryptoEntropy{}}))
+	return fn(inspect.New(inspect.Config{Store: st, Clock: assemble.WallClock{}, Entropy: assemble.CryptoEntropy{}}))
 }
 
 // api is inspect, except that when agentc serve holds the Pebble store fn
@@ -87,7 +87,7 @@ func (g *storeCmd) openKeyed(ctx context.Context) (store.Store, error) {
 }
 
 // servedAPI is the inspector API of the agentc serve that holds the Pebble
-// store f selects: the serve.json it wrote there, naming a live process.
+// store f selects (ui.Served).
 func servedAPI(f storeFlags) (*ui.Client, ui.ServeInfo, bool) {
 	t, err := f.target()
 	if err != nil {
@@ -96,14 +96,7 @@ func servedAPI(f storeFlags) (*ui.Client, ui.ServeInfo, bool) {
 	if kind, _ := dial.Parse(t); kind != dial.Pebble {
 		return nil, ui.ServeInfo{}, false
 	}
-	info, err := ui.ReadServeFile(t)
-	if err != nil {
-		return nil, info, false
-	}
-	if err := syscall.Kill(info.PID, 0); err != nil && !errors.Is(err, syscall.EPERM) {
-		return nil, info, false // its process is gone
-	}
-	return ui.NewClient(info.Addr, info.Token, info.User), info, true
+	return ui.Served(t)
 }
 
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.

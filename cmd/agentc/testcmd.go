@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
-	"github.com/agentc/agentc/lang/syntax"
 	"github.com/agentc/agentc/runtime/testrun"
 )
 
@@ -64,16 +60,6 @@ compile, 2 on a usage or I/O problem.`,
 	return cmd
 }
 
-// testResult is one test's outcome (the --json form).
-type testResult struct {
-	File     string   `json:"file"`
-	Name     string   `json:"name"`
-	Pass     bool     `json:"pass"`
-	Failures []string `json:"failures,omitempty"`
-	Status   string   `json:"status,omitempty"`
-	Elapsed  string   `json:"elapsed"`
-}
-
 // testFile runs the tests of one file and returns how many passed and how
 // many there were (a file that does not compile fails each of its test
 // blocks, at least one).
@@ -85,56 +71,25 @@ func testFile(ctx context.Context, a *app, proj *project.Project, file string, a
 	}
 	if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
 		_ = renderDiags(a, "text", ds, srcs)
-		blocks := testBlocks(file)
+		blocks := project.TestBlocks(file)
 		fmt.Fprintf(a.stdout, "FAIL %s (does not compile: %d test(s) not run)\n", file, blocks)
 		return 0, blocks
 	}
 	cfg := testrun.Config{Root: proj.Root, Display: proj.Display, Verified: true, Encoding: enc}
-	var cov testrun.Coverage
-	for i := range prog.Tests {
-		r := testrun.Run(ctx, prog, &prog.Tests[i], cfg)
-		cov.Add(r)
-		total++
-		if r.Pass {
+	cov := testrun.File(ctx, prog, file, cfg, func(r testrun.Report) {
+		if total++; r.Pass {
 			passed++
 		}
-		res := testResult{File: file, Name: r.Name, Pass: r.Pass, Failures: r.Failures, Status: r.Status,
-			Elapsed: r.Elapsed.Round(time.Millisecond).String()}
 		if asJSON {
-			b, _ := json.Marshal(res)
-			fmt.Fprintf(a.stdout, "%s\n", b)
-			continue
+			_ = a.printJSON(r)
+		} else {
+			fmt.Fprint(a.stdout, r)
 		}
-		verdict := "PASS"
-		if !res.Pass {
-			verdict = "FAIL"
-		}
-		fmt.Fprintf(a.stdout, "%s %s: %s (%s)\n", verdict, file, res.Name, res.Elapsed)
-		for _, f := range res.Failures {
-			fmt.Fprintf(a.stdout, "    %s\n", f)
-		}
-	}
-	if !asJSON {
-		for _, c := range cov.Graphs(prog) {
+	})
+	for _, c := range cov {
+		if !asJSON {
 			fmt.Fprintf(a.stdout, "coverage %s: graph %s: %d/%d edges\n", file, c.Graph, c.Taken, c.Total)
 		}
 	}
 	return passed, total
-}
-
-// testBlocks is how many test blocks file declares, as far as it parses;
-// at least 1.
-func testBlocks(file string) int {
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return 1
-	}
-	f, _ := syntax.Parse(file, src)
-	n := 0
-	for _, d := range f.Decls {
-		if _, ok := d.(*syntax.Test); ok {
-			n++
-		}
-	}
-	return max(n, 1)
 }

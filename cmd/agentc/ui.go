@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"net"
 	"os"
 	"os/signal"
@@ -10,10 +9,10 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
 )
@@ -56,21 +55,16 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 				closeFn = func() {}
 			)
 			if len(args) == 1 {
-				prog, enc, err := loadVerified(a, args[0])
+				prog, enc, proj, err := loadInProject(a, args[0])
 				if err != nil {
 					return err
 				}
-				proj, err := openProject(args[0])
+				asm, s, r, c, err := assemble.Open(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
 				if err != nil {
-					return usageErr(err)
-				}
-				asm, s, r, c, err := openRunner(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
-				if err != nil {
-					return err
+					return failErr(err)
 				}
 				st, closeFn = s, c
-				backend = &server.Backend{Runner: r, Docs: s, Sessions: session.New(s), Clock: asm.Config().Clock, NewID: newID,
-					Logger: slog.New(slog.DiscardHandler)}
+				backend = asm.Backend(r, s, nil, server.Limits{}, nil)
 			} else {
 				if st, err = f.open(ctx); err != nil {
 					return err
@@ -79,7 +73,7 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 			}
 			defer closeFn()
 			h, err := ui.New(ui.Config{Store: st, Backend: backend, Admins: map[string]bool{ui.AdminUser: true},
-				Inspect: inspect.Config{Clock: wallClock{}, Entropy: cryptoEntropy{}}})
+				Inspect: inspect.Config{Clock: assemble.WallClock{}, Entropy: assemble.CryptoEntropy{}}})
 			if err != nil {
 				return failErr(err)
 			}
@@ -87,7 +81,7 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 			if err != nil {
 				return failErr(fmt.Errorf("listen: %w", err))
 			}
-			token := randomToken()
+			token := ui.NewToken()
 			fmt.Fprintf(a.stdout, "http://%s%s#token=%s\n", l.Addr(), ui.PagePath, token)
 			fmt.Fprintf(a.stderr, "agentc: inspecting store %s on http://%s%s (open the address above; Ctrl-C stops)\n", dial.Display(target), l.Addr(), ui.PagePath)
 			sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/vm/upgrade"
@@ -33,18 +35,19 @@ Exit status: 0 compatible, 1 incompatible, 2 usage (a file that does not
 read or compile).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			old, err := loadProgram(a, args[0])
-			if err == nil {
-				var nw = old
-				if nw, err = loadProgram(a, args[1]); err == nil {
-					return upgradeCheck(a, args, upgrade.Check(old, nw), asJSON)
+			var progs [2]*bytecode.Program
+			var projs [2]*project.Project
+			for i, f := range args {
+				var err error
+				if progs[i], _, projs[i], err = loadInProject(a, f); err != nil {
+					var ee *exitError
+					if errors.As(err, &ee) && ee.code == exitFail {
+						ee.code = exitUsage // a program that does not compile is no verdict
+					}
+					return err
 				}
 			}
-			var ee *exitError
-			if errors.As(err, &ee) && ee.code == exitFail {
-				ee.code = exitUsage // a program that does not compile is no verdict
-			}
-			return err
+			return upgradeCheck(a, args, projs, upgrade.Check(progs[0], progs[1]), asJSON)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the diagnostics as JSON on standard output")
@@ -53,14 +56,10 @@ read or compile).`,
 
 // upgradeCheck prints rep with the files of each version named as the
 // command line reaches them.
-func upgradeCheck(a *app, files []string, rep *upgrade.Report, asJSON bool) error {
+func upgradeCheck(a *app, files []string, projs [2]*project.Project, rep *upgrade.Report, asJSON bool) error {
 	var names [2]func(string) string
 	srcs := diag.Sources{}
-	for i, f := range files {
-		proj, err := openProject(f)
-		if err != nil {
-			return usageErr(err)
-		}
+	for i, proj := range projs {
 		names[i] = func(name string) string {
 			shown := proj.Display(name)
 			if _, ok := srcs[shown]; !ok {

@@ -55,20 +55,12 @@ was found, 2 on a usage or I/O problem.`,
 	return cmd
 }
 
-// renderDiags writes diagnostics in the chosen format. Text goes to stderr
-// with a one-line total; json and sarif go to stdout.
+// renderDiags writes diagnostics in the chosen format (diag.Write): text
+// to stderr, json and sarif to stdout.
 func renderDiags(a *app, format string, ds []diag.Diagnostic, srcs diag.Sources) error {
-	switch format {
-	case "json":
-		return diag.WriteJSON(a.stdout, ds)
-	case "sarif":
-		return diag.WriteSARIF(a.stdout, ds, agentcVersion())
+	w := a.stdout
+	if format == "text" {
+		w = a.stderr
 	}
-	if err := diag.WriteText(a.stderr, ds, srcs); err != nil {
-		return err
-	}
-	if e, w := diag.CountErrors(ds); e+w > 0 {
-		fmt.Fprintf(a.stderr, "%d error(s), %d warning(s)\n", e, w)
-	}
-	return nil
+	return diag.Write(w, format, ds, srcs, agentcVersion())
 }

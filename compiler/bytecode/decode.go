@@ -114,6 +114,8 @@ func sectionEmpty(p *Program, id int) bool {
 		return p.Serve == nil
 	case secTests:
 		return len(p.Tests) == 0
+	case secBudgets:
+		return budgetsEmpty(p)
 	}
 	return true
 }
@@ -411,6 +413,8 @@ func (r *reader) section(p *Program, id int) {
 		p.Serve = r.serve()
 	case secTests:
 		p.Tests = list(r, 9+spanMin, (*reader).test)
+	case secBudgets:
+		r.budgets(p)
 	}
 }
 

@@ -30,6 +30,7 @@ func Disasm(p *Program) string {
 		return fmt.Sprintf("%s %s", pl.Kind, pl.Name), pl.Span, pl.Attrs
 	})
 	d.serve()
+	d.budgets()
 	d.tests()
 	d.chunks()
 	return d.sb.String()

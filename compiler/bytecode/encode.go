@@ -60,6 +60,7 @@ package bytecode
 //	   test     = str(name) ref(run) opt(input) list(ref str(path)) list(uvarint(node) uvarint(const) span)
 //	              list(expect) list(attr) span .
 //	   expect   = byte(kind) opt(code) uvarint(first) uvarint(then) span .
+//	15 budgets  = limits(serve) list(budget) .       budget.go
 //
 // Within a node only the body of its kind is encoded; Encode rejects a Node
 // (or ToolImpl, or Attr) whose other parts are not zero, so that nothing is
@@ -91,6 +92,7 @@ const (
 	secPolicies
 	secServe
 	secTests
+	secBudgets
 	secEnd
 )
 
@@ -109,6 +111,7 @@ var sectionNames = [...]string{
 	secPolicies: "policies",
 	secServe:    "serve",
 	secTests:    "tests",
+	secBudgets:  "budgets",
 }
 
 const headerLen = len(Magic) + 2
@@ -196,6 +199,7 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 		{secPolicies, len(p.Policies) == 0, func(w *writer) error { return eachOf(w, p.Policies, (*writer).policy) }},
 		{secServe, p.Serve == nil, func(w *writer) error { return w.serve(p.Serve) }},
 		{secTests, len(p.Tests) == 0, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
+		{secBudgets, budgetsEmpty(p), func(w *writer) error { return w.budgets(p) }},
 	}
 	var body writer
 	for _, s := range sections {

@@ -12,8 +12,20 @@ import (
 
 // Format identification.
 const (
-	Magic         = "AGNTC"
-	FormatVersion = 1 // uint16 in the header; bump on any change to the encoding
+	Magic = "AGNTC"
+	// FormatVersion is the uint16 in the header. Bump it on any change that
+	// makes an existing file decode differently or not at all; a new
+	// optional section does not (files without it decode as before, and a
+	// reader that predates it refuses it as an unknown section): section 15
+	// (budgets) was added this way.
+	FormatVersion = 1
+)
+
+// Defaults of an llm agent and its model that the compiler's bounds and the
+// runtime share (spec/language.md §5, §11.1).
+const (
+	DefaultMaxTurns      = 10   // max_turns of an llm agent that declares none
+	DefaultContextWindow = 8192 // context_window of a model that declares none
 )
 
 // None marks an absent index in an optional (int32) reference field.
@@ -52,6 +64,12 @@ type Program struct {
 	Policies []Policy // summary, compaction, recall, memory, evolution blocks
 	Serve    *Serve   // the serve block, or nil
 	Tests    []Test   // test blocks
+
+	// Budgets holds, by ascending graph index, each runnable's declared
+	// budget and the compiler's bound (budget.go); ServeBudget is the serve
+	// block's budget, which applies to every run.
+	Budgets     []Budget
+	ServeBudget Limits
 }
 
 // Span is a compact source range: File indexes Program.Files; lines and

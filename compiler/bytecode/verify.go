@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/lang/diag"
 )
 
 // maxProblems bounds how many problems Verify reports.
@@ -153,6 +154,7 @@ func (v *verifier) program() {
 	for i := range p.Tests {
 		v.test(&p.Tests[i])
 	}
+	v.budgets()
 }
 
 // unique reports empty and repeated names in a table.
@@ -326,7 +328,7 @@ func (v *verifier) graph(gi int) {
 			case NodeLLM, NodeTool, NodeAgent, NodeGraph, NodeMap, NodeInterrupt:
 				field(int64(nd.Into), func() string { return nw() + ": into" })
 			default:
-				v.errorf("%s: a %s node cannot write into a field", nw(), nd.Kind)
+				v.errorf("%s: %s node cannot write into a field", nw(), diag.WithArticle(nd.Kind.String()))
 			}
 		}
 		locals := uint32(0)

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/agentc/agentc/lang/syntax"
 )
 
 // Files expands FILES|DIRS into .agent files. Directories are walked
@@ -93,4 +95,21 @@ func displayPath(path string) string {
 		}
 	}
 	return filepath.ToSlash(filepath.Clean(path))
+}
+
+// TestBlocks is how many test blocks file declares, as far as it parses;
+// at least 1 (what a file that does not compile counts as failed).
+func TestBlocks(file string) int {
+	src, err := os.ReadFile(file)
+	if err != nil {
+		return 1
+	}
+	f, _ := syntax.Parse(file, src)
+	n := 0
+	for _, d := range f.Decls {
+		if _, ok := d.(*syntax.Test); ok {
+			n++
+		}
+	}
+	return max(n, 1)
 }

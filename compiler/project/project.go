@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/agentc/agentc/compiler"
@@ -144,13 +145,41 @@ func (p *Project) Localize(ds []diag.Diagnostic) ([]diag.Diagnostic, diag.Source
 	for i, d := range ds {
 		d.Related = append([]diag.Related(nil), d.Related...)
 		fix(&d.Subject)
+		d.Summary, d.Detail = p.displayPaths(d.Summary), p.displayPaths(d.Detail)
 		for j := range d.Related {
 			fix(&d.Related[j].Span)
+			d.Related[j].Message = p.displayPaths(d.Related[j].Message)
 		}
 		out[i] = d
 	}
 	diag.Sort(out)
 	return out, srcs
+}
+
+// pathWord is a word of a message that may be a root-relative file name:
+// slash-separated name characters, after the start or a space, bracket or
+// punctuation (not a quote: a quoted path is as its author wrote it).
+var pathWord = regexp.MustCompile(`(^|[\s(\[,;=])([A-Za-z0-9_][A-Za-z0-9_.\-]*(?:/[A-Za-z0-9_.\-]+)*)`)
+
+// displayPaths rewrites the root-relative file names in a message for
+// display, as Localize does spans: a word with a slash whose first element
+// is in the root, or a .agent file in the root.
+func (p *Project) displayPaths(msg string) string {
+	if msg == "" || p.WD == p.Root {
+		return msg
+	}
+	return pathWord.ReplaceAllStringFunc(msg, func(m string) string {
+		sub := pathWord.FindStringSubmatch(m)
+		lead, word := sub[1], sub[2]
+		first, _, slash := strings.Cut(word, "/")
+		switch {
+		case slash && exists(filepath.Join(p.Root, first)):
+		case !slash && strings.HasSuffix(word, ".agent") && exists(filepath.Join(p.Root, word)):
+		default:
+			return m
+		}
+		return lead + p.Display(strings.TrimRight(word, ".")) + word[len(strings.TrimRight(word, ".")):]
+	})
 }
 
 // Check checks each root file as its own program (compiler.CheckRoots)
@@ -183,3 +212,39 @@ func (p *Project) Compile(file string) (*bytecode.Program, []byte, []diag.Diagno
 	ds, srcs := p.Localize(all)
 	return prog, enc, ds, srcs, nil
 }
+
+// Load is the program a command starts from file: a .agent file is
+// compiled (Compile); any other file is bytecode, read, decoded and
+// verified. Either way the program is verified once and returned with its
+// encoding (nil when any error was found) and, for a source file, its
+// diagnostics. A file that cannot be read or lies outside the root is an
+// error; bytecode that does not decode or verify is a *BytecodeError.
+func (p *Project) Load(file string) (*bytecode.Program, []byte, []diag.Diagnostic, diag.Sources, error) {
+	if strings.HasSuffix(file, ".agent") {
+		if _, err := os.Stat(file); err != nil {
+			return nil, nil, nil, nil, fmt.Errorf("read %s: %w", file, err)
+		}
+		return p.Compile(file)
+	}
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	prog, err := bytecode.Decode(b)
+	if err != nil {
+		if msg := err.Error(); strings.Contains(msg, "hash") || strings.Contains(msg, "truncated") {
+			err = fmt.Errorf("%w (the file is truncated or damaged; compile it again)", err)
+		}
+		return nil, nil, nil, nil, &BytecodeError{fmt.Errorf("%s: %w", file, err)}
+	}
+	if err := bytecode.Verify(prog); err != nil {
+		return nil, nil, nil, nil, &BytecodeError{fmt.Errorf("%s does not verify:\n%w", file, err)}
+	}
+	return prog, b, nil, nil, nil
+}
+
+// BytecodeError is a file read as bytecode that does not decode or verify.
+type BytecodeError struct{ Err error }
+
+func (e *BytecodeError) Error() string { return e.Err.Error() }
+func (e *BytecodeError) Unwrap() error { return e.Err }

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -163,5 +164,96 @@ graph g(S) input q output q {
 	}
 	if _, _, _, _, err := p.Compile("../outside.agent"); err == nil {
 		t.Error("a file outside the root compiled")
+	}
+}
+
+// TestTestBlocks: the test blocks of a file that does not compile are
+// counted as far as it parses, at least one.
+func TestTestBlocks(t *testing.T) {
+	dir := t.TempDir()
+	for name, src := range map[string]string{
+		"two.agent":  "workflow w\n\ntest \"a\" {\n  run = g\n}\n\ntest \"b\" {\n  run = nosuch\n}\n",
+		"none.agent": "workflow w\n\nstate S { q: string }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, want := range map[string]int{"two.agent": 2, "none.agent": 1, "missing.agent": 1} {
+		if got := TestBlocks(filepath.Join(dir, name)); got != want {
+			t.Errorf("TestBlocks(%s) = %d, want %d", name, got, want)
+		}
+	}
+}
+
+// TestLoad: a .agent file compiles, anything else is bytecode that must
+// decode and verify; a missing file is a plain error.
+func TestLoad(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		".git/HEAD": "",
+		"ok.agent":  "workflow ok\n\nstate S { q: string }\n\ngraph g(S) input q {\n  start -> end\n}\n",
+		"notes.txt": "hello",
+	})
+	p := At(root, nil)
+	prog, enc, _, _, err := p.Load(filepath.Join(root, "ok.agent"))
+	if err != nil || prog == nil {
+		t.Fatalf("ok.agent: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "ok.agb"), enc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, _, _, err := p.Load(filepath.Join(root, "ok.agb")); err != nil || again.Hash != prog.Hash {
+		t.Fatalf("ok.agb: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "cut.agb"), enc[:len(enc)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var bad *BytecodeError
+	for _, name := range []string{"notes.txt", "cut.agb"} {
+		if _, _, _, _, err := p.Load(filepath.Join(root, name)); !errors.As(err, &bad) {
+			t.Errorf("%s: %v, want a BytecodeError", name, err)
+		}
+	}
+	if _, _, _, _, err := p.Load(filepath.Join(root, "missing.agent")); err == nil || errors.As(err, &bad) {
+		t.Errorf("missing.agent: %v", err)
+	}
+}
+
+// TestMessagePathsDisplayed: file names inside messages are shown relative
+// to the working directory, as spans are; paths quoted as written are left
+// as they are (issue 18).
+func TestMessagePathsDisplayed(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		".git/HEAD": "",
+		"sub/main.agent": `workflow w
+model m { provider = openai, name = "x" }
+agent a llm { model = m }
+test "t" {
+  run = a
+  model m replay "fixtures/missing.yaml"
+}
+test "u" {
+  run = a
+  model m replay "../up.yaml"
+}
+`,
+	})
+	p := At(filepath.Join(root, "sub"), nil)
+	ds, _, err := p.Check([]string{"main.agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range ds {
+		got = append(got, d.Subject.File+": "+d.Summary)
+	}
+	want := []string{
+		"main.agent: fixture fixtures/missing.yaml not found",
+		`main.agent: fixture "../up.yaml": path leaves the folder of main.agent`,
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("diagnostics:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }

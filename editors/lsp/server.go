@@ -54,15 +54,18 @@ type Options struct {
 var ErrExitWithoutShutdown = errors.New("lsp: exit without shutdown")
 
 // Serve answers LSP messages read from in on out until the client sends
-// exit, in ends, or ctx is cancelled (which closes in to stop the read).
-// It returns nil after shutdown and exit, and at the end of in.
-func Serve(ctx context.Context, in io.ReadCloser, out io.Writer, opts Options) error {
+// exit, in ends, or ctx is cancelled (which closes in, when it is an
+// io.Closer as os.Stdin is, to stop the read). It returns nil after
+// shutdown and exit, and at the end of in.
+func Serve(ctx context.Context, in io.Reader, out io.Writer, opts Options) error {
 	return newServer(out, opts).serve(ctx, in)
 }
 
-func (s *Server) serve(ctx context.Context, in io.ReadCloser) error {
-	stop := context.AfterFunc(ctx, func() { in.Close() })
-	defer stop()
+func (s *Server) serve(ctx context.Context, in io.Reader) error {
+	if c, ok := in.(io.Closer); ok {
+		stop := context.AfterFunc(ctx, func() { c.Close() })
+		defer stop()
+	}
 	r := newReader(in)
 	for {
 		body, err := r.read()

@@ -51,11 +51,11 @@ const (
 // registers T, G and P codes in its init) so that the list lives next to the
 // checks; lang registers S and N codes here.
 var registry = []CodeInfo{
-	{SyntaxError, Error, "syntax error", "The text does not match the grammar. One syntax error is reported per top-level declaration; the rest of the file is still checked."},
+	{SyntaxError, Error, "syntax error", "The text does not match the grammar. One syntax error is reported per top-level declaration; the rest of the file is still checked. A name written with letters outside ASCII is one error, at its first use."},
 	{InvalidUTF8, Error, "invalid UTF-8", "The file is not valid UTF-8 text (binary input, or a broken encoding). Nothing else is reported for the file."},
 	{FileTooLarge, Error, "file too large", "The file exceeds the 8 MiB source limit."},
 	{NestingTooDeep, Error, "nesting too deep", "Brackets, braces or parentheses nest more than 200 levels inside one declaration."},
-	{UnterminatedText, Error, "unterminated string or comment", "A string, text block, interpolation or block comment is not closed before the end of the file."},
+	{UnterminatedText, Error, "unterminated string or comment", "A string, text block, interpolation or block comment is not closed before the end of the file, or a one-line string before the end of its line; an interpolation not closed before its string's closing quote is one error at its {."},
 	{InvalidEscape, Error, "invalid escape", "A backslash escape in a string is not one of \\n \\t \\r \\\\ \\\" \\{ \\} \\uXXXX."},
 	{InvalidNumber, Error, "invalid number", "A number or duration literal is out of range."},
 	{IOError, Error, "cannot read file", "A source or imported file could not be read."},

@@ -14,6 +14,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Pos is a point in a source file.
@@ -192,3 +193,18 @@ func CountErrors(ds []Diagnostic) (errors, warnings int) {
 	}
 	return errors, warnings
 }
+
+// WithArticle is word (a phrase: its first word decides) after its
+// indefinite article, for messages: "an" before a vowel or an initialism
+// read with one ("an llm agent", "an interrupt node", "an http tool"),
+// else "a" ("a set node").
+func WithArticle(word string) string {
+	first, _, _ := strings.Cut(word, " ")
+	if first != "" && (strings.ContainsRune("aeiouAEIOU", rune(first[0])) || anInitialisms[strings.ToLower(first)]) {
+		return "an " + word
+	}
+	return "a " + word
+}
+
+// anInitialisms are the initialisms spelled out with a leading vowel sound.
+var anInitialisms = map[string]bool{"llm": true, "mcp": true, "http": true, "sse": true, "html": true, "xml": true}

@@ -184,3 +184,34 @@ func TestCodesAreUnique(t *testing.T) {
 		}
 	}
 }
+
+// TestWrite: text ends with the totals, json and sarif are their writers,
+// an unknown format is an error.
+func TestWrite(t *testing.T) {
+	ds, srcs := sample()
+	for format, want := range map[string]string{"text": "\n2 error(s), 1 warning(s)\n", "json": `"errors":2`, "sarif": `"version":"2.1.0"`} {
+		var b bytes.Buffer
+		if err := Write(&b, format, ds, srcs, "v1"); err != nil || !strings.Contains(strings.ReplaceAll(b.String(), `": `, `":`), want) {
+			t.Errorf("%s: %v\n%s", format, err, b.String())
+		}
+	}
+	var b bytes.Buffer
+	if err := Write(&b, "text", nil, nil, ""); err != nil || b.Len() != 0 {
+		t.Errorf("text of nothing: %q, %v", b.String(), err)
+	}
+	if err := Write(&b, "xml", ds, srcs, ""); err == nil {
+		t.Error("xml: no error")
+	}
+}
+
+// TestWithArticle: the article agrees with the word's first sound.
+func TestWithArticle(t *testing.T) {
+	for word, want := range map[string]string{
+		"interrupt node": "an interrupt node", "llm agent": "an llm agent", "set node": "a set node",
+		"http tool": "an http tool", "tool": "a tool", "agent": "an agent", "list<string>": "a list<string>", "int": "an int",
+	} {
+		if got := WithArticle(word); got != want {
+			t.Errorf("WithArticle(%q) = %q, want %q", word, got, want)
+		}
+	}
+}

@@ -264,3 +264,26 @@ func ruleName(title string) string {
 	}
 	return strings.NewReplacer("-", "", "'", "").Replace(b.String())
 }
+
+// Write renders ds in format: "text" (WriteText, then a line with the
+// totals, "N error(s), M warning(s)", when there is any diagnostic),
+// "json" (WriteJSON) or "sarif" (WriteSARIF, naming toolVersion). Any
+// other format is an error.
+func Write(w io.Writer, format string, ds []Diagnostic, src Sources, toolVersion string) error {
+	switch format {
+	case "json":
+		return WriteJSON(w, ds)
+	case "sarif":
+		return WriteSARIF(w, ds, toolVersion)
+	case "text":
+		if err := WriteText(w, ds, src); err != nil {
+			return err
+		}
+		if e, warn := CountErrors(ds); e+warn > 0 {
+			_, err := fmt.Fprintf(w, "%d error(s), %d warning(s)\n", e, warn)
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown format %q (want text, json or sarif)", format)
+}

@@ -116,6 +116,16 @@ func Source(f *syntax.File, src []byte) ([]byte, error) {
 	return p.bytes(), nil
 }
 
+// Why says in a few words why src, a file that parses, differs from its
+// canonical form beyond layout: "CRLF line endings; the canonical form uses
+// LF" for a file whose lines end in CRLF, else "".
+func Why(src []byte) string {
+	if bytes.Contains(src, []byte("\r\n")) {
+		return "CRLF line endings; the canonical form uses LF"
+	}
+	return ""
+}
+
 // Bytes parses src as the file name and formats it. It returns the parse
 // diagnostics, and no output, when src has errors.
 func Bytes(name string, src []byte) ([]byte, []diag.Diagnostic) {

@@ -486,3 +486,35 @@ func BenchmarkBytes(b *testing.B) {
 		}
 	}
 }
+
+// TestDiff: the unified diff from a file to its formatted form.
+func TestDiff(t *testing.T) {
+	src := []byte("workflow w\n\nstate S {   q: string }\n")
+	out, ds := Bytes("w.agent", src)
+	if len(ds) > 0 {
+		t.Fatal(ds)
+	}
+	d, err := Diff("w.agent", src, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"--- w.agent.orig\n+++ w.agent\n@@ -1,", "\n workflow w\n", "\n-state S {   q: string }\n+state S {\n+  q : string\n+}\n"} {
+		if !strings.Contains(d, want) {
+			t.Errorf("diff\n%s\nlacks\n%s", d, want)
+		}
+	}
+	if d, _ := Diff("w.agent", out, out); d != "" {
+		t.Errorf("diff of equal files: %q", d)
+	}
+}
+
+// TestWhy: CRLF line endings are named as the reason a file is not
+// canonical.
+func TestWhy(t *testing.T) {
+	if got := Why([]byte("state S {\r\n  q : string\r\n}\r\n")); !strings.Contains(got, "CRLF") {
+		t.Errorf("CRLF: %q", got)
+	}
+	if got := Why([]byte("state S {   q: string }\n")); got != "" {
+		t.Errorf("LF: %q", got)
+	}
+}

@@ -723,6 +723,9 @@ func (p *printer) graphItem(it *syntax.GraphItem) {
 	switch {
 	case it.Node != nil:
 		p.nodeDecl(it.Node)
+	case it.Budget != nil:
+		p.lead(it, "budget")
+		p.block(it.Budget)
 	case it.Edge != nil:
 		p.edge(it.Edge)
 	default:

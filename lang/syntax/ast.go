@@ -166,13 +166,15 @@ type Graph struct {
 	Items  []*GraphItem `parser:"\"{\" @@* \"}\""`
 }
 
-// GraphItem is a node or an edge.
+// GraphItem is a node, the graph's budget, or an edge.
 //
-//	GraphItem = NodeDecl | Edge .
+//	GraphItem = NodeDecl | Budget | Edge .
+//	Budget    = "budget" Block .
 type GraphItem struct {
 	At
-	Node *NodeDecl `parser:"  @@"`
-	Edge *Edge     `parser:"| @@"`
+	Node   *NodeDecl `parser:"  @@"`
+	Budget *Block    `parser:"| \"budget\" @@"`
+	Edge   *Edge     `parser:"| @@"`
 }
 
 // NodeDecl declares a graph node.

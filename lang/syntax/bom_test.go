@@ -2,6 +2,7 @@ package syntax
 
 import (
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -30,5 +31,25 @@ func TestByteOrderMarkIgnored(t *testing.T) {
 	// Only at the start: elsewhere it is still a stray character.
 	if _, ds := Parse("b.agent", append(append([]byte{}, src...), 0xEF, 0xBB, 0xBF)); len(ds) == 0 {
 		t.Error("a byte-order mark after the start is accepted")
+	}
+}
+
+// TestOneErrorPerCause: a name with letters outside ASCII is one error
+// however often it is used; an interpolation left open before its
+// string's closing quote is one error naming it, and the rest parses.
+func TestOneErrorPerCause(t *testing.T) {
+	for _, tc := range []struct{ src, want string }{
+		{"state S { q: string }\ngraph g(S) input q {\n  node résumé = set { q = \"a\" }\n  start -> résumé\n  résumé -> end\n}\n", `name "résumé" is not ASCII`},
+		{"state S { q: string }\ngraph g(S) input q {\n  node n = set { q = \"hello {q\" } // \"quoted\"\n  start -> n\n  n -> end\n}\n", "interpolation is not closed before the end of the string"},
+		{"state S { q: string }\ngraph g(S) input q {\n  node n = set { q = \"hello {f(q\" }\n  start -> n\n  n -> end\n}\n", "interpolation is not closed before the end of the string"},
+	} {
+		_, ds := Parse("a.agent", []byte(tc.src))
+		if len(ds) != 1 || !strings.Contains(ds[0].Summary, tc.want) {
+			t.Errorf("%q: %v, want one %q", tc.src, ds, tc.want)
+		}
+	}
+	// Strings inside interpolations still lex as strings.
+	if _, ds := Parse("b.agent", []byte("state S { q: string = \"a {q or \"b\"} {x[\"k\"]} {f(\"c\")}\" }\n")); len(ds) != 0 {
+		t.Errorf("nested strings: %v", ds)
 	}
 }

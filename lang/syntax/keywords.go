@@ -87,6 +87,7 @@ var keywords = []Keyword{
 	{"answer", ClassClause},
 	{"expect", ClassClause},
 	{"before", ClassClause},
+	{"budget", ClassClause},
 
 	{"and", ClassOperator},
 	{"or", ClassOperator},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2/lexer"
@@ -97,6 +98,10 @@ type frame struct {
 	mode  mode
 	depth int // brace depth inside an interpolation (modeCode only)
 	open  lexer.Position
+	// toks and diags are how many tokens and diagnostics there were when
+	// the frame opened: a string opened inside an interpolation that
+	// reaches the end of its line is undone back to them (unclosedInterp).
+	toks, diags int
 }
 
 // maxLexErrors caps lexical diagnostics per file so garbage input stays cheap.
@@ -110,6 +115,7 @@ type scanner struct {
 	stack []frame
 	toks  []lexer.Token
 	diags []diag.Diagnostic
+	bad   map[string]bool // non-ASCII names already reported
 }
 
 // lexAll splits src into tokens (comments included, whitespace dropped). It
@@ -289,13 +295,21 @@ func (s *scanner) code() {
 			s.emitASCII(tokTextOpen, 3)
 			return
 		}
-		s.stack = append(s.stack, frame{mode: modeString, open: s.pos})
+		if s.quoteEndsString() {
+			s.endInterp(len(s.stack) - 1) // the quote is read again, in the string, and closes it
+			return
+		}
+		s.stack = append(s.stack, frame{mode: modeString, open: s.pos, toks: len(s.toks), diags: len(s.diags)})
 		s.emitASCII(tokStrOpen, 1)
 		return
 	case isIdentStart(c):
 		j := i + 1
 		for j < len(src) && (isIdentStart(src[j]) || isDigit(src[j])) {
 			j++
+		}
+		if j < len(src) && src[j] >= utf8.RuneSelf && nameRune(src[j:]) > 0 {
+			s.nonASCIIName()
+			return
 		}
 		s.emitASCII(tokIdent, j-i)
 		return
@@ -323,10 +337,51 @@ func (s *scanner) code() {
 		s.emitASCII(tokPunct, 1)
 		return
 	}
+	if nameRune(src[i:]) > 0 {
+		s.nonASCIIName()
+		return
+	}
 	r, size := utf8.DecodeRune(src[i:])
 	start := s.pos
 	s.advance(size)
 	s.errorf(diag.SyntaxError, start, s.pos, "unexpected character %q", r)
+}
+
+// nameRune is the size of the rune at the start of b when it could be part
+// of a name written with letters outside ASCII (a letter, digit or mark
+// above U+007F), else 0.
+func nameRune(b []byte) int {
+	r, size := utf8.DecodeRune(b)
+	if r < utf8.RuneSelf || r == utf8.RuneError || !(unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
+		return 0
+	}
+	return size
+}
+
+// nonASCIIName lexes a name holding letters outside ASCII as one name
+// token, so the parser sees a name, and reports it once per file: names
+// are ASCII (one error per cause, not one per character and use).
+func (s *scanner) nonASCIIName() {
+	src, i := s.src, s.pos.Offset
+	j := i
+	for j < len(src) {
+		if c := src[j]; isIdentStart(c) || isDigit(c) {
+			j++
+		} else if n := nameRune(src[j:]); n > 0 {
+			j += n
+		} else {
+			break
+		}
+	}
+	name, start := s.text[i:j], s.pos
+	s.emit(tokIdent, j-i)
+	if !s.bad[name] {
+		if s.bad == nil {
+			s.bad = map[string]bool{}
+		}
+		s.bad[name] = true
+		s.errorf(diag.SyntaxError, start, s.pos, "name %q is not ASCII: names are made of ASCII letters, digits and _", name)
+	}
 }
 
 // number lexes 12, 1.5, 2e10, and durations such as 200ms, 1h30m, 2d.
@@ -454,7 +509,7 @@ func (s *scanner) str() {
 	c := src[i]
 	switch {
 	case c == '{':
-		s.stack = append(s.stack, frame{mode: modeCode, open: s.pos})
+		s.stack = append(s.stack, frame{mode: modeCode, open: s.pos, toks: len(s.toks), diags: len(s.diags)})
 		s.emitASCII(tokInterpOpen, 1)
 	case c == '}':
 		start := s.pos
@@ -466,11 +521,86 @@ func (s *scanner) str() {
 	case c == '"':
 		s.stack = s.stack[:len(s.stack)-1]
 		s.emitASCII(tokStrClose, 1)
+	case c == '\n' && s.inInterp():
+		s.unclosedInterp()
 	case c == '\n':
 		s.errorf(diag.UnterminatedText, f.open, s.pos, `string is not terminated before the end of the line (use """ for text blocks)`)
 		s.stack = s.stack[:len(s.stack)-1]
 		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
 	}
+}
+
+// inInterp reports whether the string being lexed opened inside an
+// interpolation of a one-line string ("a {f("x")} b").
+func (s *scanner) inInterp() bool {
+	n := len(s.stack)
+	return n >= 3 && s.stack[n-1].mode == modeString && s.stack[n-2].mode == modeCode && s.stack[n-3].mode == modeString
+}
+
+// quoteEndsString reports whether a quote in an interpolation of a one-line
+// string, outside any brace, after an operand ("hello {name" ...), is the
+// quote that ends the string rather than the start of a string in the
+// expression: no string can follow an operand.
+func (s *scanner) quoteEndsString() bool {
+	n := len(s.stack)
+	if n < 2 || s.stack[n-1].mode != modeCode || s.stack[n-2].mode != modeString || s.stack[n-1].depth > 0 {
+		return false
+	}
+	for i := len(s.toks) - 1; i >= 0; i-- {
+		if t := s.toks[i]; t.Type != tokComment {
+			return endsOperand(t)
+		}
+	}
+	return false
+}
+
+// endsOperand reports whether t can end an operand: a name (not an
+// operator word), a number, a duration, a string, ) or ].
+func endsOperand(t lexer.Token) bool {
+	switch t.Type {
+	case tokIdent:
+		return t.Value != "and" && t.Value != "or" && t.Value != "not" && t.Value != "in"
+	case tokInt, tokFloat, tokDuration, tokStrClose, tokTextClose:
+		return true
+	case tokPunct:
+		return t.Value == ")" || t.Value == "]"
+	}
+	return false
+}
+
+// unclosedInterp handles a string opened inside an interpolation that
+// reaches the end of its line: the likelier cause is an interpolation not
+// closed before the quote that ends its string ("hello {f(name"). The
+// string is undone (its tokens and diagnostics) and lexing resumes at that
+// quote in the enclosing string.
+func (s *scanner) unclosedInterp() {
+	n := len(s.stack)
+	str := s.stack[n-1]
+	s.toks, s.diags, s.stack, s.pos = s.toks[:str.toks], s.diags[:str.diags], s.stack[:n-1], str.open
+	s.endInterp(n - 2)
+}
+
+// endInterp ends the interpolation stack[i], which its author did not
+// close, at the quote ending its string: a synthetic closer and one error,
+// naming the interpolation.
+func (s *scanner) endInterp(i int) {
+	interp := s.stack[i]
+	s.stack = s.stack[:i]
+	s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Pos: synthEnd(s.toks)})
+	s.errorf(diag.UnterminatedText, interp.open, s.pos, "interpolation is not closed before the end of the string (missing }; write {{ for a literal brace)")
+}
+
+// synthEnd is where a synthetic closer after toks goes: just past the last
+// token that is not a comment, where a node it ends ends too.
+func synthEnd(toks []lexer.Token) lexer.Position {
+	for i := len(toks) - 1; i >= 0; i-- {
+		if toks[i].Type != tokComment {
+			p := toks[i].Pos
+			p.Advance(toks[i].Value)
+			return p
+		}
+	}
+	return lexer.Position{}
 }
 
 // posAt computes the position of byte offset off ≥ s.pos.Offset on the

@@ -96,16 +96,28 @@ func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
 		return f, diags // garbage: don't pile syntax errors on top
 	}
 	alloc := new(rdAlloc)
+	lexical := len(diags)
 	for _, unit := range splitDecls(code) {
 		decl, d := parseDecl(unit, alloc)
-		if d != nil {
-			diags = append(diags, *d)
+		if d != nil && !within(diags[:lexical], unit) {
+			diags = append(diags, *d) // a lexical error of the declaration is its one error
 		}
 		if decl != nil {
 			f.Decls = append(f.Decls, decl)
 		}
 	}
 	return f, diags
+}
+
+// within reports whether one of ds starts inside the source of u.
+func within(ds []diag.Diagnostic, u unit) bool {
+	from, to := u.toks[0].Pos.Offset, endOf(u.toks[len(u.toks)-1]).Offset
+	for _, d := range ds {
+		if d.Subject.Start.Offset >= from && d.Subject.Start.Offset <= to {
+			return true
+		}
+	}
+	return false
 }
 
 // invalidUTF8 reports the first invalid byte.

@@ -715,7 +715,7 @@ func (p *rdParser) optKeywordIdent(kw string) (*Ident, bool) {
 	return nil, p.soft(start)
 }
 
-// GraphItem = NodeDecl | Edge .
+// GraphItem = NodeDecl | "budget" Block | Edge .
 func (p *rdParser) graphItem() *GraphItem {
 	start := p.i
 	if p.is("node") {
@@ -730,6 +730,20 @@ func (p *rdParser) graphItem() *GraphItem {
 		}
 	} else {
 		p.want(`"node"`)
+	}
+	if p.is("budget") {
+		p.i++
+		if b := p.block(); b != nil {
+			n := p.alloc.graphItem()
+			n.Budget = b
+			p.span(&n.At, start)
+			return n
+		}
+		if !p.soft(start) {
+			return nil
+		}
+	} else {
+		p.want(`"budget"`)
 	}
 	e := p.edge()
 	if e == nil {

@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
@@ -261,10 +263,17 @@ func relay(toks []lexer.Token) ([]lexer.Token, lexer.Token) {
 	}
 	out := make([]lexer.Token, len(toks))
 	pos := lexer.Position{Filename: "r.agent", Line: 1, Column: 1}
+	end := pos
 	for i, t := range toks {
+		if t.Value == "" {
+			t.Pos = end // a synthetic closer sits where the token before it ends, as the lexer puts it
+			out[i] = t
+			continue
+		}
 		t.Pos = pos
 		out[i] = t
 		pos.Advance(t.Value)
+		end = pos
 		pos.Advance(" ")
 	}
 	if len(out) == 0 {
@@ -601,9 +610,10 @@ func parseParticiple(name string, src []byte) (*File, []diag.Diagnostic) {
 	if len(diags) >= maxLexErrors {
 		return f, diags
 	}
+	lexical := len(diags)
 	for _, u := range splitDecls(code) {
 		decl, d := parseDeclParticiple(u)
-		if d != nil {
+		if d != nil && !within(diags[:lexical], u) {
 			diags = append(diags, *d)
 		}
 		if decl != nil {
@@ -789,7 +799,7 @@ func TestLexerMatchesReference(t *testing.T) {
 			t.Errorf("%s: %s", c.name, d)
 		}
 	}
-	for _, src := range []string{"a\r\n b\t\n\n  c", "\"caf\u00e9 {x}\" \"\"\"\n  \u00e9\n\"\"\"", "/* a\n b */ x // c\r\n", "5sx 1.2.3 1e 1e+ \"a\\q\" \"a } b\" @ \u00e9", "\"{\"", "\"\"\"{\"\"\""} {
+	for _, src := range []string{"a\r\n b\t\n\n  c", "\"caf\u00e9 {x}\" \"\"\"\n  \u00e9\n\"\"\"", "/* a\n b */ x // c\r\n", "5sx 1.2.3 1e 1e+ \"a\\q\" \"a } b\" @ \u00e9", "\"{\"", "\"\"\"{\"\"\"", "x = \"hi {q\" }\ny", "\"a {f(\"x\" }\nz", "\"a {q or \"b\"} {x[\"k\"]}\"", "r\u00e9sum\u00e9 = r\u00e9sum\u00e9 + \u00e9t\u00e9"} {
 		if d := diffLexers([]byte(src)); d != "" {
 			t.Errorf("%q: %s", src, d)
 		}
@@ -839,9 +849,10 @@ const (
 )
 
 type refFrame struct {
-	refMode refMode
-	depth   int // brace depth inside an interpolation (refModeCode only)
-	open    lexer.Position
+	refMode     refMode
+	depth       int // brace depth inside an interpolation (refModeCode only)
+	open        lexer.Position
+	toks, diags int // tokens and diagnostics when the frame opened
 }
 
 type refScanner struct {
@@ -851,6 +862,7 @@ type refScanner struct {
 	stack []refFrame
 	toks  []lexer.Token
 	diags []diag.Diagnostic
+	bad   map[string]bool
 }
 
 // refLexAll splits src into tokens (comments included, whitespace dropped). It
@@ -976,15 +988,50 @@ func (s *refScanner) code() {
 			s.emit(tokTextOpen, s.pos, 3)
 			return
 		}
-		s.stack = append(s.stack, refFrame{refMode: refModeString, open: s.pos})
+		if n := len(s.stack); n >= 2 && s.stack[n-1].refMode == refModeCode && s.stack[n-2].refMode == refModeString && s.stack[n-1].depth == 0 {
+			last := lexer.Token{}
+			for _, t := range s.toks {
+				if t.Type != tokComment {
+					last = t
+				}
+			}
+			operand := false
+			switch last.Type {
+			case tokIdent:
+				operand = !slices.Contains([]string{"and", "or", "not", "in"}, last.Value)
+			case tokInt, tokFloat, tokDuration, tokStrClose, tokTextClose:
+				operand = true
+			case tokPunct:
+				operand = last.Value == ")" || last.Value == "]"
+			}
+			if operand {
+				s.refEndInterp(n - 1)
+				return
+			}
+		}
+		s.stack = append(s.stack, refFrame{refMode: refModeString, open: s.pos, toks: len(s.toks), diags: len(s.diags)})
 		s.emit(tokStrOpen, s.pos, 1)
 		return
-	case refIsIdentStart(c):
-		j := i + 1
-		for j < len(src) && (refIsIdentStart(src[j]) || refIsDigit(src[j])) {
-			j++
+	case refIsIdentStart(c) || refNameRune(src[i:]) > 0:
+		j, ascii := i, true
+		for j < len(src) {
+			if refIsIdentStart(src[j]) || refIsDigit(src[j]) {
+				j++
+			} else if n := refNameRune(src[j:]); n > 0 {
+				j, ascii = j+n, false
+			} else {
+				break
+			}
 		}
+		start, name := s.pos, string(src[i:j])
 		s.emit(tokIdent, s.pos, j-i)
+		if !ascii && !s.bad[name] {
+			if s.bad == nil {
+				s.bad = map[string]bool{}
+			}
+			s.bad[name] = true
+			s.errorf(diag.SyntaxError, start, s.pos, "name %q is not ASCII: names are made of ASCII letters, digits and _", name)
+		}
 		return
 	case refIsDigit(c):
 		s.number()
@@ -1143,7 +1190,7 @@ func (s *refScanner) str() {
 	c := src[i]
 	switch {
 	case c == '{':
-		s.stack = append(s.stack, refFrame{refMode: refModeCode, open: s.pos})
+		s.stack = append(s.stack, refFrame{refMode: refModeCode, open: s.pos, toks: len(s.toks), diags: len(s.diags)})
 		s.emit(tokInterpOpen, s.pos, 1)
 	case c == '}':
 		start := s.pos
@@ -1155,11 +1202,43 @@ func (s *refScanner) str() {
 	case c == '"':
 		s.stack = s.stack[:len(s.stack)-1]
 		s.emit(tokStrClose, s.pos, 1)
+	case c == '\n' && len(s.stack) >= 3 && s.stack[len(s.stack)-2].refMode == refModeCode && s.stack[len(s.stack)-3].refMode == refModeString:
+		n := len(s.stack)
+		str := s.stack[n-1]
+		s.toks, s.diags, s.stack, s.pos = s.toks[:str.toks], s.diags[:str.diags], s.stack[:n-1], str.open
+		s.refEndInterp(n - 2)
 	case c == '\n':
 		s.errorf(diag.UnterminatedText, f.open, s.pos, `string is not terminated before the end of the line (use """ for text blocks)`)
 		s.stack = s.stack[:len(s.stack)-1]
 		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
 	}
+}
+
+// refEndInterp ends the interpolation stack[i] at the quote ending its
+// string, with a synthetic closer where its last token ends.
+func (s *refScanner) refEndInterp(i int) {
+	interp := s.stack[i]
+	s.stack = s.stack[:i]
+	end := lexer.Position{}
+	for j := len(s.toks) - 1; j >= 0; j-- {
+		if s.toks[j].Type != tokComment {
+			end = s.toks[j].Pos
+			end.Advance(s.toks[j].Value)
+			break
+		}
+	}
+	s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Pos: end})
+	s.errorf(diag.UnterminatedText, interp.open, s.pos, "interpolation is not closed before the end of the string (missing }; write {{ for a literal brace)")
+}
+
+// refNameRune is the size of a letter, digit or mark above U+007F at the
+// start of b, else 0.
+func refNameRune(b []byte) int {
+	r, size := utf8.DecodeRune(b)
+	if r >= utf8.RuneSelf && r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)) {
+		return size
+	}
+	return 0
 }
 
 // posAt computes the position of byte offset off ≥ s.pos.Offset on the

@@ -378,6 +378,9 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 		if sh, ok := st.(runtime.SharedStore); ok {
 			r := *rep
 			r.Shared = sh
+			if r.Owner == "" {
+				r.Owner = a.NewID("replica_")
+			}
 			cfg.Replica = &r
 		}
 	}
@@ -392,15 +395,20 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 // none does).
 func DefaultReplay(p *bytecode.Program) *bytecode.Test { return replayOf(p, p.DefaultGraph()) }
 
-// ReplayFor is DefaultReplay for the runnable a command names (agentc run
-// --run NAME): the first test block that runs it; nil when none does or
-// no runnable has that name.
-func ReplayFor(p *bytecode.Program, runnable string) *bytecode.Test {
+// ReplayFor is DefaultReplay for the runnable a command starts (agentc run
+// --run NAME; "": the default runnable): the first test block that runs
+// it, nil when none does. It fails when no runnable has that name, and
+// for "" when the program has no serve block and several runnables, so
+// that a person chooses one.
+func ReplayFor(p *bytecode.Program, runnable string) (*bytecode.Test, error) {
 	gi, ok := p.Runnable(runnable)
-	if !ok {
-		return nil
+	switch {
+	case !ok && runnable != "":
+		return nil, fmt.Errorf("no graph or agent %q (runnables: %s)", runnable, strings.Join(p.Runnables(), ", "))
+	case !ok && len(p.Runnables()) > 1:
+		return nil, fmt.Errorf("no serve block and several runnables: choose one of %s", strings.Join(p.Runnables(), ", "))
 	}
-	return replayOf(p, gi)
+	return replayOf(p, gi), nil
 }
 
 func replayOf(p *bytecode.Program, gi int) *bytecode.Test {

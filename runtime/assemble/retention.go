@@ -124,7 +124,7 @@ func (y yamlPolicy) apply(base retention.Policy) (retention.Policy, error) {
 // NewRetainer returns a Retainer over st that also deletes what agentc's
 // services and protocols keep about what it deletes: a deleted session's
 // artifacts, memory extraction cursor and recall postings; the AG-UI runId,
-// A2A messageId and OpenAI Idempotency-Key records; a deleted run's A2A
+// A2A messageId, OpenAI Idempotency-Key and handed-out tool call records; a deleted run's A2A
 // task record and its list entry.
 func NewRetainer(st store.Store, now func() time.Time) *retention.Retainer {
 	return retention.New(retention.Config{
@@ -138,19 +138,25 @@ func NewRetainer(st store.Store, now func() time.Time) *retention.Retainer {
 				run, made, err := openai.IdempotencyRecord(v)
 				return retention.Ref{Run: run, Made: made}, err
 			}},
+			{Coll: openai.CollToolCalls, Read: func(v []byte) (retention.Ref, error) {
+				run, err := openai.ToolCallRecord(v)
+				return retention.Ref{Run: run}, err
+			}},
 			{Coll: agui.CollRuns, Read: func(v []byte) (retention.Ref, error) {
 				run, err := agui.RecordRun(v)
 				return retention.Ref{Run: run}, err
 			}},
-			// An a2a.CollMessage record's value is the id of the task its
-			// message started.
-			{Coll: a2a.CollMessage, Read: func(v []byte) (retention.Ref, error) { return retention.Ref{Task: string(v)}, nil }},
-			// A task record goes with its run, and its list entry with it.
+			{Coll: a2a.CollMessage, Read: func(v []byte) (retention.Ref, error) { return retention.Ref{Task: a2a.MessageRecord(v)}, nil }},
+			// A task record goes with its run, and its list entry and its
+			// run's entry with it.
 			{Coll: a2a.CollTask, Owned: true, Read: func(v []byte) (retention.Ref, error) {
 				run, index, err := a2a.TaskRecord(v)
 				ref := retention.Ref{Run: run}
 				if index != "" {
 					ref.With = []retention.DocKey{{Coll: a2a.CollRecent, Key: index}}
+				}
+				if run != "" {
+					ref.With = append(ref.With, retention.DocKey{Coll: a2a.CollRunTask, Key: run})
 				}
 				return ref, err
 			}},

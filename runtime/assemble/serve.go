@@ -5,6 +5,7 @@ package assemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/outbound"
@@ -367,7 +369,8 @@ func UIMounts(b *server.Backend, st store.Store, ent vm.Entropy, admins map[stri
 
 // a2aArtifacts makes a completed A2A task's artifacts: the run's output
 // (a2a.OutputArtifacts), then every artifact revision the run saved in its
-// session through the artifact service, as a text part for text/* (and JSON)
+// session through the artifact service (not the request's own files under
+// runtime.InputArtifacts), as a text part for text/* (and JSON)
 // content, else a file part with the bytes, named by the artifact's name.
 func a2aArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
 	return func(ctx context.Context, req a2a.ArtifactRequest) ([]a2a.Artifact, error) {
@@ -380,6 +383,9 @@ func a2aArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
 			return nil, fmt.Errorf("list artifacts of run %s: %w", req.Run, err)
 		}
 		for _, m := range metas {
+			if strings.HasPrefix(m.Name, runtime.InputArtifacts) {
+				continue // the request's files, not the run's work
+			}
 			revs, err := svc.Revisions(ctx, artifact.Key{App: m.App, User: m.User, Session: m.Session, Name: m.Name})
 			if err != nil {
 				return nil, fmt.Errorf("artifact %s: %w", m.Name, err)
@@ -402,4 +408,29 @@ func a2aArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
 		}
 		return out, nil
 	}
+}
+
+// CheckAuth refuses settings that would serve without a sound
+// authentication (spec/serve.md, "Authentication"): open with tokens, open
+// on an address other than loopback, neither open nor any token.
+func (s ServeSettings) CheckAuth() error {
+	switch {
+	case s.Open && len(s.Tokens) > 0:
+		return errors.New("--open serves without authentication and takes no tokens: drop --open, or the tokens (--token, AGENTC_TOKENS, agentc.yaml)")
+	case s.Open && !server.IsLoopback(s.Addr):
+		return fmt.Errorf("--open serves without authentication and is allowed on loopback addresses only, not %s", s.Addr)
+	case !s.Open && len(s.Tokens) == 0:
+		return errors.New("no bearer tokens: give --token TOKEN=USER (or AGENTC_TOKENS=TOKEN=USER,…), or --open to serve on loopback without authentication")
+	}
+	return nil
+}
+
+// Upgrade is the Runner's upgrade policy the settings ask for
+// (Options.Upgrade): UpgradeIfCompatible with UpgradeWaiting, else
+// UpgradeNever.
+func (s ServeSettings) Upgrade() runtime.Upgrade {
+	if s.UpgradeWaiting {
+		return runtime.UpgradeIfCompatible
+	}
+	return runtime.UpgradeNever
 }

@@ -3,6 +3,7 @@ package assemble
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -154,5 +155,26 @@ func TestEndpoints(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCheckAuth: open takes no tokens and loopback only; closed needs a
+// token.
+func TestCheckAuth(t *testing.T) {
+	tok := map[string]string{"t": "u"}
+	for _, tc := range []struct {
+		s    ServeSettings
+		want string
+	}{
+		{ServeSettings{Addr: "127.0.0.1:8080", Tokens: tok}, ""},
+		{ServeSettings{Addr: "127.0.0.1:8080", Open: true}, ""},
+		{ServeSettings{Addr: "127.0.0.1:8080", Open: true, Tokens: tok}, "takes no tokens"},
+		{ServeSettings{Addr: "0.0.0.0:8080", Open: true}, "loopback addresses only, not 0.0.0.0:8080"},
+		{ServeSettings{Addr: "0.0.0.0:8080"}, "no bearer tokens"},
+	} {
+		err := tc.s.CheckAuth()
+		if tc.want == "" && err != nil || tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.s, err, tc.want)
+		}
 	}
 }

@@ -43,3 +43,19 @@ func TestResolveStore(t *testing.T) {
 		})
 	}
 }
+
+// TestDataDir: the flag, else AGENTC_DATA, else ./.agentc.
+func TestDataDir(t *testing.T) {
+	env := func(v string) func(string) (string, bool) {
+		return func(k string) (string, bool) { return v, k == "AGENTC_DATA" && v != "" }
+	}
+	for _, tc := range []struct{ flag, env, want string }{
+		{"flag", "envdir", "flag"},
+		{"", "envdir", "envdir"},
+		{"", "", ".agentc"},
+	} {
+		if got := DataDir(tc.flag, env(tc.env)); got != tc.want {
+			t.Errorf("DataDir(%q) with AGENTC_DATA=%q = %q, want %q", tc.flag, tc.env, got, tc.want)
+		}
+	}
+}

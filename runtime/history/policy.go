@@ -13,7 +13,7 @@ const (
 	DefaultProtectRecent       = 1
 	DefaultSyncRatio           = 0.7
 	// DefaultWindow is the context window of a model that declares none.
-	DefaultWindow = 8192
+	DefaultWindow = bytecode.DefaultContextWindow
 	// MinThreshold is the least token threshold a ratio resolves to.
 	MinThreshold = 2000
 )

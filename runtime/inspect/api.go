@@ -2,6 +2,7 @@ package inspect
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/artifact"
@@ -30,3 +31,31 @@ type API interface {
 }
 
 var _ API = (*Inspector)(nil)
+
+// LatestRun is the id of the newest run in the sessions in reaches (an
+// app's, or every app's): the newest run of the session updated last (a
+// run's start updates its session; run ids grow with time). It is what a
+// command reads when it names no run.
+func LatestRun(ctx context.Context, in API) (string, error) {
+	ss, err := in.Sessions(ctx, session.ListFilter{})
+	if err != nil {
+		return "", err
+	}
+	var last *Session
+	for i := range ss {
+		if last == nil || ss[i].Updated.After(last.Updated) {
+			last = &ss[i]
+		}
+	}
+	if last == nil {
+		return "", fmt.Errorf("no run to read: the store has no session: %w", store.ErrNotFound)
+	}
+	s, err := in.Session(ctx, store.SessionKey{App: last.App, User: last.User, Session: last.Session})
+	if err != nil {
+		return "", err
+	}
+	if len(s.Runs) == 0 {
+		return "", fmt.Errorf("no run to read: session %s (user %s, app %s) has no run: %w", s.Session, s.User, s.App, store.ErrNotFound)
+	}
+	return s.Runs[len(s.Runs)-1].ID, nil
+}

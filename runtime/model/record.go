@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 
@@ -134,4 +136,29 @@ func jsonText(s string) []byte {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(s)
 	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// WriteDir writes each recorded tool's Fixture to dir/TOOL.yaml (making
+// dir) and returns the paths written, in tool order; it writes nothing
+// (and makes no dir) when no tool was called. Every file it can write is
+// written; the errors of the others are joined.
+func (r *Recording) WriteDir(dir string) ([]string, error) {
+	tools := r.Tools()
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var paths []string
+	var errs []error
+	for _, name := range tools {
+		p := filepath.Join(dir, name+".yaml")
+		if err := os.WriteFile(p, r.Fixture(name), 0o644); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		paths = append(paths, p)
+	}
+	return paths, errors.Join(errs...)
 }

@@ -1,9 +1,12 @@
 package model
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -91,5 +94,28 @@ func TestRecordingReplays(t *testing.T) {
 		if string(gb) != string(wb) {
 			t.Errorf("call %d: replayed %s, recorded %s", i, gb, wb)
 		}
+	}
+}
+
+// TestRecordingWriteDir: one fixture file per called tool; nothing, not
+// even the folder, when none was called.
+func TestRecordingWriteDir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "fx")
+	rec := NewRecording()
+	if paths, err := rec.WriteDir(dir); err != nil || paths != nil {
+		t.Fatalf("empty: %v %v", paths, err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("empty recording made %s: %v", dir, err)
+	}
+	live := &liveTool{outs: []json.RawMessage{json.RawMessage(`1`), json.RawMessage(`2`)}, errs: []error{nil, nil}}
+	_, _ = rec.Wrap("b", live).Call(context.Background(), runtime.ToolRequest{Args: json.RawMessage(`{}`)})
+	_, _ = rec.Wrap("a", live).Call(context.Background(), runtime.ToolRequest{Args: json.RawMessage(`{}`)})
+	paths, err := rec.WriteDir(dir)
+	if err != nil || len(paths) != 2 || paths[0] != filepath.Join(dir, "a.yaml") || paths[1] != filepath.Join(dir, "b.yaml") {
+		t.Fatalf("paths %v, %v", paths, err)
+	}
+	if b, err := os.ReadFile(paths[1]); err != nil || !bytes.Equal(b, rec.Fixture("b")) {
+		t.Fatalf("b.yaml: %v\n%s", err, b)
 	}
 }

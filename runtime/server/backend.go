@@ -84,12 +84,47 @@ type Backend struct {
 	running  int
 	draining bool
 	owners   map[string]string // active run id → user
+	adopters []Adopter
 }
 
-// AdapterStore is the part of the store the adapters write themselves.
+// Adopter is offered each run the Backend resumes for an orphan (Recover,
+// TakeOver): o is the run's record, run its resumption. It returns true
+// when it reads run's events to their end (an adapter attaching its own
+// follower of the run, e.g. A2A's task pump), false to leave them to the
+// Backend, which drops them.
+type Adopter func(o store.Run, run *Run) bool
+
+// OnAdopt registers f (an adapter does, when it is made).
+func (b *Backend) OnAdopt(f Adopter) {
+	b.mu.Lock()
+	b.adopters = append(b.adopters, f)
+	b.mu.Unlock()
+}
+
+// offer hands run, the resumption of orphan o, to the first adopter that
+// takes it, else drains its events.
+func (b *Backend) offer(o store.Run, run *Run) {
+	b.mu.Lock()
+	as := b.adopters
+	b.mu.Unlock()
+	for _, f := range as {
+		if f(o, run) {
+			return
+		}
+	}
+	go func() { // owned by the run: ends when its events close
+		for range run.Events {
+		}
+	}()
+}
+
+// AdapterStore is the part of the store the adapters write themselves
+// (and the leases under which an orphaned reservation is taken over:
+// Reserve).
 type AdapterStore interface {
 	store.Tasks
 	store.Docs
+	store.Leases
 }
 
 // Run is one started run as an adapter sees it.
@@ -304,9 +339,10 @@ func (b *Backend) Recover(ctx context.Context) (resumed []string, err error) {
 	return resumed, err
 }
 
-// adopt resumes the Runner's orphans under protocol label proto, dropping
-// their events (the session ledger has them). An orphan another replica
-// resumed first (ErrSessionBusy) is not an error.
+// adopt resumes the Runner's orphans under protocol label proto, offering
+// each to the adopters (else dropping its events: the session ledger has
+// them). An orphan another replica resumed first (ErrSessionBusy) is not
+// an error.
 func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, next time.Time, err error) {
 	orphans, next, err := b.Runner.ScanOrphans(ctx)
 	if err != nil {
@@ -325,10 +361,7 @@ func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, ne
 			continue
 		}
 		resumed = append(resumed, o.ID)
-		go func() { // owned by the run: ends when its events close
-			for range run.Events {
-			}
-		}()
+		b.offer(o, run)
 	}
 	return resumed, next, errors.Join(errs...)
 }
@@ -391,14 +424,26 @@ func (b *Backend) after(d time.Duration) (<-chan struct{}, func()) {
 	return ch, func() { stop() }
 }
 
-// FollowEvery is how often Follow reads the ledger of a run driven
-// elsewhere between wake-ups (a run's end wakes it at once).
-const FollowEvery = 250 * time.Millisecond
+// FollowEvery is how often a follower of a run (Follow, AwaitEnd, the
+// inspector's event stream) reads again without being woken: each step
+// the run commits and its end wake it at once (Changed), so this is only
+// the fallback for a notification that never came (a replica's listener
+// reconnecting, a notice the store could not send).
+const FollowEvery = 3 * time.Second
+
+// Changed returns a channel closed when run next commits a step or records
+// its end, here or (on a store shared by replicas, through the store's
+// notifications) on another replica, and the function that stops watching
+// it. Take it before reading what the run committed, then wait on it.
+func (b *Backend) Changed(run string) (<-chan struct{}, func()) {
+	ch := b.Runner.Changed(run)
+	return ch, func() { b.Runner.Unwatch(run, ch) }
+}
 
 // Follow is user's run runID as a process that does not drive it sees it:
 // the events of the run recorded in its session's ledger after sequence
-// after, read as they are committed (every FollowEvery, and at once when
-// the run records its end here or, on a shared store, on another replica),
+// after, read as they are committed (woken by each commit here or, on a
+// shared store, on another replica; every FollowEvery without a wake-up),
 // until the run's next run_finished. Events closes after it, when ctx
 // ends, or when the run is no longer running and the ledger has nothing
 // more of it (a run abandoned without an end). It is the live source of a
@@ -517,8 +562,8 @@ func Rejoin(ctx context.Context, id string, recorded []*runtime.Event, keep func
 
 // AwaitEnd waits until user's run runID is no longer running (it ended,
 // or waits for input), wherever it is driven, and returns its record. It
-// reads the run when the run records its end (here, or on another replica
-// as notifications reach) and every FollowEvery, until ctx ends.
+// reads the run when the run commits (here, or on another replica
+// as notifications reach; every FollowEvery without one), until ctx ends.
 func (b *Backend) AwaitEnd(ctx context.Context, user, runID string) (store.Run, error) {
 	for {
 		changed := b.Runner.Changed(runID)

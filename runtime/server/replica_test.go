@@ -13,7 +13,9 @@ import (
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/runtime/store/postgres"
+	"github.com/agentc/agentc/vm"
 )
 
 // gatedModel answers once its gate opens (or fails when its call is
@@ -46,9 +48,29 @@ const replicaTTL = 3 * time.Second
 
 // replicaBackend is a Backend over its own connection to the shared store
 // target, one replica with owner id owner.
-func replicaBackend(t *testing.T, target, owner string, clock *skewedClock, m runtime.Model, ttl time.Duration) *server.Backend {
+func replicaBackend(t *testing.T, target, owner string, clock vm.Clock, m runtime.Model, ttl time.Duration) *server.Backend {
 	t.Helper()
 	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
+	return replicaBackendOf(t, src, target, owner, clock, m, ttl)
+}
+
+// twoSteps is a workflow of two model calls, one superstep each.
+const twoSteps = `workflow w "W"
+model m { provider = openai, name = "x" }
+agent a llm "A" { model = m }
+state S { q: string, x: string = "", y: string = "" }
+graph g(S) input q output y {
+  node one = llm a { prompt = q } into x
+  node two = llm a { prompt = x } into y
+  start -> one
+  one -> two
+  two -> end
+}
+`
+
+// replicaBackendOf is replicaBackend of the program src.
+func replicaBackendOf(t *testing.T, src, target, owner string, clock vm.Clock, m runtime.Model, ttl time.Duration) *server.Backend {
+	t.Helper()
 	prog := runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
 	st, err := postgres.Open(context.Background(), target, nil)
 	if err != nil {
@@ -198,4 +220,85 @@ func TestReplicaHandsOverAtShutdown(t *testing.T) {
 	if err != nil || len(evs) != 1 || evs[0].Status != runtime.StatusCompleted {
 		t.Fatalf("run ends in the ledger: %v %v", evs, err)
 	}
+}
+
+// secondGated answers its first call at once and its later ones once gate
+// opens, telling entered when each later call starts.
+type secondGated struct {
+	calls   *atomic.Int32
+	gate    chan struct{}
+	entered chan struct{}
+}
+
+func (secondGated) Info() runtime.ModelInfo {
+	return runtime.ModelInfo{Name: "m", Model: "test:second-gated"}
+}
+func (m secondGated) Generate(ctx context.Context, req *runtime.ModelRequest, f func(string)) (*runtime.ModelResponse, error) {
+	if m.calls.Add(1) == 1 {
+		return &runtime.ModelResponse{Text: "first", FinishReason: "stop"}, nil
+	}
+	return gatedModel{gate: m.gate, entered: m.entered}.Generate(ctx, req, f)
+}
+
+// frozenTimers is the wall clock whose timers never fire: a follower on it
+// reads again only when woken.
+type frozenTimers struct{}
+
+func (frozenTimers) Now() time.Time                              { return time.Now() }
+func (frozenTimers) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
+
+// followStep starts a run of g on driver, whose model m answers its first
+// call and waits on its second, and follows it on follower until it reads
+// node one's end, which the run committed in its first step while its
+// second waits; then it lets the run end.
+func followStep(t *testing.T, driver, follower *server.Backend, m secondGated) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	run, err := driver.Start(ctx, "test", runtime.Invocation{User: "u", Session: "s", Input: "hi", Runnable: "g"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	followed := follower.Follow(ctx, store.SessionKey{App: "w", User: "u", Session: "s"}, run.ID, 0)
+	timeout := time.After(20 * time.Second)
+	for seen := false; !seen; {
+		select {
+		case e, ok := <-followed.Events:
+			if !ok {
+				t.Fatal("the follow ended before the first step's events")
+			}
+			seen = e.Kind == runtime.EventNodeFinished && e.Node == "one"
+		case <-timeout:
+			t.Fatal("the first step's commit did not wake the follower")
+		}
+	}
+	<-m.entered
+	close(m.gate)
+	for range run.Events {
+	}
+}
+
+// TestFollowWokenByCommits: a follower of a run is woken by each step the
+// run commits — on another replica through the store's notifications
+// (B's timers never fire, so nothing polls), and in the process that
+// drives it — and reads the step's events while the run goes on.
+func TestFollowWokenByCommits(t *testing.T) {
+	target := pgtest.WithSchema(t, pgtest.URL(t))
+	m := secondGated{calls: &atomic.Int32{}, gate: make(chan struct{}), entered: make(chan struct{}, 8)}
+	a := replicaBackendOf(t, twoSteps, target, "A", &skewedClock{}, m, replicaTTL)
+	b := replicaBackendOf(t, twoSteps, target, "B", frozenTimers{}, quietModel{}, replicaTTL)
+	followStep(t, a, b, m)
+
+	// In one process, with no replicas and timers that never fire.
+	mem := memory.New()
+	prog := runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(twoSteps)}}, "w.agent")
+	m2 := secondGated{calls: &atomic.Int32{}, gate: make(chan struct{}), entered: make(chan struct{}, 8)}
+	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: mem, Program: prog, Models: map[string]runtime.Model{"m": m2},
+		Clock: frozenTimers{}, Entropy: &runtimetest.Entropy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	one := &server.Backend{Runner: r, Docs: mem, Sessions: session.New(mem), Clock: frozenTimers{}, Metrics: server.NewMetrics()}
+	followStep(t, one, one, m2)
 }

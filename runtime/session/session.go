@@ -82,10 +82,12 @@ type ListFilter struct {
 // List returns the sessions of an app (or of one user of it), ordered by
 // (user, session). Sessions are found through the run index, so a session
 // that never had a run (its only event an input the Runner could not
-// start) is not listed.
+// start) is not listed. Without an app it lists the sessions of every app
+// (store.ListSessions), ordered by (app, user, session); a user then needs
+// an app.
 func (s *Service) List(ctx context.Context, f ListFilter) ([]Info, error) {
 	if f.App == "" {
-		return nil, fmt.Errorf("list sessions: an app is required: %w", store.ErrInvalid)
+		return s.listAll(ctx, f)
 	}
 	var keys []store.SessionKey
 	rf := store.RunFilter{App: f.App, User: f.User, Limit: 256}
@@ -120,6 +122,28 @@ func (s *Service) List(ctx context.Context, f ListFilter) ([]Info, error) {
 		out = append(out, Info{Key: k, Created: rec.Created, Updated: rec.Updated, Events: rec.LastSeq})
 	}
 	return out, nil
+}
+
+// listAll is List without an app: every session of the store.
+func (s *Service) listAll(ctx context.Context, f ListFilter) ([]Info, error) {
+	var out []Info
+	sf := store.SessionFilter{User: f.User, Limit: 256}
+	for {
+		page, next, err := s.st.ListSessions(ctx, sf)
+		if err != nil {
+			return nil, fmt.Errorf("list sessions: %w", err)
+		}
+		for _, rec := range page {
+			if f.Limit > 0 && len(out) == f.Limit {
+				return out, nil
+			}
+			out = append(out, Info{Key: rec.Key, Created: rec.Created, Updated: rec.Updated, Events: rec.LastSeq})
+		}
+		if next == "" {
+			return out, nil
+		}
+		sf.Cursor = next
+	}
 }
 
 // EventFilter selects ledger events. After is a sequence number (events

@@ -67,7 +67,7 @@ func EdgeList(g *bytecode.Graph) []Edge {
 
 // edgesTaken infers the edges a run took from its node events: an edge
 // from a node that finished at step s to a node that ran at the next step
-// that ran any node; an edge to end from a node finishing the last step of
+// that ran any node, or to a join that ran at any later step; an edge to end from a node finishing the last step of
 // a completed run; an edge from start to the nodes of the first step.
 func edgesTaken(g *bytecode.Graph, events []*runtime.Event, completed bool) map[int]bool {
 	byName := map[string]int{}
@@ -104,6 +104,11 @@ func edgesTaken(g *bytecode.Graph, events []*runtime.Event, completed bool) map[
 	ranAt := func(step uint64, node int) bool {
 		return slices.Contains(ran, act{step, node})
 	}
+	// A join waits for its other predecessors: the edge into it from one
+	// that finished at step s is taken when it runs at any later step.
+	joinAfter := func(step uint64, node int) bool {
+		return g.Nodes[node].Kind == bytecode.NodeJoin && slices.ContainsFunc(ran, func(r act) bool { return r.node == node && r.step > step })
+	}
 	edges := EdgeList(g)
 	taken := map[int]bool{}
 	mark := func(from int, to func(int) bool) {
@@ -119,7 +124,7 @@ func edgesTaken(g *bytecode.Graph, events []*runtime.Event, completed bool) map[
 	end := g.End()
 	for _, d := range done {
 		if s, ok := next(d.step); ok {
-			mark(d.node, func(n int) bool { return ranAt(s, n) })
+			mark(d.node, func(n int) bool { return ranAt(s, n) || joinAfter(d.step, n) })
 		} else if completed {
 			mark(d.node, func(n int) bool { return n == end })
 		}

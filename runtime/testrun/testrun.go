@@ -3,8 +3,8 @@
 // fixtures it names (any other model or tool fails when called; skill and
 // workspace tools run for real in a workspace removed afterwards), its
 // answers resume interrupts in order, its run uses an in-memory store, a
-// fake clock (timers short enough for retry backoff fire at once, timeouts
-// never) and deterministic entropy, and each expect is evaluated on the
+// fake clock (retry backoff passes at once, timeouts never fire) and
+// deterministic entropy, and each expect is evaluated on the
 // final state; visited(a) before visited(b) on the order nodes finished in.
 // Coverage counts the graph edges the tests took, inferred from node
 // events.
@@ -211,23 +211,22 @@ func testInput(p *bytecode.Program, t *bytecode.Test) (string, error) {
 	return string(b), err
 }
 
-// fakeClock advances a millisecond per reading; its timers fire at once
-// when short (retry backoff) and never when long (timeouts), so tests run
-// offline without waiting.
+// fakeClock advances a millisecond per reading. It skips the backoff
+// before a retry (vm.Sleeper: its time advances by the wait) and never
+// fires a timer, so an attempt's timeout never races a replayed result:
+// tests run offline, without waiting, with one outcome.
 type fakeClock struct{ n atomic.Int64 }
 
 func (c *fakeClock) Now() time.Time {
 	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
 }
 
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	if d <= 10*time.Second {
-		c.n.Add(int64(d / time.Millisecond))
-		t := time.AfterFunc(0, f)
-		return t.Stop
-	}
-	return func() bool { return true }
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) bool {
+	c.n.Add(int64(d / time.Millisecond))
+	return ctx.Err() == nil
 }
+
+func (c *fakeClock) AfterFunc(time.Duration, func()) func() bool { return func() bool { return true } }
 
 type seqEntropy struct{ n atomic.Uint64 }
 

@@ -3,6 +3,7 @@ package testrun
 import (
 	"context"
 	"os"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -86,5 +87,30 @@ func TestRun(t *testing.T) {
 	gs := cov.Graphs(prog)
 	if len(gs) != 1 || gs[0] != (GraphCoverage{Graph: "g", Taken: 3, Total: 5}) {
 		t.Errorf("coverage %+v, want g 3/5", gs)
+	}
+}
+
+// TestFile: every test of a file is reported in order, as text and JSON,
+// with the coverage of the graphs they ran.
+func TestFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(dir+"/mini.agent", []byte(mini), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := runtimetest.Compile(t, os.DirFS(dir), "mini.agent")
+	var got []string
+	cov := File(context.Background(), prog, "w/mini.agent", Config{Root: dir, Verified: true}, func(r Report) {
+		got = append(got, regexp.MustCompile(`\(\d[^)]*\)`).ReplaceAllString(r.String(), "(T)"))
+	})
+	want := []string{
+		"PASS w/mini.agent: answered (T)\n",
+		"FAIL w/mini.agent: wrong (T)\n    mini.agent:33: not met: expect a == \"nope\"\n    mini.agent:34: visited(ask) before visited(echo) not met (finished: echo, ask)\n",
+		"PASS w/mini.agent: unanswered (T)\n",
+	}
+	if strings.Join(got, "") != strings.Join(want, "") {
+		t.Errorf("reports\n%s\nwant\n%s", strings.Join(got, ""), strings.Join(want, ""))
+	}
+	if len(cov) != 1 || cov[0] != (GraphCoverage{Graph: "g", Taken: 3, Total: 5}) {
+		t.Errorf("coverage %+v, want g 3/5", cov)
 	}
 }

@@ -89,7 +89,7 @@ func Plan(old, new *bytecode.Program, graph string, chain []vm.StepRecord, pendi
 	var ins []vm.RecordedInterrupt
 	for _, in := range cs.Interrupts {
 		j := nodeIndex(c.ng, c.og.Nodes[in.Node].Name)
-		ins = append(ins, vm.RecordedInterrupt{ID: c.ng.Name + "/" + c.ng.Nodes[j].Name, Node: j, Prompt: in.Prompt})
+		ins = append(ins, vm.RecordedInterrupt{ID: c.ng.Name + "/" + c.ng.Nodes[j].Name, Node: j, Prompt: in.Prompt, Data: in.Data})
 	}
 	last := &chain[len(chain)-1]
 	rec := &vm.StepRecord{Run: last.Run, Step: last.Step, Full: true, ProgramHash: new.Hash,

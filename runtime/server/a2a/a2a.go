@@ -134,6 +134,7 @@ func New(b *server.Backend, opts Options) *Handler {
 	h := &Handler{b: b, opts: opts, log: log, live: map[string]*liveTask{}}
 	h.pushes = newPusher(opts.Push, log.Warn)
 	h.base, h.stop = context.WithCancel(context.Background())
+	b.OnAdopt(h.adopt)
 	return h
 }
 

@@ -28,6 +28,7 @@ import (
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
 )
 
 const source = `workflow helpdesk "Answers questions; asks before publishing"
@@ -143,16 +144,22 @@ func newEnv(t *testing.T, st store.Store) *env { return newEnvWith(t, st, nil) }
 // newEnvWith is newEnv with the adapter's options changed by edit.
 func newEnvWith(t *testing.T, st store.Store, edit func(*a2a.Options)) *env {
 	t.Helper()
+	// Later envs see later times.
+	clock := &runtimetest.Clock{Start: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).Add(time.Duration(idSeq.Add(1_000_000)) * time.Millisecond)}
+	return newEnvOf(t, st, clock, nil, edit)
+}
+
+// newEnvOf is newEnvWith on clock, one of the replicas rep says (nil: none).
+func newEnvOf(t *testing.T, st store.Store, clock vm.Clock, rep *runtime.Replica, edit func(*a2a.Options)) *env {
+	t.Helper()
 	prog := compileProgram(t)
 	fx, err := model.LoadFixture("fast.yaml", []byte(fixture))
 	if err != nil {
 		t.Fatal(err)
 	}
 	gate := &gateModel{Model: model.NewScripted(runtime.ModelInfo{Name: "fast"}, fx), started: make(chan struct{}, 1), open: make(chan struct{})}
-	// Later envs see later times.
-	clock := &runtimetest.Clock{Start: time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC).Add(time.Duration(idSeq.Add(1_000_000)) * time.Millisecond)}
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"fast": gate},
-		Clock: clock, Entropy: &runtimetest.Entropy{}})
+		Clock: clock, Entropy: &runtimetest.Entropy{}, Replica: rep})
 	if err != nil {
 		t.Fatal(err)
 	}

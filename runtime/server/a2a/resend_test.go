@@ -1,8 +1,10 @@
 package a2a_test
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 )
@@ -78,5 +80,29 @@ func TestResentMessageRejoinsItsTask(t *testing.T) {
 	}
 	if n := runsOf(e, "ana"); n != 3 {
 		t.Fatalf("%d runs of ana, want 3 (one per distinct message)", n)
+	}
+}
+
+// TestOrphanedMessageTakenOver: a messageId reserved by a process that
+// died before recording its task (its claim names another instance of a
+// store this process alone opens) does not answer task-not-found: the
+// re-sent message takes it over, its task runs once, and a later re-send
+// rejoins that task.
+func TestOrphanedMessageTakenOver(t *testing.T) {
+	e := newEnv(t, memory.New())
+	m := msg1("What is the capital of France?", nil)
+	id := m["message"].(map[string]any)["messageId"].(string)
+	orphan := fmt.Sprintf(`{"task":"task_dead","claim":{"owner":"proc_dead","since":%d,"session":"ctx_dead","inv":"inv_dead"}}`,
+		e.backend.Clock.Now().UnixMilli())
+	if err := e.st.ApplyDocs(t.Context(), store.DocOp{Coll: a2a.CollMessage, Key: store.DocPath(e.backend.App(), "ana", id), Value: []byte(orphan)}); err != nil {
+		t.Fatal(err)
+	}
+	first := get(t, e.ok("ana", "1.0", "SendMessage", m), "task")
+	if str(t, first, "status", "state") != "TASK_STATE_COMPLETED" {
+		t.Fatalf("re-sent after its process died: %v", first)
+	}
+	again := get(t, e.ok("ana", "1.0", "SendMessage", m), "task")
+	if str(t, again, "id") != str(t, first, "id") || runsOf(e, "ana") != 1 {
+		t.Fatalf("re-sent again: %v (first %v), %d runs", again, first, runsOf(e, "ana"))
 	}
 }

@@ -97,15 +97,8 @@ func TestCloseCancelsTasksInFlight(t *testing.T) {
 	if err := e.h.Close(ctx); err == nil {
 		t.Fatal("Close with an ended context returned nil while a task was in flight")
 	}
-	raw, err := st.GetDoc(t.Context(), a2a.CollTask, store.DocPath(e.backend.App(), "ana", id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rec struct {
-		Status struct{ State string } `json:"status"`
-	}
-	if err := json.Unmarshal(raw, &rec); err != nil || rec.Status.State != "canceled" {
-		t.Fatalf("record after close: %s %v", raw, err)
+	if st := recordState(t, e, "ana", id); st != "canceled" {
+		t.Fatalf("record after close: %s", st)
 	}
 	// A closed handler starts nothing.
 	r := e.call("ana", "1.0", "SendMessage", msg1("What is the capital of France?", nil))

@@ -31,11 +31,39 @@ const (
 	// DocPath(app, user, inverted status time, task id), value a recentEntry.
 	CollRecent = "a2a.recent"
 	// CollMessage maps a user's messageId that started a task to the task:
-	// key DocPath(app, user, messageId), value the task id. A re-sent
-	// message (the same messageId) rejoins that task (spec/a2a.md,
-	// "Re-sent messages").
+	// key DocPath(app, user, messageId), value a messageRecord (an older
+	// agentc's: the task id alone). A re-sent message (the same
+	// messageId) rejoins that task (spec/a2a.md, "Re-sent messages").
 	CollMessage = "a2a.message"
+	// CollRunTask maps a task's run to the task, so that a replica taking
+	// the run over (or a server resuming it after a restart) attaches the
+	// task's pump: key the run id, value a runTask. Written with the task's
+	// record.
+	CollRunTask = "a2a.run"
 )
+
+// runTask is a CollRunTask value.
+type runTask struct {
+	User string `json:"user"`
+	Task string `json:"task"`
+}
+
+// messageRecord is a CollMessage value: the task the message started, and
+// its request's claim (server.Reserve).
+type messageRecord struct {
+	Task  string        `json:"task"`
+	Claim *server.Claim `json:"claim,omitempty"`
+}
+
+// MessageRecord reads a CollMessage record: the id of the task its
+// message started (or starts).
+func MessageRecord(value []byte) string {
+	var r messageRecord
+	if len(value) > 0 && value[0] == '{' && json.Unmarshal(value, &r) == nil {
+		return r.Task
+	}
+	return string(value)
+}
 
 // recordVersion is the version of the stored Task JSON.
 const recordVersion = 1
@@ -152,6 +180,10 @@ func (h *Handler) save(ctx context.Context, user string, t *Task, create bool) e
 	ops := []store.DocOp{
 		{Coll: CollTask, Key: h.taskKey(user, t.ID), Value: rec, IfAbsent: create},
 		{Coll: CollRecent, Key: key, Value: idx},
+	}
+	if create && t.Run != "" {
+		rt, _ := json.Marshal(runTask{User: user, Task: t.ID})
+		ops = append(ops, store.DocOp{Coll: CollRunTask, Key: t.Run, Value: rt})
 	}
 	if old != "" && old != key {
 		ops = append(ops, store.DocOp{Coll: CollRecent, Key: old, Delete: true})
@@ -390,11 +422,16 @@ func (h *Handler) pump(lt *liveTask, run *server.Run) {
 			fin = e
 		}
 	}
-	if fin == nil && h.base.Err() == nil {
+	if fin == nil && h.b.Runner.Replicated() {
+		if h.base.Err() == nil {
+			// The events stopped without an end while the handler goes
+			// on: this replica lost the run's lease; the replica that
+			// took the run over settles the record (its pump: adopt),
+			// whether the run still goes on or already ended there.
+			return
+		}
 		if rec, err := h.b.GetRun(context.WithoutCancel(h.base), lt.user, run.ID); err == nil && rec.Status == store.RunRunning {
-			// The events stopped without an end while the run goes on:
-			// this replica lost its lease, another continues the run,
-			// and the record is settled when read after its end.
+			// Handed over at shutdown: another replica resumes it.
 			return
 		}
 	}
@@ -410,10 +447,57 @@ func (h *Handler) pump(lt *liveTask, run *server.Run) {
 	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr) })
 }
 
+// adopt attaches the pump of its task to run, the resumption of orphan o
+// by this process's Backend (a replica taking the run over, or a server
+// resuming it after a restart: server.Adopter), when o is a task's run and
+// the task is not live here. The task's status updates and push
+// notifications then go on as if its first request were still here.
+func (h *Handler) adopt(o store.Run, run *server.Run) bool {
+	ctx := context.WithoutCancel(h.base)
+	v, err := h.b.Docs.GetDoc(ctx, CollRunTask, o.ID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			h.log.Warn("a2a: look up the task of a resumed run", "run", o.ID, "err", err)
+		}
+		return false
+	}
+	var rt runTask
+	if err := json.Unmarshal(v, &rt); err != nil || rt.User != o.Session.User || o.Session.App != h.b.App() {
+		return false
+	}
+	t, err := h.readTask(ctx, rt.User, rt.Task)
+	if err != nil || t.Run != o.ID {
+		return false
+	}
+	lt, err := h.claim(rt.User, t)
+	if err != nil {
+		return false
+	}
+	// The run's context is not the handler's (the Backend resumed it):
+	// the pump stops when the handler does, and the run's remaining
+	// events are drained.
+	evs := make(chan *runtime.Event)
+	go func() { // owned by the run: ends with its events
+		defer close(evs)
+		for e := range run.Events {
+			select {
+			case evs <- e:
+			case <-h.base.Done():
+				for range run.Events {
+				}
+				return
+			}
+		}
+	}()
+	go h.pump(lt, &server.Run{ID: run.ID, Events: evs}) // owned by the task: ends with evs
+	return true
+}
+
 // finish applies a run's end to t and returns the stream updates: the
 // output artifacts, then the status (final). It is shared by the pump and
 // by recovery after a restart.
 func (h *Handler) finish(user string, t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo) []update {
+	addUsage(t, fin)
 	now := h.now()
 	st := taskStatus{Time: now}
 	var ups []update
@@ -539,4 +623,53 @@ func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task,
 	}
 	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr) })
 	return lt.snapshot(), nil
+}
+
+// usageKey is the task metadata member that holds the run's model usage.
+const usageKey = "agentc.usage"
+
+// taskUsage is what the run's model calls used, summed over the task's
+// invocations: their run_finished totals (spec/a2a.md, "Usage").
+type taskUsage struct {
+	PromptTokens     int      `json:"prompt_tokens"`
+	CompletionTokens int      `json:"completion_tokens"`
+	Cost             *float64 `json:"cost,omitempty"` // USD, when a priced model was called
+}
+
+// addUsage adds the usage and cost of an invocation's run_finished to the
+// task's metadata (usageKey). Metadata that is not a JSON object (the
+// client's to choose) is left as it is.
+func addUsage(t *Task, fin *runtime.Event) {
+	if fin.Usage == nil && fin.Cost == nil {
+		return
+	}
+	md := map[string]json.RawMessage{}
+	if len(t.Metadata) > 0 && string(t.Metadata) != "null" {
+		if err := json.Unmarshal(t.Metadata, &md); err != nil || md == nil {
+			return
+		}
+	}
+	var u taskUsage
+	if prev, ok := md[usageKey]; ok {
+		_ = json.Unmarshal(prev, &u) // a client's value that is not ours starts from zero
+	}
+	if fin.Usage != nil {
+		u.PromptTokens += fin.Usage.PromptTokens
+		u.CompletionTokens += fin.Usage.CompletionTokens
+	}
+	if fin.Cost != nil {
+		c := *fin.Cost
+		if u.Cost != nil {
+			c += *u.Cost
+		}
+		u.Cost = &c
+	}
+	b, err := json.Marshal(u)
+	if err != nil {
+		return
+	}
+	md[usageKey] = b
+	if out, err := json.Marshal(md); err == nil {
+		t.Metadata = out
+	}
 }

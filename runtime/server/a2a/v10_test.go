@@ -474,3 +474,28 @@ func (e *env) waitState(t *testing.T, id, state string) string {
 	}
 	return s
 }
+
+// A finished task's metadata carries what its run's model calls used
+// (agentc.usage), summed over its invocations, next to the client's own
+// metadata.
+func TestTaskUsageMetadata(t *testing.T) {
+	e := newEnv(t, memory.New())
+	res := e.ok("ana", "1.0", "SendMessage", map[string]any{"message": get(t, msg1("What is the capital of France?", nil), "message"),
+		"metadata": map[string]any{"ticket": "T-1"}})
+	task := get(t, res, "task")
+	if str(t, task, "metadata", "ticket") != "T-1" {
+		t.Fatalf("client metadata lost: %v", get(t, task, "metadata"))
+	}
+	u, ok := get(t, task, "metadata", "agentc.usage").(map[string]any)
+	if !ok || u["prompt_tokens"].(float64) <= 0 || u["completion_tokens"].(float64) <= 0 {
+		t.Fatalf("usage metadata: %v", get(t, task, "metadata"))
+	}
+	// An input-required task adds the resumption's calls to the first's.
+	first := get(t, e.ok("ana", "1.0", "SendMessage", msg1("publish the release notes", nil)), "task")
+	u1, _ := get(t, first, "metadata", "agentc.usage").(map[string]any)
+	done := get(t, e.ok("ana", "1.0", "SendMessage", msg1(`{"approved": true}`, map[string]any{"taskId": str(t, first, "id")})), "task")
+	u2, _ := get(t, done, "metadata", "agentc.usage").(map[string]any)
+	if u1 == nil || u2 == nil || u2["prompt_tokens"].(float64) < u1["prompt_tokens"].(float64) {
+		t.Errorf("usage before %v, after the resumption %v", u1, u2)
+	}
+}

@@ -98,6 +98,13 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	key := store.SessionKey{App: h.b.App(), User: user, Session: in.ThreadID}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
+	if a := h.reg.get(regKey{user, in.ThreadID}); a != nil && a.runID == in.RunID && a.run != "" {
+		// Re-sent while its first request still streams its run here:
+		// it follows the run, as anywhere else.
+		s := newStream(w, h.b.Clock, lim.WriteTimeout, cancel)
+		h.rejoin(ctx, r, s, key, in, runRecord{Run: a.run}, cancel)
+		return
+	}
 	p, err := h.plan(ctx, key, in)
 	var pe *planError
 	if err != nil && !errors.As(err, &pe) {
@@ -125,7 +132,8 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	p.inv.Runnable = h.opts.Runnable
 	// The client's runId is reserved before the run starts: the same
 	// request sent again follows this run instead of starting another.
-	prev, reserved, err := h.reserveRun(ctx, key, in.RunID)
+	p.inv.ID = h.b.NewID("inv_") // its run's input event names it (reserveRun)
+	prev, reserved, err := h.reserveRun(ctx, key, in.RunID, p.inv.ID)
 	if err != nil {
 		h.log.Error("agui: reserve runId", "thread", in.ThreadID, "user", user, "err", err)
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: "the runId could not be recorded", Code: "internal"})
@@ -156,7 +164,9 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, run *server.Run, state map[string]json.RawMessage, cancel context.CancelFunc) {
 	act := &active{runID: in.RunID, run: run.ID, cancel: cancel}
 	rk := regKey{key.User, in.ThreadID}
-	h.reg.add(rk, act)
+	// Not when a request of the thread streams the run here: a re-sent
+	// one follows it, and leaving it to that request.
+	own := h.reg.add(rk, act)
 	defer h.reg.remove(rk, act)
 
 	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
@@ -185,7 +195,7 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key st
 		}
 		ok = s.send(evs...)
 	}
-	if !ok {
+	if !ok && own {
 		h.lost(r.Context(), key, run)
 	}
 }

@@ -7,7 +7,6 @@ package agui
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -18,12 +17,13 @@ import (
 )
 
 // CollRuns maps a thread's runId to the run its first request started:
-// key DocPath(app, user, thread, runId), value a runRecord ("" run while
-// it starts).
+// key DocPath(app, user, thread, runId), value a runRecord ("" run, and
+// the request's claim, while it starts it: server.Reserve).
 const CollRuns = "agui.runs"
 
 type runRecord struct {
-	Run string `json:"run,omitempty"`
+	Run   string        `json:"run,omitempty"`
+	Claim *server.Claim `json:"claim,omitempty"`
 }
 
 // RecordRun reads a CollRuns record for retention: the run its request
@@ -40,31 +40,31 @@ func runKey(key store.SessionKey, runID string) string {
 	return store.DocPath(key.App, key.User, key.Session, runID)
 }
 
-// reserveRun records runID for a request about to start a run, or returns
-// what its earlier request recorded (reserved false).
-func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, runID string) (prev runRecord, reserved bool, err error) {
-	k := runKey(key, runID)
-	for range 2 {
-		err = h.docs.ApplyDocs(ctx, store.DocOp{Coll: CollRuns, Key: k, Value: []byte(`{}`), IfAbsent: true})
-		if err == nil {
-			return prev, true, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return prev, false, fmt.Errorf("agui: reserve run %s: %w", runID, err)
-		}
-		b, err := h.docs.GetDoc(ctx, CollRuns, k)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // released meanwhile
-		}
-		if err != nil {
-			return prev, false, fmt.Errorf("agui: read run %s: %w", runID, err)
-		}
-		if err := json.Unmarshal(b, &prev); err != nil {
-			return prev, false, fmt.Errorf("agui: run record %s: %w", runID, err)
-		}
-		return prev, false, nil
+// reserveRun records runID for a request about to start a run whose
+// invocation id is inv, or returns what its earlier request recorded
+// (reserved false). An orphaned reservation (its request died before
+// recording its run) is taken over: the run its request started, recorded
+// now, or this request's (server.Reserve).
+func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, runID, inv string) (prev runRecord, reserved bool, err error) {
+	v, _ := json.Marshal(runRecord{Claim: h.b.NewClaim(key.Session, inv)})
+	res, err := h.b.Reserve(ctx, key.User, CollRuns, runKey(key, runID), v, func(b []byte) (bool, error) {
+		var r runRecord
+		err := json.Unmarshal(b, &r)
+		return r.Run != "", err
+	})
+	switch {
+	case err != nil:
+		return prev, false, fmt.Errorf("agui: reserve run %s: %w", runID, err)
+	case res.Reserved:
+		return prev, true, nil
+	case res.Run != "":
+		h.settleRun(ctx, key, runID, res.Run)
+		return runRecord{Run: res.Run}, false, nil
 	}
-	return prev, false, fmt.Errorf("agui: run %s: reserved and released twice", runID)
+	if err := json.Unmarshal(res.Prev, &prev); err != nil {
+		return prev, false, fmt.Errorf("agui: run record %s: %w", runID, err)
+	}
+	return prev, false, nil
 }
 
 // settleRun records the run runID's request started, or (run "") releases

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -22,9 +23,9 @@ func threadRuns(t *testing.T, h *harness, user, thread string) int {
 
 // TestResentRunIDFollowsItsRun: a RunAgentInput sent again with its runId
 // streams the run its first sending started (a valid AG-UI stream from the
-// ledger) and starts none; in flight it is a RUN_ERROR (thread_busy, or
-// run_in_progress when the thread is not busy with it); a
-// run its client's departure canceled continues; runIds are per user.
+// ledger) and starts none; in flight, also while its first request still
+// streams it from this server, it follows the run to its end; a run its
+// client's departure canceled continues; runIds are per user.
 func TestResentRunIDFollowsItsRun(t *testing.T) {
 	h := newHarness(t, "chatter", server.Limits{})
 	in := input("t1", "r1", userMsg("m1", "hi"))
@@ -56,13 +57,37 @@ func TestResentRunIDFollowsItsRun(t *testing.T) {
 		}
 	}
 	<-h.started
-	busy := h.run("ana", hang)
-	if e := last(busy); e["type"] != RunError || (e["code"] != "run_in_progress" && e["code"] != "thread_busy") {
-		t.Fatalf("re-sent while in flight: %v", busy)
+	// Re-sent while its first request still streams it from this server:
+	// it follows the run (not thread_busy), to the run's end.
+	fctx, fcancel := context.WithCancel(context.Background())
+	defer fcancel()
+	fresp := h.request(fctx, "ana", "", hang)
+	var fwg sync.WaitGroup
+	var followed []map[string]any
+	fframes := readFrames(t, fresp.Body, &fwg)
+	for ev := range fframes {
+		followed = append(followed, ev)
+		if ev["type"] == RunStarted || ev["type"] == RunError {
+			break
+		}
+	}
+	if len(followed) == 0 || followed[0]["type"] != RunStarted || followed[0]["runId"] != "r3" {
+		t.Fatalf("re-sent while in flight: %v", followed)
+	}
+	if threadRuns(t, h, "ana", "t2") != 1 {
+		t.Fatal("the re-sent request started a run")
 	}
 	cancel()
 	resp.Body.Close()
 	wg.Wait()
+	for ev := range fframes {
+		followed = append(followed, ev)
+	}
+	fresp.Body.Close()
+	fwg.Wait()
+	if e := followed[len(followed)-1]; e["type"] != RunFinished && e["type"] != RunError || e["code"] == "thread_busy" {
+		t.Fatalf("the follower's stream ended with %v", e)
+	}
 	h.waitFree("ana", "t2")
 	waitIdle(t, h.b)
 	if status, _ := ledgerEnd(t, h, "ana", "t2"); status != store.RunCanceled {
@@ -93,5 +118,28 @@ func TestResentRunIDFollowsItsRun(t *testing.T) {
 	waitIdle(t, h.b)
 	if n := threadRuns(t, h, "ana", "t2"); n != 1 {
 		t.Fatalf("thread t2 has %d runs, want the one run continued", n)
+	}
+}
+
+// TestOrphanedRunIDTakenOver: a runId reserved by a process that died
+// before starting its run (its claim names another instance of a store
+// this process alone opens) does not answer run_in_progress forever: the
+// re-sent request takes it over and runs once, and a later re-send joins
+// that run.
+func TestOrphanedRunIDTakenOver(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	key := store.SessionKey{App: "app", User: "ana", Session: "t9"}
+	orphan := `{"claim":{"owner":"proc_dead","since":` + strconv.FormatInt(h.b.Clock.Now().UnixMilli(), 10) + `,"session":"t9","inv":"inv_dead"}}`
+	if err := h.b.Docs.ApplyDocs(context.Background(), store.DocOp{Coll: CollRuns, Key: runKey(key, "r9"), Value: []byte(orphan)}); err != nil {
+		t.Fatal(err)
+	}
+	in := input("t9", "r9", userMsg("m1", "hi"))
+	first := h.run("ana", in)
+	if e := last(first); e["type"] != RunFinished {
+		t.Fatalf("re-sent after its process died: %v", first)
+	}
+	again := h.run("ana", in)
+	if text(again) != text(first) || threadRuns(t, h, "ana", "t9") != 1 {
+		t.Fatalf("re-sent again: %q (first %q), %d runs", text(again), text(first), threadRuns(t, h, "ana", "t9"))
 	}
 }

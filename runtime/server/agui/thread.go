@@ -200,10 +200,11 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		if !ok {
 			return nil, &planError{code: "no_input", msg: "the last message is not a user message: nothing to run"}
 		}
-		if strings.TrimSpace(text) == "" {
+		files := in.Messages[len(in.Messages)-1].Files
+		if strings.TrimSpace(text) == "" && len(files) == 0 {
 			return nil, &planError{code: "no_input", msg: "the last user message has no text"}
 		}
-		p.inv.Input = text
+		p.inv.Input, p.inv.Files = text, files
 		return p, nil
 	}
 	if w == nil {
@@ -350,13 +351,20 @@ type active struct {
 	cancel context.CancelFunc
 }
 
-func (r *registry) add(k regKey, a *active) {
+// add registers a as k's active request, unless k has one (a request
+// re-sent while the first still streams the run follows it, and does not
+// take its place); it reports whether a was registered.
+func (r *registry) add(k regKey, a *active) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.act == nil {
 		r.act = map[regKey]*active{}
 	}
+	if _, ok := r.act[k]; ok {
+		return false
+	}
 	r.act[k] = a
+	return true
 }
 
 func (r *registry) remove(k regKey, a *active) {

@@ -9,7 +9,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -27,11 +26,6 @@ const IdempotencyHeader = "Idempotency-Key"
 // started: key DocPath(app, user, key), value an idemRecord.
 const CollIdempotency = "openai.idempotency"
 
-// idemAbandon is how long a reservation without a run may stand before a
-// re-sent request takes it over (its first request died between reserving
-// and starting its run).
-const idemAbandon = 30 * time.Second
-
 // idemRecord is what a key's first request recorded.
 type idemRecord struct {
 	V       int    `json:"v"`
@@ -41,6 +35,9 @@ type idemRecord struct {
 	Created int64  `json:"created"` // the completion's created time (Unix s)
 	Run     string `json:"run,omitempty"`
 	Stream  bool   `json:"stream,omitempty"`
+	// Claim is the reserving request's while it starts its run
+	// (server.Reserve).
+	Claim *server.Claim `json:"claim,omitempty"`
 }
 
 // IdempotencyRecord reads a CollIdempotency record for retention: the run
@@ -73,40 +70,32 @@ func bodyHash(body []byte) string {
 
 func (h *Handler) idemKey(user, key string) string { return store.DocPath(h.b.App(), user, key) }
 
-// reserve records key for a request about to start a run. It returns the
-// earlier request's record when the key was used before (reserved false).
+// reserve records key for a request about to start a run (rec, with its
+// claim: its run's invocation id is rec.ID). It returns the earlier
+// request's record when the key was used before (reserved false). An
+// orphaned reservation (its request died before recording its run) is
+// taken over: the run its request started, recorded now, or this
+// request's (server.Reserve).
 func (h *Handler) reserve(ctx context.Context, user, key string, rec idemRecord) (prev *idemRecord, reserved bool, err error) {
+	rec.Claim = h.b.NewClaim(rec.Session, rec.ID)
 	b, _ := json.Marshal(rec)
-	k := h.idemKey(user, key)
-	for try := 0; try < 2; try++ {
-		err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: k, Value: b, IfAbsent: true})
-		if err == nil {
-			return nil, true, nil
-		}
-		if !errors.Is(err, store.ErrConflict) {
-			return nil, false, err
-		}
-		v, err := h.b.Docs.GetDoc(ctx, CollIdempotency, k)
-		if errors.Is(err, store.ErrNotFound) {
-			continue // released meanwhile
-		}
-		if err != nil {
-			return nil, false, err
-		}
-		var old idemRecord
-		if err := json.Unmarshal(v, &old); err != nil {
-			return nil, false, fmt.Errorf("openai: idempotency record %s: %w", key, err)
-		}
-		if old.Run == "" && rec.Created-old.Created > int64(idemAbandon/time.Second) && try == 0 {
-			// Its request died before its run started: take the key over.
-			if err := h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: k, Delete: true}); err != nil {
-				return nil, false, err
-			}
-			continue
-		}
-		return &old, false, nil
+	res, err := h.b.Reserve(ctx, user, CollIdempotency, h.idemKey(user, key), b, func(v []byte) (bool, error) {
+		var r idemRecord
+		err := json.Unmarshal(v, &r)
+		return r.Run != "", err
+	})
+	if err != nil || res.Reserved {
+		return nil, res.Reserved, err
 	}
-	return nil, false, fmt.Errorf("openai: idempotency key %s: reserved and released twice", key)
+	var old idemRecord
+	if err := json.Unmarshal(res.Prev, &old); err != nil {
+		return nil, false, fmt.Errorf("openai: idempotency record %s: %w", key, err)
+	}
+	if res.Run != "" {
+		h.settle(ctx, user, key, old, res.Run)
+		old.Run, old.Claim = res.Run, nil
+	}
+	return &old, false, nil
 }
 
 // settle records the run the key's request started, or (run "") releases
@@ -116,7 +105,7 @@ func (h *Handler) settle(ctx context.Context, user, key string, rec idemRecord, 
 	if run == "" {
 		err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: h.idemKey(user, key), Delete: true})
 	} else {
-		rec.Run = run
+		rec.Run, rec.Claim = run, nil
 		b, _ := json.Marshal(rec)
 		err = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollIdempotency, Key: h.idemKey(user, key), Value: b})
 	}
@@ -164,7 +153,7 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 		// Its client left and the run was canceled with it: continue it
 		// from its last step, as the client asks again.
 		live, err = h.b.Start(rctx, Protocol, runtime.Invocation{User: user, Session: rec.Session, ID: rec.ID,
-			Resume: &runtime.ResumeRequest{Run: rec.Run}, Sampling: req.sampling})
+			Resume: &runtime.ResumeRequest{Run: rec.Run}, Sampling: req.sampling, ClientTools: req.clientTools})
 		if err != nil {
 			h.startError(w, err)
 			return
@@ -175,7 +164,7 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 	hd.Set(RunHeader, rec.Run)
 	hd.Set("X-Request-Id", rec.ID)
 	hd.Set("Idempotent-Replayed", "true")
-	c := &completion{h: h, id: rec.ID, created: rec.Created}
+	c := &completion{h: h, id: rec.ID, created: rec.Created, user: user, session: rec.Session}
 	replay := server.Rejoin(rctx, rec.Run, evs, nil, live)
 	if req.Stream {
 		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage

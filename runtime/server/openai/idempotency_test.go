@@ -3,6 +3,9 @@ package openai_test
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -117,5 +120,31 @@ func TestIdempotencyKey(t *testing.T) {
 	}
 	if got, err := e.b.GetRun(context.Background(), "alice", run); err != nil || got.Status != store.RunCompleted {
 		t.Fatalf("k3's run after the re-send: %+v, %v", got, err)
+	}
+}
+
+// TestOrphanedIdempotencyKeyTakenOver: a key reserved by a process that
+// died before starting its run (its claim names another instance of a
+// store this process alone opens) is taken over at once by the re-sent
+// request, which runs once; a later re-send gets the same completion.
+func TestOrphanedIdempotencyKeyTakenOver(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	body := chatBody("echo", false, "user", "hello there")
+	sum := sha256.Sum256([]byte(body))
+	now := e.b.Clock.Now()
+	orphan := fmt.Sprintf(`{"v":1,"hash":%q,"session":"chatcmpl-dead","id":"chatcmpl-dead","created":%d,"claim":{"owner":"proc_dead","since":%d,"session":"chatcmpl-dead","inv":"chatcmpl-dead"}}`,
+		hex.EncodeToString(sum[:]), now.Unix(), now.UnixMilli())
+	if err := e.b.Docs.ApplyDocs(context.Background(), store.DocOp{Coll: openai.CollIdempotency, Key: store.DocPath(e.b.App(), "alice", "k9"), Value: []byte(orphan)}); err != nil {
+		t.Fatal(err)
+	}
+	r := e.chat(aliceToken, body, openai.IdempotencyHeader, "k9")
+	if r.status != http.StatusOK {
+		t.Fatalf("re-sent after its process died: %d %s", r.status, r.body)
+	}
+	c := decodeCompletion(t, r)
+	n := len(e.model.requests())
+	again := e.chat(aliceToken, body, openai.IdempotencyHeader, "k9")
+	if c2 := decodeCompletion(t, again); c2.ID != c.ID || again.header.Get("Idempotent-Replayed") != "true" || len(e.model.requests()) != n {
+		t.Fatalf("re-sent again: %s %v (first %s)", again.body, again.header, c.ID)
 	}
 }

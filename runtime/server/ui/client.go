@@ -195,7 +195,7 @@ func (c *Client) Sessions(ctx context.Context, f session.ListFilter) ([]inspect.
 	}
 	var keep []inspect.Session
 	for _, s := range out.Sessions {
-		if s.App == f.App && (f.Limit <= 0 || len(keep) < f.Limit) {
+		if (f.App == "" || s.App == f.App) && (f.Limit <= 0 || len(keep) < f.Limit) {
 			keep = append(keep, s)
 		}
 	}

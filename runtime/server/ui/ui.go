@@ -54,8 +54,10 @@ type Config struct {
 	// Inspect configures the Inspector (its Store is Config.Store): the
 	// clock and entropy forks take, the time decisions record.
 	Inspect inspect.Config
-	// Poll is how often an idle event stream looks for new events (default
-	// 250 ms); StreamLimit bounds one stream (default 30 min); KeepAlive
+	// Poll is how often an idle event stream looks for new events without
+	// being woken (default: with a Backend, whose runs' commits wake it,
+	// server.FollowEvery; else 250 ms); StreamLimit bounds one stream
+	// (default 30 min); KeepAlive
 	// is the interval of its keep-alive comments (default 15 s).
 	Poll, StreamLimit, KeepAlive time.Duration
 	// MaxBody bounds a request body (default 4 MiB; the server's own limit
@@ -81,6 +83,9 @@ func New(cfg Config) (*Handler, error) {
 	}
 	if cfg.Poll <= 0 {
 		cfg.Poll = 250 * time.Millisecond
+		if cfg.Backend != nil {
+			cfg.Poll = server.FollowEvery
+		}
 	}
 	if cfg.StreamLimit <= 0 {
 		cfg.StreamLimit = 30 * time.Minute

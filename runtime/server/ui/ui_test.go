@@ -701,3 +701,95 @@ func BenchmarkRunDetail(b *testing.B) {
 		}
 	})
 }
+
+const gateSource = `workflow gated "A step that waits"
+
+tool gate "Waits for its gate" {
+  input  {}
+  output string
+  run    = http { url = "http://127.0.0.1:9/gate" }
+  effect = read_only
+}
+
+state S { q: string, r: string = "" }
+
+graph g(S) input q output r {
+  node p = tool gate {} into r
+  start -> p
+  p     -> end
+}
+`
+
+// gateTool answers once its gate opens.
+type gateTool struct{ gate chan struct{} }
+
+func (gateTool) Spec() runtime.ToolSpec { return runtime.ToolSpec{Name: "gate"} }
+func (gateTool) Effect() runtime.Effect { return runtime.Effect(bytecode.EffectReadOnly) }
+func (g gateTool) Call(ctx context.Context, _ runtime.ToolRequest) (json.RawMessage, error) {
+	select {
+	case <-g.gate:
+		return json.RawMessage(`"opened"`), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// TestStreamWokenByCommits: a run's event stream is woken by the run's
+// commits, not by its poll (an hour here): it sends the step and the end
+// as they are committed, then ends.
+func TestStreamWokenByCommits(t *testing.T) {
+	ctx := context.Background()
+	prog := runtimetest.CompileSource(t, "gated.agent", gateSource)
+	st := memory.New()
+	clock, ent := &runtimetest.Clock{}, &runtimetest.Entropy{}
+	tool := gateTool{gate: make(chan struct{})}
+	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Clock: clock, Entropy: ent, App: "gated",
+		Tools: map[string]runtime.Tool{"gate": tool}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: clock, NewID: func(p string) string { return p + "1" }}
+	h, err := ui.New(ui.Config{Store: st, Backend: b, App: "gated", Inspect: inspect.Config{Now: clock.Now, Clock: clock, Entropy: ent}, Poll: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Mounts: h.Mounts(), Tokens: map[string]string{"ta": "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer func() { ts.Close(); _ = r.Close(context.Background()) }()
+	run, err := b.Start(ctx, "test", runtime.Invocation{User: "alice", Session: "s1", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // owned by the run: ends with its events
+		for range run.Events {
+		}
+	}()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(sctx, "GET", ts.URL+"/ui/api/v1/runs/"+run.ID+"/stream", nil)
+	req.Header.Set("Authorization", "Bearer ta")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var kinds []string
+	sc := bufio.NewScanner(res.Body)
+	for sc.Scan() {
+		k, ok := strings.CutPrefix(sc.Text(), "event: ")
+		if !ok {
+			continue
+		}
+		kinds = append(kinds, k)
+		if k == "input" {
+			close(tool.gate) // the stream has read what was recorded before the step
+		}
+	}
+	got := strings.Join(kinds, ",")
+	if !strings.HasPrefix(got, "input,") || !strings.Contains(got, ",tool_result,") || !strings.HasSuffix(got, "run_finished,end") {
+		t.Errorf("stream: %s (%v)", got, sctx.Err())
+	}
+}

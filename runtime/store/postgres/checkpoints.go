@@ -20,7 +20,8 @@ import (
 // refused, which aborts the whole batch; the others write the events, the
 // journal entries, the checkpoint, the deletion of the step's pending writes
 // and the new head, taking the session key and the journal sequence from the
-// locked rows.
+// locked rows. Once committed, it is announced (store.CommitNotice on
+// store.RunsChannel; notify.go).
 func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Committed, error) {
 	return s.commitStep(ctx, c, nil, time.Time{})
 }
@@ -101,6 +102,7 @@ func (s *Store) commitStep(ctx context.Context, c store.StepCommit, fence *store
 		if err != nil {
 			return store.Committed{}, fmt.Errorf("commit step %s/%d: %w", cp.Run, cp.Step, err)
 		}
+		s.announce(cp.Run)
 		return done, nil
 	})
 }

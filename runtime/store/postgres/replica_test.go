@@ -87,3 +87,72 @@ func TestFollow(t *testing.T) {
 		t.Fatalf("Follow returned %v", err)
 	}
 }
+
+// TestCommitNotices: a step commit and a run's end are each announced on
+// store.RunsChannel with the run, after they commit; a refused commit
+// announces nothing; a run id that cannot travel in a payload still
+// commits, announced without its id.
+func TestCommitNotices(t *testing.T) {
+	s := openFresh(t)
+	key := store.SessionKey{App: "app", User: "u", Session: "s"}
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	if _, _, err := s.GetOrCreateSession(ctx, key, t0); err != nil {
+		t.Fatal(err)
+	}
+	odd := "run_\x00odd"
+	for _, id := range []string{"run_1", odd} {
+		if err := s.CreateRun(ctx, store.Run{ID: id, Session: key, Status: store.RunRunning}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := s.Listen(ctx, store.RunsChannel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	next := func() string {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		p, err := l.Wait(wctx)
+		if err != nil {
+			t.Fatalf("no notification: %v", err)
+		}
+		return p
+	}
+	step := func(run string, n uint64) store.StepCommit {
+		return store.StepCommit{Checkpoint: store.Checkpoint{Run: run, Step: n, Kind: store.Full, Time: t0},
+			Events: [][]byte{[]byte("e")}, Status: store.RunRunning}
+	}
+	if _, err := s.CommitStep(ctx, step("run_1", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if p := next(); p != "commit run_1" {
+		t.Fatalf("after a step commit: %q", p)
+	}
+	if _, err := s.CommitStep(ctx, step("run_1", 0)); !errors.Is(err, store.ErrConflict) {
+		t.Fatalf("a repeated step: %v", err)
+	}
+	if _, err := s.CommitStep(ctx, step(odd, 0)); err != nil {
+		t.Fatalf("commit of a run id with a NUL: %v", err)
+	}
+	if p := next(); p != "commit" {
+		t.Fatalf("after the refused commit and the odd run's: %q, want the odd run's bare notice", p)
+	}
+	la, err := s.AcquireLease(ctx, "session/s", "a", 10*time.Second, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CommitStepFenced(ctx, step("run_1", 1), la, t0); err != nil {
+		t.Fatal(err)
+	}
+	if p := next(); p != "commit run_1" {
+		t.Fatalf("after a fenced commit: %q", p)
+	}
+	if _, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("end")}, store.RunCompleted, t0); err != nil {
+		t.Fatal(err)
+	}
+	if p := next(); p != "commit run_1" {
+		t.Fatalf("after a run's end: %q", p)
+	}
+}

@@ -149,7 +149,8 @@ func appendEventsArgs(k store.SessionKey, events [][]byte, now time.Time) []any 
 	return []any{bs(k.App), bs(k.User), bs(k.Session), events, now}
 }
 
-// EndRun implements store.Runs.
+// EndRun implements store.Runs. Once committed, it is announced
+// (store.CommitNotice on store.RunsChannel; notify.go).
 func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
 	return s.endRun(ctx, id, events, status, nil, now)
 }
@@ -191,6 +192,7 @@ func (s *Store) endRun(ctx context.Context, id string, events [][]byte, status s
 		if err != nil {
 			return 0, fmt.Errorf("end run %s: %w", id, err)
 		}
+		s.announce(id)
 		return first, nil
 	})
 }

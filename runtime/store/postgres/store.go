@@ -47,7 +47,8 @@ type Store struct {
 	// gate: operations pass it, Close shuts it, so Close waits for
 	// operations in flight and later ones see ErrClosed.
 	gate             store.Gate
-	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
+	ann              *announcer // sends commit notices (notify.go)
+	store.LeaseRules            // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
 var _ store.Store = (*Store)(nil)
@@ -88,6 +89,7 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
+	s.startAnnouncer()
 	return s, nil
 }
 
@@ -95,9 +97,11 @@ func Open(ctx context.Context, url string, opts *Options) (*Store, error) {
 func (s *Store) Schema() string { return s.schema }
 
 // Close closes the connection pool. It waits for operations in flight; later
-// calls return store.ErrClosed, and a second Close returns nil.
+// calls return store.ErrClosed, and a second Close returns nil. Commit
+// notices not sent yet are dropped.
 func (s *Store) Close() error {
 	return s.gate.Shut(func() error {
+		s.ann.close()
 		s.pool.Close()
 		return nil
 	})

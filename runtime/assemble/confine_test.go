@@ -1,7 +1,6 @@
-package main
+package assemble
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
@@ -9,7 +8,7 @@ import (
 	"github.com/agentc/agentc/runtime/workspace/jail"
 )
 
-func TestCheckExecConfinement(t *testing.T) {
+func TestExecConfinement(t *testing.T) {
 	execProg := &bytecode.Program{Tools: []bytecode.Tool{
 		{Name: "deploy", Impl: bytecode.ToolImpl{Kind: bytecode.ImplExec}},
 		{Name: "sh", Impl: bytecode.ToolImpl{Kind: bytecode.ImplBuiltin, Builtin: "workspace_exec"}},
@@ -37,19 +36,19 @@ func TestCheckExecConfinement(t *testing.T) {
 		{"no tools that run commands", plain, bare, two, false, false, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Setenv("AGENTC_DATA", "")
-			if tc.optIn {
-				t.Setenv(unconfinedExecEnv, "1")
-			} else {
-				t.Setenv(unconfinedExecEnv, "")
+			env := func(k string) (string, bool) {
+				if tc.optIn && k == UnconfinedExecEnv {
+					return "1", true
+				}
+				return "", false
 			}
-			var out bytes.Buffer
-			err := checkExecConfinement(tc.prog, tc.r, tc.tokens, tc.open, t.TempDir(), &out)
+			out := ""
+			err := ExecConfinement(tc.prog, tc.r, tc.tokens, tc.open, env, func(msg string) { out = msg })
 			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) {
 				t.Fatalf("err = %v, want %q", err, tc.wantErr)
 			}
-			if !strings.Contains(out.String(), tc.wantOut) || tc.wantOut == "" && out.Len() > 0 && tc.prog == plain {
-				t.Errorf("stderr = %q, want %q", out.String(), tc.wantOut)
+			if !strings.Contains(out, tc.wantOut) || tc.wantOut == "" && out != "" && tc.prog == plain {
+				t.Errorf("stderr = %q, want %q", out, tc.wantOut)
 			}
 		})
 	}

@@ -1,0 +1,71 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/agentc/agentc/runtime"
+)
+
+// Continue is the invocation that continues run for a person who names it
+// (agentc run --resume): run is a run id, or "latest" for the newest run of
+// the session (user, session) that can resume (Runner.LatestResumable);
+// value answers its pending interrupts (Resume) and decide settles its
+// pending side effects (Decide). The invocation runs in the session the
+// run belongs to. Errors in the request (no such run, no run to resume, a
+// bad decision) wrap ErrNoRun or ErrBadDecision; any other is the store's.
+func (s *Service) Continue(ctx context.Context, r *runtime.Runner, user, session, run string, value json.RawMessage, decide []string) (runtime.Invocation, error) {
+	if run == "latest" {
+		id, err := r.LatestResumable(ctx, user, session)
+		if err != nil {
+			return runtime.Invocation{}, &noRunError{msg: err.Error(), err: err}
+		}
+		run = id
+	}
+	req, key, err := s.Resume(ctx, run, value)
+	if err == nil {
+		err = s.Decide(ctx, req, decide)
+	}
+	if err != nil {
+		return runtime.Invocation{}, err
+	}
+	return runtime.Invocation{User: key.User, Session: key.Session, Resume: req}, nil
+}
+
+// Hint tells a person what a run that stopped needs, from its
+// run_finished event: the interrupts it waits on (each prompt, and the
+// JSON Schema of its answer with an example value) or the side effects it
+// needs decisions on, and the command that continues it — cmd (say
+// "agentc run FILE") with --resume and --value or --decide. It is "" for a
+// run that needs nothing (completed, failed, canceled).
+func Hint(fin *runtime.Event, cmd string) string {
+	var b strings.Builder
+	switch fin.Status {
+	case runtime.StatusInterrupted:
+		fmt.Fprintf(&b, "run %s is waiting (session %s, user %s)\n", fin.Run, fin.Session, fin.User)
+		for _, in := range fin.Interrupts {
+			fmt.Fprintf(&b, "  interrupt %s: %s\n", in.ID, in.Prompt)
+			if in.Schema != nil {
+				schema, _ := json.Marshal(in.Schema)
+				fmt.Fprintf(&b, "    answer: JSON of schema %s, e.g. %s\n", schema, runtime.SchemaExample(in.Schema))
+			}
+		}
+		example := "JSON"
+		if len(fin.Interrupts) == 1 && fin.Interrupts[0].Schema != nil {
+			example = shellQuote(string(runtime.SchemaExample(fin.Interrupts[0].Schema)))
+		}
+		fmt.Fprintf(&b, "resume with: %s --resume %s --value %s\n", cmd, fin.Run, example)
+	case runtime.StatusNeedsDecision:
+		fmt.Fprintf(&b, "run %s needs decisions on side effects that may have happened:\n", fin.Run)
+		for _, d := range fin.Decisions {
+			fmt.Fprintf(&b, "  decision %s (node %s, attempt %d)\n", d.ID, d.Node, d.Attempt)
+		}
+		fmt.Fprintf(&b, "settle with: %s --resume %s --decide ID=done:RESULT_JSON|retry|fail\n", cmd, fin.Run)
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell (single quotes).
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
