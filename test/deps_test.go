@@ -102,8 +102,10 @@ var allowed = map[string][]string{
 
 	// A fake OpenAI-compatible endpoint for tests (net/http only).
 	"internal/openaitest": {},
+	// A side effect cut off mid-call, for the tests of decisions.
+	"internal/decidetest": {"compiler/bytecode", "runtime"},
 	// The support example's edits the upgrade tests share.
-	"internal/upgradetest": {},
+	"internal/upgradetest": {"compiler/bytecode", "runtime/runtimetest"},
 	// The test PostgreSQL server and throwaway schemas in it.
 	"internal/pgtest": {},
 }

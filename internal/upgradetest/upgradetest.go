@@ -10,6 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/runtimetest"
 )
 
 // Edit is one textual replacement of support.agent.
@@ -116,4 +120,21 @@ func (v Variant) Rewrite(dst string) error {
 		return err
 	}
 	return os.WriteFile(p, []byte(s), 0o644)
+}
+
+// Program copies the support example from examples into a fresh folder,
+// applies variant v ("": none), compiles it, and returns the program and
+// the folder (the project root the program's fixtures are under).
+func Program(t testing.TB, examples, v string) (*bytecode.Program, string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := CopyExamples(examples, dir); err != nil {
+		t.Fatal(err)
+	}
+	if v != "" {
+		if err := Find(v).Rewrite(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return runtimetest.Compile(t, os.DirFS(dir), "support/support.agent"), dir
 }

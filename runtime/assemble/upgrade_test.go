@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"os"
 	"slices"
 	"testing"
 
@@ -18,20 +17,11 @@ import (
 	"github.com/agentc/agentc/vm/upgrade"
 )
 
-// supportVariant copies the support example, applies variant v ("": none)
-// and compiles it; it returns the program and the examples root.
+// supportVariant compiles the support example with variant v ("": none)
+// and returns the program and its project root.
 func supportVariant(t *testing.T, v string) (*bytecode.Program, string) {
 	t.Helper()
-	dir := t.TempDir()
-	if err := upgradetest.CopyExamples("../../examples", dir); err != nil {
-		t.Fatal(err)
-	}
-	if v != "" {
-		if err := upgradetest.Find(v).Rewrite(dir); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return runtimetest.Compile(t, os.DirFS(dir), "support/support.agent"), dir
+	return upgradetest.Program(t, "../../examples", v)
 }
 
 func supportRunner(t *testing.T, st store.Store, p *bytecode.Program, root string) *runtime.Runner {

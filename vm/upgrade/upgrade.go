@@ -234,7 +234,7 @@ func (c *checker) fields(frontier []int) {
 		if !types.Identical(ot, nt) {
 			c.errorf(FieldChanged, f.Span, g.Span, "state field %s changes type from %s to %s: the value the run holds was made for the old type", f.Name, ot, nt)
 		} else if f.Reducer != g.Reducer {
-			c.errorf(FieldChanged, f.Span, g.Span, "state field %s changes its reducer from %s to %s", f.Name, reducerName(f.Reducer), reducerName(g.Reducer))
+			c.errorf(FieldChanged, f.Span, g.Span, "state field %s changes its reducer from %s to %s", f.Name, f.Reducer, g.Reducer)
 		}
 	}
 	for _, g := range c.ns.Fields {
@@ -245,24 +245,6 @@ func (c *checker) fields(frontier []int) {
 			c.errorf(FieldNoDefault, bytecode.Span{}, g.Span, "new state field %s has no default and is not optional: a moved run would hold null in it", g.Name)
 		}
 	}
-}
-
-func reducerName(r bytecode.Reducer) string {
-	switch r {
-	case bytecode.ReduceReplace:
-		return "replace"
-	case bytecode.ReduceAppend:
-		return "append"
-	case bytecode.ReduceMerge:
-		return "merge"
-	case bytecode.ReduceSum:
-		return "sum"
-	case bytecode.ReduceMax:
-		return "max"
-	case bytecode.ReduceMin:
-		return "min"
-	}
-	return fmt.Sprintf("reducer(%d)", r)
 }
 
 // uses reports a frontier node (old indices) that reads or writes the old

@@ -2,7 +2,6 @@ package upgrade_test
 
 import (
 	"context"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -19,16 +18,8 @@ import (
 // support compiles the support example with variant v applied ("" none).
 func support(t *testing.T, v string) *bytecode.Program {
 	t.Helper()
-	dir := t.TempDir()
-	if err := upgradetest.CopyExamples("../../examples", dir); err != nil {
-		t.Fatal(err)
-	}
-	if v != "" {
-		if err := upgradetest.Find(v).Rewrite(dir); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return runtimetest.Compile(t, os.DirFS(dir), "support/support.agent")
+	p, _ := upgradetest.Program(t, "../../examples", v)
+	return p
 }
 
 func codes(r *upgrade.Report) []string {

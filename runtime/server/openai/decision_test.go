@@ -4,50 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
-	"sync/atomic"
 	"testing"
 
-	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/internal/decidetest"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
 )
-
-const decideSource = `workflow dec "A side effect cut off mid-call"
-
-tool poke "Pokes something once" {
-  input  {}
-  output string
-  run    = http { url = "http://127.0.0.1:9/poke" }
-  effect = side_effect
-}
-
-state S { q: string, r: string = "" }
-
-graph g(S) input q output r {
-  node p = tool poke {} into r
-  start -> p
-  p     -> end
-}
-`
-
-// pokeTool blocks its first call until the run is canceled; later calls
-// answer "poked".
-type pokeTool struct {
-	entered chan struct{}
-	calls   atomic.Int32
-}
-
-func (p *pokeTool) Spec() runtime.ToolSpec { return runtime.ToolSpec{Name: "poke"} }
-func (p *pokeTool) Effect() runtime.Effect { return runtime.Effect(bytecode.EffectSideEffect) }
-func (p *pokeTool) Call(ctx context.Context, _ runtime.ToolRequest) (json.RawMessage, error) {
-	if p.calls.Add(1) == 1 {
-		p.entered <- struct{}{}
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	return json.RawMessage(`"poked"`), nil
-}
 
 // TestDecisionsOverTheProtocols: a run whose side effect was cut off
 // mid-call needs a decision; the OpenAI-compatible endpoint and AG-UI list
@@ -58,15 +21,15 @@ func (p *pokeTool) Call(ctx context.Context, _ runtime.ToolRequest) (json.RawMes
 func TestDecisionsOverTheProtocols(t *testing.T) {
 	for _, proto := range []string{"openai", "agui"} {
 		t.Run(proto, func(t *testing.T) {
-			tool := &pokeTool{entered: make(chan struct{}, 1)}
-			e := newEnv(t, envOpts{source: decideSource, all: true, tools: map[string]runtime.Tool{"poke": tool}})
+			tool := decidetest.NewPokeTool()
+			e := newEnv(t, envOpts{source: decidetest.Source, all: true, tools: map[string]runtime.Tool{"poke": tool}})
 			ctx := context.Background()
 			key := store.SessionKey{App: "dec", User: "alice", Session: "s1"}
 			run, err := e.b.Start(ctx, "test", runtime.Invocation{User: "alice", Session: "s1", Input: "go"})
 			if err != nil {
 				t.Fatal(err)
 			}
-			<-tool.entered
+			<-tool.Entered
 			e.b.Runner.Cancel(run.ID)
 			for range run.Events {
 			}
@@ -111,7 +74,7 @@ func TestDecisionsOverTheProtocols(t *testing.T) {
 			if err != nil || len(runs) != 1 || runs[0].Status != store.RunCompleted {
 				t.Fatalf("runs after the decision: %+v %v", runs, err)
 			}
-			if n := tool.calls.Load(); n != 1 {
+			if n := tool.Calls.Load(); n != 1 {
 				t.Errorf("the side effect was called %d times, want once", n)
 			}
 		})
