@@ -41,7 +41,7 @@ type runFlags struct {
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON]] [--record DIR]",
+		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON] [--decide ID=ACTION]... [--upgrade]] [--record DIR]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs the graph or
 agent --run names, else its serve target, else its only graph or agent, with --input as the user's message, in
@@ -63,6 +63,10 @@ its pending interrupts (required when it waits on one). --decide settles a
 side effect of a run that needs a decision (repeatable): ID=done:JSON (it
 happened; JSON is its result), ID=retry (call it again with the same
 idempotency key) or ID=fail, where ID is the decision's id or its node.
+A resumed run continues on the program it was started by (the store keeps
+it), whatever FILE holds now; --upgrade moves it to FILE's program when
+the upgrade check proves that safe for the run (spec/upgrade.md), and
+otherwise prints why and exits 1, the run keeping its program.
 
 --record DIR runs the declared http, exec and mcp tools live (even those
 the test block replays) and writes, for each one called, a scripted tool
