@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -152,5 +154,47 @@ func TestUpgradeCheckE2E(t *testing.T) {
 	r := runAgentc(t, old, cleanEnv(), "upgrade-check", oldFile, filepath.Join(old, "missing.agent"))
 	if r.code != exitUsage {
 		t.Fatalf("a missing file: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestServePinnedE2E: a run of the support example waits at approve; the
+// file changes so that approve's resume type differs; agentc serve
+// --upgrade-waiting, asked over the OpenAI-compatible endpoint, cannot move
+// the run (the report is logged) and finishes it on the program it
+// started with, loaded from the store.
+func TestServePinnedE2E(t *testing.T) {
+	root := upgradeProject(t, "")
+	env := cleanEnv("AGENTC_DATA=" + filepath.Join(root, ".agentc"))
+	oldHash := fileHash(t, root)
+	r := runAgentc(t, root, env, "run", "support/support.agent", "--input", supportInput, "--session", "s1", "--user", "u", "--json")
+	if r.code != exitInterrupted {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	if err := upgradetest.Find("resume-type").Rewrite(root); err != nil {
+		t.Fatal(err)
+	}
+	cmd, addr, _ := startServeArgs(t, root, env, "support/support.agent", "--token", "tok=u", "--upgrade-waiting")
+	body := `{"model": "support", "messages": [{"role": "user", "content": "{\"approved\": true}"}]}`
+	req, err := http.NewRequest("POST", "http://"+addr+"/v1/chat/completions", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer tok")
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Agentc-Session", "s1")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	run := resp.Header.Get("X-Agentc-Run")
+	_ = cmd.Process.Signal(os.Interrupt)
+	_ = cmd.Wait()
+	if resp.StatusCode != 200 || run == "" || resp.Header.Get("X-Agentc-Status") != "completed" {
+		t.Fatalf("the answer over OpenAI: %d %v\n%s", resp.StatusCode, resp.Header, out)
+	}
+	if got := latestHash(t, root, run); got != oldHash {
+		t.Errorf("the run finished on %.12s, want its own program %.12s", got, oldHash)
 	}
 }
