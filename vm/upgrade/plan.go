@@ -68,14 +68,6 @@ func Plan(old, new *bytecode.Program, graph string, chain []vm.StepRecord, pendi
 			next.Fired = append(next.Fired, t)
 		}
 	}
-	sortIssues(rep.Issues)
-	if !rep.Compatible() {
-		return nil, rep
-	}
-	slices.SortFunc(next.Loops, func(a, b vm.LoopCount) int { return a.Slot - b.Slot })
-	slices.Sort(next.Arrived)
-	slices.Sort(next.Fired)
-
 	state := make([]types.Value, len(c.ns.Fields))
 	for i, f := range c.ns.Fields {
 		if j := slices.IndexFunc(c.os.Fields, func(g bytecode.StateField) bool { return g.Name == f.Name }); j >= 0 {
@@ -84,6 +76,17 @@ func Plan(old, new *bytecode.Program, graph string, chain []vm.StepRecord, pendi
 			state[i] = new.Consts[f.Default]
 		}
 	}
+	if rep.Compatible() {
+		c.unassigned(state, at)
+	}
+	sortIssues(rep.Issues)
+	if !rep.Compatible() {
+		return nil, rep
+	}
+	slices.SortFunc(next.Loops, func(a, b vm.LoopCount) int { return a.Slot - b.Slot })
+	slices.Sort(next.Arrived)
+	slices.Sort(next.Fired)
+
 	frontier := slices.Clone(at)
 	slices.Sort(frontier)
 	var ins []vm.RecordedInterrupt

@@ -22,16 +22,17 @@ import (
 // Codes of the findings (spec/upgrade.md lists each rule and why it is
 // sound). They are the upgrade check's own: U is not a compiler family.
 const (
-	GraphGone      diag.Code = "U701" // the run's graph is not in the new program
-	FieldChanged   diag.Code = "U702" // a kept state field changed its type or reducer
-	FieldNoDefault diag.Code = "U703" // a new state field has no default and is not optional
-	FieldDropped   diag.Code = "U704" // a removed state field is read or written by the frontier
-	NodeGone       diag.Code = "U705" // a frontier node or pending interrupt is not in the new graph
-	NodeChanged    diag.Code = "U706" // a frontier node changed kind, callee, resume type or into field
-	CounterGone    diag.Code = "U707" // a loop or join counter has no counterpart
-	StepUnfinished diag.Code = "U708" // the run stopped inside a step with finished tasks recorded
-	FieldDiscarded diag.Code = "U709" // warning: a removed field's value is dropped
-	RunBroken      diag.Code = "U710" // the run's checkpoint does not decode against its program
+	GraphGone       diag.Code = "U701" // the run's graph is not in the new program
+	FieldChanged    diag.Code = "U702" // a kept state field changed its type or reducer
+	FieldNoDefault  diag.Code = "U703" // a new state field has no default and is not optional
+	FieldDropped    diag.Code = "U704" // a removed state field is read or written by the frontier
+	NodeGone        diag.Code = "U705" // a frontier node or pending interrupt is not in the new graph
+	NodeChanged     diag.Code = "U706" // a frontier node changed kind, callee, resume type or into field
+	CounterGone     diag.Code = "U707" // a loop or join counter has no counterpart
+	StepUnfinished  diag.Code = "U708" // the run stopped inside a step with finished tasks recorded
+	FieldDiscarded  diag.Code = "U709" // warning: a removed field's value is dropped
+	RunBroken       diag.Code = "U710" // the run's checkpoint does not decode against its program
+	FieldUnassigned diag.Code = "U711" // a field the run never assigned is read where the run can still go
 )
 
 // Issue is one finding: what it is, and where it is in each version (a
@@ -254,38 +255,83 @@ func (c *checker) uses(frontier []int, name string) (string, bool) {
 	fi := slices.IndexFunc(c.os.Fields, func(f bytecode.StateField) bool { return f.Name == name })
 	for _, ni := range frontier {
 		n := &c.og.Nodes[ni]
-		if n.Into == int32(fi) {
+		if n.Into == int32(fi) || slices.ContainsFunc(n.Set, func(a bytecode.Assign) bool { return int(a.Field) == fi }) ||
+			reads(c.old, n, fi) {
 			return n.Name, true
-		}
-		chunks := []int32{}
-		for _, a := range n.Call.Args {
-			chunks = append(chunks, int32(a.Code))
-		}
-		switch n.Kind {
-		case bytecode.NodeInterrupt:
-			chunks = append(chunks, int32(n.Interrupt.Prompt))
-		case bytecode.NodeMap:
-			chunks = append(chunks, int32(n.Map.List))
-		}
-		for _, s := range n.Set {
-			if int(s.Field) == fi {
-				return n.Name, true
-			}
-			chunks = append(chunks, int32(s.Code))
-		}
-		for _, e := range n.Edges {
-			chunks = append(chunks, e.Cond)
-		}
-		for _, ci := range chunks {
-			if ci < 0 || int(ci) >= len(c.old.Chunks) {
-				continue
-			}
-			if slices.ContainsFunc(c.old.Chunks[ci].Code, func(in bytecode.Insn) bool { return in.Op == bytecode.LOAD && int(in.Arg) == fi }) {
-				return n.Name, true
-			}
 		}
 	}
 	return "", false
+}
+
+// reads reports whether a chunk of node n of p (its arguments, prompt, map
+// list, set values or route conditions) loads state field fi.
+func reads(p *bytecode.Program, n *bytecode.Node, fi int) bool {
+	var chunks []int32
+	for _, a := range n.Call.Args {
+		chunks = append(chunks, int32(a.Code))
+	}
+	switch n.Kind {
+	case bytecode.NodeInterrupt:
+		chunks = append(chunks, int32(n.Interrupt.Prompt))
+	case bytecode.NodeMap:
+		chunks = append(chunks, int32(n.Map.List))
+	}
+	for _, s := range n.Set {
+		chunks = append(chunks, int32(s.Code))
+	}
+	for _, e := range n.Edges {
+		chunks = append(chunks, e.Cond)
+	}
+	for _, ci := range chunks {
+		if ci >= 0 && int(ci) < len(p.Chunks) &&
+			slices.ContainsFunc(p.Chunks[ci].Code, func(in bytecode.Insn) bool { return in.Op == bytecode.LOAD && int(in.Arg) == fi }) {
+			return true
+		}
+	}
+	return false
+}
+
+// unassigned checks a moved state (new's layout) from the run's new
+// frontier: a field that holds null but whose type does not admit it
+// (neither optional nor defaulted) must not be read by a node the run can
+// still reach — the new program's definite-assignment proof (T306) was made
+// for its own runs, and this run did not take its paths.
+func (c *checker) unassigned(state []types.Value, frontier []int) {
+	reach := make([]bool, len(c.ng.Nodes))
+	todo := slices.Clone(frontier)
+	for len(todo) > 0 {
+		n := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		if n < 0 || reach[n] {
+			continue
+		}
+		reach[n] = true
+		nd := &c.ng.Nodes[n]
+		for _, e := range nd.Edges {
+			todo = append(todo, int(e.Target))
+			if e.Else >= 0 {
+				todo = append(todo, int(e.Else))
+			}
+		}
+		if nd.Catch >= 0 {
+			todo = append(todo, int(nd.Catch))
+		}
+	}
+	for fi, f := range c.ns.Fields {
+		if !state[fi].IsNull() || f.HasDefault || c.new.Types[f.Type].Kind() == types.KindOptional {
+			continue
+		}
+		for ni := range c.ng.Nodes {
+			if reach[ni] && reads(c.new, &c.ng.Nodes[ni], fi) {
+				old := bytecode.Span{}
+				if j := slices.IndexFunc(c.os.Fields, func(g bytecode.StateField) bool { return g.Name == f.Name }); j >= 0 {
+					old = c.os.Fields[j].Span
+				}
+				c.errorf(FieldUnassigned, old, c.ng.Nodes[ni].Span, "state field %s is unassigned in the run, and node %s, which the run can still reach, reads it", f.Name, c.ng.Nodes[ni].Name)
+				break
+			}
+		}
+	}
 }
 
 // nodes checks that every frontier node (old indices) has a counterpart of

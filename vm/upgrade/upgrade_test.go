@@ -146,6 +146,24 @@ func TestPlanMovesARun(t *testing.T) {
 	}
 }
 
+// TestPlanUnassigned: the new program assigns a field on the way to the
+// interrupt and reads it after; a run that waits there from before never
+// took that way, so the field is null where the new program assumes it is
+// assigned (U711).
+func TestPlanUnassigned(t *testing.T) {
+	src := strings.Replace(base, "  ok: bool?\n", "  ok: bool?\n  who: string\n", 1)
+	old := runtimetest.CompileSource(t, "w.agent", src)
+	edited := strings.NewReplacer(
+		"  node fin  = set { note = \"done {n}\" }", "  node name = set { who = \"ann\" }\n  node fin  = set { note = \"done {n} by {who}\" }",
+		"  bump  -> ask\n", "  bump  -> name\n  name  -> ask\n",
+	).Replace(src)
+	nw := runtimetest.CompileSource(t, "w.agent", edited)
+	rec, rep := upgrade.Plan(old, nw, "g", waiting(t, old), 0)
+	if rec != nil || !slices.Contains(codes(rep), "U711") {
+		t.Fatalf("Plan = %v, codes %v, want U711", rec != nil, codes(rep))
+	}
+}
+
 // TestPlanRefusals: what refuses one run, by code.
 func TestPlanRefusals(t *testing.T) {
 	old := runtimetest.CompileSource(t, "w.agent", base)
