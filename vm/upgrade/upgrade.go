@@ -176,8 +176,9 @@ func pair(rep *Report, old, new *bytecode.Program, name string) *checker {
 // continue on new: for each graph of old with an interrupt node, its state
 // fields (all of them: any may hold a value), its interrupt nodes (any may
 // be the one a run waits at), and its loop and join counters (any may be
-// non-zero while it waits). A compatible report holds for every such run;
-// Plan decides for one run by its checkpoint, which is never stricter.
+// non-zero while it waits). Plan decides for one run by its checkpoint:
+// the same rules over what the run holds, and U711, which only a run's
+// state decides.
 func Check(old, new *bytecode.Program) *Report {
 	rep := newReport(old, new)
 	for gi := range old.Graphs {
