@@ -55,10 +55,10 @@ func (h *host) confirmCalls(ag *agentInfo, calls []ToolCall) []int {
 	var out []int
 	for i := range calls {
 		ti, ok := ag.byName[calls[i].Name]
-		if !ok || !ag.needsConfirm(&h.a.r.tools[ti]) {
+		if !ok || !ag.needsConfirm(&h.a.p.tools[ti]) {
 			continue
 		}
-		if _, err := types.FromJSON(h.a.r.tools[ti].in, orEmpty(calls[i].Args)); err != nil {
+		if _, err := types.FromJSON(h.a.p.tools[ti].in, orEmpty(calls[i].Args)); err != nil {
 			continue
 		}
 		out = append(out, i)
@@ -93,7 +93,7 @@ func (h *host) pause(c *callCtx, ag *agentInfo, st *loopState) error {
 		tc := &st.Calls[i]
 		ti := ag.byName[tc.Name]
 		args := orEmpty(tc.Args)
-		if v, err := types.FromJSON(h.a.r.tools[ti].in, args); err == nil {
+		if v, err := types.FromJSON(h.a.p.tools[ti].in, args); err == nil {
 			if canon, err := types.ToJSON(v); err == nil {
 				args = canon
 			}
@@ -101,7 +101,7 @@ func (h *host) pause(c *callCtx, ag *agentInfo, st *loopState) error {
 		sp.Interrupts = append(sp.Interrupts, vm.Interrupt{
 			ID: confirmID(c, st.Turn, i), Node: tc.Name, Confirm: true, Tool: ti,
 			Prompt: fmt.Sprintf("Allow %s to call %s with %s?", ag.decl.Name, tc.Name, args),
-			Type:   vm.ConfirmType(h.a.r.prog, ti),
+			Type:   vm.ConfirmType(h.a.p.prog, ti),
 		})
 	}
 	return sp

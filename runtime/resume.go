@@ -19,21 +19,21 @@ import (
 // pending writes of the step after it) and converts the answers and
 // decisions, so that a bad resume is refused before anything is persisted.
 func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run, req *ResumeRequest) error {
-	if run.ProgramHash != r.progHash {
-		return fmt.Errorf("%w: run %s was started by program %s; this runner has %s", ErrNotResumable, run.ID, run.ProgramHash, r.progHash)
-	}
 	if run.Status == store.RunCompleted {
 		return fmt.Errorf("%w: run %s is completed", ErrNotResumable, run.ID)
 	}
-	gi, ok := r.m.Graph(run.Runnable)
-	if !ok {
-		return fmt.Errorf("%w: run %s runs %q, which the program does not have", ErrNotResumable, run.ID, run.Runnable)
-	}
 	a.id = run.ID
 	a.prevStatus = RunStatus(run.Status)
-	a.setGraph(gi)
+	policy := max(req.Upgrade, r.opts.Upgrade)
 	latest, err := r.st.LatestCheckpoint(ctx, run.ID)
 	if errors.Is(err, store.ErrNotFound) {
+		if err := r.pinProgram(ctx, a, run, run.ProgramHash, nil, 0, policy); err != nil {
+			return err
+		}
+		gi, err := r.runGraph(a, run)
+		if err != nil {
+			return err
+		}
 		return r.restartUncheckpointed(ctx, a, run, gi, req)
 	}
 	if err != nil {
@@ -53,6 +53,12 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 	if err != nil {
 		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
 	}
+	if err := r.pinProgram(ctx, a, run, checkpointHash(run, &latest), in, len(pws), policy); err != nil {
+		return err
+	}
+	if _, err := r.runGraph(a, run); err != nil {
+		return err
+	}
 	for _, pw := range pws {
 		data, evs, err := unwrapCarry(pw.Writes)
 		if err != nil {
@@ -64,7 +70,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: data})
 	}
 
-	waiting, err := r.pendingInterrupts(a.gi, latest.Interrupts)
+	waiting, err := a.p.pendingInterrupts(a.gi, in.Chain[len(in.Chain)-1].Interrupts)
 	if err != nil {
 		return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 	}
@@ -98,7 +104,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 	if len(in.Answers) == 0 && len(req.Decisions) == 0 {
 		// Without values a waiting run resumes only to fire its due
 		// timers (timers.go).
-		waits, err := vm.DecodeWaits(r.prog, a.gi, latest.Interrupts)
+		waits, err := vm.DecodeWaits(a.p.prog, a.gi, in.Chain[len(in.Chain)-1].Interrupts)
 		if err != nil {
 			return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 		}
@@ -142,7 +148,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		case "result":
 			dec.Action = vm.DecideResult
 			v, err := types.ParseJSON(d.Value)
-			if t := r.decisionType(a.graph, a.root, id); t != nil && err == nil {
+			if t := a.p.decisionType(a.graph, a.root, id); t != nil && err == nil {
 				v, err = types.FromJSON(t, d.Value)
 			}
 			if err != nil {
@@ -159,6 +165,16 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 	}
 	a.resume = in
 	return nil
+}
+
+// runGraph sets a's graph: the run's runnable in the program it runs on.
+func (r *Runner) runGraph(a *activeRun, run *store.Run) (int, error) {
+	gi, ok := a.p.m.Graph(run.Runnable)
+	if !ok {
+		return -1, fmt.Errorf("%w: run %s runs %q, which the program does not have", ErrNotResumable, run.ID, run.Runnable)
+	}
+	a.setGraph(gi)
+	return gi, nil
 }
 
 // restartUncheckpointed prepares a run that stopped before its first
@@ -184,7 +200,7 @@ func (r *Runner) restartUncheckpointed(ctx context.Context, a *activeRun, run *s
 		if e.Kind != EventInput || e.Run != run.ID || e.Resume != nil {
 			continue
 		}
-		if a.input, err = r.inputValue(gi, e.Text); err != nil {
+		if a.input, err = a.p.inputValue(gi, e.Text); err != nil {
 			return fmt.Errorf("runtime: restart %s: %w", run.ID, err)
 		}
 		return nil
@@ -199,15 +215,15 @@ type waitingInterrupt struct {
 
 // pendingInterrupts decodes a checkpoint's pending interrupts, those of
 // parked sub-runs included (vm.DecodeInterrupts), with their resume types.
-func (r *Runner) pendingInterrupts(gi int, b []byte) ([]waitingInterrupt, error) {
-	ins, err := vm.DecodeInterrupts(r.prog, gi, b)
+func (p *program) pendingInterrupts(gi int, b []byte) ([]waitingInterrupt, error) {
+	ins, err := vm.DecodeInterrupts(p.prog, gi, b)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]waitingInterrupt, len(ins))
 	for i, in := range ins {
-		out[i] = waitingInterrupt{id: in.ID, typ: vm.InterruptType(r.prog, in)}
-		if !in.Confirm && r.prog.Graphs[in.Graph].Nodes[in.Node].Kind != bytecode.NodeInterrupt {
+		out[i] = waitingInterrupt{id: in.ID, typ: vm.InterruptType(p.prog, in)}
+		if !in.Confirm && p.prog.Graphs[in.Graph].Nodes[in.Node].Kind != bytecode.NodeInterrupt {
 			out[i].typ = clientAnswerType // a paused llm call (clienttools.go)
 		}
 	}
@@ -217,7 +233,7 @@ func (r *Runner) pendingInterrupts(gi int, b []byte) ([]waitingInterrupt, error)
 // decisionType is the type a decided result of task id ("graph/node" or
 // "graph/node/3") is decoded as: the tool's output type for a tool call,
 // else the type the node's into field takes (nil: untyped JSON).
-func (r *Runner) decisionType(g *bytecode.Graph, root, id string) *types.Type {
+func (p *program) decisionType(g *bytecode.Graph, root, id string) *types.Type {
 	name, _, _ := strings.Cut(strings.TrimPrefix(id, root+"/"), "/")
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
@@ -225,13 +241,13 @@ func (r *Runner) decisionType(g *bytecode.Graph, root, id string) *types.Type {
 			continue
 		}
 		if n.Call.Kind == bytecode.CallTool {
-			return r.prog.Types[r.prog.Tools[n.Call.Callee].Output]
+			return p.prog.Types[p.prog.Tools[n.Call.Callee].Output]
 		}
 		if n.Into == bytecode.None {
 			return nil
 		}
-		f := r.prog.States[g.State].Fields[n.Into]
-		t := r.prog.Types[f.Type]
+		f := p.prog.States[g.State].Fields[n.Into]
+		t := p.prog.Types[f.Type]
 		if f.Reducer == bytecode.ReduceAppend && (t.Kind() == types.KindList || t.Kind() == types.KindMessages) {
 			t = t.Elem()
 		}

@@ -218,52 +218,52 @@ func (r *run) encodeDelta() ([]byte, error) {
 }
 
 func (r *run) encodeFrontier() ([]byte, error) {
-	vals := make([]types.Value, len(r.frontier))
+	nodes := make([]int, len(r.frontier))
 	for i, n := range r.frontier {
-		vals[i] = types.MakeInt(int64(n))
+		nodes[i] = int(n)
 	}
-	return types.AppendValue(nil, types.MakeList(vals))
+	return EncodeFrontier(nodes)
 }
 
-// encodeCounters encodes {"arrived": [slot...], "fired": [join...],
-// "loops": [slot, count, ...]}, nil when every counter is zero.
+// encodeCounters encodes the run's counters (EncodeCounters).
 func (r *run) encodeCounters() ([]byte, error) {
-	m, err := encodeCountersOf(r.arrived, r.fired, r.loops)
-	if err != nil || m.IsNull() {
-		return nil, err
-	}
-	return types.AppendValue(nil, m)
+	c := countersOf(r.arrived, r.fired, r.loops, r.g.bounded)
+	return EncodeCounters(c)
 }
 
-// encodeCountersOf is the counters' value, null when every counter is zero.
-func encodeCountersOf(arrivedB, firedB []bool, loopsN []uint32) (types.Value, error) {
-	var arrived, fired, loops []types.Value
-	for i, b := range arrivedB {
+// countersOf collects a run's non-zero counters; bounded lists the loop
+// slots that can move (nil: every slot is looked at).
+func countersOf(arrived, fired []bool, loops []uint32, bounded []int32) Counters {
+	var c Counters
+	for i, b := range arrived {
 		if b {
-			arrived = append(arrived, types.MakeInt(int64(i)))
+			c.Arrived = append(c.Arrived, i)
 		}
 	}
-	for i, b := range firedB {
+	for i, b := range fired {
 		if b {
-			fired = append(fired, types.MakeInt(int64(i)))
+			c.Fired = append(c.Fired, i)
 		}
 	}
-	for i, c := range loopsN {
-		if c > 0 {
-			loops = append(loops, types.MakeInt(int64(i)), types.MakeInt(int64(c)))
+	if bounded == nil {
+		for i, n := range loops {
+			if n > 0 {
+				c.Loops = append(c.Loops, LoopCount{Slot: i, Count: n})
+			}
+		}
+		return c
+	}
+	for _, i := range bounded {
+		if n := loops[i]; n > 0 {
+			c.Loops = append(c.Loops, LoopCount{Slot: int(i), Count: n})
 		}
 	}
-	if arrived == nil && fired == nil && loops == nil {
-		return types.Value{}, nil
-	}
-	return types.MakeMap([]string{"arrived", "fired", "loops"},
-		[]types.Value{types.MakeList(arrived), types.MakeList(fired), types.MakeList(loops)})
+	return c
 }
 
-// encodeInterrupts encodes the pending interrupts as a list of
-// {"id", "node", "prompt"} maps (with "data" for a paused call, "due" for
-// a timer; a wait node's has no prompt), then the parked tasks
-// (suspend.go), nil when none.
+// encodeInterrupts encodes what the run waits on (EncodeInterrupts): its
+// interrupt and wait nodes, then its parked tasks (suspend.go), nil when
+// none.
 func (r *run) encodeInterrupts() ([]byte, error) {
 	vals, err := r.interruptValues()
 	if err != nil || vals == nil {
@@ -276,24 +276,13 @@ func (r *run) interruptValues() ([]types.Value, error) {
 	if !r.isWaiting() {
 		return nil, nil
 	}
-	vals := make([]types.Value, len(r.waiting), len(r.waiting)+len(r.parked))
+	ins := make([]RecordedInterrupt, len(r.waiting))
 	for i, w := range r.waiting {
-		keys := []string{"id", "node", "prompt"}
-		xs := []types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)}
-		if w.wait {
-			keys, xs = keys[:2], xs[:2]
-		}
-		if w.it.Data != nil {
-			keys, xs = append(keys, "data"), append(xs, types.MakeString(string(w.it.Data)))
-		}
-		if !w.due.IsZero() {
-			keys, xs = append(keys, "due"), append(xs, types.MakeInt(w.due.UnixNano()))
-		}
-		m, err := types.MakeMap(keys, xs)
-		if err != nil {
-			return nil, err
-		}
-		vals[i] = m
+		ins[i] = RecordedInterrupt{ID: w.it.ID, Node: int(w.node), Prompt: w.it.Prompt, Data: w.it.Data, Due: w.due, Wait: w.wait}
+	}
+	vals, err := interruptEntries(ins)
+	if err != nil {
+		return nil, err
 	}
 	return r.encodeParked(vals)
 }

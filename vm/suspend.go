@@ -239,7 +239,7 @@ func encodeSnapshot(s *Snapshot) (types.Value, error) {
 	for i, n := range s.frontier {
 		fr[i] = types.MakeInt(int64(n))
 	}
-	counters, err := encodeCountersOf(s.arrived, s.fired, s.loops)
+	counters, err := countersValue(countersOf(s.arrived, s.fired, s.loops, nil))
 	if err != nil {
 		return types.Value{}, err
 	}
@@ -457,7 +457,7 @@ func (m *Machine) decodeSnapshot(run string, v types.Value, depth int) (*Snapsho
 		if err != nil {
 			return nil, err
 		}
-		if err := decodeCounters(s, b); err != nil {
+		if err := decodeCounters(s, g.layout, b); err != nil {
 			return nil, err
 		}
 	}
