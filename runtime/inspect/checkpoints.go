@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,11 +62,23 @@ func (in *Inspector) Checkpoints(ctx context.Context, id string) ([]Checkpoint, 
 		}
 	}
 	out := make([]Checkpoint, 0, len(cps))
+	progs := map[string]*bytecode.Program{}
 	for _, cp := range cps {
 		c := Checkpoint{Step: cp.Step, Kind: cp.Kind.String(), Nodes: nodes[cp.Step], Time: cp.Time.UTC(),
 			Bytes: len(cp.State) + len(cp.Frontier) + len(cp.Counters) + len(cp.Interrupts)}
 		if c.Nodes == nil {
-			c.Nodes = waitingOn(prog, gi, cp.Interrupts)
+			p, pgi := prog, gi
+			if h := cp.ProgramHash; h != "" && h != hex.EncodeToString(prog.Hash[:]) {
+				// Written after the run moved to another program (spec/upgrade.md).
+				if progs[h] == nil {
+					if progs[h], err = runtime.ProgramByHash(ctx, in.cfg.Store, h); err != nil {
+						return nil, fmt.Errorf("run %s: checkpoint %d: %w", run.ID, cp.Step, err)
+					}
+				}
+				p = progs[h]
+				pgi = slices.IndexFunc(p.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
+			}
+			c.Nodes = waitingOn(p, pgi, cp.Interrupts)
 		}
 		out = append(out, c)
 	}

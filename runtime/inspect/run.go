@@ -202,7 +202,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 		if err != nil {
 			return nil, err
 		}
-		g := &prog.Graphs[gi]
+		g := &ss.Program.Graphs[ss.Graph] // a moved run's checkpoint is its new program's
 		out.Step = ss.Step
 		states["start"] = NodeFinished
 		for _, n := range ss.Frontier {
@@ -212,7 +212,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 			}
 		}
 		if run.Status == store.RunStatus(runtime.StatusInterrupted) {
-			out.Interrupts = pendingInfos(prog, g, ss.Interrupts)
+			out.Interrupts = pendingInfos(ss.Program, g, ss.Interrupts)
 			for _, p := range out.Interrupts {
 				top, _, _ := strings.Cut(p.Node, "/") // a sub-run's interrupt: its calling node waits
 				states[top] = NodeWaiting
@@ -303,7 +303,7 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 	if err != nil {
 		return err
 	}
-	g := &prog.Graphs[gi]
+	g := &ss.Program.Graphs[ss.Graph]
 	var fe FieldErrors
 	for _, key := range sortedKeys(values) {
 		full := key
@@ -311,11 +311,16 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 			full = run.Runnable + "/" + key
 		}
 		i := slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
+		if i < 0 && full == key {
+			// A path relative to the runnable ("each/0/review/ask").
+			full = run.Runnable + "/" + key
+			i = slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
+		}
 		if i < 0 {
 			fe = append(fe, FieldError{Field: key, Message: "no such pending interrupt"})
 			continue
 		}
-		t := resumeType(prog, g, ss.Interrupts[i])
+		t := resumeType(ss.Program, g, ss.Interrupts[i])
 		if t == nil {
 			continue
 		}
