@@ -143,23 +143,6 @@ func TestSupportUpgrades(t *testing.T) {
 	}
 }
 
-const nestedSource = `workflow w
-state Ask { item: string, note: string = "" }
-graph ask(Ask) input item output note {
-  node q = interrupt "Approve {item}?" returns string into note
-  start -> q
-  q -> end
-}
-state S { q: string, items: list<string> = ["a", "b"], notes: list<string> = [] reduce append, ok: bool = false }
-graph g(S) input q {
-  node each  = map x in items { graph ask { item = x } } into notes
-  node close = interrupt "Close {notes}?" returns bool into ok
-  start -> each
-  each  -> close
-  close -> end
-}
-`
-
 // TestUpgradeWaitsInsideSubRuns: a run whose map items wait inside their
 // sub-runs is refused an upgrade (U712) and keeps its program, though the
 // edit only rewords prompts; answered there one item at a time, it moves
@@ -177,7 +160,7 @@ func TestUpgradeWaitsInsideSubRuns(t *testing.T) {
 		t.Cleanup(func() { r.Close(context.Background()) })
 		return r, hex.EncodeToString(p.Hash[:])
 	}
-	old, oldHash := runner(nestedSource)
+	old, oldHash := runner(upgradetest.Nested)
 	ch, err := old.Run(ctx, runtime.Invocation{User: "u", Session: "s", Runnable: "g", Input: "go"})
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +170,7 @@ func TestUpgradeWaitsInsideSubRuns(t *testing.T) {
 		t.Fatalf("the run did not wait inside its map items: %s %+v", fin.Status, fin.Interrupts)
 	}
 	run := fin.Run
-	nw, newHash := runner(strings.NewReplacer("Approve {item}?", "Approve item {item}?", "Close {notes}?", "Close with {notes}?").Replace(nestedSource))
+	nw, newHash := runner(strings.NewReplacer("Approve {item}?", "Approve item {item}?", "Close {notes}?", "Close with {notes}?").Replace(upgradetest.Nested))
 	answer := func(id string, up runtime.Upgrade) (<-chan *runtime.Event, error) {
 		return nw.Run(ctx, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: run,
 			Values: map[string]json.RawMessage{id: json.RawMessage(`"yes"`)}, Upgrade: up}})

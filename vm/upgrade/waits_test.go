@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/internal/upgradetest"
 	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/vm"
 	"github.com/agentc/agentc/vm/upgrade"
@@ -45,31 +46,14 @@ func (h subHost) Call(ctx context.Context, req vm.CallRequest) (types.Value, err
 	return res.Output, nil
 }
 
-const nested = `workflow w
-state Ask { item: string, note: string = "" }
-graph ask(Ask) input item output note {
-  node q = interrupt "Approve {item}?" returns string into note
-  start -> q
-  q -> end
-}
-state S { items: list<string> = ["a", "b"], notes: list<string> = [] reduce append, done: bool = false }
-graph g(S) {
-  node each = map x in items { graph ask { item = x } } into notes
-  node fin  = set { done = true }
-  start -> each
-  each -> fin
-  fin -> end
-}
-`
-
 // TestPlanRefusesParkedSubRuns: a run whose map items wait inside their
 // sub-runs (path ids g/each/0/ask/q, …) is not moved, even to a program
 // that only rewords a prompt: the parked snapshots are the old program's
 // (U712, at the sub-run's interrupt). Answered on its own program, it
 // finishes there.
 func TestPlanRefusesParkedSubRuns(t *testing.T) {
-	old := runtimetest.CompileSource(t, "w.agent", nested)
-	nw := runtimetest.CompileSource(t, "w.agent", strings.Replace(nested, "Approve {item}?", "Approve {item} now?", 1))
+	old := runtimetest.CompileSource(t, "w.agent", upgradetest.Nested)
+	nw := runtimetest.CompileSource(t, "w.agent", strings.Replace(upgradetest.Nested, "Approve {item}?", "Approve {item} now?", 1))
 	m, err := vm.New(old, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -101,8 +85,12 @@ func TestPlanRefusesParkedSubRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if res.Status != vm.StatusCompleted {
-		t.Fatalf("after both answers: %s", res.Status)
+	if res.Status != vm.StatusInterrupted || len(res.Interrupts) != 1 || res.Interrupts[0].ID != "g/close" {
+		t.Fatalf("after both answers: %s %+v, want waiting at g/close", res.Status, res.Interrupts)
+	}
+	// Waiting at its own graph's interrupt, it moves.
+	if rec, rep := upgrade.Plan(old, nw, "g", st.Chain("r"), 0); rec == nil {
+		t.Fatalf("refused at g/close: %v", rep.Issues)
 	}
 }
 
