@@ -138,7 +138,9 @@ func (c *checker) inside(oi int, waits []vm.RecordedInterrupt) {
 				tool, sp = c.old.Tools[in.Tool].Name, c.old.Tools[in.Tool].Span
 			}
 			c.errorf(WaitsInside, sp, bytecode.Span{}, "the run waits on %s, a confirmation of a call of tool %s: the paused llm loop belongs to the old program; answer it, then upgrade", in.ID, tool)
-		case in.Graph != oi:
+		case in.Graph != oi || in.ID != c.og.Name+"/"+c.og.Nodes[in.Node].Name:
+			// A sub-run's, though its graph may be the run's own (a
+			// recursive call): a top-level id is graph/node.
 			sp := c.old.Graphs[in.Graph].Nodes[in.Node].Span
 			what := "interrupt"
 			if in.Wait {

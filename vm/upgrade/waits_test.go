@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/internal/upgradetest"
 	"github.com/agentc/agentc/runtime/runtimetest"
@@ -46,27 +47,50 @@ func (h subHost) Call(ctx context.Context, req vm.CallRequest) (types.Value, err
 	return res.Output, nil
 }
 
+// parkedRun runs upgradetest.Nested until its map items wait inside their
+// sub-runs; nw rewords the sub-run's prompt.
+func parkedRun(t testing.TB) (old, nw *bytecode.Program, m *vm.Machine, st *vm.MemStore, opts vm.Options) {
+	old = runtimetest.CompileSource(t, "w.agent", upgradetest.Nested)
+	nw = runtimetest.CompileSource(t, "w.agent", strings.Replace(upgradetest.Nested, "Approve {item}?", "Approve {item} now?", 1))
+	m, err := vm.New(old, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gi, _ := m.Graph("g")
+	st = vm.NewMemStore()
+	clock := &runtimetest.Clock{}
+	opts = vm.Options{RunID: "r", Checkpointer: st, Host: subHost{m, clock}, Clock: clock}
+	res, err := m.Run(context.Background(), gi, opts)
+	if err != nil || res.Status != vm.StatusInterrupted || len(res.Interrupts) != 2 {
+		t.Fatalf("run: %v %v", res, err)
+	}
+	return old, nw, m, st, opts
+}
+
+// FuzzPlanInterrupts: a damaged interrupts record (parked sub-runs, host
+// state, timers) is refused by Plan (U710), never a panic.
+func FuzzPlanInterrupts(f *testing.F) {
+	old, nw, _, st, _ := parkedRun(f)
+	chain := st.Chain("r")
+	f.Add(chain[len(chain)-1].Interrupts)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c := slices.Clone(chain)
+		c[len(c)-1].Interrupts = b
+		_, _ = upgrade.Plan(old, nw, "g", c, 0)
+	})
+}
+
 // TestPlanRefusesParkedSubRuns: a run whose map items wait inside their
 // sub-runs (path ids g/each/0/ask/q, …) is not moved, even to a program
 // that only rewords a prompt: the parked snapshots are the old program's
 // (U712, at the sub-run's interrupt). Answered on its own program, it
 // finishes there.
 func TestPlanRefusesParkedSubRuns(t *testing.T) {
-	old := runtimetest.CompileSource(t, "w.agent", upgradetest.Nested)
-	nw := runtimetest.CompileSource(t, "w.agent", strings.Replace(upgradetest.Nested, "Approve {item}?", "Approve {item} now?", 1))
-	m, err := vm.New(old, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	old, nw, m, st, opts := parkedRun(t)
 	gi, _ := m.Graph("g")
-	st := vm.NewMemStore()
 	ctx := context.Background()
-	clock := &runtimetest.Clock{}
-	opts := vm.Options{RunID: "r", Checkpointer: st, Host: subHost{m, clock}, Clock: clock}
-	res, err := m.Run(ctx, gi, opts)
-	if err != nil || res.Status != vm.StatusInterrupted || len(res.Interrupts) != 2 {
-		t.Fatalf("run: %v %v", res, err)
-	}
+	var res *vm.Result
+	var err error
 	if !upgrade.Check(old, nw).Compatible() {
 		t.Fatalf("Check refuses a reworded prompt: %v", upgrade.Check(old, nw).Issues)
 	}
