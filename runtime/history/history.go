@@ -72,6 +72,9 @@ type Config struct {
 	// smaller; the original was sent), "not_advanced" (the summary did not
 	// advance) or "failed" (the summarizer or the rebuild failed).
 	OnRelief func(app, outcome string)
+	// Observer, when set, gets a span per summary update, compaction and
+	// pressure relief (spec/telemetry.md); nil: none, at no cost.
+	Observer runtime.Observer
 }
 
 // Service implements runtime.ContextBuilder and runtime.PostRunHook (the
@@ -86,6 +89,7 @@ type Service struct {
 	log      *slog.Logger
 	cascade  bool
 	onRelief func(app, outcome string)
+	obs      runtime.Observer
 	noGate   bool
 	deferSum bool
 	counter  func(string) *Counter
@@ -111,7 +115,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("history: Config.Owner is required (it names this process in summary leases)")
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
-		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, counter: cfg.Counter,
+		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, obs: cfg.Observer, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, counter: cfg.Counter,
 		agents: map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {
@@ -252,14 +256,14 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 			return err
 		}
 	}
-	return errorsAfterRun(job.Run, s.summarizeKeys(ctx, job.Session, targets))
+	return errorsAfterRun(job.Run, s.summarizeKeys(ctx, job.Session, job.Run, targets))
 }
 
 // summarizeKeys updates the summary of every filter key of targets (key →
 // program agent) whose agent has a summary policy, then, when one advanced
 // and cascading is on, the full-session summary (key "") under the same
 // policy. It returns the errors met.
-func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, targets map[string]int) []error {
+func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, run string, targets map[string]int) []error {
 	keys := slices.Sorted(maps.Keys(targets))
 	var errs []error
 	cascadeAgent, cascadeKey := -1, ""
@@ -269,7 +273,7 @@ func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, t
 		if s.policies(ai).Summary == nil {
 			continue
 		}
-		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: k, Agent: ai})
+		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: k, Agent: ai, Run: run})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -290,7 +294,7 @@ func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, t
 			}
 			return errs
 		}
-		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: "", Agent: cascadeAgent})
+		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: "", Agent: cascadeAgent, Run: run})
 		if err != nil {
 			errs = append(errs, err)
 		} else if res.PersistErr != nil {
