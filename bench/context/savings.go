@@ -530,7 +530,8 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 	// program names (the summary triggers are the Service's own).
 	funcs := assemble.Funcs(prog, nil, nil)
 	svc, err := history.New(history.Config{Store: st, Program: prog, Models: models, Funcs: funcs, Clock: clock, Owner: "bench",
-		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, Counter: func(string) *history.Counter { return m.c }})
+		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, Counter: func(string) *history.Counter { return m.c },
+		RecallElsewhere: assemble.RecallElsewhere(st, prog)})
 	if err != nil {
 		return convResult{}, err
 	}

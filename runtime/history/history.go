@@ -62,6 +62,13 @@ type Config struct {
 	// the conversation's last run would have paid for, and never used, is
 	// not made. The next call waits for the summarizer instead.
 	DeferSummary bool
+	// RecallElsewhere reports whether the recall tools of a call can find
+	// events outside its session (recall.ReachesElsewhere: the agent's
+	// scopes reach the user's other sessions and there are some). A call
+	// whose projection hides nothing and that cannot reach elsewhere is
+	// offered no session_search or session_load (View.Tools). nil: every
+	// call can (the recall tools are always offered).
+	RecallElsewhere func(ctx context.Context, call runtime.ContextCall) bool
 	// Counter overrides token counting (nil: CounterFor the model's id).
 	Counter func(modelID string) *Counter
 	// CacheSessions bounds the sessions whose decoded ledgers are kept
@@ -77,22 +84,23 @@ type Config struct {
 // Service implements runtime.ContextBuilder and runtime.PostRunHook (the
 // Runner's Summary hook). It is safe for concurrent use.
 type Service struct {
-	st       Store
-	prog     *bytecode.Program
-	models   map[string]runtime.Model
-	clock    vm.Clock
-	owner    string
-	leaseTTL time.Duration
-	log      *slog.Logger
-	cascade  bool
-	onRelief func(app, outcome string)
-	noGate   bool
-	deferSum bool
-	counter  func(string) *Counter
-	pols     []AgentPolicies // by program agent index
-	agents   map[string]int  // llm agent name → index
-	locks    keyedLock
-	cache    *runtime.LedgerCache
+	st        Store
+	prog      *bytecode.Program
+	models    map[string]runtime.Model
+	clock     vm.Clock
+	owner     string
+	leaseTTL  time.Duration
+	log       *slog.Logger
+	cascade   bool
+	onRelief  func(app, outcome string)
+	noGate    bool
+	deferSum  bool
+	counter   func(string) *Counter
+	elsewhere func(context.Context, runtime.ContextCall) bool
+	pols      []AgentPolicies // by program agent index
+	agents    map[string]int  // llm agent name → index
+	locks     keyedLock
+	cache     *runtime.LedgerCache
 
 	machine *vm.Machine // evaluates trigger chunks; nil when no policy has one
 	trigMu  sync.Mutex
@@ -112,7 +120,8 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
 		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, counter: cfg.Counter,
-		agents: map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
+		elsewhere: cfg.RecallElsewhere,
+		agents:    map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {
 		cacheSessions = DefaultCacheSessions

@@ -245,6 +245,9 @@ func testTools() map[string]runtime.Tool {
 		"lookup": stringTool{"lookup", "host is up", runtime.ReadOnly},
 		"fetch":  stringTool{"fetch", strings.Repeat("page text ", 400), runtime.ReadOnly},
 		"pay":    stringTool{"pay", "paid", runtime.SideEffect},
+		// The recall tools' stand-ins (runtime/recall is not imported here).
+		"session_search": stringTool{"session_search", "no hits", runtime.ReadOnly},
+		"session_load":   stringTool{"session_load", "no window", runtime.ReadOnly},
 	}
 }
 
