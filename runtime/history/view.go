@@ -24,7 +24,14 @@ func (s *Service) OpenView(ctx context.Context, call runtime.ContextCall) (*View
 	ap := s.policies(call.Agent)
 	if ap.Summary != nil {
 		s.notePending(call.Run, call.FilterKey, call.Agent)
-		if s.deferSum {
+		first := false
+		if s.deferFirst && !s.deferSum {
+			var err error
+			if first, err = s.noSummary(ctx, call.Session, call.FilterKey); err != nil {
+				s.log.Warn("history: deferred summary failed", "session", call.Session.String(), "filter_key", call.FilterKey, "err", err)
+			}
+		}
+		if s.deferSum || first {
 			// The summary after the previous run, made now that a call
 			// needs it (Config.DeferSummary); a failure is the post-run
 			// path's: logged, and the call goes on from the stored summary.
