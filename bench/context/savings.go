@@ -94,6 +94,10 @@ type variant struct {
 	NoCascade      bool // history.Config.NoCascade
 	Defer          bool // history.Config.DeferSummary
 	EagerFirst     bool // history.Config.EagerFirstSummary
+	// Returning: the user has other sessions the recall scopes reach
+	// (history.Config.RecallElsewhere answers true), so the recall tools
+	// are offered in every request.
+	Returning bool
 }
 
 // variants are the configurations, full history first (the baseline).
@@ -134,6 +138,9 @@ var variants = []variant{
 	{Name: "summary, eager first", Summary: "model = scribe", EagerFirst: true},
 	{Name: "summary+recall, eager first", Summary: "model = scribe", Recall: true, EagerFirst: true},
 	{Name: "summary+compaction+recall, eager first", Summary: "model = scribe", Compaction: true, Recall: true, EagerFirst: true},
+	// A returning user: other sessions reachable, so the recall tools ride
+	// on every request, hidden history or not.
+	{Name: "summary+compaction+recall, returning user", Summary: "model = scribe", Compaction: true, Recall: true, Returning: true},
 }
 
 // SavingsReport is the savings section of the JSON document.
@@ -537,9 +544,13 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 	// The builtin functions plus a null stub for every other function the
 	// program names (the summary triggers are the Service's own).
 	funcs := assemble.Funcs(prog, nil, nil)
+	elsewhere := assemble.RecallElsewhere(st, prog)
+	if v.Returning {
+		elsewhere = func(context.Context, runtime.ContextCall) bool { return true }
+	}
 	svc, err := history.New(history.Config{Store: st, Program: prog, Models: models, Funcs: funcs, Clock: clock, Owner: "bench",
 		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, EagerFirstSummary: v.EagerFirst, Counter: func(string) *history.Counter { return m.c },
-		RecallElsewhere: assemble.RecallElsewhere(st, prog)})
+		RecallElsewhere: elsewhere})
 	if err != nil {
 		return convResult{}, err
 	}
