@@ -118,9 +118,10 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	for turn := first; turn <= ag.maxTurns; turn++ {
 		// A request per turn: a model may keep the previous one. Clip:
 		// a model that appends to Messages cannot write into ours.
-		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: specs})
+		ct := ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: specs}
+		sent := h.contextMessages(ctx, c, view, ct)
 		req := &ModelRequest{Site: CallSite{Node: c.node, MapIndex: c.item, Turn: turn}, Messages: slices.Clip(sent),
-			Tools: specs, ResponseSchema: schema, Temperature: ag.temperature, TopP: ag.topP, Seed: ag.seed, MaxTokens: ag.maxTokens}
+			Tools: h.contextTools(ctx, c, view, ct), ResponseSchema: schema, Temperature: ag.temperature, TopP: ag.topP, Seed: ag.seed, MaxTokens: ag.maxTokens}
 		a.sampling.apply(req)
 		onDelta := func(text string) {
 			ev := a.newEvent(EventModelDelta, name, c.node, c.step)
@@ -251,6 +252,23 @@ func (h *host) contextMessages(ctx context.Context, c *callCtx, v ContextView, t
 		}
 	}()
 	return v.Messages(ctx, t)
+}
+
+// contextTools returns the tools a turn offers: the view's choice when it
+// is a ContextToolView, else all the agent's; a panic in it is logged and
+// the turn offers them all.
+func (h *host) contextTools(ctx context.Context, c *callCtx, v ContextView, t ContextTurn) (tools []ToolSpec) {
+	tv, ok := v.(ContextToolView)
+	if !ok {
+		return t.Tools
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			h.a.r.log.Error("runtime: context view panicked choosing tools; the turn offers them all", "run", c.run, "node", c.node, "panic", p, "stack", string(debug.Stack()))
+			tools = t.Tools
+		}
+	}()
+	return tv.Tools(ctx, t)
 }
 
 // preload calls every configured Preloader once for this agent call and
