@@ -157,6 +157,9 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	bound := set
 	bound.Addr = l.Addr().String()
 	bound.Version = agentcVersion()
+	if asm.Tracing() {
+		bound.Propagate = telemetry.Inject // A2A push notifications
+	}
 	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
 	if err == nil && set.UI {
 		var um []server.Mount
