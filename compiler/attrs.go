@@ -155,6 +155,10 @@ var modelSchema = &blockSchema{what: "model", attrs: []attrSpec{
 	constA("timeout", tDuration, "per request").above(0),
 	constA("headers", tStrMap, "extra request headers"),
 	blockA("price", priceSchema, "prices in USD per million tokens: price { input = 0.15, output = 0.60 }"),
+	refsA("fallback", "models to call instead, in order, when this one is unavailable or rate-limited", DeclModel),
+	constA("tool_calls", tBool, "the model takes tool calls (default true)"),
+	constA("structured_output", tBool, "the model honours a JSON Schema response format (default true)"),
+	constA("image_input", tBool, "the model takes images in user messages: a request's images reach its calls (default false)"),
 }}
 
 var summarySchema = &blockSchema{what: "summary", attrs: []attrSpec{
@@ -215,6 +219,7 @@ var llmAgentSchema = &blockSchema{what: "llm agent", attrs: []attrSpec{
 	refA("evolution", "skill evolution policy", DeclEvolution),
 	constA("max_turns", tInt, "model turns per call").atLeast(1),
 	{name: "output", kind: vTypeRef, doc: "structured output type (default string)"},
+	refsA("fallback", "models to call instead of the model, in order, when it is unavailable or rate-limited (default: the model's fallback)", DeclModel),
 	budgetAttr,
 }}
 

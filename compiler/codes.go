@@ -41,29 +41,32 @@ const (
 	BudgetBelowMinimum diag.Code = "G416"
 	BudgetUnbounded    diag.Code = "G417"
 
-	LiteralSecret      diag.Code = "P501"
-	InvalidValue       diag.Code = "P502"
-	BadPath            diag.Code = "P503"
-	FileMissing        diag.Code = "P504"
-	ToolInputRecord    diag.Code = "P505"
-	UnknownBuiltin     diag.Code = "P506"
-	RecursiveCall      diag.Code = "P507"
-	UnknownErrorKind   diag.Code = "P508"
-	CacheSideEffect    diag.Code = "P509"
-	CompactionOverlap  diag.Code = "P510"
-	ClauseNotAllowed   diag.Code = "P511"
-	NoInputBinding     diag.Code = "P512"
-	InvalidExpect      diag.Code = "P513"
-	SkillFile          diag.Code = "P514"
-	ShellInterpolation diag.Code = "P515"
-	WeakToolEffect     diag.Code = "P516"
-	MCPNotPinned       diag.Code = "P517"
-	MCPLockInvalid     diag.Code = "P518"
-	MCPToolGone        diag.Code = "P519"
-	MCPArgRequired     diag.Code = "P520"
-	MCPArgType         diag.Code = "P521"
-	MCPOutputDrift     diag.Code = "P522"
-	MCPWeakEffect      diag.Code = "P523"
+	LiteralSecret       diag.Code = "P501"
+	InvalidValue        diag.Code = "P502"
+	BadPath             diag.Code = "P503"
+	FileMissing         diag.Code = "P504"
+	ToolInputRecord     diag.Code = "P505"
+	UnknownBuiltin      diag.Code = "P506"
+	RecursiveCall       diag.Code = "P507"
+	UnknownErrorKind    diag.Code = "P508"
+	CacheSideEffect     diag.Code = "P509"
+	CompactionOverlap   diag.Code = "P510"
+	ClauseNotAllowed    diag.Code = "P511"
+	NoInputBinding      diag.Code = "P512"
+	InvalidExpect       diag.Code = "P513"
+	SkillFile           diag.Code = "P514"
+	ShellInterpolation  diag.Code = "P515"
+	WeakToolEffect      diag.Code = "P516"
+	MCPNotPinned        diag.Code = "P517"
+	MCPLockInvalid      diag.Code = "P518"
+	MCPToolGone         diag.Code = "P519"
+	MCPArgRequired      diag.Code = "P520"
+	MCPArgType          diag.Code = "P521"
+	MCPOutputDrift      diag.Code = "P522"
+	MCPWeakEffect       diag.Code = "P523"
+	FallbackCycle       diag.Code = "P524"
+	FallbackUnsupported diag.Code = "P525"
+	FallbackWindow      diag.Code = "P526"
 )
 
 func init() {
@@ -125,5 +128,8 @@ func init() {
 		diag.CodeInfo{Code: MCPArgType, Severity: diag.Error, Title: "MCP argument does not match", Doc: "An argument's declared type does not fit the pinned input schema's property (its type or enum changed, or the server no longer has the argument and forbids others). Reported at the declaration's input and at the argument of each tool node that gives it."},
 		diag.CodeInfo{Code: MCPOutputDrift, Severity: diag.Error, Title: "MCP output does not match", Doc: "The tool's declared output type cannot hold what the pinned output schema says the server returns: a member the output needs is not in the schema, or a type differs. A `string` output takes the result's text and is not checked."},
 		diag.CodeInfo{Code: MCPWeakEffect, Severity: diag.Error, Title: "effect weaker than a destructive hint", Doc: "A `run = mcp` tool declares `effect = read_only` or `idempotent`, but the pinned annotations mark the server's tool destructive (`destructiveHint: true`): a crash could re-run the call. Drop the effect (it then defaults from the annotations), or keep it with `effect_override = \"why\"` in the `mcp` block."},
+		diag.CodeInfo{Code: FallbackCycle, Severity: diag.Error, Title: "fallback to itself", Doc: "A `fallback` list names the model it belongs to: a model's own name, or, on an agent, the agent's model. (A model named twice is N202.)"},
+		diag.CodeInfo{Code: FallbackUnsupported, Severity: diag.Error, Title: "fallback cannot stand in", Doc: "A fallback model lacks what a call of the agent needs: `tool_calls = false` where the agent has tools, or `structured_output = false` where the answer is decoded as a type (the agent's `output`, or an llm node's `into` type). Reported at the fallback, or at the node's `into`."},
+		diag.CodeInfo{Code: FallbackWindow, Severity: diag.Error, Title: "fallback window too small", Doc: "A fallback model's `context_window` is smaller than that of the agent's model: the history and the context policies are sized for the agent's model."},
 	)
 }

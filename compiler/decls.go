@@ -110,6 +110,7 @@ func (c *checker) checkModel(m *Model) {
 		return
 	}
 	m.Attrs = c.checkBlock(modelSchema, syn.Body.Attrs, m.span, &scope{where: InConfig, file: m.file})
+	c.checkModelFallback(m)
 }
 
 func (c *checker) checkSkill(s *Skill) {
@@ -299,6 +300,7 @@ func (c *checker) checkAgent(a *Agent) {
 				a.Output = at.Type
 			}
 		}
+		c.checkAgentFallback(a)
 	default:
 		if at := a.Attrs.Get("agents"); at != nil {
 			for _, d := range at.Refs {

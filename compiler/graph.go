@@ -561,6 +561,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 		n.Output = rt
 	}
 	c.checkInto(b, n)
+	c.checkFallbackNode(n)
 }
 
 // nodeScope is the scope of a node's expressions.

@@ -87,6 +87,7 @@ type Event struct {
 	Text         string          `json:"text,omitempty"`
 	Resume       *ResumeRequest  `json:"resume,omitempty"`
 	Sampling     *Sampling       `json:"sampling,omitempty"` // input: the request's sampling parameters
+	Files        []FileRef       `json:"files,omitempty"`    // input: the files the request carried (files.go)
 	Runnable     string          `json:"runnable,omitempty"`
 	Model        string          `json:"model,omitempty"`
 	FinishReason string          `json:"finish_reason,omitempty"`
@@ -147,6 +148,9 @@ type InterruptInfo struct {
 	Node   string         `json:"node"`
 	Prompt string         `json:"prompt"`
 	Schema map[string]any `json:"schema,omitempty"`
+	// ToolCalls are the client tool calls a paused llm call waits on
+	// (Invocation.ClientTools); the answer maps each call id to its result.
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
 }
 
 // DecisionInfo is a side effect that needs a decision before the run can

@@ -50,6 +50,11 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if len(e.Files) > 0 {
+		if b, err = appendMarshaled(b, "files", e.Files); err != nil {
+			return nil, err
+		}
+	}
 	b = optMember(b, "runnable", e.Runnable)
 	b = optMember(b, "model", e.Model)
 	b = optMember(b, "finish_reason", e.FinishReason)

@@ -35,9 +35,11 @@ type agentInfo struct {
 	topP        *float64
 	seed        *int64
 	maxTokens   int
-	price       *Price   // the model's declared price; nil: none
-	index       int      // in Program.Agents
-	toolNames   []string // the names of tools, in order
+	price       *Price          // the model's declared price; nil: none
+	index       int             // in Program.Agents
+	toolNames   []string        // the names of tools, in order
+	fallbacks   []fallbackModel // models called when the model is unavailable (fallback.go)
+	imageInput  bool            // the model takes images (image_input; files.go)
 }
 
 // bind resolves the program's models and tools against the configured
@@ -88,6 +90,11 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 			}
 			ai.maxTokens = p.AttrInt(md.Attrs, "max_tokens", ai.maxTokens)
 			ai.price = priceOf(p, md)
+			if at, ok := bytecode.FindAttr(md.Attrs, "image_input"); ok {
+				v, _ := p.AttrConst(at)
+				ai.imageInput = v.Kind() == types.ValBool && v.Bool()
+			}
+			r.bindFallbacks(&ai, cfg.Models, func(name string) { missingModels[name] = true })
 		}
 		if ag.Kind == bytecode.AgentLLM {
 			for _, ti := range ag.Tools {
@@ -181,7 +188,8 @@ type callCtx struct {
 	item    int    // map item index for events and call sites (the caller's inside a sub-run), or -1
 	step    uint64
 	attempt uint32
-	idem    string // idempotency key of the attempt ("" for read-only calls)
+	idem    string         // idempotency key of the attempt ("" for read-only calls)
+	resume  *vm.CallResume // the answer to this call's pause (clienttools.go)
 }
 
 // mapIndex returns the item index for events (nil outside a map).
@@ -212,7 +220,7 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 		item = h.item
 	}
 	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
-		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey}
+		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume}
 	if obs := h.a.r.obs; obs != nil {
 		return h.observeCall(ctx, obs, c, req)
 	}

@@ -27,6 +27,17 @@ type Invocation struct {
 	// model calls this invocation makes (the llm loop's requests). The
 	// input event records it.
 	Sampling *Sampling
+	// ClientTools are tools the caller runs itself (an OpenAI request's
+	// function tools): every llm call of the invocation offers them to its
+	// model after the agent's own; a reply that calls one pauses the call
+	// until the caller sends the results (clienttools.go). Their names must
+	// not be the program's tools' (ErrInvalidInvocation).
+	ClientTools []ToolSpec
+	// Files are the files and images the request carries (files.go):
+	// stored as artifacts of the session when the invocation is admitted,
+	// recorded in the input event, and given as images to the llm calls
+	// whose model takes them.
+	Files []InputFile
 }
 
 // Sampling is a request's sampling parameters (spec/serve.md, "Sampling

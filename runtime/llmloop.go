@@ -73,11 +73,22 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	}
 	head := slices.Clip(msgs)
 	view := h.openContext(ctx, c, ag)
-	tail := h.preload(ctx, c, ag, prompt)
-	if prompt != "" || len(head)+len(tail) == 0 {
-		tail = append(tail, Message{Role: RoleUser, Content: prompt})
+	retries, first := 0, 1
+	if c.resume != nil {
+		// A call paused on client tools continues after its last reply.
+		st, err := h.resumeClient(c, ag, c.resume)
+		if err != nil {
+			return types.Value{}, err
+		}
+		msgs, retries, first = st.Msgs, st.Retries, st.Turn+1
+	} else {
+		tail := h.preload(ctx, c, ag, prompt)
+		if prompt != "" || len(head)+len(tail) == 0 {
+			tail = append(tail, a.withImages(ag, Message{Role: RoleUser, Content: prompt}))
+		}
+		msgs = tail
 	}
-	msgs = tail
+	specs := a.toolSpecs(ag)
 	mode := answerModeOf(result)
 	var schema map[string]any
 	if mode != answerText {
@@ -87,13 +98,12 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		}
 		schema = types.JSONSchema(schemaType)
 	}
-	retries := 0
-	for turn := 1; turn <= ag.maxTurns; turn++ {
+	for turn := first; turn <= ag.maxTurns; turn++ {
 		// A request per turn: a model may keep the previous one. Clip:
 		// a model that appends to Messages cannot write into ours.
-		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: ag.specs})
+		sent := h.contextMessages(ctx, c, view, ContextTurn{Turn: turn, Head: head, Tail: slices.Clip(msgs), Tools: specs})
 		req := &ModelRequest{Site: CallSite{Node: c.node, MapIndex: c.item, Turn: turn}, Messages: slices.Clip(sent),
-			Tools: ag.specs, ResponseSchema: schema, Temperature: ag.temperature, TopP: ag.topP, Seed: ag.seed, MaxTokens: ag.maxTokens}
+			Tools: specs, ResponseSchema: schema, Temperature: ag.temperature, TopP: ag.topP, Seed: ag.seed, MaxTokens: ag.maxTokens}
 		a.sampling.apply(req)
 		onDelta := func(text string) {
 			ev := a.newEvent(EventModelDelta, name, c.node, c.step)
@@ -110,7 +120,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 				Invocation: a.inv, Step: c.step, Node: c.node, MapIndex: c.item, Attempt: c.attempt, Agent: name,
 				Model: ag.model.Info(), Turn: turn, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed})
 		}
-		resp, err := ag.model.Generate(gctx, req, onDelta)
+		resp, price, err := h.generate(gctx, c, ag, req, onDelta)
 		if err == nil && resp == nil {
 			err = vm.NewError(vm.KindModelError, "model of agent %s returned no response", name)
 		}
@@ -120,6 +130,9 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			}
 			return types.Value{}, err
 		}
+		if len(a.client) > 0 {
+			a.mintClientIDs(ag, resp)
+		}
 		ev := a.newEvent(EventModelResponse, name, c.node, c.step)
 		ev.MapIndex, ev.Text, ev.Turn = c.mapIndex(), resp.Text, turn
 		calls := eventToolCalls(resp.ToolCalls)
@@ -128,8 +141,8 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			u := resp.Usage
 			ev.Usage = &u
 		}
-		if ag.price != nil {
-			cost := ag.price.Cost(resp.Usage)
+		if price != nil {
+			cost := price.Cost(resp.Usage)
 			ev.Cost = &cost
 		}
 		a.addCall(resp.Usage, ev.Cost)
@@ -143,11 +156,20 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		msgs = append(msgs, Message{Role: RoleAssistant, Content: resp.Text, ToolCalls: resp.ToolCalls})
 
 		if len(resp.ToolCalls) > 0 {
-			results, err := h.runTools(ctx, c, ag, turn, resp.ToolCalls, calls)
-			if err != nil {
-				return types.Value{}, err
+			own, ownEv, client, clientEv := resp.ToolCalls, calls, []ToolCall(nil), []ToolCall(nil)
+			if len(a.client) > 0 {
+				own, ownEv, client, clientEv = a.splitClient(ag, resp.ToolCalls, calls)
 			}
-			msgs = append(msgs, results...)
+			if len(own) > 0 {
+				results, err := h.runTools(ctx, c, ag, turn, own, ownEv)
+				if err != nil {
+					return types.Value{}, err
+				}
+				msgs = append(msgs, results...)
+			}
+			if len(client) > 0 {
+				return types.Value{}, h.pauseForClient(c, ag, turn, retries, msgs, client, clientEv)
+			}
 			continue
 		}
 		v, derr := decodeAnswer(mode, result, resp.Text)

@@ -31,6 +31,9 @@ type Message struct {
 	Name       string     `json:"name,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"` // RoleTool: the call this answers
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`   // RoleAssistant: calls requested
+	// Parts, when set, is a user message's content as parts (its text,
+	// then images); Content keeps the text alone (files.go).
+	Parts []ContentPart `json:"parts,omitempty"`
 }
 
 // ToolCall is a model's request to run a tool. Args is the raw JSON the
@@ -76,6 +79,10 @@ type ModelRequest struct {
 	MaxTokens      int      // 0: the provider's default
 	Stop           []string // stop sequences (at most 4)
 	Seed           *int64
+	// ToolChoice "none" offers Tools without letting the model call them
+	// (a summary fork keeps its parent's tools for the cached prefix);
+	// "": the model decides.
+	ToolChoice string
 }
 
 // ModelResponse is a complete model reply. Text and ToolCalls may both be set.

@@ -184,10 +184,13 @@ func (r *Runner) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterr
 		id, _ := x.MapGet("id")
 		node, _ := x.MapGet("node")
 		if id.Kind() != types.ValString || node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
-			g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+			!vm.CanWait(&g.Nodes[node.Int()]) {
 			return nil, errors.New("malformed record")
 		}
-		out[i] = waitingInterrupt{id: id.Str(), typ: r.prog.Types[g.Nodes[node.Int()].Interrupt.Resume]}
+		out[i] = waitingInterrupt{id: id.Str(), typ: clientAnswerType} // a paused llm call (clienttools.go)
+		if nd := &g.Nodes[node.Int()]; nd.Kind == bytecode.NodeInterrupt {
+			out[i].typ = r.prog.Types[nd.Interrupt.Resume]
+		}
 	}
 	return out, nil
 }

@@ -41,6 +41,8 @@ type activeRun struct {
 
 	input      types.Value     // a new run's input
 	sampling   *Sampling       // the invocation's sampling parameters (nil: the declarations')
+	client     []ToolSpec      // the invocation's client tools (Invocation.ClientTools)
+	files      []InputFile     // the invocation's files (Invocation.Files)
 	resume     *vm.ResumeInput // a resumption's checkpoint chain and answers
 	prevStatus RunStatus       // a resumption's status before this invocation
 
@@ -90,7 +92,7 @@ const eventBuffer = 64
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
-		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling}
+		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
 		a.inv = r.ids.nextWithPrefix("inv_")
@@ -419,6 +421,9 @@ func (a *activeRun) terminalEvents(res *vm.Result, status RunStatus, einfo *Erro
 			info := InterruptInfo{ID: it.ID, Node: a.rel(it.ID), Prompt: it.Prompt}
 			if it.Type != nil {
 				info.Schema = types.JSONSchema(it.Type)
+			}
+			if it.Data != nil {
+				a.clientPauseInfo(&info, it.Data)
 			}
 			its = append(its, info)
 		}

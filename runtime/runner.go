@@ -266,6 +266,9 @@ func (r *Runner) Run(ctx context.Context, inv Invocation) (<-chan *Event, error)
 	if inv.User == "" || inv.Session == "" {
 		return nil, fmt.Errorf("%w: user and session are required", ErrInvalidInvocation)
 	}
+	if err := r.checkClientTools(inv.ClientTools); err != nil {
+		return nil, err
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -379,6 +382,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		in.Text = inv.Input
 	}
 	in.Run = ar.id
+	if in.Files, err = r.storeFiles(ctx, key, ar.id, inv.Files); err != nil {
+		return nil, err
+	}
 	b, err := EncodeEvent(in)
 	if err != nil {
 		return nil, err

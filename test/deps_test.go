@@ -40,7 +40,7 @@ var allowed = map[string][]string{
 
 	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
 
-	"runtime":                 {"vm", "runtime/store"},
+	"runtime":                 {"vm", "runtime/store", "runtime/artifact"},
 	"runtime/store":           {},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},

@@ -255,15 +255,20 @@ func (r *run) encodeCounters() ([]byte, error) {
 }
 
 // encodeInterrupts encodes the pending interrupts as a list of
-// {"id", "node", "prompt"} maps, nil when none.
+// {"id", "node", "prompt"} maps (with "data" for a paused call), nil when
+// none.
 func (r *run) encodeInterrupts() ([]byte, error) {
 	if len(r.waiting) == 0 {
 		return nil, nil
 	}
 	vals := make([]types.Value, len(r.waiting))
 	for i, w := range r.waiting {
-		m, err := types.MakeMap([]string{"id", "node", "prompt"},
-			[]types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)})
+		keys := []string{"id", "node", "prompt"}
+		kv := []types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)}
+		if w.it.Data != nil {
+			keys, kv = append(keys, "data"), append(kv, types.MakeString(string(w.it.Data)))
+		}
+		m, err := types.MakeMap(keys, kv)
 		if err != nil {
 			return nil, err
 		}

@@ -58,7 +58,32 @@ type CallRequest struct {
 	// type, or its element type under `append`); nil when the result is
 	// discarded.
 	Result *types.Type
+
+	// Resume is set when the call paused (the host returned a *Pause) and
+	// its interrupt was answered: the call continues from Data with Value.
+	Resume *CallResume
 }
+
+// CallResume is an answered pause of a call: Data as the pause recorded
+// it, Value the answer (as given; its type is JSON).
+type CallResume struct {
+	Value types.Value
+	Data  []byte
+}
+
+// Pause is returned (or wrapped) by Host.Call to stop the call until an
+// answer comes from outside the run, e.g. a client's results for tool calls
+// its model made: the task becomes a pending interrupt of its node (id
+// "graph/node", type json) with Prompt, and the run stops interrupted once
+// the step is committed. Data, opaque to the VM, is kept in the checkpoint
+// and handed back in CallRequest.Resume with the answer. Only a call node
+// outside a map can pause; in a map item the pause is the item's error.
+type Pause struct {
+	Prompt string
+	Data   []byte
+}
+
+func (p *Pause) Error() string { return "the call paused: " + p.Prompt }
 
 // Clock is the VM's only source of time: per-attempt timeouts, retry
 // backoff and cache expiry. Inject a real clock in production and a fake one

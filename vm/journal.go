@@ -29,6 +29,7 @@ const (
 	JournalRandom                        // an entropy draw (Value: int) for Task's attempt
 	JournalClock                         // a clock read (Value: Unix nanoseconds) by Task
 	JournalResume                        // the value that resumed interrupt Task
+	JournalPause                         // Task's attempt paused (Host returned a *Pause): Value [prompt, data]
 	journalKindEnd
 )
 
@@ -97,6 +98,7 @@ type replayIndex struct {
 	randoms map[journalKey]uint64
 	clocks  map[journalKey]int64
 	resumes map[uint64][]JournalEntry
+	pauses  map[journalKey]Pause
 	input   types.Value
 }
 
@@ -112,6 +114,7 @@ func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 		randoms: map[journalKey]uint64{},
 		clocks:  map[journalKey]int64{},
 		resumes: map[uint64][]JournalEntry{},
+		pauses:  map[journalKey]Pause{},
 	}
 	for i, b := range entries {
 		e, err := DecodeJournalEntry(b)
@@ -130,6 +133,11 @@ func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 			idx.clocks[k] = e.Value.Int()
 		case JournalResume:
 			idx.resumes[e.Step] = append(idx.resumes[e.Step], e)
+		case JournalPause:
+			if e.Value.Kind() != types.ValList || e.Value.Len() != 2 || e.Value.Elem(0).Kind() != types.ValString || e.Value.Elem(1).Kind() != types.ValString {
+				return nil, fmt.Errorf("vm: replay: entry %d: malformed pause", i)
+			}
+			idx.pauses[k] = Pause{Prompt: e.Value.Elem(0).Str(), Data: []byte(e.Value.Elem(1).Str())}
 		}
 	}
 	return idx, nil

@@ -113,6 +113,7 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 		Kind: nd.Call.Kind, Callee: nd.Call.Callee, Args: args,
 		Attempt: attempt, Effect: nd.Effect, Result: r.g.resultType[t.node],
 	}
+	req.Resume = t.resume
 	if nd.Effect == bytecode.EffectSideEffect && r.ckpt != nil && r.replay == nil {
 		return r.sideEffect(ctx, t, nd, req, s)
 	}
@@ -120,15 +121,38 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 		req.IdempotencyKey = IdempotencyKey(r.id, effectID(t.id, s), attempt)
 	}
 	if r.replay != nil {
+		if p, ok := r.replay.pauses[journalKey{s, t.id, attempt}]; ok {
+			return r.pause(t, s, attempt, &p)
+		}
 		v, e, final := r.replay.call(ctx, s, t.id, attempt)
 		res := r.result(t, nd, v, e)
 		res.final = res.final || final
 		return v, res
 	}
 	v, err := r.invoke(ctx, nd, req)
+	var p *Pause
+	if errors.As(err, &p) {
+		return r.pause(t, s, attempt, p)
+	}
 	herr := r.hostError(t, nd, err)
 	r.journalCall(t, s, attempt, v, herr, false)
 	return v, r.result(t, nd, v, herr)
+}
+
+// pause makes task t wait on the host's Pause: an interrupt of its node
+// (journaled, so that a replay pauses at the same attempt). A map item
+// cannot wait alone: its pause is the item's error.
+func (r *run) pause(t *task, s uint64, attempt uint32, p *Pause) (types.Value, attemptResult) {
+	if t.item >= 0 {
+		return types.Value{}, attemptResult{final: true, err: &Error{Kind: KindInternal, Node: t.id,
+			Message: "a call inside a map cannot wait for an answer from outside the run: " + p.Prompt}}
+	}
+	if r.journaling {
+		t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Attempt: attempt, Kind: JournalPause,
+			Value: types.MakeList([]types.Value{types.MakeString(p.Prompt), types.MakeString(string(p.Data))})})
+	}
+	t.out = outcome{kind: outInterrupt, prompt: p.Prompt, data: p.Data}
+	return types.Value{}, attemptResult{stop: true}
 }
 
 // hostError classifies a host error by the node's call kind (nil stays
@@ -361,6 +385,11 @@ func (r *run) sideEffect(ctx context.Context, t *task, nd *bytecode.Node, req Ca
 	}
 	req.IdempotencyKey = key
 	v, err := r.invoke(ctx, nd, req)
+	if p := (*Pause)(nil); errors.As(err, &p) {
+		// The answered call runs in a later step, under another effect id:
+		// this intent is never looked up.
+		return r.pause(t, s, req.Attempt, p)
+	}
 	herr := r.hostError(t, nd, err)
 	if herr != nil && ctx.Err() != nil {
 		// Canceled mid-call: whether the effect happened is unknown, so no

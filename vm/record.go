@@ -159,11 +159,12 @@ func DecodeFrontier(g *bytecode.Graph, b []byte) ([]int, error) {
 }
 
 // RecordedInterrupt is an interrupt a checkpoint waits on: its id
-// ("graph/node"), the index of its interrupt node in the graph, and its
-// prompt.
+// ("graph/node"), the index of its interrupt node in the graph (or of a
+// call node whose call paused), its prompt, and a paused call's data.
 type RecordedInterrupt struct {
 	ID, Prompt string
 	Node       int
+	Data       []byte
 }
 
 // DecodeInterrupts decodes a record's pending interrupts over graph g (nil
@@ -182,14 +183,28 @@ func DecodeInterrupts(g *bytecode.Graph, b []byte) ([]RecordedInterrupt, error) 
 		id, _ := x.MapGet("id")
 		node, _ := x.MapGet("node")
 		prompt, _ := x.MapGet("prompt")
+		data, hasData := x.MapGet("data")
 		if x.Kind() != types.ValMap || id.Kind() != types.ValString || prompt.Kind() != types.ValString ||
 			node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
-			g.Nodes[node.Int()].Kind != bytecode.NodeInterrupt {
+			!CanWait(&g.Nodes[node.Int()]) || hasData && data.Kind() != types.ValString {
 			return nil, errMalformed
 		}
 		out[i] = RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Node: int(node.Int())}
+		if hasData {
+			out[i].Data = []byte(data.Str())
+		}
 	}
 	return out, nil
+}
+
+// CanWait reports whether a checkpoint may record an interrupt of node n:
+// an interrupt node, or a call node whose call paused (Pause).
+func CanWait(n *bytecode.Node) bool {
+	switch n.Kind {
+	case bytecode.NodeInterrupt, bytecode.NodeLLM, bytecode.NodeAgent, bytecode.NodeTool, bytecode.NodeGraph:
+		return true
+	}
+	return false
 }
 
 // ChainState is what a checkpoint chain rebuilds: the state at its last

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 )
 
@@ -271,8 +272,12 @@ func (m *Machine) decodeInterrupts(g *graphInfo, b []byte) ([]waitingInterrupt, 
 	out := make([]waitingInterrupt, len(ins))
 	for i, in := range ins {
 		nd := &g.g.Nodes[in.Node]
+		typ := types.JSONType
+		if nd.Kind == bytecode.NodeInterrupt {
+			typ = m.prog.Types[nd.Interrupt.Resume]
+		}
 		out[i] = waitingInterrupt{node: int32(in.Node), it: Interrupt{
-			ID: in.ID, Node: nd.Name, Prompt: in.Prompt, Type: m.prog.Types[nd.Interrupt.Resume]}}
+			ID: in.ID, Node: nd.Name, Prompt: in.Prompt, Type: typ, Data: in.Data}}
 	}
 	return out, nil
 }

@@ -70,6 +70,9 @@ type Interrupt struct {
 	Node   string
 	Prompt string
 	Type   *types.Type
+	// Data is what a paused call recorded (Pause.Data); nil for an
+	// interrupt node.
+	Data []byte
 }
 
 // PendingDecision is a side effect whose intent was recorded by an earlier

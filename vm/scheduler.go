@@ -126,6 +126,7 @@ type task struct {
 	out      outcome
 	journal  []JournalEntry // host results, draws and clock reads of this task, in order
 	into     [1]write       // the backing of out.writes for a call's result
+	resume   *CallResume    // a paused call's answer (CallRequest.Resume)
 }
 
 type outcomeKind uint8
@@ -134,7 +135,7 @@ const (
 	outNone      outcomeKind = iota
 	outOK                    // writes are to be merged
 	outFailed                // err, after retries
-	outInterrupt             // an interrupt node waits
+	outInterrupt             // an interrupt node waits, or a call paused (data)
 	outDecision              // a side effect needs a decision
 	outAbort                 // a storage call failed: the step is abandoned
 )
@@ -145,6 +146,7 @@ type outcome struct {
 	err      *Error
 	abort    error
 	prompt   string
+	data     []byte // a paused call's Pause.Data
 	decision *PendingDecision
 }
 
@@ -707,6 +709,9 @@ func (r *run) runHost(ctx context.Context, cancelStep context.CancelFunc, ev *ev
 		}
 	}
 	nd := &r.g.g.Nodes[t.node]
+	if t.item < 0 && r.pausedCall(t, s) {
+		return
+	}
 	ev.done = ctx.Done()
 	var locals []types.Value
 	if t.item >= 0 {
@@ -737,6 +742,27 @@ func (r *run) runHost(ctx context.Context, cancelStep context.CancelFunc, ev *ev
 			}
 		}
 	}
+}
+
+// pausedCall handles a call task whose node waits on its pause: with an
+// answer the call runs again with it (t.resume); without one the task
+// waits on (true), the host not called.
+func (r *run) pausedCall(t *task, s uint64) bool {
+	i := slices.IndexFunc(r.waiting, func(w waitingInterrupt) bool { return w.node == t.node })
+	if i < 0 {
+		return false
+	}
+	w := r.waiting[i]
+	v, ok := r.answers[t.node]
+	if !ok {
+		t.out = outcome{kind: outInterrupt, prompt: w.it.Prompt, data: w.it.Data}
+		return true
+	}
+	t.resume = &CallResume{Value: v, Data: w.it.Data}
+	if r.journaling {
+		t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Kind: JournalResume, Value: v})
+	}
+	return false
 }
 
 // itemFailed cancels the other items of a map whose item failed.
@@ -799,8 +825,8 @@ func (r *run) merge(s uint64, pl *nodePlan) *Error {
 		pl.state = planCaught
 		return nil
 	}
-	if nd.Kind == bytecode.NodeInterrupt && pl.n == 1 && tasks[0].out.kind == outInterrupt {
-		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.m.prog.Types[nd.Interrupt.Resume]}
+	if pl.n == 1 && tasks[0].out.kind == outInterrupt {
+		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.interruptType(nd), Data: tasks[0].out.data}
 		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it})
 		pl.state = planWaiting
 		return nil
@@ -938,6 +964,15 @@ func (r *run) push(n int32) {
 		r.activated[n] = true
 		r.next = append(r.next, n)
 	}
+}
+
+// interruptType is the type an interrupt of node nd takes: an interrupt
+// node's declared resume type, JSON for a paused call.
+func (r *run) interruptType(nd *bytecode.Node) *types.Type {
+	if nd.Kind == bytecode.NodeInterrupt {
+		return r.m.prog.Types[nd.Interrupt.Resume]
+	}
+	return types.JSONType
 }
 
 // finishFrontier makes r.next (plus the interrupts still waiting) the

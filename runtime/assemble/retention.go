@@ -124,7 +124,7 @@ func (y yamlPolicy) apply(base retention.Policy) (retention.Policy, error) {
 // NewRetainer returns a Retainer over st that also deletes what agentc's
 // services and protocols keep about what it deletes: a deleted session's
 // artifacts, memory extraction cursor and recall postings; the AG-UI runId,
-// A2A messageId and OpenAI Idempotency-Key records; a deleted run's A2A
+// A2A messageId, OpenAI Idempotency-Key and handed-out tool call records; a deleted run's A2A
 // task record and its list entry.
 func NewRetainer(st store.Store, now func() time.Time) *retention.Retainer {
 	return retention.New(retention.Config{
@@ -137,6 +137,10 @@ func NewRetainer(st store.Store, now func() time.Time) *retention.Retainer {
 			{Coll: openai.CollIdempotency, Read: func(v []byte) (retention.Ref, error) {
 				run, made, err := openai.IdempotencyRecord(v)
 				return retention.Ref{Run: run, Made: made}, err
+			}},
+			{Coll: openai.CollToolCalls, Read: func(v []byte) (retention.Ref, error) {
+				run, err := openai.ToolCallRecord(v)
+				return retention.Ref{Run: run}, err
 			}},
 			{Coll: agui.CollRuns, Read: func(v []byte) (retention.Ref, error) {
 				run, err := agui.RecordRun(v)

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/outbound"
@@ -358,7 +359,8 @@ func UIMounts(b *server.Backend, st store.Store, ent vm.Entropy, admins map[stri
 
 // a2aArtifacts makes a completed A2A task's artifacts: the run's output
 // (a2a.OutputArtifacts), then every artifact revision the run saved in its
-// session through the artifact service, as a text part for text/* (and JSON)
+// session through the artifact service (not the request's own files under
+// runtime.InputArtifacts), as a text part for text/* (and JSON)
 // content, else a file part with the bytes, named by the artifact's name.
 func a2aArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
 	return func(ctx context.Context, req a2a.ArtifactRequest) ([]a2a.Artifact, error) {
@@ -371,6 +373,9 @@ func a2aArtifacts(svc *artifact.Service) a2a.ArtifactFunc {
 			return nil, fmt.Errorf("list artifacts of run %s: %w", req.Run, err)
 		}
 		for _, m := range metas {
+			if strings.HasPrefix(m.Name, runtime.InputArtifacts) {
+				continue // the request's files, not the run's work
+			}
 			revs, err := svc.Revisions(ctx, artifact.Key{App: m.App, User: m.User, Session: m.Session, Name: m.Name})
 			if err != nil {
 				return nil, fmt.Errorf("artifact %s: %w", m.Name, err)

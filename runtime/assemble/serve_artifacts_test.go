@@ -31,6 +31,7 @@ func TestRunArtifacts(t *testing.T) {
 	save(key("ann", "ctx1", "chart.png"), "\x89PNG", "image/png", "run_1")
 	save(key("ann", "ctx1", "old.md"), "earlier run", "text/markdown", "run_0")
 	save(key("bob", "ctx1", "theirs.md"), "another user", "text/markdown", "run_1")
+	save(key("ann", "ctx1", "input/photo.png"), "\x89PNG", "image/png", "run_1") // the request's file, not the run's work
 
 	arts, err := a2aArtifacts(svc)(ctx, a2a.ArtifactRequest{App: "support", User: "ann", Context: "ctx1", Task: "task_1", Run: "run_1",
 		Output: json.RawMessage(`"the answer"`)})

@@ -3,6 +3,7 @@ package assemble
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"time"
 
@@ -78,7 +79,11 @@ func bindContext(cfg *runtime.RunnerConfig, o Options) error {
 	if memoryPreload {
 		cfg.Preloaders = append(cfg.Preloaders, memory.NewPreloader(mem))
 	}
-	return bindHistory(cfg, o.Owner, o.Verified)
+	var onRelief func(app, outcome string)
+	if rm, ok := o.Metrics.(interface{ Relief(app, outcome string) }); ok {
+		onRelief = rm.Relief
+	}
+	return bindHistory(cfg, o.Owner, o.Verified, onRelief)
 }
 
 // bindSkills binds skill_load, skill_run and the workspace tools over
@@ -103,15 +108,15 @@ func bindSkills(cfg *runtime.RunnerConfig, o Options) error {
 		}
 	}
 	if pols := evolution.PoliciesFromProgram(p, cfg.Models, o.Root); o.Evolution && len(pols) > 0 && cfg.Evolution == nil {
-		cfg.Evolution = newEvolution(st, pols, repo, cfg.Clock.Now, cfg.Entropy)
+		cfg.Evolution = newEvolution(st, pols, repo, cfg.Clock.Now, cfg.Entropy, cfg.Logger)
 	}
 	return nil
 }
 
-// newEvolution is the evolution service over st; candidate ids are
-// "cand_" + time + entropy.
-func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.Repository, now func() time.Time, ent vm.Entropy) *evolution.Service {
-	return evolution.New(evolution.Config{Store: st, Policies: pols, Repo: repo, Now: now,
+// newEvolution is the evolution service over st, logging through the
+// Runner's logger; candidate ids are "cand_" + time + entropy.
+func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.Repository, now func() time.Time, ent vm.Entropy, log *slog.Logger) *evolution.Service {
+	return evolution.New(evolution.Config{Store: st, Policies: pols, Repo: repo, Now: now, Log: log,
 		NewID: func() string {
 			return fmt.Sprintf("cand_%s%06x", now().UTC().Format("20060102T150405"), ent.Uint64()&0xffffff)
 		}})
@@ -121,8 +126,9 @@ func newEvolution(st store.Store, pols map[string]evolution.Policy, repo *skill.
 // compaction, pressure relief) and, when an agent has a summary policy, its
 // Summary hook: one runtime/history Service over cfg.Store
 // (spec/context.md). owner names the lease holder (default this process:
-// host and pid); verified is Options.Verified.
-func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool) error {
+// host and pid); verified is Options.Verified; onRelief counts pressure
+// reliefs (the server's metrics).
+func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool, onRelief func(app, outcome string)) error {
 	if cfg.Context != nil {
 		return nil
 	}
@@ -131,7 +137,7 @@ func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool) error {
 		owner = fmt.Sprintf("agentc@%s:%d", host, os.Getpid())
 	}
 	svc, err := history.New(history.Config{Store: cfg.Store, Program: cfg.Program, Verified: verified, Models: cfg.Models, Funcs: cfg.Funcs,
-		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger})
+		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger, OnRelief: onRelief})
 	if err != nil {
 		return err
 	}

@@ -67,6 +67,11 @@ type Config struct {
 	// CacheSessions bounds the sessions whose decoded ledgers are kept
 	// between calls (0: DefaultCacheSessions; negative: none).
 	CacheSessions int
+	// OnRelief, when set, counts each pressure relief by its app and
+	// outcome: "rebuilt", "not_smaller" (the rebuilt request was not
+	// smaller; the original was sent), "not_advanced" (the summary did not
+	// advance) or "failed" (the summarizer or the rebuild failed).
+	OnRelief func(app, outcome string)
 }
 
 // Service implements runtime.ContextBuilder and runtime.PostRunHook (the
@@ -80,6 +85,7 @@ type Service struct {
 	leaseTTL time.Duration
 	log      *slog.Logger
 	cascade  bool
+	onRelief func(app, outcome string)
 	noGate   bool
 	deferSum bool
 	counter  func(string) *Counter
@@ -105,7 +111,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("history: Config.Owner is required (it names this process in summary leases)")
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
-		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, counter: cfg.Counter,
+		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, counter: cfg.Counter,
 		agents: map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {

@@ -48,6 +48,10 @@ type SummarizeRequest struct {
 	Parent         []runtime.Message
 	ParentBoundary uint64
 	ParentLastSeq  uint64
+	// ParentTools are the parent request's tool specs: the fork sends them
+	// as they are (a provider's cached prefix starts with the tools), with
+	// tool_choice none.
+	ParentTools []runtime.ToolSpec
 }
 
 // SummarizeResult says what an update did.
@@ -300,18 +304,21 @@ func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap 
 	if instruction == "" {
 		instruction = defaultInstruction
 	}
-	if pol.MaxSummaryTokens > 0 {
-		instruction += " Keep the summary under " + strconv.Itoa(pol.MaxSummaryTokens) + " tokens."
+	// The summary's cap: the policy's, else one derived from the agent
+	// model's window; it is also what the summarizer's window must leave.
+	limit := pol.MaxSummaryTokens
+	if limit <= 0 {
+		limit = DefaultSummaryCap(m.Window)
 	}
-	reserve := pol.MaxSummaryTokens
-	if reserve <= 0 {
-		reserve = defaultSummaryReserve
-	}
+	instruction += " Keep the summary under " + strconv.Itoa(limit) + " tokens."
+	reserve := limit
 	var input []runtime.Message
+	var tools []runtime.ToolSpec
 	if req.Parent != nil && req.ParentBoundary == prev.Boundary && req.ParentLastSeq > prev.Boundary && pol.SkipRecent == 0 {
 		ask := runtime.Message{Role: runtime.RoleUser, Content: forkInstruction + instruction}
-		if counter.Messages(req.Parent)+counter.Message(&ask)+reserve <= window {
+		if counter.Messages(req.Parent)+counter.Tools(req.ParentTools)+counter.Message(&ask)+reserve <= window {
 			input = append(slices.Clip(req.Parent), ask)
+			tools = req.ParentTools
 			boundary = req.ParentLastSeq
 			res.Fork = true
 		}
@@ -323,7 +330,10 @@ func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap 
 		}
 	}
 	sreq := &runtime.ModelRequest{Site: runtime.CallSite{Node: req.FilterKey + "#summary", MapIndex: -1, Turn: 1},
-		Messages: input, MaxTokens: pol.MaxSummaryTokens}
+		Messages: input, Tools: tools, MaxTokens: limit}
+	if len(tools) > 0 {
+		sreq.ToolChoice = "none"
+	}
 	resp, err := mdl.Generate(ctx, sreq, nil)
 	if err != nil {
 		return res, fmt.Errorf("history: summarize %s %q: %w", req.Session, req.FilterKey, err)
@@ -350,9 +360,15 @@ func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap 
 	return res, nil
 }
 
+// DefaultSummaryCap is the summary length limit, in tokens, of a policy
+// without max_summary_tokens: a tenth of the agent model's window, within
+// [256, 4096] (the summary note stays a small part of every request).
+func DefaultSummaryCap(window int) int {
+	return min(4096, max(256, window/10))
+}
+
 const (
-	defaultSummaryReserve = 1024
-	defaultInstruction    = "You maintain the rolling summary of a conversation between a user and an AI agent, tool calls included. " +
+	defaultInstruction = "You maintain the rolling summary of a conversation between a user and an AI agent, tool calls included. " +
 		"Write an updated summary that merges the previous summary (if any) with the new events: keep decisions, facts, names, numbers, " +
 		"identifiers, results of tool calls, open questions and what remains to be done; leave out pleasantries and repetition. " +
 		"Reply with the summary only, as plain prose or short bullet points."
@@ -476,11 +492,12 @@ func Savings(m TriggerMetrics) (savings, cost int) {
 const instructionTokens = 100
 
 // NewSummaryTokens estimates a new summary's size: the previous note plus an
-// eighth of the delta, within [64, MaxSummaryTokens or 1024].
+// eighth of the delta, within [64, MaxSummaryTokens or
+// DefaultSummaryCap(Window)].
 func NewSummaryTokens(m TriggerMetrics) int {
 	limit := m.MaxSummaryTokens
 	if limit <= 0 {
-		limit = defaultSummaryReserve
+		limit = DefaultSummaryCap(m.Window)
 	}
 	return min(max(m.SummaryTokens+m.Tokens/8, 64), limit)
 }

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime/debug"
 	"slices"
 
@@ -109,12 +110,15 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 	b.Relief = r
 	before := v.proj.Summary.Boundary
 	res, err := v.s.Summarize(ctx, SummarizeRequest{Session: v.call.Session, FilterKey: v.call.FilterKey, Agent: v.call.Agent,
-		Force: true, Parent: b.Messages, ParentBoundary: before, ParentLastSeq: v.proj.LastSeq})
+		Force: true, Parent: b.Messages, ParentBoundary: before, ParentLastSeq: v.proj.LastSeq, ParentTools: t.Tools})
 	r.Reason, r.Err = res.Reason, err
 	if err != nil || !res.Advanced || res.Summary.Boundary <= before {
 		v.reliefFailed = true
 		if err != nil {
 			v.s.log.Warn("history: pressure relief failed; the original request is sent", "session", v.call.Session.String(), "node", v.call.Node, "err", err)
+			v.outcome("failed")
+		} else {
+			v.outcome("not_advanced")
 		}
 		return b
 	}
@@ -128,23 +132,44 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 	if perr != nil {
 		r.Reason = "rebuild failed: " + perr.Error()
 		v.s.log.Warn("history: rebuilding after pressure relief failed; the original request is sent", "session", v.call.Session.String(), "node", v.call.Node, "err", perr)
+		v.outcome("failed")
 		return b
 	}
 	if proj.Summary.Boundary < res.Summary.Boundary {
 		// Another writer's older state: rebuilding would not relieve.
 		r.Reason = "the stored boundary is behind the new summary"
+		v.outcome("failed")
 		return b
 	}
 	if res.PersistErr != nil {
 		v.s.log.Warn("history: summary advanced in memory but was not stored; the request is rebuilt from it", "session", v.call.Session.String(), "node", v.call.Node, "err", res.PersistErr)
 	}
-	v.proj = proj
 	rb := v.assemble(t, proj)
+	r.TokensAfter = rb.Tokens
+	if rb.Tokens >= b.Tokens {
+		// The summary (with its note) costs at least what it replaced:
+		// sending the rebuilt request would not relieve anything.
+		r.Reason = fmt.Sprintf("the rebuilt request (%d tokens) is not smaller than the original (%d)", rb.Tokens, b.Tokens)
+		v.reliefFailed = true
+		v.s.log.Warn("history: pressure relief rebuilt a request that is not smaller; the original request is sent", "session", v.call.Session.String(),
+			"node", v.call.Node, "tokens", b.Tokens, "tokens_after", rb.Tokens)
+		v.outcome("not_smaller")
+		return b
+	}
+	v.proj = proj
 	rb.Relief = r
-	r.Rebuilt, r.TokensAfter = true, rb.Tokens
+	r.Rebuilt = true
+	v.outcome("rebuilt")
 	v.s.log.Info("history: pressure relief rebuilt the request", "session", v.call.Session.String(), "node", v.call.Node,
 		"tokens", r.Tokens, "threshold", threshold, "tokens_after", rb.Tokens)
 	return rb
+}
+
+// outcome counts a pressure relief's outcome (Config.OnRelief).
+func (v *View) outcome(what string) {
+	if f := v.s.onRelief; f != nil {
+		f(v.call.Session.App, what)
+	}
 }
 
 // assemble joins head, the projection and tail and compacts the result.

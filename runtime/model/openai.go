@@ -3,6 +3,7 @@ package model
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -170,8 +171,10 @@ type chatRequest struct {
 // chatMessage is one request message; Content is nil only for an assistant
 // message that carries tool calls and no text.
 type chatMessage struct {
-	Role       string            `json:"role"`
-	Content    *string           `json:"content,omitempty"`
+	Role string `json:"role"`
+	// Content is a *string, or the []openai.ChatMessagePart of a user
+	// message with images.
+	Content    any               `json:"content,omitempty"`
 	Name       string            `json:"name,omitempty"`
 	ToolCalls  []openai.ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string            `json:"tool_call_id,omitempty"`
@@ -211,6 +214,9 @@ func (m *openAIModel) params(req *runtime.ModelRequest) (openai.ChatCompletionRe
 		}
 		p.Tools = append(p.Tools, openai.Tool{Type: openai.ToolTypeFunction, Function: fn})
 	}
+	if req.ToolChoice == "none" && len(p.Tools) > 0 {
+		p.ToolChoice = "none"
+	}
 	if req.ResponseSchema != nil {
 		p.ResponseFormat = &openai.ChatCompletionResponseFormat{
 			Type: openai.ChatCompletionResponseFormatTypeJSONSchema,
@@ -249,6 +255,13 @@ func messageParam(msg runtime.Message) (chatMessage, error) {
 	case runtime.RoleSystem:
 		return chatMessage{Role: openai.ChatMessageRoleSystem, Content: &content}, nil
 	case runtime.RoleUser:
+		if len(msg.Parts) > 0 {
+			parts, err := contentParts(msg.Parts)
+			if err != nil {
+				return chatMessage{}, err
+			}
+			return chatMessage{Role: openai.ChatMessageRoleUser, Content: parts, Name: msg.Name}, nil
+		}
 		return chatMessage{Role: openai.ChatMessageRoleUser, Content: &content, Name: msg.Name}, nil
 	case runtime.RoleAssistant:
 		a := chatMessage{Role: openai.ChatMessageRoleAssistant, Name: msg.Name}
@@ -271,6 +284,35 @@ func messageParam(msg runtime.Message) (chatMessage, error) {
 		return chatMessage{Role: openai.ChatMessageRoleTool, Content: &content, ToolCallID: msg.ToolCallID}, nil
 	}
 	return chatMessage{}, fmt.Errorf("unknown role %q", msg.Role)
+}
+
+// contentParts converts a user message's parts to the library's
+// multi-content form: text parts, and images as image_url parts (a URL as
+// it is, bytes as a data: URL).
+func contentParts(parts []runtime.ContentPart) ([]openai.ChatMessagePart, error) {
+	out := make([]openai.ChatMessagePart, 0, len(parts))
+	for i, p := range parts {
+		switch p.Type {
+		case "text":
+			out = append(out, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeText, Text: p.Text})
+		case "image":
+			url := p.URL
+			if p.Data != nil {
+				mt := p.MediaType
+				if mt == "" {
+					mt = "application/octet-stream"
+				}
+				url = "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(p.Data)
+			}
+			if url == "" {
+				return nil, fmt.Errorf("part %d: an image without bytes or URL", i)
+			}
+			out = append(out, openai.ChatMessagePart{Type: openai.ChatMessagePartTypeImageURL, ImageURL: &openai.ChatMessageImageURL{URL: url}})
+		default:
+			return nil, fmt.Errorf("part %d: unknown type %q", i, p.Type)
+		}
+	}
+	return out, nil
 }
 
 // attempt makes one streaming request.

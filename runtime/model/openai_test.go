@@ -626,3 +626,53 @@ func TestOpenAIRequestNotSent(t *testing.T) {
 		t.Errorf("%d requests", s.requests())
 	}
 }
+
+// TestOpenAIToolChoiceNone: ToolChoice "none" sends the tools with
+// tool_choice none (a summary fork keeps its parent's tools); without tools
+// nothing is sent.
+func TestOpenAIToolChoiceNone(t *testing.T) {
+	for _, tools := range []bool{true, false} {
+		s := newChatServer(t, sse(chunk(`{"role":"assistant","content":"summary"}`, ""), chunk(`{}`, "stop"), usageChunk, "[DONE]"))
+		m, _ := newTestModel(t, s, nil)
+		req := simpleRequest()
+		req.ToolChoice = "none"
+		if tools {
+			req.Tools = []runtime.ToolSpec{{Name: "lookup"}}
+		}
+		if _, err := m.Generate(context.Background(), req, nil); err != nil {
+			t.Fatal(err)
+		}
+		body := s.bodies[0]
+		if got, want := body["tool_choice"], map[bool]any{true: "none", false: nil}[tools]; got != want {
+			t.Errorf("tools %v: tool_choice %v, want %v", tools, got, want)
+		}
+		if tools && len(body["tools"].([]any)) != 1 {
+			t.Errorf("tools %v", body["tools"])
+		}
+	}
+}
+
+// TestOpenAIImageParts: a user message with parts is sent as content
+// parts: its text, then images as image_url (bytes as a data: URL).
+func TestOpenAIImageParts(t *testing.T) {
+	s := newChatServer(t, sse(chunk(`{"role":"assistant","content":"a cat"}`, ""), chunk(`{}`, "stop"), usageChunk, "[DONE]"))
+	m, _ := newTestModel(t, s, nil)
+	req := simpleRequest()
+	req.Messages = []runtime.Message{{Role: runtime.RoleUser, Content: "what is this?", Parts: []runtime.ContentPart{
+		{Type: "text", Text: "what is this?"},
+		{Type: "image", MediaType: "image/png", Data: []byte{0x89, 'P', 'N', 'G'}},
+		{Type: "image", URL: "https://example.com/cat.jpg"},
+	}}}
+	if _, err := m.Generate(context.Background(), req, nil); err != nil {
+		t.Fatal(err)
+	}
+	msgs := s.bodies[0]["messages"].([]any)
+	want := []any{
+		map[string]any{"type": "text", "text": "what is this?"},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "data:image/png;base64,iVBORw=="}},
+		map[string]any{"type": "image_url", "image_url": map[string]any{"url": "https://example.com/cat.jpg"}},
+	}
+	if got := msgs[0].(map[string]any)["content"]; !reflect.DeepEqual(got, want) {
+		t.Fatalf("content %#v", got)
+	}
+}

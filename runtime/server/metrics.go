@@ -186,6 +186,12 @@ func (m *Metrics) RetentionFailed(app string) {
 	m.add("agentc_retention_failures_total", "counter", "Retention passes that failed, by app.", 1, "app", app)
 }
 
+// Relief counts a context pressure relief by its outcome (rebuilt,
+// not_smaller, not_advanced, failed; spec/context.md "Pressure relief").
+func (m *Metrics) Relief(app, outcome string) {
+	m.add("agentc_context_relief_total", "counter", "Synchronous context pressure reliefs, by app and outcome (rebuilt, not_smaller, not_advanced, failed).", 1, "app", app, "outcome", outcome)
+}
+
 // WriteTo writes every series in the Prometheus text exposition format,
 // sorted by name, with HELP and TYPE once per metric family.
 func (m *Metrics) WriteTo(w io.Writer) (int64, error) {

@@ -54,6 +54,16 @@ func (s *SSE) Start() {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
+	// The stream ends with its connection, not with a chunked encoding's
+	// terminator (net/http: "identity" means no chunking and a close after
+	// the reply, as the SSE recommendation has it). Node's fetch — under the
+	// official AG-UI, openai and A2A clients — leaves a read pending forever
+	// when the client aborts right after a read that returned the last
+	// events together with the terminator (an abort on RUN_FINISHED or on
+	// the finish chunk: one run in three to two in three); with the end of
+	// the body being the connection's, the same abort settles
+	// (spec/serve.md, "Streams").
+	h.Set("Transfer-Encoding", "identity")
 	s.w.WriteHeader(http.StatusOK)
 }
 

@@ -55,7 +55,7 @@ func TestErrorCodes(t *testing.T) {
 		{"push config on send", "1.0", `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "x"}]}, "configuration": {"taskPushNotificationConfig": {"url": "https://example.com/hook"}}}}`, -32003},
 		{"message to terminal task", "1.0", `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"messageId": "m", "role": "ROLE_USER", "taskId": "` + done + `", "parts": [{"text": "x"}]}}}`, -32004},
 		{"extended card", "1.0", `{"jsonrpc": "2.0", "id": 1, "method": "GetExtendedAgentCard"}`, -32004},
-		{"file part", "1.0", `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"url": "https://example.com/a.pdf", "mediaType": "application/pdf"}]}}}`, -32005},
+		{"file part", "1.0", `{"jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {"message": {"messageId": "m", "role": "ROLE_USER", "parts": [{"url": "ftp://example.com/a.pdf", "mediaType": "application/pdf"}]}}}`, -32005},
 		{"extended card 0.3", "", `{"jsonrpc": "2.0", "id": 1, "method": "agent/getAuthenticatedExtendedCard"}`, -32007},
 		{"version 2.0", "2.0", `{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}`, -32009},
 		{"version garbage", "latest", `{"jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": {"id": "x"}}`, -32009},

@@ -230,6 +230,10 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, push *pushConfig, 
 	if e != nil {
 		return nil, nil, "", e
 	}
+	files, e := inputFiles(msg)
+	if e != nil {
+		return nil, nil, "", e
+	}
 	now := h.now()
 	t := &Task{ID: h.b.NewID("task_"), ContextID: ctxID, Status: taskStatus{State: stateSubmitted, Time: now},
 		Created: now, Updated: now, Metadata: metadata}
@@ -272,7 +276,7 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, push *pushConfig, 
 		return nil, nil, prev, nil
 	}
 	unreserve := func() { _ = h.b.Docs.ApplyDocs(ctx, store.DocOp{Coll: CollMessage, Key: msgKey, Delete: true}) }
-	run, err := h.b.Start(h.base, Proto, runtime.Invocation{ID: inv, User: c.user, Session: ctxID, Input: input, Runnable: h.opts.Runnable})
+	run, err := h.b.Start(h.base, Proto, runtime.Invocation{ID: inv, User: c.user, Session: ctxID, Input: input, Runnable: h.opts.Runnable, Files: files})
 	if err != nil {
 		unreserve() // nothing ran: sending it again may start it
 		h.release(lt)
@@ -366,7 +370,11 @@ func (c *call) continueTask(msg Message, push *pushConfig, stream bool) (*liveTa
 		h.release(lt)
 		return nil, nil, e
 	}
+	var files []runtime.InputFile
 	resume, e := resumeRequest(t, msg)
+	if e == nil {
+		files, e = inputFiles(msg)
+	}
 	if e != nil {
 		h.release(lt)
 		return nil, nil, e
@@ -377,7 +385,7 @@ func (c *call) continueTask(msg Message, push *pushConfig, stream bool) (*liveTa
 			return nil, nil, e
 		}
 	}
-	run, err := h.b.Start(h.base, Proto, runtime.Invocation{User: c.user, Session: t.ContextID, Resume: resume})
+	run, err := h.b.Start(h.base, Proto, runtime.Invocation{User: c.user, Session: t.ContextID, Resume: resume, Files: files})
 	if err != nil {
 		h.release(lt)
 		return nil, nil, h.startError(err)
@@ -397,34 +405,45 @@ func (c *call) continueTask(msg Message, push *pushConfig, stream bool) (*liveTa
 
 // inputText turns a message into the run's input: the text parts, one per
 // line, with data parts as JSON; a message that is one data part is that
-// JSON (the Runner decodes it for a typed input field).
+// JSON (the Runner decodes it for a typed input field). File parts are the
+// invocation's files (inputFiles), not text.
 func inputText(m Message) (string, *rpcError) {
-	if err := textOnly(m); err != nil {
-		return "", err
-	}
 	if len(m.Parts) == 1 && m.Parts[0].Data != nil {
 		return string(m.Parts[0].Data), nil
 	}
 	var lines []string
 	for _, p := range m.Parts {
-		if p.Text != nil {
+		switch {
+		case p.Text != nil:
 			lines = append(lines, *p.Text)
-		} else {
+		case p.Data != nil:
 			lines = append(lines, string(p.Data))
 		}
 	}
 	return strings.Join(lines, "\n"), nil
 }
 
-// textOnly refuses file parts: there is no artifact service to keep them
-// yet.
-func textOnly(m Message) *rpcError {
+// inputFiles are a message's file parts as the invocation's files (stored
+// as artifacts, images given to models that take them: spec/runner.md,
+// "Input files"): bytes (raw; 0.3 file.bytes) or an http(s) URL, which the
+// server does not fetch; another URL is -32005.
+func inputFiles(m Message) ([]runtime.InputFile, *rpcError) {
+	var out []runtime.InputFile
 	for _, p := range m.Parts {
-		if p.Raw != nil || p.URL != "" {
-			return contentTypeNotSupported("file parts (raw, url) are not accepted; send text or data parts")
+		switch {
+		case p.Raw != nil:
+			out = append(out, runtime.InputFile{Name: p.Filename, MediaType: p.MediaType, Data: p.Raw})
+		case p.URL != "":
+			if !strings.HasPrefix(p.URL, "https://") && !strings.HasPrefix(p.URL, "http://") {
+				return nil, contentTypeNotSupported("a file part's URL must be http or https")
+			}
+			out = append(out, runtime.InputFile{Name: p.Filename, MediaType: p.MediaType, URL: p.URL})
 		}
 	}
-	return nil
+	if len(out) > runtime.MaxInputFiles {
+		return nil, invalidParams("message.parts", fmt.Sprintf("at most %d file parts", runtime.MaxInputFiles))
+	}
+	return out, nil
 }
 
 // resumeRequest turns the answer in a follow-up message into the resume of
@@ -434,9 +453,6 @@ func textOnly(m Message) *rpcError {
 // interrupt id (or node name); pending decisions take an object keyed by
 // decision id of {"action", "value"}.
 func resumeRequest(t *Task, m Message) (*runtime.ResumeRequest, *rpcError) {
-	if err := textOnly(m); err != nil {
-		return nil, err
-	}
 	var answer json.RawMessage
 	var texts []string
 	for _, p := range m.Parts {

@@ -113,9 +113,9 @@ func TestDataPartInput03(t *testing.T) {
 	if s := str(t, e.ok("ana", "", "message/send", m), "artifacts", 0, "parts", 0, "text"); s != "Paris." {
 		t.Fatalf("data part: %q", s)
 	}
-	// A file part is refused: no artifact service takes files yet.
+	// A file part by a URL that is not http(s) is refused.
 	m = map[string]any{"message": map[string]any{"kind": "message", "messageId": "d0", "role": "user",
-		"parts": []any{map[string]any{"kind": "file", "file": map[string]any{"uri": "https://example.com/a.pdf"}}}}}
+		"parts": []any{map[string]any{"kind": "file", "file": map[string]any{"uri": "file:///etc/passwd"}}}}}
 	e.fail("ana", "", "message/send", m, -32005)
 	// Text plus data becomes lines of text.
 	m = map[string]any{"message": map[string]any{"kind": "message", "messageId": "d2", "role": "user",

@@ -2,6 +2,7 @@ package agui
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"math/rand/v2"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/artifact"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
@@ -613,7 +615,8 @@ func TestRequestErrors(t *testing.T) {
 	}{
 		{input("t1", "r1"), "no_input"},
 		{input("t1", "r1", userMsg("m1", "hi"), map[string]any{"id": "a1", "role": "assistant", "content": "hello"}), "no_input"},
-		{input("t1", "r1", map[string]any{"id": "m1", "role": "user", "content": []any{map[string]any{"type": "image", "source": map[string]any{"type": "url", "value": "http://x"}}}}), "no_input"},
+		// A provider's file handle is dropped: nothing is left to run.
+		{input("t1", "r1", map[string]any{"id": "m1", "role": "user", "content": []any{map[string]any{"type": "image", "source": map[string]any{"type": "file", "value": "file-abc"}}}}), "no_input"},
 	} {
 		evs := h.run("ana", c.in)
 		if len(evs) != 1 || evs[0]["code"] != c.code {
@@ -691,5 +694,55 @@ func TestPauseNeverReceivedIsRedelivered(t *testing.T) {
 	runs, err := h.b.Sessions.Runs(context.Background(), store.SessionKey{App: "app", User: "ana", Session: "t1"})
 	if err != nil || len(runs) != 1 || runs[0].Status != store.RunCompleted {
 		t.Fatalf("one run, completed: %+v %v", runs, err)
+	}
+}
+
+// TestStreamEndsWithItsConnection: the event stream is not chunked; its
+// end is the connection's (Transfer-Encoding identity), so a client that
+// aborts on RUN_FINISHED while the end arrives in the same read still
+// settles (Node's fetch otherwise leaves that read pending).
+func TestStreamEndsWithItsConnection(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	resp := h.request(context.Background(), "ana", "", input("t1", "r1", userMsg("m1", "hi")))
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.TransferEncoding) != 0 || resp.ContentLength != -1 || !resp.Close {
+		t.Fatalf("transfer encoding %v, content length %d, close %v", resp.TransferEncoding, resp.ContentLength, resp.Close)
+	}
+	if evs := parseSSE(t, raw); last(evs)["type"] != RunFinished {
+		t.Fatalf("last event %v", last(evs))
+	}
+}
+
+// TestMediaParts: a user message's media parts are the run's files: a data
+// source stored as an artifact of the thread's session, a url source a
+// reference; a url source that is not http(s), or data that is not base64,
+// is invalid input.
+func TestMediaParts(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	png := []byte{0x89, 'P', 'N', 'G', 4}
+	h.run("ana", input("t1", "r1", map[string]any{"id": "m1", "role": "user", "content": []any{
+		map[string]any{"type": "text", "text": "hi"},
+		map[string]any{"type": "image", "source": map[string]any{"type": "data", "value": base64.StdEncoding.EncodeToString(png), "mimeType": "image/png"}},
+		map[string]any{"type": "document", "source": map[string]any{"type": "url", "value": "https://example.com/a.pdf"}},
+	}}))
+	a, err := artifact.New(h.b.Docs, nil).Get(context.Background(), artifact.Key{App: "app", User: "ana", Session: "t1", Name: "input/file-1.png"}, 0)
+	if err != nil || string(a.Data) != string(png) {
+		t.Fatalf("artifact %+v %v", a, err)
+	}
+	for _, part := range []map[string]any{
+		{"type": "image", "source": map[string]any{"type": "url", "value": "file:///etc/passwd"}},
+		{"type": "image", "source": map[string]any{"type": "data", "value": "!!", "mimeType": "image/png"}},
+		{"type": "image"},
+	} {
+		body, _ := json.Marshal(input("t2", "r1", map[string]any{"id": "m1", "role": "user", "content": []any{map[string]any{"type": "text", "text": "hi"}, part}}))
+		resp := h.request(context.Background(), "ana", "", body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("%v: status %d", part, resp.StatusCode)
+		}
 	}
 }

@@ -2,9 +2,11 @@ package agui
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/agentc/agentc/runtime"
 	"io"
 	"net/http"
 	"strings"
@@ -27,9 +29,10 @@ type runInput struct {
 type message struct {
 	ID         string
 	Role       string
-	Text       string   // the text of a user or tool message's content
-	ToolCallID string   // tool messages
-	CallIDs    []string // an assistant message's tool call ids
+	Text       string              // the text of a user or tool message's content
+	Files      []runtime.InputFile // a user message's media parts (image, audio, video, document)
+	ToolCallID string              // tool messages
+	CallIDs    []string            // an assistant message's tool call ids
 }
 
 type tool struct {
@@ -210,7 +213,7 @@ func parseMessage(raw json.RawMessage) (message, error) {
 		if len(w.Content) == 0 {
 			return m, badInput("content: required for a message of role %s", m.Role)
 		}
-		if m.Text, err = contentText(w.Content); err != nil {
+		if m.Text, m.Files, err = contentParts(w.Content); err != nil {
 			return m, err
 		}
 		if m.Role == "tool" {
@@ -250,34 +253,69 @@ func parseMessage(raw json.RawMessage) (message, error) {
 	return m, nil
 }
 
-// contentText returns the text of a message content: a string, or the text
-// parts of a content-part array joined by newlines (other parts carry no
-// text and are skipped).
-func contentText(raw json.RawMessage) (string, error) {
+// contentParts returns the text of a message content — a string, or the
+// text parts of a content-part array joined by newlines — and its media
+// parts (image, audio, video, document) as input files: a data source's
+// base64 bytes, or an http(s) URL source (never fetched). A file source (a
+// handle only its provider can read) is dropped, as the protocol lets a
+// peer drop a part it cannot use; other parts carry no text and are
+// skipped.
+func contentParts(raw json.RawMessage) (string, []runtime.InputFile, error) {
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil && !isNull(raw) {
-		return s, nil
+		return s, nil, nil
 	}
 	var parts []struct {
-		Type *string `json:"type"`
-		Text *string `json:"text"`
+		Type   *string `json:"type"`
+		Text   *string `json:"text"`
+		Source *struct {
+			Type     string `json:"type"`
+			Value    string `json:"value"`
+			MimeType string `json:"mimeType"`
+		} `json:"source"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil || parts == nil {
-		return "", badInput("content: must be a string or an array of content parts")
+		return "", nil, badInput("content: must be a string or an array of content parts")
 	}
 	var texts []string
+	var files []runtime.InputFile
 	for i, p := range parts {
 		if p.Type == nil {
-			return "", badInput("content[%d].type: required", i)
+			return "", nil, badInput("content[%d].type: required", i)
 		}
-		if *p.Type == "text" {
+		switch *p.Type {
+		case "text":
 			if p.Text == nil {
-				return "", badInput("content[%d].text: required", i)
+				return "", nil, badInput("content[%d].text: required", i)
 			}
 			texts = append(texts, *p.Text)
+		case "image", "audio", "video", "document":
+			if p.Source == nil {
+				return "", nil, badInput("content[%d].source: required", i)
+			}
+			src := p.Source
+			switch src.Type {
+			case "data":
+				b, err := base64.StdEncoding.DecodeString(src.Value)
+				if err != nil || src.MimeType == "" {
+					return "", nil, badInput("content[%d].source: a data source needs base64 value and mimeType", i)
+				}
+				files = append(files, runtime.InputFile{MediaType: src.MimeType, Data: b})
+			case "url":
+				if !strings.HasPrefix(src.Value, "https://") && !strings.HasPrefix(src.Value, "http://") {
+					return "", nil, badInput("content[%d].source.value: a url source must be http or https", i)
+				}
+				files = append(files, runtime.InputFile{MediaType: src.MimeType, URL: src.Value})
+			case "file":
+			default:
+				return "", nil, badInput("content[%d].source.type: unknown source type %q", i, src.Type)
+			}
 		}
 	}
-	return strings.Join(texts, "\n"), nil
+	if len(files) > runtime.MaxInputFiles {
+		return "", nil, badInput("content: %d media parts, at most %d", len(files), runtime.MaxInputFiles)
+	}
+	return strings.Join(texts, "\n"), files, nil
 }
 
 func parseTools(raw json.RawMessage) ([]tool, error) {

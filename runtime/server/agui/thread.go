@@ -200,10 +200,11 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		if !ok {
 			return nil, &planError{code: "no_input", msg: "the last message is not a user message: nothing to run"}
 		}
-		if strings.TrimSpace(text) == "" {
+		files := in.Messages[len(in.Messages)-1].Files
+		if strings.TrimSpace(text) == "" && len(files) == 0 {
 			return nil, &planError{code: "no_input", msg: "the last user message has no text"}
 		}
-		p.inv.Input = text
+		p.inv.Input, p.inv.Files = text, files
 		return p, nil
 	}
 	if w == nil {

@@ -25,6 +25,8 @@ type completion struct {
 	id           string
 	created      int64
 	includeUsage bool
+	user         string // who the request is for (client tool calls are recorded under them)
+	session      string
 
 	answer   *answerInfo
 	streamed bool   // answer text was streamed
@@ -32,6 +34,7 @@ type completion struct {
 	usage    runtime.Usage
 	fin      *runtime.Event
 	failure  *runtime.ErrorInfo
+	said     string // the text of the answer nodes' latest model reply
 }
 
 // observe records what an event tells about the answer; it returns the
@@ -46,6 +49,9 @@ func (c *completion) observe(e *runtime.Event) string {
 			return e.Text
 		}
 	case runtime.EventModelResponse:
+		if c.answer != nil && c.answer.nodes[e.Node] {
+			c.said = e.Text
+		}
 		if e.Usage != nil {
 			c.usage.PromptTokens += e.Usage.PromptTokens
 			c.usage.CompletionTokens += e.Usage.CompletionTokens
@@ -98,8 +104,30 @@ func (c *completion) collect(run *server.Run) {
 	}
 }
 
+// toolCalls are the client tool calls the run paused on (none: it did not).
+func (c *completion) toolCalls() []runtime.ToolCall {
+	if c.fin == nil || c.fin.Status != runtime.StatusInterrupted {
+		return nil
+	}
+	return pendingCalls(c.fin.Interrupts)
+}
+
+// handOut records where the paused run's client tool calls wait, so that
+// their results find it without a session header; false (logged) when the
+// store refused.
+func (c *completion) handOut(ctx context.Context, calls []runtime.ToolCall) bool {
+	if err := c.h.recordToolCalls(context.WithoutCancel(ctx), c.user, c.session, c.fin.Run, calls); err != nil {
+		c.h.logger().Error("openai: record tool calls", "run", c.fin.Run, "err", err)
+		return false
+	}
+	return true
+}
+
 // content is the whole answer of a finished run (non-streaming).
 func (c *completion) content() string {
+	if len(c.toolCalls()) > 0 {
+		return c.said
+	}
 	switch c.fin.Status {
 	case runtime.StatusCompleted:
 		return valueText(c.fin.Output)
@@ -171,8 +199,22 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 	b = append(b, `,"model":`...)
 	b = appendString(b, c.h.model)
 	b = append(b, `,"choices":[{"index":0,"message":{"role":"assistant","content":`...)
-	b = appendString(b, c.content())
-	b = append(b, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":"stop"}],"usage":`...)
+	finish := "stop"
+	if calls := c.toolCalls(); len(calls) > 0 {
+		if !c.handOut(ctx, calls) {
+			c.h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not record the tool calls")
+			return
+		}
+		b = appendNullable(b, c.content())
+		b = append(b, `,"tool_calls":`...)
+		b = appendToolCalls(b, calls, false)
+		finish = "tool_calls"
+	} else {
+		b = appendString(b, c.content())
+	}
+	b = append(b, `,"refusal":null,"annotations":[]},"logprobs":null,"finish_reason":`...)
+	b = appendString(b, finish)
+	b = append(b, `}],"usage":`...)
 	b = c.appendUsage(b)
 	b = append(b, `,"system_fingerprint":`...)
 	b = appendString(b, c.h.fingerprint)
@@ -254,19 +296,32 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		out.Frame([]byte("[DONE]"))
 		return
 	}
-	switch c.fin.Status {
-	case runtime.StatusCompleted:
+	finish := "stop"
+	switch calls := c.toolCalls(); {
+	case len(calls) > 0:
+		if !c.streamed {
+			text(c.said)
+		}
+		if !c.handOut(ctx, calls) {
+			c.h.b.Metrics.Error(Protocol, "internal")
+			out.Frame([]byte(`{"error":{"message":"could not record the tool calls","type":"server_error","param":null,"code":"internal"}}`))
+			out.Frame([]byte("[DONE]"))
+			return
+		}
+		send(append(appendToolCalls(append(make([]byte, 0, 256), `{"tool_calls":`...), calls, true), '}'), "")
+		finish = "tool_calls"
+	case c.fin.Status == runtime.StatusCompleted:
 		if !c.streamed {
 			text(valueText(c.fin.Output))
 		}
-	case runtime.StatusInterrupted:
+	case c.fin.Status == runtime.StatusInterrupted:
 		if c.streamed {
 			text("\n\n" + prompts(c.fin.Interrupts))
 		} else {
 			text(joinParas(c.draft, prompts(c.fin.Interrupts)))
 		}
 	}
-	send([]byte(`{}`), "stop")
+	send([]byte(`{}`), finish)
 	if c.includeUsage {
 		b := append([]byte(nil), prefix...)
 		b = append(b, `"choices":[],"usage":`...)

@@ -76,6 +76,9 @@ func (m *echoModel) Generate(ctx context.Context, req *runtime.ModelRequest, onD
 			in = msg.Content
 		}
 	}
+	if r := clientToolReply(req, in); r != nil {
+		return r, nil
+	}
 	if req.ResponseSchema != nil {
 		b, _ := json.Marshal(map[string]any{"ok": true, "reason": in})
 		return &runtime.ModelResponse{Text: string(b), FinishReason: "stop", Model: "test:echo"}, nil
@@ -112,6 +115,28 @@ func (m *echoModel) Generate(ctx context.Context, req *runtime.ModelRequest, onD
 		onDelta(out[2*third:])
 	}
 	return &runtime.ModelResponse{Text: out, FinishReason: "stop", Model: "test:echo", Usage: runtime.Usage{PromptTokens: 3, CompletionTokens: 5}}, nil
+}
+
+// clientToolReply plays a model with a client tool get_weather: after tool
+// results it answers "tools said: <results>"; a message asking for the
+// "weather" calls get_weather for Paris (and Rome when it says "two"),
+// with the text "Let me check."; nil otherwise.
+func clientToolReply(req *runtime.ModelRequest, in string) *runtime.ModelResponse {
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == runtime.RoleTool {
+		var said []string
+		for i := n - 1; i >= 0 && req.Messages[i].Role == runtime.RoleTool; i-- {
+			said = append([]string{req.Messages[i].Name + "=" + req.Messages[i].Content}, said...)
+		}
+		return &runtime.ModelResponse{Text: "tools said: " + strings.Join(said, ", "), FinishReason: "stop", Model: "test:echo"}
+	}
+	if !strings.Contains(in, "weather") || !slices.ContainsFunc(req.Tools, func(t runtime.ToolSpec) bool { return t.Name == "get_weather" }) {
+		return nil
+	}
+	calls := []runtime.ToolCall{{ID: "m1", Name: "get_weather", Args: json.RawMessage(`{"city":"Paris"}`)}}
+	if strings.Contains(in, "two") {
+		calls = append(calls, runtime.ToolCall{ID: "m2", Name: "get_weather", Args: json.RawMessage(`{"city":"Rome"}`)})
+	}
+	return &runtime.ModelResponse{Text: "Let me check.", ToolCalls: calls, FinishReason: "tool_calls", Model: "test:echo"}
 }
 
 // env is a whole server on 127.0.0.1 with tokens for alice and bob.

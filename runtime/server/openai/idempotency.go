@@ -153,7 +153,7 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 		// Its client left and the run was canceled with it: continue it
 		// from its last step, as the client asks again.
 		live, err = h.b.Start(rctx, Protocol, runtime.Invocation{User: user, Session: rec.Session, ID: rec.ID,
-			Resume: &runtime.ResumeRequest{Run: rec.Run}, Sampling: req.sampling})
+			Resume: &runtime.ResumeRequest{Run: rec.Run}, Sampling: req.sampling, ClientTools: req.clientTools})
 		if err != nil {
 			h.startError(w, err)
 			return
@@ -164,7 +164,7 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 	hd.Set(RunHeader, rec.Run)
 	hd.Set("X-Request-Id", rec.ID)
 	hd.Set("Idempotent-Replayed", "true")
-	c := &completion{h: h, id: rec.ID, created: rec.Created}
+	c := &completion{h: h, id: rec.ID, created: rec.Created, user: user, session: rec.Session}
 	replay := server.Rejoin(rctx, rec.Run, evs, nil, live)
 	if req.Stream {
 		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage

@@ -17,9 +17,10 @@
 // interrupt_pending, and it and invalid_resume list the pending
 // interrupts in the error object (run, pending_interrupts).
 //
-// Client-provided tools are refused (400, param "tools") unless tool_choice
-// is "none": the workflow runs its own tools, and a tool call cannot be
-// handed to the client and resumed from a later request.
+// A request's function tools are the run's client tools (tools.go): when
+// the model calls one, the run pauses and the response carries the
+// tool_calls (finish_reason "tool_calls"); the next request's tool
+// messages resume it.
 //
 // The sampling parameters (temperature, top_p, max_tokens or
 // max_completion_tokens, stop, seed) are checked against OpenAI's ranges and
@@ -29,6 +30,7 @@ package openai
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -254,7 +256,8 @@ type chatRequest struct {
 	Seed                *int64          `json:"seed"`
 	ResponseFormat      json.RawMessage `json:"response_format"`
 
-	sampling *runtime.Sampling // the checked parameters; nil: none set
+	sampling    *runtime.Sampling  // the checked parameters; nil: none set
+	clientTools []runtime.ToolSpec // the checked tools; nil: none (or tool_choice "none")
 }
 
 type streamOptions struct {
@@ -262,13 +265,17 @@ type streamOptions struct {
 }
 
 type chatMessage struct {
-	Role    string          `json:"role"`
-	Content json.RawMessage `json:"content"`
+	Role       string          `json:"role"`
+	Content    json.RawMessage `json:"content"`
+	ToolCallID string          `json:"tool_call_id"`
 }
 
 type contentPart struct {
-	Type string `json:"type"`
-	Text string `json:"text"`
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	ImageURL *struct {
+		URL string `json:"url"`
+	} `json:"image_url"`
 }
 
 // badRequest is a 400 with the parameter it is about.
@@ -300,9 +307,9 @@ func parse(body []byte) (*chatRequest, *badRequest) {
 	case req.N != nil && *req.N != 1:
 		return nil, &badRequest{param: "n", code: "unsupported_value", msg: "Only n = 1 is supported"}
 	}
-	if len(req.Tools) > 0 && strings.TrimSpace(string(req.ToolChoice)) != `"none"` {
-		return nil, &badRequest{param: "tools", code: "unsupported_parameter",
-			msg: "Client-provided tools are not supported: the served workflow runs its own tools. Omit 'tools' or send tool_choice \"none\""}
+	var bad *badRequest
+	if req.clientTools, bad = parseTools(req.Tools, req.ToolChoice); bad != nil {
+		return nil, bad
 	}
 	for i, m := range req.Messages {
 		switch m.Role {
@@ -315,18 +322,21 @@ func parse(body []byte) (*chatRequest, *badRequest) {
 		if _, err := messageText(m.Content); err != nil {
 			return nil, invalid(fmt.Sprintf("messages[%d].content", i), "Invalid 'messages[%d].content': %v", i, err)
 		}
+		if m.Role == "tool" && m.ToolCallID == "" {
+			p := fmt.Sprintf("messages[%d].tool_call_id", i)
+			return nil, &badRequest{param: p, code: "missing_required_parameter", msg: fmt.Sprintf("Missing required parameter: '%s'", p)}
+		}
 	}
-	var bad *badRequest
 	if req.sampling, bad = req.checkSampling(); bad != nil {
 		return nil, bad
 	}
 	last := req.Messages[len(req.Messages)-1]
-	if last.Role != "user" {
+	if last.Role != "user" && last.Role != "tool" {
 		p := fmt.Sprintf("messages[%d].role", len(req.Messages)-1)
-		if last.Role == "tool" || last.Role == "function" {
-			return nil, &badRequest{param: p, code: "unsupported_value", msg: "Tool results are not supported: the served workflow runs its own tools; the last message must be a user message"}
+		if last.Role == "function" {
+			return nil, &badRequest{param: p, code: "unsupported_value", msg: "Function messages are not supported; send tool results as tool messages"}
 		}
-		return nil, invalid(p, "The last message must be a user message (it is the input), not %q", last.Role)
+		return nil, invalid(p, "The last message must be a user message (it is the input) or tool results, not %q", last.Role)
 	}
 	return &req, nil
 }
@@ -346,34 +356,80 @@ func jsonTypeName(goKind string) string {
 }
 
 // messageText is a message's text: a string, or the concatenated text of
-// its parts. Null is empty; a non-text part is an error.
+// its parts. Null is empty; a part other than text and image_url is an
+// error (images are messageFiles').
 func messageText(raw json.RawMessage) (string, error) {
+	text, _, err := messageContent(raw)
+	return text, err
+}
+
+// messageContent is a message's text and its images: image_url parts, a
+// data: URL (base64) as the image's bytes, an http(s) URL as a reference
+// the server does not fetch (spec/serve.md, "Images").
+func messageContent(raw json.RawMessage) (string, []runtime.InputFile, error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
-		return "", nil
+		return "", nil, nil
 	}
 	if s[0] == '"' {
 		var out string
 		if err := json.Unmarshal(raw, &out); err != nil {
-			return "", err
+			return "", nil, err
 		}
-		return out, nil
+		return out, nil, nil
 	}
 	if s[0] != '[' {
-		return "", errors.New("expected a string or an array of content parts")
+		return "", nil, errors.New("expected a string or an array of content parts")
 	}
 	var parts []contentPart
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("expected a string or an array of content parts")
+		return "", nil, errors.New("expected a string or an array of content parts")
 	}
 	var b strings.Builder
+	var files []runtime.InputFile
 	for i, p := range parts {
-		if p.Type != "text" {
-			return "", fmt.Errorf("part %d has type %q; only text parts are supported", i, p.Type)
+		switch p.Type {
+		case "text":
+			b.WriteString(p.Text)
+		case "image_url":
+			if p.ImageURL == nil || p.ImageURL.URL == "" {
+				return "", nil, fmt.Errorf("part %d: an image_url part needs image_url.url", i)
+			}
+			f, err := imageFile(p.ImageURL.URL)
+			if err != nil {
+				return "", nil, fmt.Errorf("part %d: %v", i, err)
+			}
+			files = append(files, f)
+		default:
+			return "", nil, fmt.Errorf("part %d has type %q; only text and image_url parts are supported", i, p.Type)
 		}
-		b.WriteString(p.Text)
 	}
-	return b.String(), nil
+	if len(files) > runtime.MaxInputFiles {
+		return "", nil, fmt.Errorf("%d images, at most %d", len(files), runtime.MaxInputFiles)
+	}
+	return b.String(), files, nil
+}
+
+// imageFile is an image_url's URL as an input file: data:<type>;base64,…
+// decoded, or an http(s) reference.
+func imageFile(url string) (runtime.InputFile, error) {
+	if strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "http://") {
+		return runtime.InputFile{URL: url}, nil
+	}
+	rest, ok := strings.CutPrefix(url, "data:")
+	if !ok {
+		return runtime.InputFile{}, errors.New("an image URL is an http(s) URL or a data: URL")
+	}
+	meta, data, ok := strings.Cut(rest, ",")
+	mt, isBase64 := strings.CutSuffix(meta, ";base64")
+	if !ok || !isBase64 || !strings.HasPrefix(mt, "image/") || strings.ContainsAny(mt, ";, ") {
+		return runtime.InputFile{}, errors.New("a data: URL of an image is data:image/<type>;base64,<data>")
+	}
+	b, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return runtime.InputFile{}, errors.New("the data: URL's data is not base64")
+	}
+	return runtime.InputFile{MediaType: mt, Data: b}, nil
 }
 
 // validSession reports whether s can name a session.
@@ -421,6 +477,10 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, http.StatusBadRequest, "invalid_request_error", bad.param, bad.code, bad.msg)
 		return
 	}
+	if bad := h.checkToolNames(req.clientTools); bad != nil {
+		h.fail(w, http.StatusBadRequest, "invalid_request_error", bad.param, bad.code, bad.msg)
+		return
+	}
 	user := server.UserFrom(r.Context())
 	if user == "" {
 		h.fail(w, http.StatusUnauthorized, "authentication_error", "", "invalid_api_key", "the request is not authenticated")
@@ -442,6 +502,22 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 		}
 	default:
 		sess, continued = id, false
+		// Tool results without a session: the session of the run that
+		// handed the calls out.
+		if results, first := toolResults(req.Messages); len(results) > 0 {
+			found, ok, err := h.sessionOfToolCall(r.Context(), user, results[0].ToolCallID)
+			if err != nil {
+				h.logger().Error("openai: tool call record", "err", err)
+				h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not read the session")
+				return
+			}
+			if !ok {
+				h.fail(w, http.StatusBadRequest, "invalid_request_error", fmt.Sprintf("messages[%d].tool_call_id", first), "invalid_value",
+					fmt.Sprintf("Invalid 'tool_call_id': no run is waiting for the result of tool call %q", results[0].ToolCallID))
+				return
+			}
+			sess, continued = found, true
+		}
 	}
 	// Idempotency-Key: reserve the key before anything starts, so a
 	// re-sent request finds this one's run and never starts a second.
@@ -492,6 +568,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	inv.ID = id
 	inv.Sampling = req.sampling
+	inv.ClientTools = req.clientTools
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	run, err := h.b.Start(ctx, Protocol, inv)
@@ -517,7 +594,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	hd.Set(SessionHeader, sess)
 	hd.Set(RunHeader, run.ID)
 	hd.Set("X-Request-Id", id)
-	c := &completion{h: h, id: id, created: h.now()}
+	c := &completion{h: h, id: id, created: h.now(), user: user, session: sess}
 	if req.Stream {
 		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
 		c.stream(ctx, cancel, w, run)
@@ -552,7 +629,10 @@ func (h *Handler) now() int64 {
 func (h *Handler) invocation(ctx context.Context, user, sess string, continued bool, req *chatRequest) (runtime.Invocation, *pendingError, error) {
 	inv := runtime.Invocation{User: user, Session: sess}
 	last := req.Messages[len(req.Messages)-1]
-	text, _ := messageText(last.Content)
+	text, files, _ := messageContent(last.Content)
+	if last.Role == "user" {
+		inv.Files = files
+	}
 	history := false
 	if continued {
 		key := store.SessionKey{App: h.b.App(), User: user, Session: sess}
@@ -579,6 +659,25 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 			}
 			if fin != nil && len(fin.Interrupts) > 0 {
 				pending := &pendingError{run: latest.ID, interrupts: fin.Interrupts}
+				if calls := pendingCalls(fin.Interrupts); len(calls) > 0 {
+					// Paused on client tool calls: the tool messages answer.
+					if last.Role != "tool" {
+						if started != "" && text == started {
+							return inv, nil, pending
+						}
+						return inv, nil, &badRequest{param: "messages", code: "invalid_value",
+							msg: "The session's run " + latest.ID + " waits for the results of tool calls " + callIDs(calls) + "; send them as tool messages"}
+					}
+					vals, err := toolResume(req, pending)
+					if err != nil {
+						return inv, nil, err
+					}
+					inv.Resume = &runtime.ResumeRequest{Run: latest.ID, Values: vals}
+					return inv, pending, nil
+				}
+				if last.Role == "tool" {
+					return inv, nil, invalid(fmt.Sprintf("messages[%d].role", len(req.Messages)-1), "The session's run %s waits for an answer to an interrupt, not for tool results", latest.ID)
+				}
 				if started != "" && text == started {
 					return inv, nil, pending
 				}
@@ -595,6 +694,10 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 			}
 		}
 	}
+	if last.Role == "tool" {
+		results, first := toolResults(req.Messages)
+		return inv, nil, invalid(fmt.Sprintf("messages[%d].tool_call_id", first), "Invalid 'tool_call_id': no run of the session is waiting for the result of tool call %q", results[0].ToolCallID)
+	}
 	if !history && len(req.Messages) > 1 && h.textInput {
 		var b strings.Builder
 		b.WriteString("Conversation so far:\n")
@@ -609,7 +712,7 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 		b.WriteString(text)
 		text = b.String()
 	}
-	if text == "" {
+	if text == "" && len(inv.Files) == 0 {
 		return inv, nil, invalid(fmt.Sprintf("messages[%d].content", len(req.Messages)-1), "The last message has no text")
 	}
 	inv.Input = text

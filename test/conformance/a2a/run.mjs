@@ -178,6 +178,19 @@ await step("1.0 GetTask", async () => {
   check(artifactText(got).includes("intermediate"), "GetTask lost the artifact");
 });
 
+await step("1.0 file parts: raw bytes and an http(s) URL are accepted; another scheme is -32005", async () => {
+  const t = await client.sendMessage(SendMessageRequest.fromJSON({ message: { messageId: `conf-${++seq}`, role: "ROLE_USER", parts: [
+    { text: INCIDENT },
+    { raw: "iVBORw0KGgo=", mediaType: "image/png", filename: "chain.png" },
+    { url: "https://example.com/chain.pem", mediaType: "application/x-pem-file" },
+  ] } }));
+  expectState(t, TaskState.TASK_STATE_INPUT_REQUIRED, "a message with file parts");
+  await client.cancelTask(CancelTaskRequest.fromJSON({ id: t.id }));
+  await expectError(client.sendMessage(SendMessageRequest.fromJSON({ message: { messageId: `conf-${++seq}`, role: "ROLE_USER", parts: [
+    { text: INCIDENT }, { url: "file:///etc/passwd", mediaType: "text/plain" },
+  ] } })), -32005, "a file part by a file: URL");
+});
+
 await step("1.0 CancelTask, then cancel again (-32002)", async () => {
   const t = await client.sendMessage({ message: userMessage(INCIDENT) });
   expectState(t, TaskState.TASK_STATE_INPUT_REQUIRED, "task to cancel");

@@ -210,6 +210,54 @@ const checks = {
     }
   },
 
+  // An abort loop: 200 runs, each aborted on a different kind of event
+  // (RUN_FINISHED and the interrupt included: the client may abort while
+  // the end of the response is on its way), each settling within 1 s with
+  // the agent no longer running.
+  async "abort loop"() {
+    const at = ["RUN_STARTED", "STATE_SNAPSHOT", "STEP_STARTED", "TEXT_MESSAGE_CONTENT", "TOOL_CALL_START", "TOOL_CALL_RESULT",
+      "STATE_DELTA", "CUSTOM", "RUN_FINISHED"];
+    let slowest = 0;
+    for (let i = 0; i < 200; i++) {
+      const agent = newAgent();
+      userMessage(agent, QUESTION);
+      const on = at[i % at.length];
+      let aborted = 0;
+      const running = agent.runAgent({ runId: randomUUID() }, {
+        onEvent({ event }) {
+          if (!aborted && event.type === on) {
+            aborted = performance.now();
+            agent.abortRun();
+          }
+        },
+      });
+      let timer;
+      const settled = await Promise.race([
+        running.then(() => true, () => true),
+        new Promise((r) => { timer = setTimeout(() => r(false), TIMEOUT_MS); }),
+      ]);
+      clearTimeout(timer);
+      const took = aborted ? performance.now() - aborted : 0;
+      check(settled && took < 1000, `try ${i}: runAgent aborted on ${on} did not settle within 1 s (${settled ? took.toFixed(0) + " ms" : "not at all"})`);
+      check(!agent.isRunning, `try ${i}: the agent still runs after the abort on ${on}`);
+      slowest = Math.max(slowest, took);
+    }
+    console.log(`     abort loop: 200 runs, the slowest abort settled in ${slowest.toFixed(0)} ms`);
+  },
+
+  // A user message with an image part (inline data) and a document by URL
+  // runs: the media parts are the run's files (stored as artifacts).
+  async "media parts"() {
+    const agent = newAgent();
+    agent.addMessage({ id: randomUUID(), role: "user", content: [
+      { type: "text", text: QUESTION },
+      { type: "image", source: { type: "data", value: "iVBORw0KGgo=", mimeType: "image/png" } },
+      { type: "document", source: { type: "url", value: "https://example.com/chain.pem", mimeType: "application/x-pem-file" } },
+    ] });
+    const seen = await runOK(agent);
+    check(seen.outcome === "interrupt", `the run with media parts did not reach the approval: ${seen.outcome}`);
+  },
+
   // Errors: a malformed body is a 400 JSON error before any stream; an
   // unknown interrupt is a RUN_ERROR; a bad token is refused; the server
   // keeps serving.

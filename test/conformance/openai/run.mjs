@@ -1,13 +1,15 @@
 // The official openai npm client against `agentc serve`.
 //
-//   AGENTC_URL=http://127.0.0.1:PORT AGENTC_TOKEN=TOKEN node run.mjs
+//   AGENTC_URL=http://127.0.0.1:PORT AGENTC_TOKEN=TOKEN AGENTC_BIN=path/to/agentc node run.mjs
 //
 // Expects the server to serve examples/support/support.agent (scripted
 // model): the first turn stops at the approval interrupt, the second
-// answers it. Exits non-zero when a check fails.
+// answers it. tools.mjs (client function tools) starts its own server from
+// AGENTC_BIN. Exits non-zero when a check fails.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import OpenAI from "openai";
+import "./tools.mjs";
 
 const base = process.env.AGENTC_URL;
 const token = process.env.AGENTC_TOKEN;
@@ -134,6 +136,36 @@ test("abort mid-stream", async () => {
   assert.equal(after.choices[0].finish_reason, "stop");
 });
 
+test("abort on the finish chunk settles (100 tries)", async () => {
+  // Node's fetch leaves a read pending forever when the client aborts right
+  // after a read that returned the last chunk with the end of a chunked
+  // body; the server ends streams with their connection instead.
+  let slowest = 0;
+  for (let i = 0; i < 100; i++) {
+    const ac = new AbortController();
+    let aborted = 0;
+    const done = (async () => {
+      const stream = await client.chat.completions.create({ model, stream: true, messages: [{ role: "user", content: question }] }, { signal: ac.signal });
+      try {
+        for await (const ch of stream) {
+          if (ch.choices[0]?.finish_reason && !aborted) {
+            aborted = performance.now();
+            Promise.resolve().then(() => ac.abort());
+          }
+        }
+      } catch {}
+    })();
+    let timer;
+    const settled = await Promise.race([done.then(() => true, () => true), new Promise((r) => { timer = setTimeout(() => r(false), 30_000); })]);
+    clearTimeout(timer);
+    const took = aborted ? performance.now() - aborted : 0;
+    assert.ok(settled && took < 1000, `try ${i}: the aborted stream did not settle within 1 s (${settled ? took.toFixed(0) + " ms" : "not at all"})`);
+    assert.ok(aborted, `try ${i}: no finish chunk to abort on`);
+    slowest = Math.max(slowest, took);
+  }
+  console.log(`# abort on the finish chunk: the slowest settled in ${slowest.toFixed(0)} ms`);
+});
+
 test("sampling parameters are accepted", async () => {
   // The scripted model ignores them; the Go tests check that they reach the model.
   const params = { temperature: 0, top_p: 0.5, max_completion_tokens: 256, stop: ["\n\nEND", "STOP"], seed: 42, response_format: { type: "text" } };
@@ -172,13 +204,26 @@ test("out-of-range sampling parameters are 400s", async (t) => {
   }
 });
 
+test("image parts are accepted", async () => {
+  const c = await client.chat.completions.create({ model, messages: [{ role: "user", content: [
+    { type: "text", text: question },
+    { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=" } },
+  ] }] });
+  assert.match(c.choices[0].message.content, /Publish this report\?/);
+  await assert.rejects(
+    client.chat.completions.create({ model, messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "ftp://example.com/a.png" } }] }] }),
+    (err) => err instanceof OpenAI.BadRequestError && err.code === "invalid_value" && err.param === "messages[0].content",
+  );
+});
+
 test("errors", async (t) => {
   const cases = [
     { name: "unknown model", call: () => client.chat.completions.create({ model: "no-such-model", messages: [{ role: "user", content: "hi" }] }), cls: OpenAI.NotFoundError, status: 404, code: "model_not_found" },
     { name: "unknown model (retrieve)", call: () => client.models.retrieve("no-such-model"), cls: OpenAI.NotFoundError, status: 404, code: "model_not_found" },
     { name: "bad token", call: () => new OpenAI({ baseURL: `${base}/v1`, apiKey: "wrong", maxRetries: 0 }).models.list(), cls: OpenAI.AuthenticationError, status: 401, code: "invalid_api_key" },
     { name: "missing messages", call: () => client.chat.completions.create({ model }), cls: OpenAI.BadRequestError, status: 400, code: "missing_required_parameter" },
-    { name: "client tools", call: () => client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: {} } }] }), cls: OpenAI.BadRequestError, status: 400, code: "unsupported_parameter" },
+    { name: "a client tool named like the workflow's", call: () => client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "cert_scan", parameters: {} } }] }), cls: OpenAI.BadRequestError, status: 400, code: "invalid_value" },
+    { name: "tool_choice required", call: () => client.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], tools: [{ type: "function", function: { name: "f", parameters: {} } }], tool_choice: "required" }), cls: OpenAI.BadRequestError, status: 400, code: "unsupported_value" },
   ];
   for (const c of cases) {
     await t.test(c.name, async () => {
