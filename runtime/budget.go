@@ -89,7 +89,7 @@ func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey
 // setBudget takes the budget of graph gi (the runnable) and the serve
 // block's.
 func (a *activeRun) setBudget(gi int) {
-	p := a.r.prog
+	p := a.p.prog
 	l := p.ServeBudget
 	if b, ok := p.BudgetOf(gi); ok {
 		l = l.Min(b.Limits)
@@ -127,7 +127,7 @@ func (h *host) callScope(gi int, what string) *budgetScope {
 	if h.budget == nil && h.scope == nil && gi == h.a.gi {
 		return nil
 	}
-	if b, ok := h.a.r.prog.BudgetOf(gi); ok && !b.Limits.IsZero() {
+	if b, ok := h.a.p.prog.BudgetOf(gi); ok && !b.Limits.IsZero() {
 		return &budgetScope{limits: b.Limits, what: what, parent: h.budget}
 	}
 	return h.budget

@@ -76,7 +76,7 @@ func (r *Runner) checkClientTools(tools []ToolSpec) error {
 	if len(tools) == 0 {
 		return nil
 	}
-	return CheckClientTools(r.prog, tools)
+	return CheckClientTools(r.cur.prog, tools)
 }
 
 // toolSpecs is what agent ag's model is offered: its own tools, then the

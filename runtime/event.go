@@ -162,6 +162,11 @@ type DecisionInfo struct {
 	MapIndex int    `json:"map_index"`
 	Attempt  uint32 `json:"attempt"`
 	Key      string `json:"key"`
+	// Prompt says what is asked; Schema is the JSON Schema of the answer
+	// (DecisionSchema: {"decision": "done"|"retry"|"fail", "result"?}, the
+	// result typed as the side effect's output).
+	Prompt string         `json:"prompt,omitempty"`
+	Schema map[string]any `json:"schema,omitempty"`
 }
 
 // EventCodecVersion is the version EncodeEvent writes and DecodeEvent reads.

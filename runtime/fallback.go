@@ -38,8 +38,8 @@ func fallbackRefs(p *bytecode.Program, ag *bytecode.Agent) []bytecode.Ref {
 
 // bindFallbacks resolves agent ai's fallback models against the configured
 // ones; a missing one is reported through need.
-func (r *Runner) bindFallbacks(ai *agentInfo, models map[string]Model, need func(string)) {
-	p := r.prog
+func (pr *program) bindFallbacks(ai *agentInfo, models map[string]Model, need func(string)) {
+	p := pr.prog
 	for _, ref := range fallbackRefs(p, ai.decl) {
 		if ref.Kind != bytecode.RefModel || int(ref.Index) >= len(p.Models) || int32(ref.Index) == ai.decl.Model {
 			continue

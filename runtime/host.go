@@ -42,27 +42,27 @@ type agentInfo struct {
 	imageInput  bool            // the model takes images (image_input; files.go)
 }
 
-// bind resolves the program's models and tools against the configured
+// bind resolves the program's models and tools against the given
 // implementations; everything an agent or a tool node needs must be there.
-func (r *Runner) bind(cfg RunnerConfig) error {
-	p := r.prog
-	r.tools = make([]toolInfo, len(p.Tools))
+func (pr *program) bind(models map[string]Model, tools map[string]Tool) error {
+	p := pr.prog
+	pr.tools = make([]toolInfo, len(p.Tools))
 	for i := range p.Tools {
 		t := &p.Tools[i]
-		ti := toolInfo{name: t.Name, decl: t, in: p.Types[t.Input], out: p.Types[t.Output], impl: cfg.Tools[t.Name]}
+		ti := toolInfo{name: t.Name, decl: t, in: p.Types[t.Input], out: p.Types[t.Output], impl: tools[t.Name]}
 		if ti.impl == nil && t.Impl.Kind == bytecode.ImplBuiltin {
-			ti.impl = cfg.Tools[t.Impl.Builtin]
+			ti.impl = tools[t.Impl.Builtin]
 		}
 		ti.spec = ToolSpec{Name: t.Name, Description: t.Doc, InputSchema: types.JSONSchema(ti.in)}
-		r.tools[i] = ti
+		pr.tools[i] = ti
 	}
 	missingModels, missingTools := map[string]bool{}, map[string]bool{}
 	needTool := func(ti int) {
-		if t := &r.tools[ti]; t.impl == nil && t.decl.Impl.Kind != bytecode.ImplAgent {
+		if t := &pr.tools[ti]; t.impl == nil && t.decl.Impl.Kind != bytecode.ImplAgent {
 			missingTools[t.name] = true
 		}
 	}
-	r.agents = make([]agentInfo, len(p.Agents))
+	pr.agents = make([]agentInfo, len(p.Agents))
 	for i := range p.Agents {
 		ag := &p.Agents[i]
 		ai := agentInfo{decl: ag, byName: map[string]int{}, maxTurns: int(ag.MaxTurns), index: i}
@@ -71,7 +71,7 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 		}
 		if ag.Kind == bytecode.AgentLLM && ag.Model >= 0 {
 			md := &p.Models[ag.Model]
-			if ai.model = cfg.Models[md.Name]; ai.model == nil {
+			if ai.model = models[md.Name]; ai.model == nil {
 				missingModels[md.Name] = true
 			}
 			if at, ok := bytecode.FindAttr(md.Attrs, "temperature"); ok {
@@ -94,18 +94,18 @@ func (r *Runner) bind(cfg RunnerConfig) error {
 				v, _ := p.AttrConst(at)
 				ai.imageInput = v.Kind() == types.ValBool && v.Bool()
 			}
-			r.bindFallbacks(&ai, cfg.Models, func(name string) { missingModels[name] = true })
+			pr.bindFallbacks(&ai, models, func(name string) { missingModels[name] = true })
 		}
 		if ag.Kind == bytecode.AgentLLM {
 			for _, ti := range ag.Tools {
 				ai.tools = append(ai.tools, int(ti))
-				ai.byName[r.tools[ti].name] = int(ti)
-				ai.specs = append(ai.specs, r.tools[ti].spec)
-				ai.toolNames = append(ai.toolNames, r.tools[ti].name)
+				ai.byName[pr.tools[ti].name] = int(ti)
+				ai.specs = append(ai.specs, pr.tools[ti].spec)
+				ai.toolNames = append(ai.toolNames, pr.tools[ti].name)
 				needTool(int(ti))
 			}
 		}
-		r.agents[i] = ai
+		pr.agents[i] = ai
 	}
 	for gi := range p.Graphs {
 		for _, n := range p.Graphs[gi].Nodes {
@@ -231,11 +231,11 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 func (h *host) dispatch(ctx context.Context, c *callCtx, req vm.CallRequest) (types.Value, error) {
 	switch req.Kind {
 	case bytecode.CallTool:
-		return h.toolNode(ctx, c, &h.a.r.tools[req.Callee], req.Args)
+		return h.toolNode(ctx, c, &h.a.p.tools[req.Callee], req.Args)
 	case bytecode.CallLLM, bytecode.CallAgent:
 		return h.agent(ctx, c, int(req.Callee), textArg(req.Args, "prompt"), req.Result)
 	case bytecode.CallGraph:
-		return h.subRun(ctx, c, int(req.Callee), "graph "+h.a.r.prog.Graphs[req.Callee].Name, vm.Options{Fields: req.Args})
+		return h.subRun(ctx, c, int(req.Callee), "graph "+h.a.p.prog.Graphs[req.Callee].Name, vm.Options{Fields: req.Args})
 	}
 	return types.Value{}, vm.NewError(vm.KindInternal, "unknown call kind %s", req.Kind)
 }
@@ -254,7 +254,7 @@ func textArg(args []vm.NamedValue, name string) string {
 // agent runs agent ai on prompt: an llm agent's model ⇄ tool loop, or a
 // composition's lowered graph as a sub-run.
 func (h *host) agent(ctx context.Context, c *callCtx, ai int, prompt string, result *types.Type) (types.Value, error) {
-	ag := &h.a.r.agents[ai]
+	ag := &h.a.p.agents[ai]
 	if ag.decl.Kind == bytecode.AgentLLM {
 		if ag.decl.Graph >= 0 {
 			if s := h.callScope(int(ag.decl.Graph), "agent "+ag.decl.Name); s != h.budget {
@@ -277,16 +277,16 @@ func (h *host) agent(ctx context.Context, c *callCtx, ai int, prompt string, res
 // errors ("graph G", "agent A").
 func (h *host) subRun(ctx context.Context, c *callCtx, gi int, what string, opts vm.Options) (types.Value, error) {
 	a := h.a
-	graph := a.r.prog.Graphs[gi].Name
+	graph := a.p.prog.Graphs[gi].Name
 	opts.RunID = c.run
 	opts.PathPrefix = c.taskID()
 	child := &host{a: a, scope: c.sc, prefix: c.taskID(), base: c.node, item: c.item, budget: h.callScope(gi, what)}
 	opts.Host = child
-	opts.Clock, opts.Entropy = a.r.clock, a.r.ent
+	opts.Clock, opts.Entropy, opts.Cache = a.r.clock, a.r.ent, a.r.cache
 	opts.Workers = a.r.opts.VMWorkers
 	opts.MaxSteps = a.r.opts.MaxSteps
 	opts.Emit = func(e vm.Event) { child.onVM(c, graph, e) }
-	res, err := a.r.m.Run(ctx, gi, opts)
+	res, err := a.p.m.Run(ctx, gi, opts)
 	if err != nil {
 		return types.Value{}, err
 	}

@@ -28,7 +28,7 @@ graph ask(S) input q { start -> end }
 state R { p: { n: int } }
 graph rec(R) input p { start -> end }
 `)
-	r := &Runner{prog: prog}
+	r := &Runner{cur: &program{prog: prog}}
 	for _, tc := range []struct {
 		graph, text, want string // want: the value as canonical JSON; "error" for an invalid invocation
 	}{

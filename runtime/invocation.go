@@ -85,6 +85,9 @@ type ResumeRequest struct {
 	// Decisions settle side effects of a needs_decision run, by the
 	// decision's id.
 	Decisions map[string]DecisionRequest `json:"decisions,omitempty"`
+	// Upgrade moves a run waiting on another program to the Runner's
+	// (program.go; at least RunnerConfig.Upgrade applies).
+	Upgrade Upgrade `json:"-"`
 }
 
 // DecisionRequest settles one side effect that may or may not have

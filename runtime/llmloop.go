@@ -63,7 +63,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	}
 	msgs := make([]Message, 0, 8)
 	if ag.decl.Instruction != bytecode.None {
-		v, err := a.r.m.Eval(ctx, int(ag.decl.Instruction), nil)
+		v, err := a.p.m.Eval(ctx, int(ag.decl.Instruction), nil)
 		if err != nil {
 			return types.Value{}, &vm.Error{Kind: vm.KindEval, Message: "instruction of agent " + name + ": " + err.Error(), Err: err}
 		}
@@ -199,7 +199,7 @@ func (h *host) openContext(ctx context.Context, c *callCtx, ag *agentInfo) Conte
 	if b == nil {
 		b = plainContext{st: r.st, ledger: r.ledger}
 	}
-	call := ContextCall{Session: h.a.key, Run: c.run, Node: c.node, FilterKey: c.node, Program: r.prog,
+	call := ContextCall{Session: h.a.key, Run: c.run, Node: c.node, FilterKey: c.node, Program: h.a.p.prog,
 		Agent: ag.index, Model: ag.model, Tools: ag.toolNames}
 	v, err := safeOpen(ctx, b, call)
 	if err != nil || v == nil {
@@ -245,7 +245,7 @@ func (h *host) preload(ctx context.Context, c *callCtx, ag *agentInfo, prompt st
 		if p == nil {
 			continue
 		}
-		msgs, err := h.safePreload(ctx, p, PreloadRequest{Session: h.a.key, Run: c.run, Node: c.node, Program: r.prog, Agent: ag.index, Query: prompt})
+		msgs, err := h.safePreload(ctx, p, PreloadRequest{Session: h.a.key, Run: c.run, Node: c.node, Program: h.a.p.prog, Agent: ag.index, Query: prompt})
 		if err != nil {
 			r.log.Warn("runtime: preloader failed; the call goes on without it", "preloader", i, "agent", ag.decl.Name, "run", c.run, "node", c.node, "err", err)
 			continue
@@ -341,7 +341,7 @@ func (h *host) modelTool(ctx context.Context, c *callCtx, ag *agentInfo, turn, i
 	if !ok {
 		names := make([]string, len(ag.tools))
 		for i, t := range ag.tools {
-			names[i] = h.a.r.tools[t].name
+			names[i] = h.a.p.tools[t].name
 		}
 		avail := "none"
 		if len(names) > 0 {
@@ -349,7 +349,7 @@ func (h *host) modelTool(ctx context.Context, c *callCtx, ag *agentInfo, turn, i
 		}
 		return fail(vm.KindToolError, fmt.Sprintf("unknown tool %q; the available tools are: %s", tc.Name, avail))
 	}
-	t := &h.a.r.tools[ti]
+	t := &h.a.p.tools[ti]
 	args := tc.Args
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("{}")

@@ -19,21 +19,21 @@ import (
 // pending writes of the step after it) and converts the answers and
 // decisions, so that a bad resume is refused before anything is persisted.
 func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run, req *ResumeRequest) error {
-	if run.ProgramHash != r.progHash {
-		return fmt.Errorf("%w: run %s was started by program %s; this runner has %s", ErrNotResumable, run.ID, run.ProgramHash, r.progHash)
-	}
 	if run.Status == store.RunCompleted {
 		return fmt.Errorf("%w: run %s is completed", ErrNotResumable, run.ID)
 	}
-	gi, ok := r.m.Graph(run.Runnable)
-	if !ok {
-		return fmt.Errorf("%w: run %s runs %q, which the program does not have", ErrNotResumable, run.ID, run.Runnable)
-	}
 	a.id = run.ID
 	a.prevStatus = RunStatus(run.Status)
-	a.setGraph(gi)
+	policy := max(req.Upgrade, r.opts.Upgrade)
 	latest, err := r.st.LatestCheckpoint(ctx, run.ID)
 	if errors.Is(err, store.ErrNotFound) {
+		if err := r.pinProgram(ctx, a, run, run.ProgramHash, nil, 0, policy); err != nil {
+			return err
+		}
+		gi, err := r.runGraph(a, run)
+		if err != nil {
+			return err
+		}
 		return r.restartUncheckpointed(ctx, a, run, gi, req)
 	}
 	if err != nil {
@@ -53,6 +53,12 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 	if err != nil {
 		return fmt.Errorf("runtime: resume %s: %w", run.ID, err)
 	}
+	if err := r.pinProgram(ctx, a, run, checkpointHash(run, &latest), in, len(pws), policy); err != nil {
+		return err
+	}
+	if _, err := r.runGraph(a, run); err != nil {
+		return err
+	}
 	for _, pw := range pws {
 		data, evs, err := unwrapCarry(pw.Writes)
 		if err != nil {
@@ -64,7 +70,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: data})
 	}
 
-	waiting, err := r.pendingInterrupts(a.graph, latest.Interrupts)
+	waiting, err := a.p.pendingInterrupts(a.graph, in.Chain[len(in.Chain)-1].Interrupts)
 	if err != nil {
 		return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 	}
@@ -110,7 +116,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		case "result":
 			dec.Action = vm.DecideResult
 			v, err := types.ParseJSON(d.Value)
-			if t := r.decisionType(a.graph, a.root, id); t != nil && err == nil {
+			if t := a.p.decisionType(a.graph, a.root, id); t != nil && err == nil {
 				v, err = types.FromJSON(t, d.Value)
 			}
 			if err != nil {
@@ -127,6 +133,16 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 	}
 	a.resume = in
 	return nil
+}
+
+// runGraph sets a's graph: the run's runnable in the program it runs on.
+func (r *Runner) runGraph(a *activeRun, run *store.Run) (int, error) {
+	gi, ok := a.p.m.Graph(run.Runnable)
+	if !ok {
+		return -1, fmt.Errorf("%w: run %s runs %q, which the program does not have", ErrNotResumable, run.ID, run.Runnable)
+	}
+	a.setGraph(gi)
+	return gi, nil
 }
 
 // restartUncheckpointed prepares a run that stopped before its first
@@ -152,7 +168,7 @@ func (r *Runner) restartUncheckpointed(ctx context.Context, a *activeRun, run *s
 		if e.Kind != EventInput || e.Run != run.ID || e.Resume != nil {
 			continue
 		}
-		if a.input, err = r.inputValue(gi, e.Text); err != nil {
+		if a.input, err = a.p.inputValue(gi, e.Text); err != nil {
 			return fmt.Errorf("runtime: restart %s: %w", run.ID, err)
 		}
 		return nil
@@ -167,7 +183,7 @@ type waitingInterrupt struct {
 
 // pendingInterrupts decodes a checkpoint's pending interrupts (spec/vm.md:
 // a list of {"id", "node", "prompt"} maps) with their resume types.
-func (r *Runner) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterrupt, error) {
+func (p *program) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterrupt, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -189,7 +205,7 @@ func (r *Runner) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterr
 		}
 		out[i] = waitingInterrupt{id: id.Str(), typ: clientAnswerType} // a paused llm call (clienttools.go)
 		if nd := &g.Nodes[node.Int()]; nd.Kind == bytecode.NodeInterrupt {
-			out[i].typ = r.prog.Types[nd.Interrupt.Resume]
+			out[i].typ = p.interruptType(nd)
 		}
 	}
 	return out, nil
@@ -198,7 +214,7 @@ func (r *Runner) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterr
 // decisionType is the type a decided result of task id ("graph/node" or
 // "graph/node/3") is decoded as: the tool's output type for a tool call,
 // else the type the node's into field takes (nil: untyped JSON).
-func (r *Runner) decisionType(g *bytecode.Graph, root, id string) *types.Type {
+func (p *program) decisionType(g *bytecode.Graph, root, id string) *types.Type {
 	name, _, _ := strings.Cut(strings.TrimPrefix(id, root+"/"), "/")
 	for i := range g.Nodes {
 		n := &g.Nodes[i]
@@ -206,13 +222,13 @@ func (r *Runner) decisionType(g *bytecode.Graph, root, id string) *types.Type {
 			continue
 		}
 		if n.Call.Kind == bytecode.CallTool {
-			return r.prog.Types[r.prog.Tools[n.Call.Callee].Output]
+			return p.prog.Types[p.prog.Tools[n.Call.Callee].Output]
 		}
 		if n.Into == bytecode.None {
 			return nil
 		}
-		f := r.prog.States[g.State].Fields[n.Into]
-		t := r.prog.Types[f.Type]
+		f := p.prog.States[g.State].Fields[n.Into]
+		t := p.prog.Types[f.Type]
 		if f.Reducer == bytecode.ReduceAppend && (t.Kind() == types.KindList || t.Kind() == types.KindMessages) {
 			t = t.Elem()
 		}

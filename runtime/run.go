@@ -23,6 +23,7 @@ import (
 // buffers, which the VM's workers append to.
 type activeRun struct {
 	r    *Runner
+	p    *program // the program the run runs: the Runner's, or the one it is pinned to
 	key  store.SessionKey
 	id   string // run_<ULID>
 	inv  string // invocation id
@@ -91,7 +92,7 @@ const eventBuffer = 64
 
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
-	a := &activeRun{r: r, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
+	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
 		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
@@ -101,7 +102,7 @@ func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Inv
 }
 
 func (a *activeRun) setGraph(gi int) {
-	p := a.r.prog
+	p := a.p.prog
 	a.gi = gi
 	a.graph = &p.Graphs[gi]
 	a.root = a.graph.Name
@@ -268,14 +269,14 @@ func (a *activeRun) execute() {
 	}
 	opts := vm.Options{
 		RunID: a.id, Input: a.input, Host: &host{a: a}, Clock: a.r.clock, Entropy: a.r.ent,
-		Checkpointer: &checkpointer{a: a}, Emit: a.onVM, Workers: a.r.opts.VMWorkers, MaxSteps: a.r.opts.MaxSteps,
+		Checkpointer: &checkpointer{a: a}, Emit: a.onVM, Workers: a.r.opts.VMWorkers, MaxSteps: a.r.opts.MaxSteps, Cache: a.r.cache,
 	}
 	var res *vm.Result
 	var err error
 	if a.resume != nil {
-		res, err = a.r.m.Resume(ctx, a.gi, *a.resume, opts)
+		res, err = a.p.m.Resume(ctx, a.gi, *a.resume, opts)
 	} else {
-		res, err = a.r.m.Run(ctx, a.gi, opts)
+		res, err = a.p.m.Run(ctx, a.gi, opts)
 	}
 	a.finish(res, err)
 }
@@ -448,7 +449,7 @@ func (a *activeRun) terminalEvents(res *vm.Result, status RunStatus, einfo *Erro
 			}
 		}
 		for _, d := range res.Decisions {
-			fin.Decisions = append(fin.Decisions, DecisionInfo{ID: d.ID, Node: a.rel(d.Node), MapIndex: d.MapIndex, Attempt: d.Attempt, Key: d.Key})
+			fin.Decisions = append(fin.Decisions, a.decisionInfo(d.ID, a.rel(d.Node), d.MapIndex, d.Attempt, d.Key))
 		}
 	}
 	return append(out, fin)

@@ -15,17 +15,17 @@ import (
 
 // Program returns the Runner's program (shared and immutable: read its
 // declarations, never modify it).
-func (r *Runner) Program() *bytecode.Program { return r.prog }
+func (r *Runner) Program() *bytecode.Program { return r.cur.prog }
 
 // SelectRunnable returns the graph a run of runnable name runs
 // (bytecode.Program.Runnable: the named agent or graph, else the serve
 // block's run, else the only runnable). ErrUnknownRunnable, listing the
 // candidates, when there is none or "" is ambiguous.
 func (r *Runner) SelectRunnable(name string) (int, error) {
-	if gi, ok := r.prog.Runnable(name); ok {
+	if gi, ok := r.cur.prog.Runnable(name); ok {
 		return gi, nil
 	}
-	names := r.prog.Runnables()
+	names := r.cur.prog.Runnables()
 	switch {
 	case name != "":
 		return -1, fmt.Errorf("%w %q (runnables: %s)", ErrUnknownRunnable, name, strings.Join(names, ", "))
@@ -48,7 +48,7 @@ func (r *Runner) InitialState(runnable, input string) (*StepState, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := r.prog
+	p := r.cur.prog
 	g := &p.Graphs[gi]
 	out := &StepState{Graph: gi}
 	for i, f := range p.States[g.State].Fields {
@@ -102,8 +102,8 @@ func (r *Runner) runAndProgram(ctx context.Context, id string) (store.Run, *byte
 
 // programOf returns the program run was started by.
 func (r *Runner) programOf(ctx context.Context, run store.Run) (*bytecode.Program, error) {
-	if run.ProgramHash == r.progHash {
-		return r.prog, nil
+	if run.ProgramHash == r.cur.hash {
+		return r.cur.prog, nil
 	}
 	return LoadProgram(ctx, r.st, run)
 }
@@ -111,14 +111,30 @@ func (r *Runner) programOf(ctx context.Context, run store.Run) (*bytecode.Progra
 // LoadProgram returns the program that started run: the bytecode stored
 // under its program hash, decoded and verified.
 func LoadProgram(ctx context.Context, st store.Programs, run store.Run) (*bytecode.Program, error) {
-	b, err := st.GetProgram(ctx, run.ProgramHash)
+	p, err := ProgramByHash(ctx, st, run.ProgramHash)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", run.ID, err)
+	}
+	return p, nil
+}
+
+// ProgramByHash returns the program stored under hash, decoded and
+// verified.
+func ProgramByHash(ctx context.Context, st store.Programs, hash string) (*bytecode.Program, error) {
+	p, _, err := fetchProgram(ctx, st, hash)
+	return p, err
+}
+
+// fetchProgram is ProgramByHash, with the stored bytes.
+func fetchProgram(ctx context.Context, st store.Programs, hash string) (*bytecode.Program, []byte, error) {
+	b, err := st.GetProgram(ctx, hash)
 	if err == nil {
 		var p *bytecode.Program
 		if p, err = DecodeProgram(b); err == nil {
-			return p, nil
+			return p, b, nil
 		}
 	}
-	return nil, fmt.Errorf("run %s: program %s: %w", run.ID, run.ProgramHash, err)
+	return nil, nil, fmt.Errorf("program %s: %w", hash, err)
 }
 
 // DecodeProgram decodes and verifies an encoded program.

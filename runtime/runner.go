@@ -119,6 +119,17 @@ type RunnerConfig struct {
 	// tool calls and store commits (spec/telemetry.md; runtime/telemetry).
 	// Nil: nothing is observed, at no cost.
 	Observer Observer
+	// Programs binds the program a resumed run was started by when it is
+	// not Program (nil: the Runner loads it with Funcs and binds Models and
+	// Tools by name). Upgrade is the least upgrade policy of every resume
+	// (UpgradeNever: a run continues on the program of its last checkpoint
+	// unless its invocation asks for more).
+	Programs ProgramBinder
+	Upgrade  Upgrade
+	// Cache memoizes the results of nodes with a `cache` policy (nil: the
+	// store's documents, durable across processes; agentc test passes an
+	// in-memory one).
+	Cache vm.Cache
 	// Replica, when set, makes this Runner one of several processes
 	// sharing Store: a run is driven only under its session's lease, and
 	// its writes are fenced by it (ownership.go; spec/serve.md,
@@ -133,12 +144,12 @@ type RunnerConfig struct {
 // owns and joins) and closes the event channel when the run is over; the
 // post-run workers are owned by the Runner and stopped by Close.
 type Runner struct {
-	st       store.Store
-	m        *vm.Machine
-	prog     *bytecode.Program
-	progHash string
-	progData []byte
-	stored   atomic.Bool // the program is in the store
+	st  store.Store
+	cur *program // RunnerConfig.Program: what new runs run
+	// pinned are the programs of runs started by another program, by
+	// hash, loaded when one resumes (program.go).
+	pinMu  sync.Mutex
+	pinned map[string]*program
 
 	clock  vm.Clock
 	ent    vm.Entropy
@@ -148,10 +159,9 @@ type Runner struct {
 	policy SessionPolicy
 	opts   RunnerConfig
 
-	tools  []toolInfo  // by program tool index
-	agents []agentInfo // by program agent index
 	models map[string]Model
 	obs    Observer // nil: no telemetry
+	cache  vm.Cache
 
 	mu       sync.Mutex
 	closed   bool
@@ -206,7 +216,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		return nil, fmt.Errorf("runtime: program hash %x does not match its encoding's %x", m.Hash(), hash)
 	}
 	r := &Runner{
-		st: cfg.Store, m: m, prog: cfg.Program, progHash: hex.EncodeToString(hash[:]), progData: data,
+		st: cfg.Store, cur: &program{m: m, prog: cfg.Program, hash: hex.EncodeToString(hash[:]), data: data},
 		clock: cfg.Clock, ent: cfg.Entropy, ids: newULIDGen(cfg.Clock, cfg.Entropy),
 		log: cfg.Logger, app: cfg.App, policy: cfg.SessionPolicy, opts: cfg, models: cfg.Models, obs: cfg.Observer,
 		active: map[string]*activeRun{}, sessions: map[store.SessionKey]*sessionSlot{},
@@ -214,13 +224,16 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	if r.cache = cfg.Cache; r.cache == nil {
+		r.cache = &docCache{st: cfg.Store, clock: cfg.Clock, log: r.log}
+	}
 	if r.app == "" {
 		r.app = cfg.Program.Workflow
 	}
 	if r.app == "" {
 		return nil, errors.New("runtime: RunnerConfig.App is required (the program has no workflow name)")
 	}
-	if err := r.bind(cfg); err != nil {
+	if err := r.cur.bind(cfg.Models, cfg.Tools); err != nil {
 		return nil, err
 	}
 	r.stop, r.stopRuns = context.WithCancel(context.Background())
@@ -245,7 +258,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 
 // Machine returns the loaded program (for tools and tests that evaluate its
 // chunks). It is shared and immutable.
-func (r *Runner) Machine() *vm.Machine { return r.m }
+func (r *Runner) Machine() *vm.Machine { return r.cur.m }
 
 // App returns the app name of the Runner's session keys.
 func (r *Runner) App() string { return r.app }
@@ -337,11 +350,8 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 	if _, _, err := r.st.GetOrCreateSession(ctx, key, now); err != nil {
 		return nil, fmt.Errorf("runtime: open session: %w", err)
 	}
-	if !r.stored.Load() {
-		if err := r.st.PutProgram(ctx, r.progHash, r.progData); err != nil {
-			return nil, fmt.Errorf("runtime: store program: %w", err)
-		}
-		r.stored.Store(true)
+	if err := r.cur.store(ctx, r.st); err != nil {
+		return nil, err
 	}
 
 	ar = r.newActiveRun(ctx, key, inv, slot)
@@ -393,7 +403,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		return nil, fmt.Errorf("runtime: persist input: %w", err)
 	}
 	if prev == nil {
-		run := store.Run{ID: ar.id, Session: key, Runnable: ar.root, ProgramHash: r.progHash,
+		run := store.Run{ID: ar.id, Session: key, Runnable: ar.root, ProgramHash: ar.p.hash,
 			Status: store.RunRunning, Created: now, Updated: now}
 		if err := r.st.CreateRun(ctx, run); err != nil {
 			return nil, fmt.Errorf("runtime: create run: %w", err)
@@ -555,12 +565,17 @@ func (r *Runner) unref(key store.SessionKey, s *sessionSlot) {
 // message; any other type is decoded from JSON. A graph without an input
 // field ignores it.
 func (r *Runner) inputValue(gi int, text string) (types.Value, error) {
-	g := &r.prog.Graphs[gi]
+	return r.cur.inputValue(gi, text)
+}
+
+// inputValue is Runner.inputValue over p.
+func (p *program) inputValue(gi int, text string) (types.Value, error) {
+	g := &p.prog.Graphs[gi]
 	if g.Input == bytecode.None || text == "" {
 		return types.Value{}, nil
 	}
-	f := r.prog.States[g.State].Fields[g.Input]
-	t := r.prog.Types[f.Type]
+	f := p.prog.States[g.State].Fields[g.Input]
+	t := p.prog.Types[f.Type]
 	base := t
 	if base.Kind() == types.KindOptional {
 		base = base.Elem()

@@ -798,8 +798,8 @@ func TestResumeBeforeFirstCheckpoint(t *testing.T) {
 		if _, err := st.AppendEvents(ctx, key, [][]byte{in}, now); err != nil {
 			t.Fatal(err)
 		}
-		if err := st.CreateRun(ctx, store.Run{ID: "run_crashed", Session: key, Runnable: f.r.prog.Graphs[f.r.prog.DefaultGraph()].Name,
-			ProgramHash: f.r.progHash, Status: store.RunRunning, Created: now, Updated: now}); err != nil {
+		if err := st.CreateRun(ctx, store.Run{ID: "run_crashed", Session: key, Runnable: f.r.cur.prog.Graphs[f.r.cur.prog.DefaultGraph()].Name,
+			ProgramHash: f.r.cur.hash, Status: store.RunRunning, Created: now, Updated: now}); err != nil {
 			t.Fatal(err)
 		}
 		// Answers make no sense for a run that never reached a step.

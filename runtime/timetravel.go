@@ -30,7 +30,8 @@ type StateField struct {
 // checkpoint chain (the last full snapshot, then every delta up to it).
 type StepState struct {
 	Step       uint64
-	Graph      int                // the index of the run's graph in the program
+	Graph      int                // the index of the run's graph in Program
+	Program    *bytecode.Program  // the program that wrote the step (the run's, or the one an upgrade moved it to)
 	Fields     []StateField       // in schema order, hidden ($…) fields included
 	Checkpoint store.Checkpoint   // the step's own record (frontier, counters, interrupts)
 	Frontier   []int              // the nodes of the next step (indices into the graph), ascending
@@ -54,18 +55,28 @@ func ProgramHash(p *bytecode.Program, funcs map[string]vm.Func) (string, error) 
 
 // StateAt rebuilds the state of run at step from its checkpoint chain
 // (vm.StateAt: the VM's own reading of its records, the one a resume
-// continues from). prog is the run's program (loaded by run.ProgramHash).
+// continues from). prog is the run's program (loaded by run.ProgramHash);
+// a chain written by another program — a run moved by an upgrade — is read
+// with that one, which st provides when it is also a store.Programs
+// (StepState.Program is the program the state was read with).
 func StateAt(ctx context.Context, st store.Checkpoints, prog *bytecode.Program, run store.Run, step uint64) (*StepState, error) {
-	gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
-	if gi < 0 {
-		return nil, fmt.Errorf("run %s runs %q, which its program does not have", run.ID, run.Runnable)
-	}
 	chain, err := st.CheckpointChain(ctx, run.ID, step)
 	if err != nil {
 		return nil, fmt.Errorf("run %s step %d: %w", run.ID, step, err)
 	}
 	if len(chain) == 0 {
 		return nil, fmt.Errorf("run %s step %d: %w", run.ID, step, store.ErrNotFound)
+	}
+	if h := chain[len(chain)-1].ProgramHash; h != "" && h != hex.EncodeToString(prog.Hash[:]) {
+		if ps, ok := st.(store.Programs); ok {
+			if prog, err = ProgramByHash(ctx, ps, h); err != nil {
+				return nil, fmt.Errorf("run %s step %d: %w", run.ID, step, err)
+			}
+		}
+	}
+	gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
+	if gi < 0 {
+		return nil, fmt.Errorf("run %s runs %q, which its program does not have", run.ID, run.Runnable)
 	}
 	recs := make([]vm.StepRecord, len(chain))
 	for i, cp := range chain {
@@ -77,7 +88,7 @@ func StateAt(ctx context.Context, st store.Checkpoints, prog *bytecode.Program, 
 		return nil, fmt.Errorf("run %s step %d: %w", run.ID, step, err)
 	}
 	schema := &prog.States[prog.Graphs[gi].State]
-	out := &StepState{Step: cs.Step, Graph: gi, Checkpoint: chain[len(chain)-1], Frontier: cs.Frontier, Interrupts: cs.Interrupts}
+	out := &StepState{Step: cs.Step, Graph: gi, Program: prog, Checkpoint: chain[len(chain)-1], Frontier: cs.Frontier, Interrupts: cs.Interrupts}
 	for i, f := range schema.Fields {
 		out.Fields = append(out.Fields, StateField{Name: f.Name, Type: prog.Types[f.Type], Value: cs.State[i]})
 	}
@@ -165,7 +176,7 @@ func Fork(ctx context.Context, st store.Store, prog *bytecode.Program, req ForkR
 	now := clock.Now()
 	ids := newULIDGen(clock, req.Entropy)
 	nr := store.Run{ID: ids.nextWithPrefix("run_"), Session: run.Session, Runnable: run.Runnable,
-		ProgramHash: run.ProgramHash, Status: store.RunRunning, ParentRun: run.ID, ParentStep: ss.Step,
+		ProgramHash: checkpointHash(&run, &ss.Checkpoint), Status: store.RunRunning, ParentRun: run.ID, ParentStep: ss.Step,
 		Created: now, Updated: now}
 	if err := st.CreateRun(ctx, nr); err != nil {
 		return store.Run{}, fmt.Errorf("runtime: fork %s: %w", run.ID, err)
@@ -177,7 +188,7 @@ func Fork(ctx context.Context, st store.Store, prog *bytecode.Program, req ForkR
 		fin := &Event{ID: ids.nextAt(now), Kind: EventRunFinished, Time: now.UTC(), App: run.Session.App,
 			User: run.Session.User, Session: run.Session.Session, Run: nr.ID, Author: run.Runnable,
 			Step: ss.Step, Persisted: true, Status: StatusInterrupted}
-		g := &prog.Graphs[ss.Graph]
+		g := &ss.Program.Graphs[ss.Graph]
 		for _, in := range ss.Interrupts {
 			info := InterruptInfo{ID: in.ID, Prompt: in.Prompt}
 			if in.Node >= 0 && in.Node < len(g.Nodes) {

@@ -79,6 +79,11 @@ type block struct {
 	line int       // 1-based line of the opening fence
 	code diag.Code // the expected code of an invalid block; "" if the block is valid
 	src  string
+	// An upgrade pair's block (spec/upgrade.md): the pair's name, "old" or
+	// "new", and on the new side the finding that refuses the move ("":
+	// compatible). Each side is a valid program on its own.
+	pair, side string
+	refuse     diag.Code
 }
 
 func (b block) where() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
@@ -135,8 +140,13 @@ func extractBlocks(file, text string) ([]block, error) {
 		case len(fields) == 1:
 		case len(fields) == 3 && fields[1] == "invalid":
 			cur.code = diag.Code(fields[2])
+		case fields[1] == "upgrade" && (len(fields) == 4 && (fields[3] == "old" || fields[3] == "new") || len(fields) == 5 && fields[3] == "new"):
+			cur.pair, cur.side = fields[2], fields[3]
+			if len(fields) == 5 {
+				cur.refuse = diag.Code(fields[4])
+			}
 		default:
-			return nil, fmt.Errorf("%s:%d: info string %q: want \"agent\" or \"agent invalid CODE\"", file, lineNo, m[2])
+			return nil, fmt.Errorf("%s:%d: info string %q: want \"agent\", \"agent invalid CODE\" or \"agent upgrade NAME old|new [CODE]\"", file, lineNo, m[2])
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -39,8 +39,11 @@ var allowed = map[string][]string{
 	"compiler/project": {"compiler", "lang/diag"},
 
 	"vm": {"compiler/bytecode", "compiler/types", "lang/diag"},
+	// Upgrades of waiting runs to a new program, proved over bytecode
+	// (spec/upgrade.md): the runtime moves runs without the front end.
+	"vm/upgrade": {"vm", "compiler/bytecode", "compiler/types", "lang/diag"},
 
-	"runtime":                 {"vm", "runtime/store", "runtime/artifact"},
+	"runtime":                 {"vm", "vm/upgrade", "runtime/store", "runtime/artifact"},
 	"runtime/store":           {},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},
@@ -99,6 +102,10 @@ var allowed = map[string][]string{
 
 	// A fake OpenAI-compatible endpoint for tests (net/http only).
 	"internal/openaitest": {},
+	// A side effect cut off mid-call, for the tests of decisions.
+	"internal/decidetest": {"compiler/bytecode", "runtime"},
+	// The support example's edits the upgrade tests share.
+	"internal/upgradetest": {"compiler/bytecode", "runtime/runtimetest"},
 	// The test PostgreSQL server and throwaway schemas in it.
 	"internal/pgtest": {},
 }

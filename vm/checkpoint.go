@@ -217,64 +217,44 @@ func (r *run) encodeDelta() ([]byte, error) {
 }
 
 func (r *run) encodeFrontier() ([]byte, error) {
-	vals := make([]types.Value, len(r.frontier))
+	nodes := make([]int, len(r.frontier))
 	for i, n := range r.frontier {
-		vals[i] = types.MakeInt(int64(n))
+		nodes[i] = int(n)
 	}
-	return types.AppendValue(nil, types.MakeList(vals))
+	return EncodeFrontier(nodes)
 }
 
-// encodeCounters encodes {"arrived": [slot...], "fired": [join...],
-// "loops": [slot, count, ...]}, nil when every counter is zero.
+// encodeCounters encodes the run's counters (EncodeCounters).
 func (r *run) encodeCounters() ([]byte, error) {
-	var arrived, fired, loops []types.Value
+	var c Counters
 	for i, b := range r.arrived {
 		if b {
-			arrived = append(arrived, types.MakeInt(int64(i)))
+			c.Arrived = append(c.Arrived, i)
 		}
 	}
 	for i, b := range r.fired {
 		if b {
-			fired = append(fired, types.MakeInt(int64(i)))
+			c.Fired = append(c.Fired, i)
 		}
 	}
 	for _, i := range r.g.bounded {
-		if c := r.loops[i]; c > 0 {
-			loops = append(loops, types.MakeInt(int64(i)), types.MakeInt(int64(c)))
+		if n := r.loops[i]; n > 0 {
+			c.Loops = append(c.Loops, LoopCount{Slot: int(i), Count: n})
 		}
 	}
-	if arrived == nil && fired == nil && loops == nil {
-		return nil, nil
-	}
-	m, err := types.MakeMap([]string{"arrived", "fired", "loops"},
-		[]types.Value{types.MakeList(arrived), types.MakeList(fired), types.MakeList(loops)})
-	if err != nil {
-		return nil, err
-	}
-	return types.AppendValue(nil, m)
+	return EncodeCounters(c)
 }
 
-// encodeInterrupts encodes the pending interrupts as a list of
-// {"id", "node", "prompt"} maps (with "data" for a paused call), nil when
-// none.
+// encodeInterrupts encodes the pending interrupts (EncodeInterrupts).
 func (r *run) encodeInterrupts() ([]byte, error) {
 	if len(r.waiting) == 0 {
 		return nil, nil
 	}
-	vals := make([]types.Value, len(r.waiting))
+	ins := make([]RecordedInterrupt, len(r.waiting))
 	for i, w := range r.waiting {
-		keys := []string{"id", "node", "prompt"}
-		kv := []types.Value{types.MakeString(w.it.ID), types.MakeInt(int64(w.node)), types.MakeString(w.it.Prompt)}
-		if w.it.Data != nil {
-			keys, kv = append(keys, "data"), append(kv, types.MakeString(string(w.it.Data)))
-		}
-		m, err := types.MakeMap(keys, kv)
-		if err != nil {
-			return nil, err
-		}
-		vals[i] = m
+		ins[i] = RecordedInterrupt{ID: w.it.ID, Node: int(w.node), Prompt: w.it.Prompt, Data: w.it.Data}
 	}
-	return types.AppendValue(nil, types.MakeList(vals))
+	return EncodeInterrupts(ins)
 }
 
 // pendingWrite encodes task t's outcome: [writes, journal] where writes is

@@ -48,14 +48,15 @@ type graphInfo struct {
 	errorField int           // index of ErrorField, or -1
 	start, end int32
 	paths      []string // "graph/node" per node
-	edgeBase   []int32  // per node: its first loop-counter slot
-	nEdges     int      // loop-counter slots
-	bounded    []int32  // the slots of `max N` edges (the only counters that move)
-	joinBase   []int32  // per node: its first join-arrival slot, -1 for non-joins
-	joinIndex  []int32  // per node: its index among joins, -1 for non-joins
-	nArrive    int      // join-arrival slots
-	nJoins     int      //
-	host       []bool   // per node: does it call the host (llm, tool, agent, graph, map)?
+	layout     CounterLayout
+	edgeBase   []int32 // per node: its first loop-counter slot
+	nEdges     int     // loop-counter slots
+	bounded    []int32 // the slots of `max N` edges (the only counters that move)
+	joinBase   []int32 // per node: its first join-arrival slot, -1 for non-joins
+	joinIndex  []int32 // per node: its index among joins, -1 for non-joins
+	nArrive    int     // join-arrival slots
+	nJoins     int     //
+	host       []bool  // per node: does it call the host (llm, tool, agent, graph, map)?
 	anyHost    bool
 	resultType []*types.Type
 	needsClock bool // a node has a timeout, backoff or cache ttl
@@ -181,28 +182,15 @@ func (m *Machine) loadGraph(gi int, stateHashes [][32]byte) error {
 	}
 	nn := len(g.Nodes)
 	info.paths = make([]string, nn)
-	info.edgeBase = make([]int32, nn)
-	info.joinBase = make([]int32, nn)
-	info.joinIndex = make([]int32, nn)
+	info.layout = Layout(g)
+	info.edgeBase, info.nEdges, info.bounded = info.layout.EdgeBase, info.layout.Edges, info.layout.Bounded
+	info.joinBase, info.joinIndex = info.layout.JoinBase, info.layout.JoinIndex
+	info.nArrive, info.nJoins = info.layout.Arrivals, info.layout.Joins
 	info.host = make([]bool, nn)
 	info.resultType = make([]*types.Type, nn)
 	for i := range g.Nodes {
 		nd := &g.Nodes[i]
 		info.paths[i] = g.Name + "/" + nd.Name
-		info.edgeBase[i] = int32(info.nEdges)
-		for ei, e := range nd.Edges {
-			if e.Max > 0 {
-				info.bounded = append(info.bounded, int32(info.nEdges+ei))
-			}
-		}
-		info.nEdges += len(nd.Edges)
-		info.joinBase[i], info.joinIndex[i] = -1, -1
-		if nd.Kind == bytecode.NodeJoin {
-			info.joinBase[i] = int32(info.nArrive)
-			info.joinIndex[i] = int32(info.nJoins)
-			info.nArrive += len(nd.Join.Preds)
-			info.nJoins++
-		}
 		switch nd.Kind {
 		case bytecode.NodeLLM, bytecode.NodeTool, bytecode.NodeAgent, bytecode.NodeGraph, bytecode.NodeMap:
 			info.host[i], info.anyHost = true, true

@@ -203,7 +203,7 @@ func (m *Machine) restoreChain(gi int, chain []StepRecord) (*Snapshot, error) {
 	s.arrived = make([]bool, g.nArrive)
 	s.fired = make([]bool, g.nJoins)
 	s.loops = make([]uint32, g.nEdges)
-	if err := decodeCounters(s, last.Counters); err != nil {
+	if err := decodeCounters(s, g.layout, last.Counters); err != nil {
 		return fail(last, "counters", err)
 	}
 	if s.waiting, err = m.decodeInterrupts(g, last.Interrupts); err != nil {
@@ -212,54 +212,19 @@ func (m *Machine) restoreChain(gi int, chain []StepRecord) (*Snapshot, error) {
 	return s, nil
 }
 
-func decodeCounters(s *Snapshot, b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	v, n, err := types.DecodeValue(b)
+func decodeCounters(s *Snapshot, l CounterLayout, b []byte) error {
+	c, err := DecodeCounters(l, b)
 	if err != nil {
 		return err
 	}
-	if n != len(b) || v.Kind() != types.ValMap {
-		return errMalformed
-	}
-	ints := func(key string) ([]int64, bool) {
-		l, _ := v.MapGet(key)
-		if l.Kind() != types.ValList && !l.IsNull() {
-			return nil, false
-		}
-		out := make([]int64, l.Len()&^(l.Len()>>63))
-		for i := range out {
-			if l.Elem(i).Kind() != types.ValInt || l.Elem(i).Int() < 0 {
-				return nil, false
-			}
-			out[i] = l.Elem(i).Int()
-		}
-		return out, true
-	}
-	arrived, ok1 := ints("arrived")
-	fired, ok2 := ints("fired")
-	loops, ok3 := ints("loops")
-	if !ok1 || !ok2 || !ok3 || len(loops)%2 != 0 {
-		return errMalformed
-	}
-	for _, i := range arrived {
-		if i >= int64(len(s.arrived)) {
-			return errMalformed
-		}
+	for _, i := range c.Arrived {
 		s.arrived[i] = true
 	}
-	for _, i := range fired {
-		if i >= int64(len(s.fired)) {
-			return errMalformed
-		}
+	for _, i := range c.Fired {
 		s.fired[i] = true
 	}
-	for i := 0; i < len(loops); i += 2 {
-		if loops[i] >= int64(len(s.loops)) || loops[i+1] > 1<<32-1 {
-			return errMalformed
-		}
-		s.loops[loops[i]] = uint32(loops[i+1])
+	for _, lc := range c.Loops {
+		s.loops[lc.Slot] = lc.Count
 	}
 	return nil
 }

@@ -81,6 +81,7 @@ func newRoot(a *app) *cobra.Command {
 		newStoreCmd(a),
 		newPruneCmd(a),
 		newLSPCmd(a),
+		newUpgradeCheckCmd(a),
 	)
 	return root
 }

@@ -35,12 +35,13 @@ type runFlags struct {
 	resume, value string
 	record        string
 	decide        []string
+	upgrade       bool
 }
 
 func newRunCmd(a *app) *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON]] [--record DIR]",
+		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON] [--decide ID=ACTION]... [--upgrade]] [--record DIR]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs the graph or
 agent --run names, else its serve target, else its only graph or agent, with --input as the user's message, in
@@ -62,6 +63,10 @@ its pending interrupts (required when it waits on one). --decide settles a
 side effect of a run that needs a decision (repeatable): ID=done:JSON (it
 happened; JSON is its result), ID=retry (call it again with the same
 idempotency key) or ID=fail, where ID is the decision's id or its node.
+A resumed run continues on the program it was started by (the store keeps
+it), whatever FILE holds now; --upgrade moves it to FILE's program when
+the upgrade check proves that safe for the run (spec/upgrade.md), and
+otherwise prints why and exits 1, the run keeping its program.
 
 --record DIR runs the declared http, exec and mcp tools live (even those
 the test block replays) and writes, for each one called, a scripted tool
@@ -86,6 +91,7 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 	fl.StringVar(&f.resume, "resume", "", "resume this run (run_…, or latest) instead of starting one")
 	fl.StringVar(&f.value, "value", "", "with --resume: the JSON value answering the pending interrupt(s)")
 	fl.StringArrayVar(&f.decide, "decide", nil, "with --resume: settle a pending side effect, ID=done:JSON|retry|fail (repeatable)")
+	fl.BoolVar(&f.upgrade, "upgrade", false, "with --resume: move the run to FILE's program, refused unless agentc upgrade-check proves it compatible for the run")
 	fl.StringVar(&f.record, "record", "", "run http, exec and mcp tools live and write their calls as replay fixtures DIR/TOOL.yaml")
 	return cmd
 }
@@ -96,6 +102,9 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	}
 	if len(f.decide) > 0 && f.resume == "" {
 		return usageErr(errors.New("--decide needs --resume"))
+	}
+	if f.upgrade && f.resume == "" {
+		return usageErr(errors.New("--upgrade needs --resume"))
 	}
 	if f.resume == "" && f.input == "" {
 		return usageErr(errors.New("--input is required"))
@@ -139,9 +148,16 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		} else if err != nil {
 			return failErr(err)
 		}
+		if f.upgrade {
+			inv.Resume.Upgrade = runtime.UpgradeRequired
+		}
 	}
 	// Ctrl-C cancels the run, and its last events (run_finished) still print.
 	ch, err := r.RunToEnd(ctx, inv)
+	var refused *runtime.UpgradeError
+	if errors.As(err, &refused) {
+		return upgradeRefused(a, file, refused)
+	}
 	if err != nil {
 		if errors.Is(err, runtime.ErrInvalidInvocation) || errors.Is(err, runtime.ErrUnknownRunnable) ||
 			errors.Is(err, runtime.ErrInvalidResume) || errors.Is(err, runtime.ErrNotResumable) {

@@ -103,6 +103,7 @@ closed.`,
 	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
 	fl.DurationVar(&f.leaseTTL, "lease-ttl", 0, "on a PostgreSQL store, the lease of a run this replica drives; another replica takes a dead replica's runs over within 2× it (default $AGENTC_LEASE_TTL, else 10s)")
 	fl.BoolVar(&f.UI, "ui", true, "serve the run inspector at /ui/ (spec/inspector.md)")
+	fl.BoolVar(&f.UpgradeWaiting, "upgrade-waiting", false, "move a run of an older program to this one when it resumes, if agentc upgrade-check proves it compatible (spec/upgrade.md)")
 	fl.StringArrayVar(&f.PushHosts, "push-host", nil, "a host (host, host:port, host:*, *.suffix) A2A push-notification webhooks may be on (repeatable; none: push is off)")
 	return cmd
 }
@@ -139,7 +140,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return usageErr(err)
 	}
 	metrics := server.NewMetrics()
-	opts.App, opts.Logger, opts.Metrics = set.App, logger, metrics
+	opts.App, opts.Logger, opts.Metrics, opts.Upgrade = set.App, logger, metrics, set.Upgrade()
 	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
 	if err != nil {
 		return failErr(err)

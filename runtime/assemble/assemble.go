@@ -109,6 +109,9 @@ type Options struct {
 	// Warn receives what the assembly could not bind and what it stands in
 	// for (a model replayed, a tool missing); nil: discarded.
 	Warn func(msg string)
+	// Upgrade is the Runner's least upgrade policy for resumed runs of
+	// older programs (runtime.RunnerConfig.Upgrade).
+	Upgrade runtime.Upgrade
 	// Replica, when set, is this process's owner id and lease TTL as one
 	// of several replicas: Runner applies it when its store is shared
 	// (implements runtime.SharedStore, as PostgreSQL does), taking Shared
@@ -210,6 +213,7 @@ func prepare(o Options, envTracing bool) (*Assembly, error) {
 		}
 		refuseUnbound(p, cfg.Tools)
 		stubModels(p, cfg.Models)
+		cfg.Cache = vm.NewMemCache(0) // agentc test: each process its own cache
 		asm.cfg = cfg
 		return asm, nil
 	}
@@ -360,6 +364,8 @@ func (a *Assembly) Runner(st store.Store) (*runtime.Runner, error) {
 	}
 	cfg := a.cfg
 	cfg.Store = st
+	cfg.Programs = a // runs pinned to an older program (pinned.go)
+	cfg.Upgrade = a.o.Upgrade
 	if !a.o.Offline {
 		if err := bindContext(&cfg, a.o); err != nil {
 			return nil, err

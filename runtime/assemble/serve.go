@@ -39,6 +39,7 @@ type ServeFlags struct {
 	Tokens                   []string // TOKEN=USER entries
 	Open                     bool
 	UI                       bool // the run inspector at /ui/
+	UpgradeWaiting           bool // move resumed runs of older programs when provably compatible
 	MaxRuns                  int
 	MaxBody                  int64
 	RunTimeout, WriteTimeout time.Duration
@@ -73,6 +74,11 @@ type ServeSettings struct {
 	Retention RetentionSettings
 	// UI mounts the run inspector (spec/inspector.md) at /ui/.
 	UI bool
+	// UpgradeWaiting moves a run of an older program to the served one
+	// when it resumes and vm/upgrade proves the move compatible (else it
+	// continues on its own program): Options.Upgrade =
+	// runtime.UpgradeIfCompatible (spec/upgrade.md).
+	UpgradeWaiting bool
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -91,6 +97,7 @@ type yamlServe struct {
 		Proxies      []string          `yaml:"trusted_proxies"`
 		PushHosts    []string          `yaml:"push_hosts"`
 		UI           *bool             `yaml:"ui"`
+		Upgrade      *bool             `yaml:"upgrade_waiting"`
 	} `yaml:"serve"`
 }
 
@@ -182,6 +189,9 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 		return s, err
 	}
 	if s.UI, err = boolean("ui", f.UI, "AGENTC_UI", y.Serve.UI, "true"); err != nil {
+		return s, err
+	}
+	if s.UpgradeWaiting, err = boolean("upgrade-waiting", f.UpgradeWaiting, "AGENTC_UPGRADE_WAITING", y.Serve.Upgrade, "false"); err != nil {
 		return s, err
 	}
 	num := func(flag string, flagVal int64, env string, yamlVal int64) (int64, error) {
@@ -413,4 +423,14 @@ func (s ServeSettings) CheckAuth() error {
 		return errors.New("no bearer tokens: give --token TOKEN=USER (or AGENTC_TOKENS=TOKEN=USER,…), or --open to serve on loopback without authentication")
 	}
 	return nil
+}
+
+// Upgrade is the Runner's upgrade policy the settings ask for
+// (Options.Upgrade): UpgradeIfCompatible with UpgradeWaiting, else
+// UpgradeNever.
+func (s ServeSettings) Upgrade() runtime.Upgrade {
+	if s.UpgradeWaiting {
+		return runtime.UpgradeIfCompatible
+	}
+	return runtime.UpgradeNever
 }

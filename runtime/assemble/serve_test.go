@@ -38,6 +38,12 @@ func TestServeSettingsPrecedence(t *testing.T) {
 		check   func(s ServeSettings) bool
 		want    string
 	}{
+		{"upgrade_waiting in agentc.yaml", "serve:\n  upgrade_waiting: true\n", nil, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return s.UpgradeWaiting }, "upgrade waiting runs"},
+		{"--upgrade-waiting=false over AGENTC_UPGRADE_WAITING", "", map[string]string{"AGENTC_UPGRADE_WAITING": "true"}, ServeFlags{}, []string{"upgrade-waiting"},
+			func(s ServeSettings) bool { return !s.UpgradeWaiting }, "the flag's false"},
+		{"upgrade off by default", "", nil, ServeFlags{}, nil,
+			func(s ServeSettings) bool { return !s.UpgradeWaiting }, "no upgrade"},
 		{"serve block", "", nil, ServeFlags{}, nil,
 			func(s ServeSettings) bool {
 				return s.Addr == "127.0.0.1:7001" && s.Data == ".agentc" && s.Store == ".agentc" && len(s.Tokens) == 0

@@ -120,7 +120,7 @@ func (in *Inspector) State(ctx context.Context, id string, step int64) (*State, 
 	if err != nil {
 		return nil, err
 	}
-	g := &prog.Graphs[ss.Graph]
+	g := &ss.Program.Graphs[ss.Graph]
 	out := &State{Run: run.ID, Step: ss.Step, Kind: ss.Checkpoint.Kind.String(), Frontier: []string{}, State: state}
 	for _, n := range ss.Frontier {
 		out.Frontier = append(out.Frontier, g.Nodes[n].Name)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/agentc/agentc/runtime"
@@ -68,17 +69,88 @@ func (e *noRunError) Unwrap() []error { return []error{ErrNoRun, e.err} }
 var ErrBadDecision = errors.New("session: bad decision")
 
 // Decide adds to req the decisions written as "ID=ACTION" or
-// "ID=result:JSON" (the CLI's --decide), for run, a run in needs_decision.
+// "ID=done:JSON" (the CLI's --decide), for run, a run in needs_decision.
 // ID is a decision id as run_finished reports it, or the bare node name
 // when one decision of that node is pending. ACTION is done (the side
-// effect happened; its result is the JSON after "done:" or "result:"),
-// rerun (call it again with the same idempotency key; "retry" is the same)
-// or fail (the attempt failed, no further retries). The Runner type-checks
-// a result against the tool's output type.
+// effect happened; its result is the JSON after "done:"; "result:" is the
+// same), retry (call it again with the same idempotency key; "rerun" is
+// the same) or fail (the attempt failed, no further retries): the words of
+// runtime.DecisionAnswer, which every front end shares.
 func (s *Service) Decide(ctx context.Context, req *runtime.ResumeRequest, specs []string) error {
 	if len(specs) == 0 {
 		return nil
 	}
+	answers := make([]namedAnswer, 0, len(specs))
+	for _, spec := range specs {
+		name, action, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || action == "" {
+			return fmt.Errorf("%w: %q: want ID=done:JSON, ID=retry or ID=fail", ErrBadDecision, spec)
+		}
+		verb, value, hasValue := strings.Cut(action, ":")
+		switch verb {
+		case "result":
+			verb = runtime.DecisionDone
+		case "rerun":
+			verb = runtime.DecisionRetry
+		}
+		if verb == runtime.DecisionDone && (!hasValue || !json.Valid([]byte(value))) {
+			return fmt.Errorf("%w: %s=%s needs the side effect's result as JSON after %q (e.g. %s=done:{\"ok\":true})", ErrBadDecision, name, verb, verb+":", name)
+		}
+		if hasValue && verb != runtime.DecisionDone {
+			return fmt.Errorf("%w: %s=%s takes no value", ErrBadDecision, name, verb)
+		}
+		a := runtime.DecisionAnswer{Decision: verb}
+		if hasValue {
+			a.Result = json.RawMessage(value)
+		}
+		d, err := a.Request()
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrBadDecision, name, err)
+		}
+		answers = append(answers, namedAnswer{name, d})
+	}
+	return s.decide(ctx, req, answers)
+}
+
+// DecideAnswers adds to req the decisions of answers, keyed by decision id
+// or node name as Decide's specs are, each a runtime.DecisionAnswer in
+// JSON (runtime.ParseDecisionAnswer): the inspector API's and the
+// protocols' spelling of --decide.
+func (s *Service) DecideAnswers(ctx context.Context, req *runtime.ResumeRequest, answers map[string]json.RawMessage) error {
+	names := make([]string, 0, len(answers))
+	for name := range answers {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	list := make([]namedAnswer, 0, len(names))
+	for _, name := range names {
+		d, err := runtime.ParseDecisionAnswer(answers[name])
+		if err != nil {
+			return fmt.Errorf("%w: %s: %v", ErrBadDecision, name, err)
+		}
+		list = append(list, namedAnswer{name, d})
+	}
+	return s.decide(ctx, req, list)
+}
+
+// DecideRequests is DecideAnswers for answers already converted
+// (runtime.ParseDecisionAnswer).
+func (s *Service) DecideRequests(ctx context.Context, req *runtime.ResumeRequest, answers map[string]runtime.DecisionRequest) error {
+	list := make([]namedAnswer, 0, len(answers))
+	for name, d := range answers {
+		list = append(list, namedAnswer{name, d})
+	}
+	slices.SortFunc(list, func(a, b namedAnswer) int { return strings.Compare(a.name, b.name) })
+	return s.decide(ctx, req, list)
+}
+
+type namedAnswer struct {
+	name string
+	d    runtime.DecisionRequest
+}
+
+// decide resolves each answer's name against the run's pending decisions.
+func (s *Service) decide(ctx context.Context, req *runtime.ResumeRequest, answers []namedAnswer) error {
 	r, err := s.st.GetRun(ctx, req.Run)
 	if err != nil {
 		return &noRunError{msg: fmt.Sprintf("run %s: %v", req.Run, err), err: err}
@@ -94,8 +166,8 @@ func (s *Service) Decide(ctx context.Context, req *runtime.ResumeRequest, specs 
 	if len(evs) > 0 {
 		pending = evs[len(evs)-1].Decisions
 	}
-	for _, spec := range specs {
-		id, d, err := parseDecision(spec, pending)
+	for _, a := range answers {
+		id, err := resolveDecision(a.name, pending)
 		if err != nil {
 			return err
 		}
@@ -105,53 +177,32 @@ func (s *Service) Decide(ctx context.Context, req *runtime.ResumeRequest, specs 
 		if _, dup := req.Decisions[id]; dup {
 			return fmt.Errorf("%w: %s is decided twice", ErrBadDecision, id)
 		}
-		req.Decisions[id] = d
+		req.Decisions[id] = a.d
 	}
 	return nil
 }
 
-func parseDecision(spec string, pending []runtime.DecisionInfo) (string, runtime.DecisionRequest, error) {
-	name, action, ok := strings.Cut(spec, "=")
-	if !ok || name == "" || action == "" {
-		return "", runtime.DecisionRequest{}, fmt.Errorf("%w: %q: want ID=done:JSON, ID=rerun or ID=fail", ErrBadDecision, spec)
-	}
+// resolveDecision returns the id of the pending decision name names: its
+// id, or its node when one decision of that node is pending.
+func resolveDecision(name string, pending []runtime.DecisionInfo) (string, error) {
 	id := ""
 	var ids []string
 	for _, p := range pending {
 		ids = append(ids, p.ID)
 		if p.ID == name {
-			id = name
-			break
+			return name, nil
 		}
 		if p.Node == name {
 			if id != "" {
-				return "", runtime.DecisionRequest{}, fmt.Errorf("%w: node %s has several pending decisions; name one by id (%s)", ErrBadDecision, name, strings.Join(idsOf(pending, name), ", "))
+				return "", fmt.Errorf("%w: node %s has several pending decisions; name one by id (%s)", ErrBadDecision, name, strings.Join(idsOf(pending, name), ", "))
 			}
 			id = p.ID
 		}
 	}
 	if id == "" {
-		return "", runtime.DecisionRequest{}, fmt.Errorf("%w: %s is not a pending decision (pending: %s)", ErrBadDecision, name, strings.Join(ids, ", "))
+		return "", fmt.Errorf("%w: %s is not a pending decision (pending: %s)", ErrBadDecision, name, strings.Join(ids, ", "))
 	}
-	verb, value, hasValue := strings.Cut(action, ":")
-	var d runtime.DecisionRequest
-	switch verb {
-	case "done", "result":
-		if !hasValue || !json.Valid([]byte(value)) {
-			return "", d, fmt.Errorf("%w: %s=%s needs the side effect's result as JSON after %q (e.g. %s=%s:{\"ok\":true})", ErrBadDecision, name, verb, verb+":", name, verb)
-		}
-		d = runtime.DecisionRequest{Action: "result", Value: json.RawMessage(value)}
-	case "rerun", "retry":
-		d.Action = "rerun"
-	case "fail":
-		d.Action = "fail"
-	default:
-		return "", d, fmt.Errorf("%w: %s: action %q (want done:JSON, rerun or fail)", ErrBadDecision, name, verb)
-	}
-	if hasValue && d.Action != "result" {
-		return "", d, fmt.Errorf("%w: %s=%s takes no value", ErrBadDecision, name, verb)
-	}
-	return id, d, nil
+	return id, nil
 }
 
 func idsOf(pending []runtime.DecisionInfo, node string) []string {

@@ -136,7 +136,7 @@ func TestDecide(t *testing.T) {
 		{"done needs a value", "run_1", []string{"pay=done"}, nil, "needs the side effect's result as JSON"},
 		{"bad JSON", "run_1", []string{"pay=done:{"}, nil, "needs the side effect's result as JSON"},
 		{"rerun takes no value", "run_1", []string{"pay=rerun:1"}, nil, "takes no value"},
-		{"bad action", "run_1", []string{"pay=maybe"}, nil, `action "maybe"`},
+		{"bad action", "run_1", []string{"pay=maybe"}, nil, `decision "maybe" (want done, retry or fail)`},
 		{"no equals", "run_1", []string{"pay"}, nil, "want ID=done:JSON"},
 		{"twice", "run_1", []string{"pay=fail", "pay#0=rerun"}, nil, "decided twice"},
 		{"not waiting on a decision", "run_2", []string{"pay=fail"}, nil, "not needs_decision"},

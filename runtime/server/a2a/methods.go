@@ -474,9 +474,12 @@ func resumeRequest(t *Task, m Message) (*runtime.ResumeRequest, *rpcError) {
 	req := &runtime.ResumeRequest{Run: t.Run}
 	switch {
 	case len(t.Decisions) > 0:
-		if err := json.Unmarshal(answer, &req.Decisions); err != nil || len(req.Decisions) == 0 {
-			return nil, invalidParams("message.parts", `the task waits for decisions: answer with an object {"<decision id>": {"action": "rerun" | "result" | "fail", "value": ...}}`)
+		// runtime.DecisionAnswers: the answer every front end takes.
+		ds, err := runtime.DecisionAnswers(t.Decisions, answer)
+		if err != nil {
+			return nil, invalidParams("message.parts", "the task waits for decisions: "+err.Error())
 		}
+		req.Decisions = ds
 	case len(t.Interrupts) == 1:
 		req.Values = map[string]json.RawMessage{t.Interrupts[0].ID: answer}
 	case len(t.Interrupts) > 1:

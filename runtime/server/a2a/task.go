@@ -536,8 +536,8 @@ func (h *Handler) finish(user string, t *Task, fin *runtime.Event, runErr *runti
 		st.State = stateInputRequired
 		t.Interrupts, t.Decisions = nil, fin.Decisions
 		data, _ := json.Marshal(map[string]any{"decisions": fin.Decisions})
-		st.Message = agentMsg(TextPart("A side effect may or may not have happened. Answer with a data part "+
-			`{"<decision id>": {"action": "rerun" | "result" | "fail", "value": ...}}.`), DataPart(data))
+		st.Message = agentMsg(TextPart(runtime.DecisionPrompts(fin.Decisions)+"\nAnswer with a data part "+
+			`{"decision": "done" | "retry" | "fail", "result"?} (several pending: an object keyed by decision id).`), DataPart(data))
 	case runtime.StatusCanceled:
 		st.State = stateCanceled
 	default:

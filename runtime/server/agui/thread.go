@@ -255,9 +255,9 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 			missing = append(missing, it.id)
 		case a.Status == "cancelled":
 		case it.decision:
-			var d runtime.DecisionRequest
-			if err := json.Unmarshal(a.Payload, &d); err != nil || d.Action == "" {
-				return nil, &planError{code: "invalid_resume", msg: fmt.Sprintf(`interrupt %q: the payload must be {"action": "rerun"|"result"|"fail", "value"?}`, it.id)}
+			d, err := runtime.ParseDecisionAnswer(a.Payload)
+			if err != nil {
+				return nil, &planError{code: "invalid_resume", msg: fmt.Sprintf(`interrupt %q: the payload must be {"decision": "done"|"retry"|"fail", "result"?}: %v`, it.id, err)}
 			}
 			if resume.Decisions == nil {
 				resume.Decisions = map[string]runtime.DecisionRequest{}

@@ -408,10 +408,17 @@ func (t *translator) interrupts(e *runtime.Event) []Interrupt {
 		out = append(out, it)
 	}
 	for _, d := range e.Decisions {
+		schema := d.Schema
+		if schema == nil { // a run_finished recorded before decisions had schemas
+			schema = runtime.DecisionSchema(nil)
+		}
+		msg := d.Prompt
+		if msg == "" {
+			msg = fmt.Sprintf("A side effect of node %s (attempt %d) may have happened: answer done with its result, retry, or fail.", d.Node, d.Attempt)
+		}
 		out = append(out, Interrupt{ID: decisionID(d.ID, e.ID), Reason: "agentc:decision",
-			Message:        fmt.Sprintf("A side effect of node %s (attempt %d) may have happened: rerun it, give its result, or fail it.", d.Node, d.Attempt),
-			ResponseSchema: decisionSchema,
-			Metadata:       map[string]any{"agentc": map[string]any{"run": t.run, "decision": d.ID, "node": d.Node, "key": d.Key}}})
+			Message: msg, ResponseSchema: schema,
+			Metadata: map[string]any{"agentc": map[string]any{"run": t.run, "decision": d.ID, "node": d.Node, "key": d.Key}}})
 	}
 	return out
 }
@@ -450,16 +457,6 @@ func (t *translator) end(at time.Time, code, msg string) []Event {
 	out := t.closeAll(nil, ts)
 	t.done = true
 	return append(out, Event{Type: RunError, Timestamp: ts, Message: msg, Code: code})
-}
-
-// decisionSchema is the response schema of a side-effect decision.
-var decisionSchema = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"action": map[string]any{"type": "string", "enum": []any{"rerun", "result", "fail"}},
-		"value":  map[string]any{"description": "the side effect's result, for action \"result\""},
-	},
-	"required": []any{"action"},
 }
 
 // interruptID is the AG-UI id of runtime interrupt id (graph/node) raised

@@ -289,7 +289,7 @@ func (h *Handler) finished(fin *runtime.Event, elicit bool) *sdk.CallToolResult 
 		return waitingResult(fin.Run, fin.Interrupts, "")
 	case runtime.StatusNeedsDecision:
 		h.b.Metrics.Error(Protocol, "needs_decision")
-		return failure(fin.Run, "needs_decision", fmt.Sprintf("Run %s stopped at a side effect whose outcome is unknown and needs a decision (retry, its result, or fail); settle it with agentc run --decide, AG-UI or A2A.", fin.Run))
+		return failure(fin.Run, "needs_decision", fmt.Sprintf("Run %s stopped at a side effect whose outcome is unknown and needs a decision (retry, its result, or fail); settle it with agentc run --decide, the run inspector, AG-UI, A2A or the OpenAI-compatible endpoint.", fin.Run))
 	case runtime.StatusCanceled:
 		h.b.Metrics.Error(Protocol, "run_canceled")
 		return failure(fin.Run, "run_canceled", fmt.Sprintf("Run %s was canceled (its time limit, the client, or a server shutdown).", fin.Run))

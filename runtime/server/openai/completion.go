@@ -133,6 +133,8 @@ func (c *completion) content() string {
 		return valueText(c.fin.Output)
 	case runtime.StatusInterrupted:
 		return joinParas(c.draft, prompts(c.fin.Interrupts))
+	case runtime.StatusNeedsDecision:
+		return joinParas(c.draft, runtime.DecisionPrompts(c.fin.Decisions))
 	}
 	return ""
 }
@@ -159,12 +161,11 @@ func (c *completion) runFailure(ctx context.Context) (status int, code, msg stri
 		return http.StatusServiceUnavailable, "run_canceled", "The run was canceled by a server shutdown; retry later", true
 	}
 	switch c.fin.Status {
-	case runtime.StatusCompleted, runtime.StatusInterrupted:
+	case runtime.StatusCompleted, runtime.StatusInterrupted, runtime.StatusNeedsDecision:
+		// A pending decision is asked like an interrupt (spec/serve.md).
 		return 0, "", "", false
 	case runtime.StatusCanceled:
 		return http.StatusServiceUnavailable, "run_canceled", "The run was canceled (time limit or server shutdown); run " + c.fin.Run + " can be resumed", true
-	case runtime.StatusNeedsDecision:
-		return http.StatusInternalServerError, "needs_decision", "Run " + c.fin.Run + " stopped: side effects may have happened and need a decision (agentc sessions)", true
 	}
 	msg = "The run failed"
 	if c.failure != nil {
@@ -314,11 +315,15 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		if !c.streamed {
 			text(valueText(c.fin.Output))
 		}
-	case c.fin.Status == runtime.StatusInterrupted:
+	case c.fin.Status == runtime.StatusInterrupted, c.fin.Status == runtime.StatusNeedsDecision:
+		asked := prompts(c.fin.Interrupts)
+		if c.fin.Status == runtime.StatusNeedsDecision {
+			asked = runtime.DecisionPrompts(c.fin.Decisions)
+		}
 		if c.streamed {
-			text("\n\n" + prompts(c.fin.Interrupts))
+			text("\n\n" + asked)
 		} else {
-			text(joinParas(c.draft, prompts(c.fin.Interrupts)))
+			text(joinParas(c.draft, asked))
 		}
 	}
 	send([]byte(`{}`), finish)

@@ -158,8 +158,9 @@ const (
 type envOpts struct {
 	support bool // serve examples/support instead of the echo agent
 	limits  server.Limits
-	all     bool   // also mount AG-UI at /agui and A2A at /a2a
-	source  string // serve this program (its model m is the echo model) instead of the echo agent
+	all     bool                    // also mount AG-UI at /agui and A2A at /a2a
+	source  string                  // serve this program (its model m is the echo model) instead of the echo agent
+	tools   map[string]runtime.Tool // the tools of source
 }
 
 func compileSource(t *testing.T, fsys fstest.MapFS, root string) *bytecode.Program {
@@ -225,7 +226,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		prog, models, tools = compileSupport(t)
 	case o.source != "":
 		prog = compileSource(t, fstest.MapFS{"app.agent": {Data: []byte(o.source)}}, "app.agent")
-		models = map[string]runtime.Model{"m": em}
+		models, tools = map[string]runtime.Model{"m": em}, o.tools
 	default:
 		prog = compileSource(t, fstest.MapFS{"echo.agent": {Data: []byte(echoSource)}}, "echo.agent")
 		models = map[string]runtime.Model{"m": em}

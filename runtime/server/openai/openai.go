@@ -641,7 +641,7 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 			return inv, nil, err
 		}
 		history = len(runs) > 0
-		if history && runs[len(runs)-1].Status == store.RunInterrupted {
+		if history && waiting(runs[len(runs)-1].Status) {
 			latest := runs[len(runs)-1]
 			evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: latest.ID, Kinds: []runtime.EventKind{runtime.EventInput, runtime.EventRunFinished}})
 			if err != nil {
@@ -656,6 +656,24 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 				case e.Kind == runtime.EventInput && e.Resume == nil && started == "":
 					started = e.Text
 				}
+			}
+			if fin != nil && len(fin.Decisions) > 0 {
+				// A side effect whose outcome is unknown: the message
+				// decides it (runtime.DecisionAnswers, as every front end).
+				pending := &pendingError{run: latest.ID, decisions: fin.Decisions}
+				if started != "" && text == started {
+					return inv, nil, pending
+				}
+				value := json.RawMessage(text)
+				if !json.Valid(value) {
+					value = appendString(nil, text)
+				}
+				ds, err := runtime.DecisionAnswers(fin.Decisions, value)
+				if err != nil {
+					return inv, nil, &badRequest{param: "messages", code: "invalid_resume", msg: "The session's run " + latest.ID + " needs a decision: " + err.Error()}
+				}
+				inv.Resume = &runtime.ResumeRequest{Run: latest.ID, Decisions: ds}
+				return inv, pending, nil
 			}
 			if fin != nil && len(fin.Interrupts) > 0 {
 				pending := &pendingError{run: latest.ID, interrupts: fin.Interrupts}
@@ -719,6 +737,12 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 	return inv, nil, nil
 }
 
+// waiting reports whether a run of status st waits for an answer: an
+// interrupt's, or a decision's.
+func waiting(st store.RunStatus) bool {
+	return st == store.RunInterrupted || st == store.RunStatus(runtime.StatusNeedsDecision)
+}
+
 // pendingError is a session whose latest run waits on interrupts, as an
 // error body lists them: "run" and "pending_interrupts" [{id, node,
 // prompt, schema}] next to the usual members (spec/serve.md, "OpenAI";
@@ -726,9 +750,14 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 type pendingError struct {
 	run        string
 	interrupts []runtime.InterruptInfo
+	decisions  []runtime.DecisionInfo // a needs_decision run's, instead of interrupts
 }
 
 func (e *pendingError) Error() string {
+	if len(e.decisions) > 0 {
+		return fmt.Sprintf(`The session's run %s needs a decision: %s; send {"decision": "done"|"retry"|"fail", "result"?} as the last message`,
+			e.run, runtime.DecisionPrompts(e.decisions))
+	}
 	ids := make([]string, len(e.interrupts))
 	for i, in := range e.interrupts {
 		ids[i] = in.ID
@@ -749,7 +778,14 @@ func (e *pendingError) appendMembers(b []byte) []byte {
 	if err != nil {
 		j = []byte("[]")
 	}
-	return append(b, j...)
+	b = append(b, j...)
+	if len(e.decisions) > 0 {
+		if j, err := json.Marshal(e.decisions); err == nil {
+			b = append(b, `,"pending_decisions":`...)
+			b = append(b, j...)
+		}
+	}
+	return b
 }
 
 // startError maps a Backend.Start error to a response.

@@ -70,13 +70,11 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusAccepted, map[string]string{"run": run.ID, "status": string(runtime.StatusRunning)})
 }
 
-type decision struct {
-	Action string          `json:"action"`
-	Value  json.RawMessage `json:"value,omitempty"`
-}
-
 type decideRequest struct {
-	Decisions map[string]decision `json:"decisions"`
+	// Decisions answer by decision id (or node): runtime.DecisionAnswer,
+	// {"decision": "done"|"retry"|"fail", "result"?}, as every front end
+	// takes it.
+	Decisions map[string]json.RawMessage `json:"decisions"`
 }
 
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
@@ -96,32 +94,27 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusUnprocessableEntity, "invalid_value", "no decisions", inspect.FieldErrors{{Field: "decisions", Message: "settle at least one side effect"}})
 		return
 	}
-	// The CLI's spelling (agentc run --decide ID=done:JSON|retry|fail),
-	// checked by the same code.
 	ids := make([]string, 0, len(req.Decisions))
 	for id := range req.Decisions {
 		ids = append(ids, id)
 	}
 	sort.Strings(ids)
-	var specs []string
+	answers := map[string]runtime.DecisionRequest{}
 	var fe inspect.FieldErrors
 	for _, id := range ids {
-		d := req.Decisions[id]
-		switch d.Action {
-		case "done":
-			specs = append(specs, id+"=done:"+string(d.Value))
-		case "retry", "fail":
-			specs = append(specs, id+"="+d.Action)
-		default:
-			fe = append(fe, inspect.FieldError{Field: id, Message: `action must be "done", "retry" or "fail"`})
+		d, err := runtime.ParseDecisionAnswer(req.Decisions[id])
+		if err != nil {
+			fe = append(fe, inspect.FieldError{Field: id, Message: err.Error()})
+			continue
 		}
+		answers[id] = d
 	}
 	if len(fe) > 0 {
 		h.fail(w, r, fe)
 		return
 	}
 	resume := &runtime.ResumeRequest{Run: run.ID}
-	if err := h.sessions.Decide(r.Context(), resume, specs); err != nil {
+	if err := h.sessions.DecideRequests(r.Context(), resume, answers); err != nil {
 		h.fail(w, r, err)
 		return
 	}

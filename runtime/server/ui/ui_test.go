@@ -11,11 +11,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/internal/decidetest"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/evolution"
 	"github.com/agentc/agentc/runtime/inspect"
@@ -563,51 +563,15 @@ func FuzzAPI(f *testing.F) {
 	})
 }
 
-const decideSource = `workflow dec "A side effect cut off mid-call"
-
-tool poke "Pokes something once" {
-  input  {}
-  output string
-  run    = http { url = "http://127.0.0.1:9/poke" }
-  effect = side_effect
-}
-
-state S { q: string, r: string = "" }
-
-graph g(S) input q output r {
-  node p = tool poke {} into r
-  start -> p
-  p     -> end
-}
-`
-
-// pokeTool blocks its first call until the run is canceled; later calls
-// answer "poked".
-type pokeTool struct {
-	entered chan struct{}
-	calls   atomic.Int32
-}
-
-func (p *pokeTool) Spec() runtime.ToolSpec { return runtime.ToolSpec{Name: "poke"} }
-func (p *pokeTool) Effect() runtime.Effect { return runtime.Effect(bytecode.EffectSideEffect) }
-func (p *pokeTool) Call(ctx context.Context, _ runtime.ToolRequest) (json.RawMessage, error) {
-	if p.calls.Add(1) == 1 {
-		p.entered <- struct{}{}
-		<-ctx.Done()
-		return nil, ctx.Err()
-	}
-	return json.RawMessage(`"poked"`), nil
-}
-
 // A side effect canceled mid-call (through the API) leaves the run
 // needs_decision once resumed; the API settles it as agentc run --decide
 // does.
 func TestCancelAndDecide(t *testing.T) {
 	ctx := context.Background()
-	prog := runtimetest.CompileSource(t, "dec.agent", decideSource)
+	prog := runtimetest.CompileSource(t, "dec.agent", decidetest.Source)
 	st := memory.New()
 	clock, ent := &runtimetest.Clock{}, &runtimetest.Entropy{}
-	tool := &pokeTool{entered: make(chan struct{}, 1)}
+	tool := decidetest.NewPokeTool()
 	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Clock: clock, Entropy: ent, App: "dec",
 		Tools: map[string]runtime.Tool{"poke": tool}})
 	if err != nil {
@@ -636,7 +600,7 @@ func TestCancelAndDecide(t *testing.T) {
 		for range run.Events {
 		}
 	}()
-	<-tool.entered
+	<-tool.Entered
 	var e apiError
 	if st := f.call("POST", "/ui/api/v1/runs/"+run.ID+"/cancel", "tb", `{}`, &e); st != 404 {
 		t.Errorf("bob canceling alice's run: %d", st)
@@ -658,22 +622,23 @@ func TestCancelAndDecide(t *testing.T) {
 	}
 	path := "/ui/api/v1/runs/" + run.ID + "/decide"
 	for body, want := range map[string]string{
-		`{"decisions":{"g/p":{"action":"maybe"}}}`:          "g/p",
-		`{"decisions":{}}`:                                  "decisions",
-		`{"decisions":{"g/q":{"action":"retry"}}}`:          "",
-		`{"decisions":{"g/p":{"action":"done","value":5}}}`: "",
-		`{"decisions":{"g/p":{"action":"done"}}}`:           "",
+		`{"decisions":{"g/p":{"action":"maybe"}}}`:              "g/p",
+		`{"decisions":{}}`:                                      "decisions",
+		`{"decisions":{"g/q":{"action":"retry"}}}`:              "",
+		`{"decisions":{"g/p":{"action":"done","value":5}}}`:     "",
+		`{"decisions":{"g/p":{"action":"done"}}}`:               "g/p",
+		`{"decisions":{"g/p":{"decision":"retry","result":1}}}`: "g/p",
 	} {
 		if st := f.call("POST", path, "ta", body, &e); st != 422 || len(e.Error.Fields) == 0 || e.Error.Fields[0].Field != want {
 			t.Errorf("%s: %d %+v; want 422 on %q", body, st, e, want)
 		}
 	}
-	if st := f.call("POST", path, "ta", `{"decisions":{"p":{"action":"done","value":"it happened"}}}`, &ok); st != 202 {
+	if st := f.call("POST", path, "ta", `{"decisions":{"p":{"decision":"done","result":"it happened"}}}`, &ok); st != 202 {
 		t.Fatalf("decide: %d %v", st, ok)
 	}
 	d = f.waitStatus(run.ID, "completed")
-	if string(d.Output) != `"it happened"` || tool.calls.Load() != 1 {
-		t.Errorf("output %s after %d calls; want the decided result, the side effect called once", d.Output, tool.calls.Load())
+	if string(d.Output) != `"it happened"` || tool.Calls.Load() != 1 {
+		t.Errorf("output %s after %d calls; want the decided result, the side effect called once", d.Output, tool.Calls.Load())
 	}
 }
 

@@ -1,0 +1,178 @@
+package vm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/compiler/types"
+)
+
+// CounterLayout numbers the counter slots of a graph (spec/vm.md,
+// "Checkpoint records"): one loop-counter slot per edge, in node order
+// then route order; one arrival slot per (join, predecessor), in node
+// order then predecessor order; one fired slot per join, in node order.
+// Checkpoints record counters by these slots, so a record is read against
+// the layout of the graph that wrote it.
+type CounterLayout struct {
+	EdgeBase  []int32 // per node: its first loop-counter slot
+	Edges     int     // loop-counter slots
+	Bounded   []int32 // the slots of `max N` edges (the only loop counters that move)
+	JoinBase  []int32 // per node: its first arrival slot, -1 for non-joins
+	JoinIndex []int32 // per node: its fired slot, -1 for non-joins
+	Arrivals  int     // arrival slots
+	Joins     int     // fired slots
+}
+
+// Layout computes g's counter layout.
+func Layout(g *bytecode.Graph) CounterLayout {
+	nn := len(g.Nodes)
+	l := CounterLayout{EdgeBase: make([]int32, nn), JoinBase: make([]int32, nn), JoinIndex: make([]int32, nn)}
+	for i := range g.Nodes {
+		nd := &g.Nodes[i]
+		l.EdgeBase[i] = int32(l.Edges)
+		for ei, e := range nd.Edges {
+			if e.Max > 0 {
+				l.Bounded = append(l.Bounded, int32(l.Edges+ei))
+			}
+		}
+		l.Edges += len(nd.Edges)
+		l.JoinBase[i], l.JoinIndex[i] = -1, -1
+		if nd.Kind == bytecode.NodeJoin {
+			l.JoinBase[i] = int32(l.Arrivals)
+			l.JoinIndex[i] = int32(l.Joins)
+			l.Arrivals += len(nd.Join.Preds)
+			l.Joins++
+		}
+	}
+	return l
+}
+
+// Counters are a checkpoint's join and loop counters, by slot of the
+// graph's CounterLayout: the arrival slots set, the joins fired in the
+// current wave, and the traversal count of every bounded edge taken at
+// least once (ascending slots).
+type Counters struct {
+	Arrived []int
+	Fired   []int
+	Loops   []LoopCount
+}
+
+// LoopCount is how often the bounded edge of loop-counter slot Slot was
+// taken in the run.
+type LoopCount struct {
+	Slot  int
+	Count uint32
+}
+
+// IsZero reports whether every counter is zero.
+func (c Counters) IsZero() bool { return len(c.Arrived)+len(c.Fired)+len(c.Loops) == 0 }
+
+// DecodeCounters decodes a record's counters against layout l (nil bytes:
+// every counter zero). Slots out of l's range are ErrMalformedRecord.
+func DecodeCounters(l CounterLayout, b []byte) (Counters, error) {
+	var c Counters
+	if len(b) == 0 {
+		return c, nil
+	}
+	v, n, err := types.DecodeValue(b)
+	if err != nil {
+		return c, fmt.Errorf("%w: %v", errMalformed, err)
+	}
+	if n != len(b) || v.Kind() != types.ValMap {
+		return c, errMalformed
+	}
+	ints := func(key string, limit int) ([]int, bool) {
+		lv, _ := v.MapGet(key)
+		if lv.Kind() != types.ValList && !lv.IsNull() {
+			return nil, false
+		}
+		out := make([]int, lv.Len()&^(lv.Len()>>63))
+		for i := range out {
+			e := lv.Elem(i)
+			if e.Kind() != types.ValInt || e.Int() < 0 || limit >= 0 && e.Int() >= int64(limit) {
+				return nil, false
+			}
+			out[i] = int(e.Int())
+		}
+		return out, true
+	}
+	var loops []int
+	var ok1, ok2, ok3 bool
+	c.Arrived, ok1 = ints("arrived", l.Arrivals)
+	c.Fired, ok2 = ints("fired", l.Joins)
+	loops, ok3 = ints("loops", -1)
+	if !ok1 || !ok2 || !ok3 || len(loops)%2 != 0 {
+		return Counters{}, errMalformed
+	}
+	for i := 0; i < len(loops); i += 2 {
+		if loops[i] >= l.Edges || loops[i+1] > 1<<32-1 {
+			return Counters{}, errMalformed
+		}
+		c.Loops = append(c.Loops, LoopCount{Slot: loops[i], Count: uint32(loops[i+1])})
+	}
+	return c, nil
+}
+
+// EncodeCounters encodes c as a record's counters: {"arrived": [slot...],
+// "fired": [join...], "loops": [slot, count, ...]}, nil when every counter
+// is zero. Loops must ascend by slot.
+func EncodeCounters(c Counters) ([]byte, error) {
+	if c.IsZero() {
+		return nil, nil
+	}
+	ints := func(xs []int) types.Value {
+		vals := make([]types.Value, len(xs))
+		for i, x := range xs {
+			vals[i] = types.MakeInt(int64(x))
+		}
+		return types.MakeList(vals)
+	}
+	loops := make([]types.Value, 0, 2*len(c.Loops))
+	for _, lc := range c.Loops {
+		loops = append(loops, types.MakeInt(int64(lc.Slot)), types.MakeInt(int64(lc.Count)))
+	}
+	m, err := types.MakeMap([]string{"arrived", "fired", "loops"}, []types.Value{ints(c.Arrived), ints(c.Fired), types.MakeList(loops)})
+	if err != nil {
+		return nil, err
+	}
+	return types.AppendValue(nil, m)
+}
+
+// EncodeFrontier encodes a record's frontier: node indices, ascending.
+func EncodeFrontier(nodes []int) ([]byte, error) {
+	if !slices.IsSorted(nodes) {
+		return nil, fmt.Errorf("vm: frontier %v is not ascending", nodes)
+	}
+	vals := make([]types.Value, len(nodes))
+	for i, n := range nodes {
+		vals[i] = types.MakeInt(int64(n))
+	}
+	return types.AppendValue(nil, types.MakeList(vals))
+}
+
+// EncodeInterrupts encodes a record's pending interrupts as a list of
+// {"id", "node", "prompt"} maps (with "data" for a paused call), nil when
+// none.
+func EncodeInterrupts(ins []RecordedInterrupt) ([]byte, error) {
+	if len(ins) == 0 {
+		return nil, nil
+	}
+	vals := make([]types.Value, len(ins))
+	for i, in := range ins {
+		keys := []string{"id", "node", "prompt"}
+		kv := []types.Value{types.MakeString(in.ID), types.MakeInt(int64(in.Node)), types.MakeString(in.Prompt)}
+		if in.Data != nil {
+			keys, kv = append(keys, "data"), append(kv, types.MakeString(string(in.Data)))
+		}
+		m, err := types.MakeMap(keys, kv)
+		if err != nil {
+			return nil, err
+		}
+		vals[i] = m
+	}
+	return types.AppendValue(nil, types.MakeList(vals))
+}
+
+// EncodeState encodes a full record's state: one value per field.
+func EncodeState(state []types.Value) ([]byte, error) { return encodeList(state) }
