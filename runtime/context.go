@@ -68,6 +68,18 @@ type ContextView interface {
 	Messages(ctx context.Context, turn ContextTurn) []Message
 }
 
+// ContextToolView is a ContextView that also chooses which of the agent's
+// tools a turn offers (runtime/history leaves session_search and
+// session_load out of a request whose projection hides nothing they could
+// find). The llm loop calls Tools right after Messages for the same turn;
+// it returns turn.Tools or a subset of it in the same order, without
+// modifying turn.Tools. A tool left out of a request can still be called
+// (a model may remember it): the loop runs any tool of the agent.
+type ContextToolView interface {
+	ContextView
+	Tools(ctx context.Context, turn ContextTurn) []ToolSpec
+}
+
 // HistoryOrigin is the ledger event a history message comes from.
 type HistoryOrigin struct {
 	EventID string

@@ -93,6 +93,11 @@ type variant struct {
 	NoGate         bool // history.Config.NoSavingsGate
 	NoCascade      bool // history.Config.NoCascade
 	Defer          bool // history.Config.DeferSummary
+	EagerFirst     bool // history.Config.EagerFirstSummary
+	// Returning: the user has other sessions the recall scopes reach
+	// (history.Config.RecallElsewhere answers true), so the recall tools
+	// are offered in every request.
+	Returning bool
 }
 
 // variants are the configurations, full history first (the baseline).
@@ -126,6 +131,16 @@ var variants = []variant{
 	// after a conversation's last run. Its summaries count as "sync".
 	{Name: "summary, deferred", Summary: "model = scribe", Defer: true},
 	{Name: "summary+recall, deferred", Summary: "model = scribe", Recall: true, Defer: true},
+	// The first summary after the run too (history.Config.
+	// EagerFirstSummary; the default before 2026-12-04): every summary is
+	// made after a run, also one the conversation's last run pays for and
+	// nobody reads.
+	{Name: "summary, eager first", Summary: "model = scribe", EagerFirst: true},
+	{Name: "summary+recall, eager first", Summary: "model = scribe", Recall: true, EagerFirst: true},
+	{Name: "summary+compaction+recall, eager first", Summary: "model = scribe", Compaction: true, Recall: true, EagerFirst: true},
+	// A returning user: other sessions reachable, so the recall tools ride
+	// on every request, hidden history or not.
+	{Name: "summary+compaction+recall, returning user", Summary: "model = scribe", Compaction: true, Recall: true, Returning: true},
 }
 
 // SavingsReport is the savings section of the JSON document.
@@ -529,8 +544,13 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 	// The builtin functions plus a null stub for every other function the
 	// program names (the summary triggers are the Service's own).
 	funcs := assemble.Funcs(prog, nil, nil)
+	elsewhere := assemble.RecallElsewhere(st, prog)
+	if v.Returning {
+		elsewhere = func(context.Context, runtime.ContextCall) bool { return true }
+	}
 	svc, err := history.New(history.Config{Store: st, Program: prog, Models: models, Funcs: funcs, Clock: clock, Owner: "bench",
-		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, Counter: func(string) *history.Counter { return m.c }})
+		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, EagerFirstSummary: v.EagerFirst, Counter: func(string) *history.Counter { return m.c },
+		RecallElsewhere: elsewhere})
 	if err != nil {
 		return convResult{}, err
 	}

@@ -224,18 +224,30 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 			}
 		})
 	}()
+	// Timers of waiting runs fire on a goroutine owned here (a run it
+	// resumes outlives its stop: the shutdown's grace applies to it).
+	timerCtx, stopTimers := context.WithCancel(ctx)
+	timing := make(chan struct{})
+	go func() {
+		defer close(timing)
+		b.RunTimers(timerCtx)
+	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(l) }() // owned here: Shutdown ends it, joined below
 	select {
 	case err = <-served:
 		stopTaking()
 		<-taking
+		stopTimers()
 		_ = srv.Shutdown(context.Background())
+		<-timing
 		return &exitError{code: exitFail, err: err}
 	case <-ctx.Done():
 	}
 	stopTaking()
 	<-taking
+	stopTimers()
+	defer func() { <-timing }()
 	fmt.Fprintf(a.stderr, "agentc: shutting down (runs get %s to finish)\n", f.grace)
 	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
 	defer cancel()

@@ -1,6 +1,7 @@
 package assemble
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -137,7 +138,7 @@ func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool, onRelie
 		owner = fmt.Sprintf("agentc@%s:%d", host, os.Getpid())
 	}
 	svc, err := history.New(history.Config{Store: cfg.Store, Program: cfg.Program, Verified: verified, Models: cfg.Models, Funcs: cfg.Funcs,
-		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger, OnRelief: onRelief})
+		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger, OnRelief: onRelief, RecallElsewhere: RecallElsewhere(cfg.Store, cfg.Program)})
 	if err != nil {
 		return err
 	}
@@ -146,4 +147,13 @@ func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool, onRelie
 		cfg.Summary = svc
 	}
 	return nil
+}
+
+// RecallElsewhere is history.Config.RecallElsewhere over st: whether a
+// call's recall tools can reach another of the user's sessions
+// (recall.ReachesElsewhere).
+func RecallElsewhere(st store.Sessions, p *bytecode.Program) func(context.Context, runtime.ContextCall) bool {
+	return func(ctx context.Context, call runtime.ContextCall) bool {
+		return recall.ReachesElsewhere(ctx, st, p, call.Agent, call.Session)
+	}
 }

@@ -122,6 +122,28 @@ func Compact(msgs []runtime.Message, origins []runtime.HistoryOrigin, o CompactO
 			}
 		}
 	}
+	// Pass 1, recall detour: the current request's consumed results that a
+	// recall call follows.
+	if pol.ToolResultMaxTokens > 0 {
+		detour := -1 // the last assistant message of the current request that calls a recall tool
+		for i := len(out) - 1; i >= 0 && detour < 0; i-- {
+			if out[i].Role == runtime.RoleAssistant && origin(i).Run == o.CurrentRun &&
+				slices.ContainsFunc(out[i].ToolCalls, func(tc runtime.ToolCall) bool { return isRecallTool(tc.Name) }) {
+				detour = i
+			}
+		}
+		for i := 0; i < detour; i++ {
+			og := origin(i)
+			if !candidate(i) || og.Run != o.CurrentRun || isRecallTool(out[i].Name) || !recoverable(&out[i], og, o) {
+				continue
+			}
+			if n := o.Counter.Count(out[i].Content); n > pol.ToolResultMaxTokens {
+				replace(i, placeholder(&out[i], og,
+					fmt.Sprintf("the result (%d tokens) was consumed before a recall call; it is above the %d-token limit for consumed results", n, pol.ToolResultMaxTokens), o))
+				st.Elided++
+			}
+		}
+	}
 	// Pass 2.
 	if pol.OversizedMaxTokens > 0 {
 		for i := range out {
@@ -159,13 +181,21 @@ func placeholder(m *runtime.Message, og runtime.HistoryOrigin, reason string, o 
 	}
 	b.WriteString("tool_name: " + m.Name + "\n")
 	b.WriteString("reason: " + reason + "\n")
-	b.WriteString(recovery(m.Name, o))
+	b.WriteString(recovery(m.Name, og, o))
 	return b.String()
 }
 
+// recoverable reports whether a result can be got back once elided: it is
+// committed (it has an event id) and the agent has session_load, or its
+// tool may be called again. The running call's own results are committed
+// only when its step ends, so session_load cannot read them yet.
+func recoverable(m *runtime.Message, og runtime.HistoryOrigin, o CompactOptions) bool {
+	return og.EventID != "" && o.SessionLoad || o.Rerunnable != nil && o.Rerunnable(m.Name)
+}
+
 // recovery says how to get a result back.
-func recovery(tool string, o CompactOptions) string {
-	if o.SessionLoad {
+func recovery(tool string, og runtime.HistoryOrigin, o CompactOptions) string {
+	if o.SessionLoad && og.EventID != "" {
 		return "Use session_load with event_id (or tool_call_id) and content_offset/content_limit if the full result is needed."
 	}
 	if o.Rerunnable != nil && o.Rerunnable(tool) {

@@ -361,3 +361,91 @@ type brokenEvents struct{ store.Store }
 func (brokenEvents) ListEvents(context.Context, store.SessionKey, uint64, int) ([]store.Entry, error) {
 	return nil, errors.New("io error")
 }
+
+// A recall detour: the current call's results that the model consumed
+// before calling session_search or session_load are elided from the
+// detour's requests (each re-sends the whole request) when above the
+// limit and recoverable — a read-only or idempotent tool may be called
+// again; the running call's results are not committed yet, so session_load
+// cannot read them. Recall's own results and results after the last recall
+// call stay.
+func TestCompactRecallDetour(t *testing.T) {
+	counter := history.CounterFor("scripted:x")
+	rerun := func(tool string) bool { return tool != "pay" }
+	big := strings.Repeat("0123456789abcdef ", 40) // ≈ 170 estimated tokens
+	call := func(id, tool string) runtime.Message {
+		return runtime.Message{Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{{ID: id, Name: tool, Args: json.RawMessage(`{}`)}}}
+	}
+	result := func(id, tool string) runtime.Message {
+		return runtime.Message{Role: runtime.RoleTool, ToolCallID: id, Name: tool, Content: big}
+	}
+	for _, tc := range []struct {
+		name  string
+		tail  []runtime.Message // the current call's turns after its prompt
+		keep  []string
+		limit int
+		want  string // per tool result in order: "P" placeholder, "." unchanged
+	}{
+		{name: "consumed before session_search", limit: 50,
+			tail: []runtime.Message{call("c1", "lookup"), result("c1", "lookup"), call("c2", "pay"), result("c2", "pay"),
+				call("c3", "session_search"), result("c3", "session_search")},
+			want: "P.."},
+		{name: "and session_load", limit: 50,
+			tail: []runtime.Message{call("c1", "lookup"), result("c1", "lookup"), call("c3", "session_search"), result("c3", "session_search"),
+				call("c4", "session_load"), result("c4", "session_load")},
+			want: "P.."},
+		{name: "no recall call", limit: 50,
+			tail: []runtime.Message{call("c1", "lookup"), result("c1", "lookup"), call("c2", "fetch"), result("c2", "fetch")},
+			want: ".."},
+		{name: "after the recall call", limit: 50,
+			tail: []runtime.Message{call("c3", "session_search"), result("c3", "session_search"), call("c1", "lookup"), result("c1", "lookup"),
+				call("c2", "fetch")},
+			want: ".."},
+		{name: "under the limit", limit: 1000,
+			tail: []runtime.Message{call("c1", "lookup"), result("c1", "lookup"), call("c3", "session_search"), result("c3", "session_search")},
+			want: ".."},
+		{name: "keep", limit: 50, keep: []string{"lookup"},
+			tail: []runtime.Message{call("c1", "lookup"), result("c1", "lookup"), call("c3", "session_search"), result("c3", "session_search")},
+			want: ".."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := append([]runtime.Message{{Role: runtime.RoleSystem, Content: "instruction"}, {Role: runtime.RoleUser, Content: "current"}}, tc.tail...)
+			origins := make([]runtime.HistoryOrigin, len(msgs))
+			for i := 1; i < len(origins); i++ {
+				origins[i].Run = "cur" // the call's own turns: no event id yet
+			}
+			orig := deepCopy(msgs)
+			pol := history.DefaultCompaction()
+			pol.ToolResultMaxTokens, pol.Keep = tc.limit, tc.keep
+			out, st := history.Compact(msgs, origins, history.CompactOptions{Policy: pol, Counter: counter, CurrentRun: "cur",
+				SessionLoad: true, Rerunnable: rerun})
+			if !reflect.DeepEqual(msgs, orig) {
+				t.Fatal("Compact modified its input")
+			}
+			var got strings.Builder
+			elided := 0
+			for _, m := range out {
+				if m.Role != runtime.RoleTool {
+					continue
+				}
+				if m.Content == big {
+					got.WriteByte('.')
+					continue
+				}
+				got.WriteByte('P')
+				elided++
+				if !strings.HasPrefix(m.Content, "[elided]") || strings.Contains(m.Content, "event_id:") ||
+					!strings.Contains(m.Content, "tool_call_id: c1") || !strings.Contains(m.Content, "consumed before a recall call") ||
+					!strings.Contains(m.Content, "lookup is read-only or idempotent and may be called again") {
+					t.Fatalf("placeholder = %q", m.Content)
+				}
+			}
+			if got.String() != tc.want {
+				t.Fatalf("results = %s, want %s", got.String(), tc.want)
+			}
+			if st.Elided != elided || elided > 0 && st.TokensSaved <= 0 {
+				t.Fatalf("stats = %+v, %d elided", st, elided)
+			}
+		})
+	}
+}

@@ -62,6 +62,20 @@ type Config struct {
 	// the conversation's last run would have paid for, and never used, is
 	// not made. The next call waits for the summarizer instead.
 	DeferSummary bool
+	// EagerFirstSummary makes a key's first summary after the run like
+	// the later ones. By default the first is deferred to the next call
+	// that projects the key (its Open): a conversation that ends soon
+	// after its history crossed the trigger pays for no summary it never
+	// uses, and a message waits for the summarizer at most once per key
+	// (spec/context.md, "Deferred summary").
+	EagerFirstSummary bool
+	// RecallElsewhere reports whether the recall tools of a call can find
+	// events outside its session (recall.ReachesElsewhere: the agent's
+	// scopes reach the user's other sessions and there are some). A call
+	// whose projection hides nothing and that cannot reach elsewhere is
+	// offered no session_search or session_load (View.Tools). nil: every
+	// call can (the recall tools are always offered).
+	RecallElsewhere func(ctx context.Context, call runtime.ContextCall) bool
 	// Counter overrides token counting (nil: CounterFor the model's id).
 	Counter func(modelID string) *Counter
 	// CacheSessions bounds the sessions whose decoded ledgers are kept
@@ -77,22 +91,24 @@ type Config struct {
 // Service implements runtime.ContextBuilder and runtime.PostRunHook (the
 // Runner's Summary hook). It is safe for concurrent use.
 type Service struct {
-	st       Store
-	prog     *bytecode.Program
-	models   map[string]runtime.Model
-	clock    vm.Clock
-	owner    string
-	leaseTTL time.Duration
-	log      *slog.Logger
-	cascade  bool
-	onRelief func(app, outcome string)
-	noGate   bool
-	deferSum bool
-	counter  func(string) *Counter
-	pols     []AgentPolicies // by program agent index
-	agents   map[string]int  // llm agent name → index
-	locks    keyedLock
-	cache    *runtime.LedgerCache
+	st         Store
+	prog       *bytecode.Program
+	models     map[string]runtime.Model
+	clock      vm.Clock
+	owner      string
+	leaseTTL   time.Duration
+	log        *slog.Logger
+	cascade    bool
+	onRelief   func(app, outcome string)
+	noGate     bool
+	deferSum   bool
+	deferFirst bool
+	counter    func(string) *Counter
+	elsewhere  func(context.Context, runtime.ContextCall) bool
+	pols       []AgentPolicies // by program agent index
+	agents     map[string]int  // llm agent name → index
+	locks      keyedLock
+	cache      *runtime.LedgerCache
 
 	machine *vm.Machine // evaluates trigger chunks; nil when no policy has one
 	trigMu  sync.Mutex
@@ -111,8 +127,9 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("history: Config.Owner is required (it names this process in summary leases)")
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
-		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, counter: cfg.Counter,
-		agents: map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
+		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, deferFirst: !cfg.EagerFirstSummary, counter: cfg.Counter,
+		elsewhere: cfg.RecallElsewhere,
+		agents:    map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {
 		cacheSessions = DefaultCacheSessions
@@ -252,7 +269,29 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 			return err
 		}
 	}
+	if s.deferFirst {
+		// A key's first summary is the next call's (Config.EagerFirstSummary).
+		for k := range targets {
+			if first, err := s.noSummary(ctx, job.Session, k); err != nil {
+				return errorsAfterRun(job.Run, []error{err})
+			} else if first {
+				delete(targets, k)
+			}
+		}
+	}
 	return errorsAfterRun(job.Run, s.summarizeKeys(ctx, job.Session, targets))
+}
+
+// noSummary reports whether filter key k of session has no stored summary.
+func (s *Service) noSummary(ctx context.Context, session store.SessionKey, k string) (bool, error) {
+	_, err := s.st.GetSummary(ctx, session, k)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return true, nil
+	case err != nil:
+		return false, fmt.Errorf("history: read summary %q of %s: %w", k, session, err)
+	}
+	return false, nil
 }
 
 // summarizeKeys updates the summary of every filter key of targets (key →

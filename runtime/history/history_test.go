@@ -245,6 +245,9 @@ func testTools() map[string]runtime.Tool {
 		"lookup": stringTool{"lookup", "host is up", runtime.ReadOnly},
 		"fetch":  stringTool{"fetch", strings.Repeat("page text ", 400), runtime.ReadOnly},
 		"pay":    stringTool{"pay", "paid", runtime.SideEffect},
+		// The recall tools' stand-ins (runtime/recall is not imported here).
+		"session_search": stringTool{"session_search", "no hits", runtime.ReadOnly},
+		"session_load":   stringTool{"session_load", "no window", runtime.ReadOnly},
 	}
 }
 
@@ -579,7 +582,7 @@ func TestSavings(t *testing.T) {
 func TestAfterRunThroughRunner(t *testing.T) {
 	for _, cascade := range []bool{true, false} {
 		t.Run(fmt.Sprint("cascade=", cascade), func(t *testing.T) {
-			h := newSummaryHarness(t, "SUMMARY TEXT", func(c *history.Config) { c.NoCascade = !cascade })
+			h := newSummaryHarness(t, "SUMMARY TEXT", func(c *history.Config) { c.NoCascade, c.EagerFirstSummary = !cascade, true })
 			h.run("hello")
 			st := h.st
 			sum, ok := getSummary(t, st, "bot")
@@ -656,7 +659,7 @@ func TestCascadeCopiesWhenTheSessionIsTheBranch(t *testing.T) {
 			bot := scripted(t, "fast", "version: 1\ndefault:\n  text: \"an answer\"\n")
 			scribe := summarizer("SUMMARY TEXT", nil)
 			models := map[string]runtime.Model{"fast": bot, "scribe": scribe}
-			s := newService(t, st, p, models, "p", nil)
+			s := newService(t, st, p, models, "p", func(c *history.Config) { c.EagerFirstSummary = true })
 			clock, ent := newClock(), &runtimetest.Entropy{}
 			for _, runnable := range tc.runs {
 				r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: p, Models: models, Tools: testTools(), Funcs: funcs(p),
@@ -717,18 +720,35 @@ func newSummaryHarness(t *testing.T, summary string, mod func(*history.Config)) 
 }
 
 // End to end: a run's summary replaces the run's events in the next run's
-// request. The post-run hook writes it; with DeferSummary the hook writes
-// nothing and the next call's Open makes it (the same delta, the trigger
-// evaluated then), so a conversation that ends pays for no summary it never
+// request. By default a key's first summary is made by the next call's Open
+// (the same delta, the trigger evaluated then) and later ones by the
+// post-run hook; EagerFirstSummary makes the first one after the run too;
+// with DeferSummary every one is the next call's. A conversation that ends
+// right after its history crossed the trigger pays for no summary it never
 // uses.
 func TestSummaryReachesModel(t *testing.T) {
-	for _, deferred := range []bool{false, true} {
-		t.Run(fmt.Sprint("deferred=", deferred), func(t *testing.T) {
-			h := newSummaryHarness(t, "THE USER ASKED ABOUT HOSTS", func(c *history.Config) { c.DeferSummary = deferred })
+	for _, tc := range []struct {
+		name string
+		mod  func(*history.Config)
+		// whether a summary exists after the first run; whether every
+		// summary is deferred
+		afterFirst, deferAll bool
+	}{
+		{"first deferred (default)", nil, false, false},
+		{"eager first", func(c *history.Config) { c.EagerFirstSummary = true }, true, false},
+		{"deferred", func(c *history.Config) { c.DeferSummary = true }, false, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newSummaryHarness(t, "THE USER ASKED ABOUT HOSTS", tc.mod)
 			st, bot, scribe, run := h.st, h.bot, h.scribe, h.run
 			run("which hosts are down?")
-			if _, ok := getSummary(t, st, "bot"); ok == deferred || (scribe.calls.Load() == 0) != deferred {
-				t.Fatalf("summary after the run: %v (%d summarizer calls)", ok, scribe.calls.Load())
+			sess, err := st.GetSession(context.Background(), key)
+			if err != nil {
+				t.Fatal(err)
+			}
+			firstRunEnd := sess.LastSeq
+			if _, ok := getSummary(t, st, "bot"); ok != tc.afterFirst || (scribe.calls.Load() > 0) != tc.afterFirst {
+				t.Fatalf("summary after the first run: %v (%d summarizer calls), want %v", ok, scribe.calls.Load(), tc.afterFirst)
 			}
 			run("and now?")
 			if sum, ok := getSummary(t, st, "bot"); !ok || sum.Text != "THE USER ASKED ABOUT HOSTS" {
@@ -741,6 +761,12 @@ func TestSummaryReachesModel(t *testing.T) {
 			}
 			if !strings.Contains(last[1].Content, "THE USER ASKED ABOUT HOSTS") || last[2].Content != "and now?" {
 				t.Fatalf("request = %+v", last)
+			}
+			// The second summary: after the second run unless every
+			// summary is deferred (then the third call's Open makes it).
+			if sum, _ := getSummary(t, st, "bot"); (sum.Boundary > firstRunEnd) == tc.deferAll {
+				t.Fatalf("after the second run the summary covers up to #%d (the first run ends at #%d); every summary deferred: %v",
+					sum.Boundary, firstRunEnd, tc.deferAll)
 			}
 		})
 	}

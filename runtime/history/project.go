@@ -30,6 +30,10 @@ type Projection struct {
 	LastSeq uint64
 	// Skipped counts events that did not decode.
 	Skipped int
+	// Outside counts the session's inputs, model responses and tool
+	// results after the boundary that are not in the key's history (other
+	// filter keys' turns): recall can find what the projection leaves out.
+	Outside int
 }
 
 // SummaryNote is the synthetic message that carries a summary into a
@@ -56,13 +60,14 @@ const summaryMarker = "conversation_summary"
 // through its ledger cache.)
 func Project(ctx context.Context, st store.Sessions, key store.SessionKey, filterKey, excludeRun string, override *store.Summary) (*Projection, error) {
 	load := func(after uint64) ([]*runtime.Event, int, error) {
-		return runtime.LoadHistory(ctx, st, key, filterKey, after, excludeRun)
+		return runtime.LoadHistory(ctx, st, key, "", after, "")
 	}
-	return project(ctx, st, key, filterKey, override, load)
+	return project(ctx, st, key, filterKey, excludeRun, override, load)
 }
 
-// project is Project with the events read by load.
-func project(ctx context.Context, st store.Sessions, key store.SessionKey, filterKey string, override *store.Summary,
+// project is Project with the session's events after a sequence number
+// read by load.
+func project(ctx context.Context, st store.Sessions, key store.SessionKey, filterKey, excludeRun string, override *store.Summary,
 	load func(after uint64) ([]*runtime.Event, int, error)) (*Projection, error) {
 	p := &Projection{}
 	if override != nil {
@@ -77,11 +82,13 @@ func project(ctx context.Context, st store.Sessions, key store.SessionKey, filte
 			return nil, fmt.Errorf("history: read summary %q of %s: %w", filterKey, key, err)
 		}
 	}
-	events, skipped, err := load(p.Summary.Boundary)
+	all, skipped, err := load(p.Summary.Boundary)
 	if err != nil {
 		return nil, err
 	}
 	p.Skipped = skipped
+	events, outside := keyHistory(all, filterKey, excludeRun)
+	p.Outside = outside
 	if n := len(events); n > 0 {
 		p.LastSeq = events[n-1].Seq
 	}
@@ -99,8 +106,8 @@ func project(ctx context.Context, st store.Sessions, key store.SessionKey, filte
 
 // Project is the package's Project through the Service's ledger cache.
 func (s *Service) Project(ctx context.Context, key store.SessionKey, filterKey, excludeRun string, override *store.Summary) (*Projection, error) {
-	return project(ctx, s.st, key, filterKey, override, func(after uint64) ([]*runtime.Event, int, error) {
-		return s.history(ctx, key, filterKey, after, excludeRun)
+	return project(ctx, s.st, key, filterKey, excludeRun, override, func(after uint64) ([]*runtime.Event, int, error) {
+		return s.cache.Events(ctx, s.st, key, after)
 	})
 }
 
@@ -116,11 +123,23 @@ func (s *Service) history(ctx context.Context, key store.SessionKey, filterKey s
 	if err != nil {
 		return nil, 0, err
 	}
-	out := make([]*runtime.Event, 0, len(all))
+	out, _ := keyHistory(all, filterKey, excludeRun)
+	return out, skipped, nil
+}
+
+// keyHistory returns the events of filterKey's history among a session's
+// events (runtime.InHistory), without excludeRun's input, and how many
+// inputs, model responses and tool results of other keys it left out.
+func keyHistory(all []*runtime.Event, filterKey, excludeRun string) (events []*runtime.Event, outside int) {
+	events = make([]*runtime.Event, 0, len(all))
 	for _, e := range all {
-		if runtime.InHistory(e, filterKey) && !(e.Kind == runtime.EventInput && excludeRun != "" && e.Run == excludeRun) {
-			out = append(out, e)
+		switch {
+		case e.Kind == runtime.EventInput && excludeRun != "" && e.Run == excludeRun:
+		case runtime.InHistory(e, filterKey):
+			events = append(events, e)
+		case e.Kind == runtime.EventInput || e.Kind == runtime.EventModelResponse || e.Kind == runtime.EventToolResult:
+			outside++
 		}
 	}
-	return out, skipped, nil
+	return events, outside
 }

@@ -76,6 +76,14 @@ agent plain llm {
   model = fast
   tools = [lookup]
 }
+
+agent recaller llm {
+  model       = fast
+  instruction = "You answer from the session."
+  tools       = [lookup, session_search, session_load]
+  summary     = rolling
+  compaction  = lean
+}
 `
 
 type progOpts struct {

@@ -24,7 +24,14 @@ func (s *Service) OpenView(ctx context.Context, call runtime.ContextCall) (*View
 	ap := s.policies(call.Agent)
 	if ap.Summary != nil {
 		s.notePending(call.Run, call.FilterKey, call.Agent)
-		if s.deferSum {
+		first := false
+		if s.deferFirst && !s.deferSum {
+			var err error
+			if first, err = s.noSummary(ctx, call.Session, call.FilterKey); err != nil {
+				s.log.Warn("history: deferred summary failed", "session", call.Session.String(), "filter_key", call.FilterKey, "err", err)
+			}
+		}
+		if s.deferSum || first {
 			// The summary after the previous run, made now that a call
 			// needs it (Config.DeferSummary); a failure is the post-run
 			// path's: logged, and the call goes on from the stored summary.
@@ -39,9 +46,21 @@ func (s *Service) OpenView(ctx context.Context, call runtime.ContextCall) (*View
 	}
 	v := &View{s: s, call: call, pol: ap, proj: proj,
 		counter: s.counterFor(call.Model, ap.Model), window: s.windowOf(call.Model, ap.Model),
-		sessionLoad: slices.Contains(call.Tools, "session_load")}
+		sessionLoad: slices.Contains(call.Tools, recallLoad)}
+	if slices.ContainsFunc(call.Tools, isRecallTool) {
+		v.recallElsewhere = s.elsewhere == nil || s.elsewhere(ctx, call)
+	}
 	return v, nil
 }
+
+// The recall tools (spec/recall.md), offered only when recall can find
+// something (View.Tools).
+const (
+	recallSearch = "session_search"
+	recallLoad   = "session_load"
+)
+
+func isRecallTool(name string) bool { return name == recallSearch || name == recallLoad }
 
 // View is the context of one llm agent call: its projection, which a
 // pressure relief may replace, and its policies.
@@ -56,12 +75,22 @@ type View struct {
 	// reliefFailed: a pressure relief of this call did not advance the
 	// summary; later turns do not ask again.
 	reliefFailed bool
+	// recallElsewhere: the call's recall tools can find events outside
+	// its session (Config.RecallElsewhere); recallOffered: a turn of the
+	// call offered them, so every later turn does.
+	recallElsewhere, recallOffered bool
+	// tools and toolsTurn: the tools the last Build offered, and its turn.
+	tools     []runtime.ToolSpec
+	toolsTurn int
 }
 
 // Built is one model turn's request as the View built it.
 type Built struct {
 	Messages []runtime.Message
-	Stats    CompactionStats
+	// Tools are the tools the turn offers: the agent's, without the recall
+	// tools when they could find nothing (View.Tools).
+	Tools []runtime.ToolSpec
+	Stats CompactionStats
 	// Tokens is the request's estimated size (messages and tools).
 	Tokens int
 	// Relief is the pressure relief attempted before this turn (nil: none).
@@ -83,6 +112,31 @@ func (v *View) Messages(ctx context.Context, t runtime.ContextTurn) []runtime.Me
 	return v.Build(ctx, t).Messages
 }
 
+// Tools implements runtime.ContextToolView: the tools of the turn the last
+// Build assembled. session_search and session_load are left out while
+// recall could find nothing: the request's projection hides nothing (no
+// summary note, no other key's events, no compacted result) and the
+// recall scopes cannot reach another session (Config.RecallElsewhere).
+// Once a turn of the call offered them, every later turn does.
+func (v *View) Tools(_ context.Context, t runtime.ContextTurn) []runtime.ToolSpec {
+	if v.toolsTurn != t.Turn || v.tools == nil {
+		return t.Tools
+	}
+	return v.tools
+}
+
+// offer returns the tools of a request assembled from proj with stats.
+func (v *View) offer(tools []runtime.ToolSpec, proj *Projection, st CompactionStats) []runtime.ToolSpec {
+	if v.recallOffered || !slices.ContainsFunc(tools, func(t runtime.ToolSpec) bool { return isRecallTool(t.Name) }) {
+		return tools
+	}
+	if v.recallElsewhere || proj.Summary.Text != "" || proj.Outside > 0 || st.Replaced() > 0 {
+		v.recallOffered = true
+		return tools
+	}
+	return slices.DeleteFunc(slices.Clone(tools), func(t runtime.ToolSpec) bool { return isRecallTool(t.Name) })
+}
+
 // Projection returns the projection the view currently uses.
 func (v *View) Projection() *Projection { return v.proj }
 
@@ -94,8 +148,9 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 	defer func() {
 		if p := recover(); p != nil {
 			v.s.log.Error("history: building a request panicked; sending the plain request", "panic", p, "stack", string(debug.Stack()))
-			b = Built{Messages: runtime.JoinMessages(t.Head, v.proj.Messages, t.Tail)}
+			b = Built{Messages: runtime.JoinMessages(t.Head, v.proj.Messages, t.Tail), Tools: t.Tools}
 		}
+		v.tools, v.toolsTurn = b.Tools, t.Turn
 	}()
 	b = v.assemble(t, v.proj)
 	pol := v.pol.Compaction
@@ -110,7 +165,7 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 	b.Relief = r
 	before := v.proj.Summary.Boundary
 	res, err := v.s.Summarize(ctx, SummarizeRequest{Session: v.call.Session, FilterKey: v.call.FilterKey, Agent: v.call.Agent,
-		Force: true, Parent: b.Messages, ParentBoundary: before, ParentLastSeq: v.proj.LastSeq, ParentTools: t.Tools})
+		Force: true, Parent: b.Messages, ParentBoundary: before, ParentLastSeq: v.proj.LastSeq, ParentTools: b.Tools})
 	r.Reason, r.Err = res.Reason, err
 	if err != nil || !res.Advanced || res.Summary.Boundary <= before {
 		v.reliefFailed = true
@@ -191,7 +246,8 @@ func (v *View) assemble(t runtime.ContextTurn, proj *Projection) Built {
 		}
 	}
 	b.Messages = msgs
-	b.Tokens = v.counter.Messages(msgs) + v.counter.Tools(t.Tools)
+	b.Tools = v.offer(t.Tools, proj, b.Stats)
+	b.Tokens = v.counter.Messages(msgs) + v.counter.Tools(b.Tools)
 	return b
 }
 

@@ -55,9 +55,11 @@ type posting struct {
 // those in scope).
 type source interface {
 	stats() (n int, avgdl [numClasses]float64)
-	// postings returns the term's postings in scope and its document
-	// frequency in the whole corpus.
-	postings(ctx context.Context, term string) ([]posting, int, error)
+	// df returns the term's document frequency in the whole corpus.
+	df(ctx context.Context, term string) (int, error)
+	// postings returns the term's postings in scope for which want (nil:
+	// every one) holds, in document order.
+	postings(ctx context.Context, term string, want func(doc uint64) bool) ([]posting, error)
 }
 
 // scored is a ranked document.
@@ -95,26 +97,17 @@ func rank(ctx context.Context, src source, q query, keep func(doc uint64) bool, 
 	idf := make([]float64, nt)
 	dfs := make([]int, nt)
 	for i, t := range q.terms {
-		ps, dfn, err := src.postings(ctx, t)
+		dfn, err := src.df(ctx, t)
 		if err != nil {
 			return nil, err
 		}
 		df := float64(dfn)
 		dfs[i] = dfn
 		idf[i] = math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
-		if keep != nil {
-			kept := ps[:0:0]
-			for _, p := range ps {
-				if keep(p.doc) {
-					kept = append(kept, p)
-				}
-			}
-			ps = kept
-		}
-		post[i] = ps
 	}
 	// Per document, each term's BM25 contribution; terms in order of
-	// rarity, the common ones adding only to documents already found.
+	// rarity, the common ones adding only to documents already found (so
+	// only those of their postings are decoded into a list).
 	order := make([]int, nt)
 	for i := range order {
 		order[i] = i
@@ -124,9 +117,22 @@ func rank(ctx context.Context, src source, q query, keep func(doc uint64) bool, 
 	row := map[uint64]int{}
 	var contrib []float64 // row-major, nt per document
 	var docs []uint64
+	found := func(doc uint64) bool {
+		_, ok := row[doc]
+		return ok && (keep == nil || keep(doc))
+	}
 	for k, i := range order {
 		w := idf[i]
 		insert := k == 0 || dfs[i] <= insertCap
+		want := keep
+		if !insert {
+			want = found
+		}
+		ps, err := src.postings(ctx, q.terms[i], want)
+		if err != nil {
+			return nil, err
+		}
+		post[i] = ps
 		for _, p := range post[i] {
 			r, ok := row[p.doc]
 			if !ok {
@@ -447,6 +453,17 @@ func (m *memSource) stats() (int, [numClasses]float64) {
 	return len(m.lens), [numClasses]float64{avg, avg}
 }
 
-func (m *memSource) postings(_ context.Context, t string) ([]posting, int, error) {
-	return m.post[t], len(m.post[t]), nil
+func (m *memSource) df(_ context.Context, t string) (int, error) { return len(m.post[t]), nil }
+
+func (m *memSource) postings(_ context.Context, t string, want func(uint64) bool) ([]posting, error) {
+	if want == nil {
+		return m.post[t], nil
+	}
+	var out []posting
+	for _, p := range m.post[t] {
+		if want(p.doc) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }

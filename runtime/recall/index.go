@@ -469,6 +469,9 @@ type docSource struct {
 	avgdl      [numClasses]float64
 	ids        map[string]uint64 // session → its number in document ids
 	names      []string          // by number
+	// buckets are the posting blocks read by this search, by bucket (df
+	// reads a term's bucket, postings decodes from it).
+	buckets map[uint16][]store.Doc
 }
 
 // Document ids: a passage is session number (20 bits) · seq (28 bits) ·
@@ -508,18 +511,33 @@ type corruptSession struct {
 func (e *corruptSession) Error() string { return e.err.Error() }
 func (e *corruptSession) Unwrap() error { return e.err }
 
-// postings reads the term's bucket and returns the term's postings in the
-// scope's sessions, in document id order, and its document frequency over
-// all the user's sessions (the postings of the others are counted, not
-// decoded).
-func (d *docSource) postings(ctx context.Context, term string) ([]posting, int, error) {
-	base := store.DocPath(d.app, d.user, bucketPart(bucketOf(term)))
+// bucket returns the posting blocks of the term's bucket (read once per
+// search) and the key prefix they share.
+func (d *docSource) bucket(ctx context.Context, term string) ([]store.Doc, string, error) {
+	b := bucketOf(term)
+	base := store.DocPath(d.app, d.user, bucketPart(b))
+	if docs, ok := d.buckets[b]; ok {
+		return docs, base, nil
+	}
 	docs, err := d.st.ListDocs(ctx, CollBlocks, base, "", 0)
 	if err != nil {
-		return nil, 0, fmt.Errorf("recall: read postings: %w", err)
+		return nil, "", fmt.Errorf("recall: read postings: %w", err)
 	}
-	var out []posting
-	df := 0
+	if d.buckets == nil {
+		d.buckets = map[uint16][]store.Doc{}
+	}
+	d.buckets[b] = docs
+	return docs, base, nil
+}
+
+// eachBlock calls fn with every block of the term's bucket that belongs to
+// an indexed session, positioned at the term (blocks without it are
+// skipped): the session's name and number and the reader.
+func (d *docSource) eachBlock(ctx context.Context, term string, fn func(session string, si uint64, r *blockReader) error) error {
+	docs, base, err := d.bucket(ctx, term)
+	if err != nil {
+		return err
+	}
 	for _, doc := range docs {
 		parts, ok := store.SplitDocPath(doc.Key[len(base):])
 		if !ok || len(parts) != 2 {
@@ -529,7 +547,6 @@ func (d *docSource) postings(ctx context.Context, term string) ([]posting, int, 
 		if !indexed {
 			continue
 		}
-		inScope := parts[0] != d.skip && (d.only == "" || parts[0] == d.only)
 		r, err := newBlockReader(doc.Value)
 		for err == nil {
 			var more bool
@@ -537,23 +554,49 @@ func (d *docSource) postings(ctx context.Context, term string) ([]posting, int, 
 				break
 			}
 			if r.termIs(term) {
-				df += int(r.n)
-				if inScope {
-					out = slices.Grow(out, int(min(r.n, uint64(len(r.posts)))))
-					err = r.each(func(p post) {
-						if p.seq < 1<<docSeqBits {
-							out = append(out, posting{doc: docID(si, p.seq, p.passage), tf: int(p.tf), dl: int(p.dl), class: p.class})
-						}
-					})
-				}
+				err = fn(parts[0], si, r)
 				break
 			}
 		}
 		if err != nil {
-			return nil, 0, &corruptSession{session: parts[0], err: err}
+			return &corruptSession{session: parts[0], err: err}
 		}
 	}
-	return out, df, nil
+	return nil
+}
+
+// df counts the term's postings over all the user's sessions, from the
+// block headers (nothing is decoded).
+func (d *docSource) df(ctx context.Context, term string) (int, error) {
+	df := 0
+	err := d.eachBlock(ctx, term, func(_ string, _ uint64, r *blockReader) error {
+		df += int(r.n)
+		return nil
+	})
+	return df, err
+}
+
+// postings returns the term's postings in the scope's sessions for which
+// want (nil: every one) holds, in document id order.
+func (d *docSource) postings(ctx context.Context, term string, want func(doc uint64) bool) ([]posting, error) {
+	var out []posting
+	err := d.eachBlock(ctx, term, func(session string, si uint64, r *blockReader) error {
+		if session == d.skip || d.only != "" && session != d.only {
+			return nil
+		}
+		if want == nil {
+			out = slices.Grow(out, int(min(r.n, uint64(len(r.posts)))))
+		}
+		return r.each(func(p post) {
+			if p.seq >= 1<<docSeqBits {
+				return
+			}
+			if doc := docID(si, p.seq, p.passage); want == nil || want(doc) {
+				out = append(out, posting{doc: doc, tf: int(p.tf), dl: int(p.dl), class: p.class})
+			}
+		})
+	})
+	return out, err
 }
 
 // Passages: a long event is indexed as passages of passageTerms terms (a

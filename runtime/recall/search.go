@@ -182,25 +182,42 @@ func (x *Index) search(ctx context.Context, req SearchRequest, q query, only, sk
 	if boundary != 0 {
 		keep = func(doc uint64) bool { _, seq := src.docRef(doc); return seq <= boundary }
 	}
-	cands, err := rank(ctx, src, q, keep, eventOf, candidates(req.TopK))
+	all, err := rank(ctx, src, q, keep, eventOf, 0)
 	if err != nil {
 		return nil, err
 	}
+	// The candidates, read in BM25 order: the best candidates(TopK) events
+	// of full weight — echoes and the question being asked do not use the
+	// budget, so that the answers of earlier recall rounds cannot push the
+	// original out — then those within nearShare of the best; at most
+	// maxCandidates events are read.
 	events := map[uint64]*runtime.Event{}
+	weights := map[uint64]float64{}
 	echoes := map[[2]string]bool{} // (session, run) → the run called a recall tool
-	ranked, err := rerank(cands, q, func(doc uint64) ([]string, float64, error) {
-		sid, seq := src.docRef(doc)
+	var cands []scored
+	for counted, budget := 0, candidates(req.TopK); len(cands) < len(all) && len(cands) < maxCandidates; {
+		c := all[len(cands)]
+		if counted >= budget && c.score < nearShare*all[0].score {
+			break
+		}
+		sid, seq := src.docRef(c.doc)
 		sk := store.SessionKey{App: key.App, User: key.User, Session: sid}
 		e, err := x.readEvent(ctx, sk, seq)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		events[doc] = e
 		w, err := x.evidenceWeight(ctx, sk, e, sid == key.Session, req.Run, echoes)
 		if err != nil {
-			return nil, 0, err
+			return nil, err
 		}
-		return Terms(indexText(e)), w, nil
+		events[c.doc], weights[c.doc] = e, w
+		cands = append(cands, c)
+		if w == 1 {
+			counted++
+		}
+	}
+	ranked, err := rerank(cands, q, func(doc uint64) ([]string, float64, error) {
+		return Terms(indexText(events[doc])), weights[doc], nil
 	}, req.TopK, req.MinScore)
 	if err != nil {
 		return nil, err
