@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -27,7 +26,6 @@ type serveFlags struct {
 	assemble.ServeFlags
 	grace     time.Duration
 	logFormat string
-	leaseTTL  time.Duration
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -101,7 +99,7 @@ closed.`,
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
 	fl.StringVar(&f.PublicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
 	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
-	fl.DurationVar(&f.leaseTTL, "lease-ttl", 0, "on a PostgreSQL store, the lease of a run this replica drives; another replica takes a dead replica's runs over within 2× it (default $AGENTC_LEASE_TTL, else 10s)")
+	fl.DurationVar(&f.LeaseTTL, "lease-ttl", 0, "on a PostgreSQL store, the lease of a run this replica drives; another replica takes a dead replica's runs over within 2× it (default $AGENTC_LEASE_TTL, else 10s)")
 	fl.BoolVar(&f.UI, "ui", true, "serve the run inspector at /ui/ (spec/inspector.md)")
 	fl.BoolVar(&f.UpgradeWaiting, "upgrade-waiting", false, "move a run of an older program to this one when it resumes, if agentc upgrade-check proves it compatible (spec/upgrade.md)")
 	fl.StringArrayVar(&f.PushHosts, "push-host", nil, "a host (host, host:port, host:*, *.suffix) A2A push-notification webhooks may be on (repeatable; none: push is off)")
@@ -124,21 +122,12 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err := assemble.ExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
-	var logger *slog.Logger
-	switch f.logFormat {
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(a.stderr, nil))
-	case "text":
-		logger = slog.New(slog.NewTextHandler(a.stderr, nil))
-	case "off":
-		logger = slog.New(slog.DiscardHandler)
-	default:
-		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
-	}
-	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
-	if opts.Replica.TTL, err = leaseTTL(f.leaseTTL, cmd.Flags().Changed("lease-ttl")); err != nil {
+	logger, err := assemble.RequestLogger(f.logFormat, a.stderr)
+	if err != nil {
 		return usageErr(err)
 	}
+	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
+	opts.Replica.TTL = set.LeaseTTL
 	metrics := server.NewMetrics()
 	opts.App, opts.Logger, opts.Metrics, opts.Upgrade = set.App, logger, metrics, set.Upgrade()
 	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
@@ -247,26 +236,6 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return &exitError{code: exitFail, err: err}
 	}
 	return nil
-}
-
-// leaseTTL is --lease-ttl, else AGENTC_LEASE_TTL, else 0 (the default).
-func leaseTTL(flag time.Duration, set bool) (time.Duration, error) {
-	d, src := flag, "--lease-ttl"
-	if !set {
-		v := os.Getenv("AGENTC_LEASE_TTL")
-		if v == "" {
-			return 0, nil
-		}
-		var err error
-		if d, err = time.ParseDuration(v); err != nil {
-			return 0, fmt.Errorf("AGENTC_LEASE_TTL: %w", err)
-		}
-		src = "AGENTC_LEASE_TTL"
-	}
-	if d < 300*time.Millisecond {
-		return 0, fmt.Errorf("%s %v: the lease TTL must be at least 300ms (it is renewed every TTL/3)", src, d)
-	}
-	return d, nil
 }
 
 // recoverOrphans resumes the runs the last process on a Pebble store left
