@@ -1,24 +1,16 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/retention"
-	"github.com/agentc/agentc/runtime/server"
-	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/store/dial"
-	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -127,130 +119,19 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return usageErr(err)
 	}
 	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
-	opts.Replica.TTL = set.LeaseTTL
-	metrics := server.NewMetrics()
-	opts.App, opts.Logger, opts.Metrics, opts.Upgrade = set.App, logger, metrics, set.Upgrade()
-	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
-	if err != nil {
+	opts.Logger = logger
+	sv, err := assemble.NewServed(cmd.Context(), opts, prog, set, agentcVersion(), a.warn)
+	var confErr *assemble.ServeConfigError
+	if errors.As(err, &confErr) {
+		return usageErr(err)
+	} else if err != nil {
 		return failErr(err)
 	}
-	clock := asm.Config().Clock
-	b := asm.Backend(r, st, logger, set.Limits, metrics)
-	// Listen first: the A2A card names the address actually bound (a
-	// --addr with port 0 gets one from the kernel).
-	l, err := net.Listen("tcp", set.Addr)
-	if err != nil {
-		closeRunner()
-		return &exitError{code: exitFail, err: fmt.Errorf("listen: %w", err)}
-	}
-	bound := set
-	bound.Addr = l.Addr().String()
-	bound.Version = agentcVersion()
-	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
-	if err == nil && set.UI {
-		var um []server.Mount
-		um, err = assemble.UIMounts(b, st, asm.Config().Entropy, map[string]bool{ui.AdminUser: true})
-		mounts = append(mounts, um...)
-		names = append(names, "ui "+ui.PagePath)
-	}
-	if err != nil {
-		_ = l.Close()
-		closeRunner()
-		return &exitError{code: exitFail, err: err}
-	}
-	// Retention passes run until the runs have ended, before the store
-	// is closed (spec/serve.md, "Retention").
-	closers = append(closers, assemble.StartRetention(st, r.App(), set.Retention, clock.Now, logger, metrics))
-	if p := set.Retention.Policy(r.App()); !p.IsZero() && set.Retention.Interval > 0 {
-		names = append(names, "retention "+p.String()+" every "+retention.FormatAge(set.Retention.Interval))
-	}
-	// The last spans are flushed once the runs have ended, before the
-	// store is closed.
-	closers = append(closers, func(context.Context) error {
-		asm.Flush(func(msg string) { logger.Warn(msg) })
-		return nil
-	})
-	var traceCtx func(context.Context, http.Header) context.Context
-	if asm.Tracing() {
-		traceCtx = telemetry.Extract
-	}
-	removeServe := func() error { return nil }
-	// The CLI's way in while this process holds a Pebble store: an admin
-	// token in serve.json (0600) in the data directory (spec/inspector.md).
-	if kind, _ := dial.Parse(set.Store); kind == dial.Pebble && set.UI {
-		remove, err := ui.Announce(set.Store, l.Addr().String(), r.App(), set.Tokens, set.Open)
-		if err != nil {
-			fmt.Fprintf(a.stderr, "agentc: warning: %v (agentc sessions and the other inspection commands cannot reach this server)\n", err)
-		} else {
-			// Removed before the store is unlocked (Closers run first), so
-			// that it never removes the file of the next server.
-			removeServe = remove
-			closers = append(closers, func(context.Context) error { return remove() })
-		}
-	}
-	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
-		Tokens: set.Tokens, Open: set.Open, Logger: logger, TraceContext: traceCtx})
-	if err != nil {
-		_ = removeServe()
-		_ = l.Close()
-		closeRunner()
-		return usageErr(err)
-	}
-	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; store %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), dial.Display(set.Store))
+	fmt.Fprintf(a.stderr, "agentc: %s\n", sv)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	recoverOrphans(ctx, a, b, set.Store)
-	takeCtx, stopTaking := context.WithCancel(ctx)
-	taking := make(chan struct{})
-	go func() { // owned here: stopped and joined before the shutdown
-		defer close(taking)
-		b.TakeOver(takeCtx, func(resumed []string, err error) {
-			if len(resumed) > 0 {
-				fmt.Fprintf(a.stderr, "agentc: taking over %d run(s) a stopped replica left: %s\n", len(resumed), strings.Join(resumed, ", "))
-			}
-			if err != nil {
-				fmt.Fprintf(a.stderr, "agentc: warning: runs left running, retrying: %v\n", err)
-			}
-		})
-	}()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }() // owned here: Shutdown ends it, joined below
-	select {
-	case err = <-served:
-		stopTaking()
-		<-taking
-		_ = srv.Shutdown(context.Background())
-		return &exitError{code: exitFail, err: err}
-	case <-ctx.Done():
-	}
-	stopTaking()
-	<-taking
-	fmt.Fprintf(a.stderr, "agentc: shutting down (runs get %s to finish)\n", f.grace)
-	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-served; err == nil {
-		err = serr
-	}
-	if err != nil {
-		return &exitError{code: exitFail, err: err}
+	if err := sv.Run(ctx, f.grace); err != nil {
+		return failErr(err)
 	}
 	return nil
-}
-
-// recoverOrphans resumes the runs the last process on a Pebble store left
-// running (it held the store's lock, so nothing drives them now); on a
-// shared store the takeover loop (Backend.TakeOver) adopts orphans
-// (spec/serve.md, "Restart" and "Replicas").
-func recoverOrphans(ctx context.Context, a *app, b *server.Backend, target string) {
-	if kind, _ := dial.Parse(target); kind != dial.Pebble {
-		return
-	}
-	resumed, err := b.Recover(ctx)
-	if len(resumed) > 0 {
-		fmt.Fprintf(a.stderr, "agentc: resuming %d run(s) the last shutdown cut off: %s\n", len(resumed), strings.Join(resumed, ", "))
-	}
-	if err != nil {
-		fmt.Fprintf(a.stderr, "agentc: warning: runs left running, resume them later (agentc run --resume RUN): %v\n", err)
-	}
 }

@@ -1,0 +1,184 @@
+package assemble
+
+// Running a server: agentc serve's listener, adapters, inspector,
+// retention passes, replica takeover and graceful shutdown (spec/serve.md).
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/retention"
+	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/ui"
+	"github.com/agentc/agentc/runtime/store/dial"
+	"github.com/agentc/agentc/runtime/telemetry"
+)
+
+// ServeConfigError is a server configuration server.New refuses (agentc
+// serve's usage error).
+type ServeConfigError struct{ Err error }
+
+func (e *ServeConfigError) Error() string { return e.Err.Error() }
+func (e *ServeConfigError) Unwrap() error { return e.Err }
+
+// Served is a program's server, listening and ready to Run.
+type Served struct {
+	srv      *server.Server
+	b        *server.Backend
+	l        net.Listener
+	store    string
+	app      string
+	names    []string
+	say      func(string)
+	shutdown func() // before Run: undoes NewServed
+}
+
+// NewServed opens o's Runner over set's store (Open), listens on set.Addr
+// (the A2A card names the address actually bound, a port 0 getting one
+// from the kernel) and builds what set serves: the serve block's adapters
+// (Mounts), the inspector, retention passes and, on a Pebble store, the
+// CLI's way in (ui.Announce); version is what protocols report. say gets
+// the notes a person reads ("warning: …"). Errors of the configuration
+// are *ServeConfigError.
+func NewServed(ctx context.Context, o Options, prog *bytecode.Program, set ServeSettings, version string, say func(string)) (*Served, error) {
+	metrics := server.NewMetrics()
+	logger := o.Logger
+	o.App, o.Metrics, o.Upgrade = set.App, metrics, set.Upgrade()
+	if o.Replica != nil {
+		o.Replica.TTL = set.LeaseTTL
+	}
+	asm, st, r, closeRunner, err := Open(ctx, o, set.Store)
+	if err != nil {
+		return nil, err
+	}
+	b := asm.Backend(r, st, logger, set.Limits, metrics)
+	l, err := net.Listen("tcp", set.Addr)
+	if err != nil {
+		closeRunner()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	bound := set
+	bound.Addr = l.Addr().String()
+	bound.Version = version
+	mounts, closers, names, err := Mounts(b, prog, bound, nil)
+	if err == nil && set.UI {
+		var um []server.Mount
+		um, err = UIMounts(b, st, asm.Config().Entropy, map[string]bool{ui.AdminUser: true})
+		mounts = append(mounts, um...)
+		names = append(names, "ui "+ui.PagePath)
+	}
+	if err != nil {
+		_ = l.Close()
+		closeRunner()
+		return nil, err
+	}
+	// Retention passes run until the runs have ended, before the store
+	// is closed (spec/serve.md, "Retention").
+	closers = append(closers, StartRetention(st, r.App(), set.Retention, asm.Config().Clock.Now, logger, metrics))
+	if p := set.Retention.Policy(r.App()); !p.IsZero() && set.Retention.Interval > 0 {
+		names = append(names, "retention "+p.String()+" every "+retention.FormatAge(set.Retention.Interval))
+	}
+	// The last spans are flushed once the runs have ended, before the
+	// store is closed.
+	closers = append(closers, func(context.Context) error {
+		asm.Flush(func(msg string) { logger.Warn(msg) })
+		return nil
+	})
+	var traceCtx func(context.Context, http.Header) context.Context
+	if asm.Tracing() {
+		traceCtx = telemetry.Extract
+	}
+	removeServe := func() error { return nil }
+	// The CLI's way in while this process holds a Pebble store: an admin
+	// token in serve.json (0600) in the data directory (spec/inspector.md).
+	if kind, _ := dial.Parse(set.Store); kind == dial.Pebble && set.UI {
+		remove, err := ui.Announce(set.Store, l.Addr().String(), r.App(), set.Tokens, set.Open)
+		if err != nil {
+			say(fmt.Sprintf("warning: %v (agentc sessions and the other inspection commands cannot reach this server)", err))
+		} else {
+			// Removed before the store is unlocked (Closers run first), so
+			// that it never removes the file of the next server.
+			removeServe = remove
+			closers = append(closers, func(context.Context) error { return remove() })
+		}
+	}
+	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
+		Tokens: set.Tokens, Open: set.Open, Logger: logger, TraceContext: traceCtx})
+	if err != nil {
+		_ = removeServe()
+		_ = l.Close()
+		closeRunner()
+		return nil, &ServeConfigError{err}
+	}
+	return &Served{srv: srv, b: b, l: l, store: set.Store, app: r.App(), names: names, say: say}, nil
+}
+
+// String is the line that announces the server.
+func (s *Served) String() string {
+	return fmt.Sprintf("serving %s on http://%s (%s; store %s)", s.app, s.l.Addr(), strings.Join(s.names, ", "), dial.Display(s.store))
+}
+
+// Run serves until ctx ends, then shuts down: no new runs, running ones
+// get grace to finish and are then canceled (they stay resumable). While
+// it serves, the runs the last process on a Pebble store left running are
+// resumed (Backend.Recover) and, on a shared store, those of a replica
+// that stopped are taken over (Backend.TakeOver).
+func (s *Served) Run(ctx context.Context, grace time.Duration) error {
+	s.recoverOrphans(ctx)
+	takeCtx, stopTaking := context.WithCancel(ctx)
+	taking := make(chan struct{})
+	go func() { // owned here: stopped and joined before the shutdown
+		defer close(taking)
+		s.b.TakeOver(takeCtx, func(resumed []string, err error) {
+			if len(resumed) > 0 {
+				s.say(fmt.Sprintf("taking over %d run(s) a stopped replica left: %s", len(resumed), strings.Join(resumed, ", ")))
+			}
+			if err != nil {
+				s.say(fmt.Sprintf("warning: runs left running, retrying: %v", err))
+			}
+		})
+	}()
+	served := make(chan error, 1)
+	go func() { served <- s.srv.Serve(s.l) }() // owned here: Shutdown ends it, joined below
+	var err error
+	select {
+	case err = <-served:
+		stopTaking()
+		<-taking
+		_ = s.srv.Shutdown(context.Background())
+		return err
+	case <-ctx.Done():
+	}
+	stopTaking()
+	<-taking
+	s.say(fmt.Sprintf("shutting down (runs get %s to finish)", grace))
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	err = s.srv.Shutdown(sctx)
+	if serr := <-served; err == nil {
+		err = serr
+	}
+	return err
+}
+
+// recoverOrphans resumes the runs the last process on a Pebble store left
+// running (it held the store's lock, so nothing drives them now); on a
+// shared store the takeover loop (Backend.TakeOver) adopts orphans
+// (spec/serve.md, "Restart" and "Replicas").
+func (s *Served) recoverOrphans(ctx context.Context) {
+	if kind, _ := dial.Parse(s.store); kind != dial.Pebble {
+		return
+	}
+	resumed, err := s.b.Recover(ctx)
+	if len(resumed) > 0 {
+		s.say(fmt.Sprintf("resuming %d run(s) the last shutdown cut off: %s", len(resumed), strings.Join(resumed, ", ")))
+	}
+	if err != nil {
+		s.say(fmt.Sprintf("warning: runs left running, resume them later (agentc run --resume RUN): %v", err))
+	}
+}
