@@ -5,16 +5,23 @@ package assemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"os"
+	"os/user"
 	"strings"
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/retention"
 	"github.com/agentc/agentc/runtime/server"
+	"github.com/agentc/agentc/runtime/server/mcp"
 	"github.com/agentc/agentc/runtime/server/ui"
+	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/telemetry"
 )
@@ -182,3 +189,88 @@ func (s *Served) recoverOrphans(ctx context.Context) {
 		s.say(fmt.Sprintf("warning: runs left running, resume them later (agentc run --resume RUN): %v", err))
 	}
 }
+
+// OpenInspector opens the run inspector of agentc ui over the store at
+// target (every app and user shown, ui.AdminUser's view): with o, over
+// o's Runner too (Open), so that the runs of o's program can be continued
+// from the page; with nil, runs are read, forked and evolution candidates
+// decided. close closes what it opened.
+func OpenInspector(ctx context.Context, o *Options, target string) (h *ui.Handler, close func(), err error) {
+	var (
+		st      store.Store
+		backend *server.Backend
+	)
+	if o != nil {
+		asm, s, r, c, err := Open(ctx, *o, target)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, close = s, c
+		backend = asm.Backend(r, s, nil, server.Limits{}, nil)
+	} else {
+		if st, err = dial.Open(ctx, target); err != nil {
+			return nil, nil, err
+		}
+		close = func() { _ = st.Close() }
+	}
+	h, err = ui.New(ui.Config{Store: st, Backend: backend, Admins: map[string]bool{ui.AdminUser: true},
+		Inspect: inspect.Config{Clock: WallClock{}, Entropy: CryptoEntropy{}}})
+	if err != nil {
+		close()
+		return nil, nil, err
+	}
+	return h, close, nil
+}
+
+// LocalUser is the user a person names (trimmed), else
+// the OS user running agentc, else $USER.
+func LocalUser(name string) (string, error) {
+	if name = strings.TrimSpace(name); name != "" {
+		return name, nil
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username, nil
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u, nil
+	}
+	return "", errors.New("cannot tell the local user: give --user")
+}
+
+// Stdio is agentc mcp stdio's server: the MCP tools of agentc serve's /mcp
+// over one process's standard input and output.
+type Stdio struct {
+	h     *mcp.Handler
+	app   string
+	store string
+	close func()
+}
+
+// NewStdio opens o's Runner over set's store (Open) and its MCP handler;
+// version is the serverInfo version. Close closes the Runner.
+func NewStdio(ctx context.Context, o Options, set ServeSettings, version string) (*Stdio, error) {
+	o.App = set.App
+	asm, st, r, closeRunner, err := Open(ctx, o, set.Store)
+	if err != nil {
+		return nil, err
+	}
+	h, err := mcp.New(asm.Backend(r, st, o.Logger, set.Limits, nil), mcp.Options{Version: version})
+	if err != nil {
+		closeRunner()
+		return nil, err
+	}
+	return &Stdio{h: h, app: r.App(), store: set.Store, close: closeRunner}, nil
+}
+
+// Describe is the line announcing the server for user.
+func (s *Stdio) Describe(user string) string {
+	return fmt.Sprintf("serving %s over MCP stdio as user %s (tools %s; store %s)", s.app, user, strings.Join(s.h.Tools(), ", "), dial.Display(s.store))
+}
+
+// Serve serves user's requests from in to out until in closes or ctx ends.
+func (s *Stdio) Serve(ctx context.Context, user string, in io.Reader, out io.Writer) error {
+	return s.h.ServeStdio(ctx, user, in, out)
+}
+
+// Close closes the Runner and the store.
+func (s *Stdio) Close() { s.close() }
