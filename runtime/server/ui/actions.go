@@ -62,17 +62,23 @@ func withBody[T, K any](h *Handler, w http.ResponseWriter, r *http.Request, look
 	return k, req, ok
 }
 
+// waitsFor reports whether run is in status (described as what), answering
+// 409 not_resumable when it is not.
+func waitsFor(w http.ResponseWriter, run store.Run, status runtime.RunStatus, what string) bool {
+	if run.Status != store.RunStatus(status) {
+		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not "+what, nil)
+		return false
+	}
+	return true
+}
+
 type answerRequest struct {
 	Values map[string]json.RawMessage `json:"values"`
 }
 
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
 	run, req, ok := withBody[answerRequest](h, w, r, h.lookupRun)
-	if !ok {
-		return
-	}
-	if run.Status != store.RunStatus(runtime.StatusInterrupted) {
-		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not waiting for an answer", nil)
+	if !ok || !waitsFor(w, run, runtime.StatusInterrupted, "waiting for an answer") {
 		return
 	}
 	if err := h.in.CheckAnswers(r.Context(), run.ID, -1, req.Values); err != nil {
@@ -91,11 +97,7 @@ type decideRequest struct {
 
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 	run, req, ok := withBody[decideRequest](h, w, r, h.lookupRun)
-	if !ok {
-		return
-	}
-	if run.Status != store.RunStatus(runtime.StatusNeedsDecision) {
-		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not needs_decision", nil)
+	if !ok || !waitsFor(w, run, runtime.StatusNeedsDecision, "needs_decision") {
 		return
 	}
 	if len(req.Decisions) == 0 {
