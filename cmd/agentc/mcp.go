@@ -160,7 +160,7 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 	if err := assemble.ExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
-	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
+	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
 	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	sv, err := assemble.NewStdio(cmd.Context(), opts, set, agentcVersion())
 	if err != nil {

@@ -109,7 +109,7 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := assembleOptions(a, prog, enc, proj.Root, f.dir())
+	opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
 	if f.resume == "" {
 		if opts.Replay, err = assemble.ReplayFor(prog, f.run); err != nil && f.run != "" {
 			return usageErr(fmt.Errorf("--run: %w", err))

@@ -118,7 +118,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
+	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
 	opts.Logger = logger
 	sv, err := assemble.NewServed(cmd.Context(), opts, prog, set, agentcVersion(), a.warn)
 	var confErr *assemble.ServeConfigError

@@ -53,7 +53,7 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 				if err != nil {
 					return err
 				}
-				opts := assembleOptions(a, prog, enc, proj.Root, f.dir())
+				opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
 				o = &opts
 			}
 			h, closeFn, err := assemble.OpenInspector(ctx, o, target)

@@ -274,3 +274,13 @@ func (s *Stdio) Serve(ctx context.Context, user string, in io.Reader, out io.Wri
 
 // Close closes the Runner and the store.
 func (s *Stdio) Close() { s.close() }
+
+// ServedAt is the inspector API client of the agentc serve that holds the
+// Pebble store at target (ui.Served); ok is false for any other store, or
+// when no live server holds it.
+func ServedAt(target string) (c *ui.Client, info ui.ServeInfo, ok bool) {
+	if kind, _ := dial.Parse(target); kind != dial.Pebble {
+		return nil, ui.ServeInfo{}, false
+	}
+	return ui.Served(target)
+}
