@@ -218,6 +218,7 @@ var llmAgentSchema = &blockSchema{what: "llm agent", attrs: []attrSpec{
 	refA("memory", "memory policy", DeclMemory),
 	refA("evolution", "skill evolution policy", DeclEvolution),
 	constA("max_turns", tInt, "model turns per call").atLeast(1),
+	constA("confirm_side_effects", tBool, "ask the user before each call of a side_effect tool"),
 	{name: "output", kind: vTypeRef, doc: "structured output type (default string)"},
 	refsA("fallback", "models to call instead of the model, in order, when it is unavailable or rate-limited (default: the model's fallback)", DeclModel),
 	budgetAttr,
@@ -303,6 +304,7 @@ var mcpToolSchema = &blockSchema{what: "mcp tool", attrs: []attrSpec{
 var toolSchema = &blockSchema{what: "tool", attrs: []attrSpec{
 	wordA("effect", "read_only | idempotent | side_effect (default)", "read_only", "idempotent", "side_effect"),
 	constA("timeout", tDuration, "per call").above(0),
+	constA("confirm", tBool, "an llm loop asks the user before each call (approve, edit the arguments, reject)"),
 }}
 
 var skillSchema = &blockSchema{what: "skill", attrs: []attrSpec{

@@ -132,6 +132,8 @@ func (c *checker) buildGraph(g *Graph) {
 		case *syntax.JoinNode:
 			n.Kind = NodeJoin
 			n.JoinAll = body.Mode == "all"
+		case *syntax.WaitNode:
+			n.Kind = NodeWait
 		default:
 			nodeSlab = nodeSlab[:len(nodeSlab)-1]
 			continue
@@ -301,8 +303,9 @@ var allowedClauses = map[NodeKind]int{
 	NodeCall:      clRetry | clTimeout | clCatch | clCache | clInto,
 	NodeSet:       clCatch,
 	NodeMap:       clInto,
-	NodeInterrupt: clInto,
+	NodeInterrupt: clInto | clTimeout,
 	NodeJoin:      0,
+	NodeWait:      clCatch,
 }
 
 const itemClauses = clRetry | clTimeout | clCatch | clCache
@@ -371,6 +374,7 @@ func (c *checker) policies(b *graphBuild, n *Node, cls []*syntax.Clause, allowed
 			p.Retry = c.retry(cl.Retry)
 		case clTimeout:
 			p.Timeout = c.positiveDuration(cl.Timeout, "timeout")
+			c.timeoutElse(b, n, cl, what, &p)
 		case clCache:
 			p.Cache = &CachePolicy{}
 			if cl.Cache.TTL != nil {
@@ -386,6 +390,29 @@ func (c *checker) policies(b *graphBuild, n *Node, cls []*syntax.Clause, allowed
 		}
 	}
 	return p
+}
+
+// timeoutElse checks a timeout's else target: an interrupt's timeout
+// routes there when nobody answered in time (a catch route of kind
+// timeout, spec/language.md §12.4); no other timeout has one.
+func (c *checker) timeoutElse(b *graphBuild, n *Node, cl *syntax.Clause, what string, p *Policies) {
+	if what != "interrupt node" {
+		if cl.Else != nil {
+			c.errorf(ClauseNotAllowed, cl.Else.Span(), "else is only allowed on an interrupt's timeout").Detail =
+				"a call's timeout fails the attempt; route failures with catch -> node"
+		}
+		return
+	}
+	if cl.Else == nil {
+		c.errorf(ClauseNotAllowed, cl.Span(), "an interrupt's timeout needs else -> node: where the run goes when nobody answers in time")
+		return
+	}
+	t := c.edgeEnd(b, cl.Else, false)
+	if t == nil {
+		return
+	}
+	p.Catch = t
+	c.addEdge(b.g, &Edge{From: n, To: t, Kind: EdgeCatch, Span: cl.Span(), Case: -1})
 }
 
 func (c *checker) positiveDuration(d *syntax.DurationLit, what string) time.Duration {
@@ -533,6 +560,13 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 		}
 		n.Interrupt.Returns = rt
 		n.Output = rt
+	case *syntax.WaitNode:
+		n.Wait = &Wait{For: body.For, Until: body.Until}
+		want, what := types.DurationType, "wait"
+		if body.Until {
+			want, what = types.StringType, "wait until (an RFC 3339 time)"
+		}
+		c.expect(body.For, sc, want, what)
 	}
 	c.checkInto(b, n)
 	c.checkFallbackNode(n)

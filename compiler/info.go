@@ -432,9 +432,10 @@ const (
 	NodeMap       // Map
 	NodeInterrupt // Interrupt
 	NodeJoin      // JoinAll
+	NodeWait      // Wait
 )
 
-var nodeKindNames = [...]string{NodeStart: "start", NodeEnd: "end", NodeCall: "call", NodeSet: "set", NodeMap: "map", NodeInterrupt: "interrupt", NodeJoin: "join"}
+var nodeKindNames = [...]string{NodeStart: "start", NodeEnd: "end", NodeCall: "call", NodeSet: "set", NodeMap: "map", NodeInterrupt: "interrupt", NodeJoin: "join", NodeWait: "wait"}
 
 func (k NodeKind) String() string {
 	if int(k) < len(nodeKindNames) && nodeKindNames[k] != "" {
@@ -455,6 +456,7 @@ type Node struct {
 	Set       []*SetItem  // NodeSet
 	Map       *MapSpec    // NodeMap
 	Interrupt *Interrupt  // NodeInterrupt
+	Wait      *Wait       // NodeWait
 	JoinAll   bool        // NodeJoin: all (else any)
 	Into      *Field      // the `into` target, or nil
 	IntoSpan  diag.Span   // the target's span
@@ -518,6 +520,13 @@ type MapSpec struct {
 type Interrupt struct {
 	Prompt  *syntax.String
 	Returns *types.Type
+}
+
+// Wait is a wait node's deadline: a duration from when it is reached, or
+// (Until) an RFC 3339 timestamp.
+type Wait struct {
+	For   *syntax.Expr
+	Until bool
 }
 
 // Policies are a node's retry, timeout, catch and cache clauses.

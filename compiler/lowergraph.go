@@ -128,6 +128,17 @@ func (gl *graphLowerer) node(n *Node) bytecode.Node {
 	case NodeJoin:
 		out.Kind = bytecode.NodeJoin
 		out.Join = gl.join(n)
+	case NodeWait:
+		out.Kind = bytecode.NodeWait
+		if n.Wait == nil || n.Wait.For == nil {
+			l.internal("graph %s: wait %s has no deadline", gl.g.Name(), n.Name)
+			break
+		}
+		want := types.DurationType
+		if n.Wait.Until {
+			want = types.StringType
+		}
+		out.Wait = bytecode.WaitSpec{Code: l.chunk(gl.chunkName(n, "wait", -1), gl.scope(false), n.Wait.For, want), Until: n.Wait.Until}
 	default:
 		l.internal("graph %s: node %s has kind %s", gl.g.Name(), n.Name, n.Kind)
 	}

@@ -53,7 +53,7 @@ func shape(k NodeKind) bytecode.PictureShape {
 		return bytecode.ShapeTerminal
 	case NodeJoin:
 		return bytecode.ShapeJoin
-	case NodeInterrupt:
+	case NodeInterrupt, NodeWait:
 		return bytecode.ShapeInterrupt
 	case NodeMap:
 		return bytecode.ShapeMap
@@ -94,6 +94,11 @@ func caption(n *Node) string {
 		what = "interrupt"
 		if n.Interrupt != nil && n.Interrupt.Returns != nil {
 			what += " → " + n.Interrupt.Returns.String()
+		}
+	case NodeWait:
+		what = "wait"
+		if n.Wait != nil && n.Wait.Until {
+			what = "wait until"
 		}
 	case NodeJoin:
 		what = "join any"

@@ -102,6 +102,7 @@ type Event struct {
 	Changes      []StateChange   `json:"changes,omitempty"`
 	Interrupts   []InterruptInfo `json:"interrupts,omitempty"`
 	Decisions    []DecisionInfo  `json:"decisions,omitempty"`
+	Timers       []TimerInfo     `json:"timers,omitempty"`
 	Status       RunStatus       `json:"status,omitempty"`
 	Output       json.RawMessage `json:"output,omitempty"`
 }
@@ -148,9 +149,20 @@ type InterruptInfo struct {
 	Node   string         `json:"node"`
 	Prompt string         `json:"prompt"`
 	Schema map[string]any `json:"schema,omitempty"`
+	Due    *time.Time     `json:"due,omitempty"` // with a timeout: when it routes to its else target
 	// ToolCalls are the client tool calls a paused llm call waits on
 	// (Invocation.ClientTools); the answer maps each call id to its result.
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+}
+
+// TimerInfo is a deadline a waiting run has (a run_finished with status
+// interrupted): a wait node's, or an interrupt's timeout. The run resumes
+// by itself then under agentc serve; agentc run --resume fires due ones.
+type TimerInfo struct {
+	ID   string    `json:"id"`
+	Node string    `json:"node"`
+	Due  time.Time `json:"due"`
+	Wait bool      `json:"wait,omitempty"` // a wait node (else an interrupt's timeout)
 }
 
 // DecisionInfo is a side effect that needs a decision before the run can

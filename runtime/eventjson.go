@@ -134,6 +134,11 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if len(e.Timers) > 0 {
+		if b, err = appendMarshaled(b, "timers", e.Timers); err != nil {
+			return nil, err
+		}
+	}
 	b = optMember(b, "status", string(e.Status))
 	if len(e.Output) > 0 {
 		if b, err = rawMember(b, "output", e.Output); err != nil {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -21,6 +22,7 @@ type toolInfo struct {
 	in, out *types.Type
 	impl    Tool // nil: a `run = agent` tool the Runner runs itself
 	spec    ToolSpec
+	confirm bool // `confirm = true`: an llm loop asks before each call (confirm.go)
 }
 
 // agentInfo is what the llm loop knows about one program agent.
@@ -35,6 +37,7 @@ type agentInfo struct {
 	topP        *float64
 	seed        *int64
 	maxTokens   int
+	confirmFx   bool            // confirm_side_effects: ask before each side_effect tool call
 	price       *Price          // the model's declared price; nil: none
 	index       int             // in Program.Agents
 	toolNames   []string        // the names of tools, in order
@@ -54,6 +57,9 @@ func (pr *program) bind(models map[string]Model, tools map[string]Tool) error {
 			ti.impl = tools[t.Impl.Builtin]
 		}
 		ti.spec = ToolSpec{Name: t.Name, Description: t.Doc, InputSchema: types.JSONSchema(ti.in)}
+		if v, ok := p.ConstAttr(t.Attrs, "confirm"); ok && v.Kind() == types.ValBool {
+			ti.confirm = v.Bool()
+		}
 		pr.tools[i] = ti
 	}
 	missingModels, missingTools := map[string]bool{}, map[string]bool{}
@@ -68,6 +74,9 @@ func (pr *program) bind(models map[string]Model, tools map[string]Tool) error {
 		ai := agentInfo{decl: ag, byName: map[string]int{}, maxTurns: int(ag.MaxTurns), index: i}
 		if ai.maxTurns <= 0 {
 			ai.maxTurns = DefaultMaxTurns
+		}
+		if v, ok := p.ConstAttr(ag.Attrs, "confirm_side_effects"); ok && v.Kind() == types.ValBool {
+			ai.confirmFx = v.Bool()
 		}
 		if ag.Kind == bytecode.AgentLLM && ag.Model >= 0 {
 			md := &p.Models[ag.Model]
@@ -190,6 +199,7 @@ type callCtx struct {
 	attempt uint32
 	idem    string         // idempotency key of the attempt ("" for read-only calls)
 	resume  *vm.CallResume // the answer to this call's pause (clienttools.go)
+	sub     *vm.SubResume  // a parked sub-run (or paused loop) to continue (vm.CallRequest.SubRun)
 }
 
 // mapIndex returns the item index for events (nil outside a map).
@@ -220,7 +230,7 @@ func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error
 		item = h.item
 	}
 	c := &callCtx{sc: sc, run: req.Run, path: req.Node, vmItem: req.MapIndex, node: h.rel(req.Node), item: item,
-		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume}
+		step: sc.step, attempt: req.Attempt, idem: req.IdempotencyKey, resume: req.Resume, sub: req.SubRun}
 	if obs := h.a.r.obs; obs != nil {
 		return h.observeCall(ctx, obs, c, req)
 	}
@@ -286,15 +296,27 @@ func (h *host) subRun(ctx context.Context, c *callCtx, gi int, what string, opts
 	opts.Workers = a.r.opts.VMWorkers
 	opts.MaxSteps = a.r.opts.MaxSteps
 	opts.Emit = func(e vm.Event) { child.onVM(c, graph, e) }
-	res, err := a.p.m.Run(ctx, gi, opts)
+	var res *vm.Result
+	var err error
+	if c.sub != nil && c.sub.From != nil {
+		// A parked sub-run woken by an answer continues from its snapshot.
+		res, err = a.p.m.Resume(ctx, gi, vm.ResumeInput{From: c.sub.From, Answers: c.sub.Answers}, opts)
+	} else {
+		res, err = a.p.m.Run(ctx, gi, opts)
+	}
 	if err != nil {
 		return types.Value{}, err
 	}
-	if res.Status != vm.StatusCompleted {
-		return types.Value{}, vm.NewError(vm.KindInternal, "%s stopped with status %s inside node %s: interrupts and decisions inside sub-graphs and agents are not supported yet",
-			graph, res.Status, c.node)
+	switch res.Status {
+	case vm.StatusCompleted:
+		return res.Output, nil
+	case vm.StatusInterrupted:
+		// The calling task parks; the interrupts are the parent's, by
+		// their path ids (spec/runner.md, "Interrupts in sub-runs").
+		return types.Value{}, &vm.Suspension{Snapshot: res.Snapshot, Interrupts: res.Interrupts}
 	}
-	return res.Output, nil
+	return types.Value{}, vm.NewError(vm.KindInternal, "%s stopped with status %s inside node %s: pending decisions inside sub-graphs and agents are not supported yet",
+		graph, res.Status, c.node)
 }
 
 // toolNode runs a tool node: the arguments become the tool's input record
@@ -403,10 +425,16 @@ func (h *host) agentTool(ctx context.Context, c *callCtx, ti *toolInfo, req Tool
 	}
 	sub := *c
 	sub.path, sub.vmItem, sub.node = c.taskID()+"/"+ti.name, -1, c.node+"/"+ti.name
+	sub.resume, sub.sub = nil, nil // the caller's paused state is not the agent's
 	if req.IdempotencyKey != "" {
 		sub.idem = req.IdempotencyKey
 	}
 	v, err := h.agent(ctx, &sub, int(ti.decl.Impl.Agent), prompt, ti.out)
+	var sp *vm.Suspension
+	if errors.As(err, &sp) {
+		// A tool call cannot pause its caller (spec/language.md §7.8).
+		return nil, vm.NewError(vm.KindToolError, "agent %s stopped to wait (%v), which a tool call cannot do", ti.name, sp)
+	}
 	if err != nil {
 		return nil, err
 	}

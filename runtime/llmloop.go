@@ -74,14 +74,31 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 	head := slices.Clip(msgs)
 	view := h.openContext(ctx, c, ag)
 	retries, first := 0, 1
-	if c.resume != nil {
+	switch {
+	case c.sub != nil && !c.sub.Host.IsNull():
+		// A loop paused for tool confirmations (confirm.go): run the
+		// reply's calls as decided, then go on with the next turn (or
+		// wait for the reply's client tools).
+		st, decisions, err := h.resumeLoop(c, ag, c.sub)
+		if err != nil {
+			return types.Value{}, err
+		}
+		results, err := h.runTools(ctx, c, ag, st.Turn, st.Calls, eventToolCalls(st.Calls), decisions)
+		if err != nil {
+			return types.Value{}, err
+		}
+		msgs, retries, first = append(st.Msgs, results...), st.Retries, st.Turn+1
+		if len(st.Client) > 0 {
+			return types.Value{}, h.pauseForClient(c, ag, st.Turn, retries, msgs, st.Client, eventToolCalls(st.Client))
+		}
+	case c.resume != nil:
 		// A call paused on client tools continues after its last reply.
 		st, err := h.resumeClient(c, ag, c.resume)
 		if err != nil {
 			return types.Value{}, err
 		}
 		msgs, retries, first = st.Msgs, st.Retries, st.Turn+1
-	} else {
+	default:
 		tail := h.preload(ctx, c, ag, prompt)
 		if prompt != "" || len(head)+len(tail) == 0 {
 			tail = append(tail, a.withImages(ag, Message{Role: RoleUser, Content: prompt}))
@@ -160,8 +177,11 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 			if len(a.client) > 0 {
 				own, ownEv, client, clientEv = a.splitClient(ag, resp.ToolCalls, calls)
 			}
+			if ask := h.confirmCalls(ag, own); len(ask) > 0 {
+				return types.Value{}, h.pause(c, ag, &loopState{Turn: turn, Retries: retries, Msgs: msgs, Calls: own, Ask: ask, Client: client})
+			}
 			if len(own) > 0 {
-				results, err := h.runTools(ctx, c, ag, turn, own, ownEv)
+				results, err := h.runTools(ctx, c, ag, turn, own, ownEv, nil)
 				if err != nil {
 					return types.Value{}, err
 				}
@@ -281,21 +301,40 @@ type toolOutcome struct {
 // (the goroutines are joined before it returns), and returns the tool
 // messages in call order. Tool errors go back to the model; a panicking
 // tool or cancellation fails the node.
-func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int, calls, evCalls []ToolCall) ([]Message, error) {
+func (h *host) runTools(ctx context.Context, c *callCtx, ag *agentInfo, turn int, calls, evCalls []ToolCall, decisions map[int]confirmAnswer) ([]Message, error) {
 	a := h.a
 	name := ag.decl.Name
+	if len(decisions) > 0 {
+		// Confirmed calls: an edit runs (and is reported) with the user's
+		// arguments; a rejection does not run.
+		calls, evCalls = slices.Clone(calls), slices.Clone(evCalls)
+		for i, d := range decisions {
+			if args, _ := decided(d, &calls[i]); args != nil {
+				calls[i].Args, evCalls[i].Args = args, args
+			}
+		}
+	}
 	for i := range calls {
 		ev := a.newEvent(EventToolCall, name, c.node, c.step)
 		ev.MapIndex, ev.Turn, ev.ToolCall = c.mapIndex(), turn, &evCalls[i]
 		a.emitTask(c.sc, ev)
 	}
 	outs := make([]toolOutcome, len(calls))
+	one := func(i int) toolOutcome {
+		if d, ok := decisions[i]; ok {
+			if _, rejected := decided(d, &calls[i]); rejected != "" {
+				return toolOutcome{content: "error (" + string(vm.KindToolError) + "): " + rejected,
+					err: &ErrorInfo{Kind: string(vm.KindToolError), Message: rejected, Node: c.node}}
+			}
+		}
+		return h.modelTool(ctx, c, ag, turn, i, &calls[i])
+	}
 	if len(calls) == 1 {
-		outs[0] = h.modelTool(ctx, c, ag, turn, 0, &calls[0])
+		outs[0] = one(0)
 	} else {
 		var wg sync.WaitGroup
 		for i := range calls {
-			wg.Go(func() { outs[i] = h.modelTool(ctx, c, ag, turn, i, &calls[i]) })
+			wg.Go(func() { outs[i] = one(i) })
 		}
 		wg.Wait()
 	}

@@ -70,7 +70,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		in.Pending = append(in.Pending, vm.PendingWrite{Step: latest.Step + 1, Task: pw.Node, Data: data})
 	}
 
-	waiting, err := a.p.pendingInterrupts(a.graph, in.Chain[len(in.Chain)-1].Interrupts)
+	waiting, err := a.p.pendingInterrupts(a.gi, in.Chain[len(in.Chain)-1].Interrupts)
 	if err != nil {
 		return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 	}
@@ -80,6 +80,11 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 			id = a.root + "/" + key
 		}
 		i := slices.IndexFunc(waiting, func(w waitingInterrupt) bool { return w.id == id })
+		if i < 0 && id == key {
+			// A path relative to the runnable ("fan/2/sub/approve").
+			id = a.root + "/" + key
+			i = slices.IndexFunc(waiting, func(w waitingInterrupt) bool { return w.id == id })
+		}
 		if i < 0 {
 			ids := make([]string, len(waiting))
 			for j, w := range waiting {
@@ -96,12 +101,39 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		}
 		in.Answers[id] = v
 	}
-	if len(waiting) > 0 && len(in.Answers) == 0 && len(req.Decisions) == 0 {
-		ids := make([]string, len(waiting))
-		for j, w := range waiting {
-			ids[j] = w.id
+	if len(in.Answers) == 0 && len(req.Decisions) == 0 {
+		// Without values a waiting run resumes only to fire its due
+		// timers (timers.go).
+		waits, err := vm.DecodeWaits(a.p.prog, a.gi, in.Chain[len(in.Chain)-1].Interrupts)
+		if err != nil {
+			return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 		}
-		return fmt.Errorf("%w: run %s waits on %s; resume it with values", ErrInvalidResume, run.ID, strings.Join(ids, ", "))
+		now := r.clock.Now()
+		due, next := false, time.Time{}
+		for _, w := range waits {
+			if w.Due.IsZero() {
+				continue
+			}
+			due = due || !now.Before(w.Due)
+			if next.IsZero() || w.Due.Before(next) {
+				next = w.Due
+			}
+		}
+		switch {
+		case due:
+		case len(waiting) > 0:
+			ids := make([]string, len(waiting))
+			for j, w := range waiting {
+				ids[j] = w.id
+			}
+			msg := fmt.Sprintf("%s waits on %s; resume it with values", run.ID, strings.Join(ids, ", "))
+			if !next.IsZero() {
+				msg += " (or after its timer, due " + next.UTC().Format(time.RFC3339) + ")"
+			}
+			return fmt.Errorf("%w: run %s", ErrInvalidResume, msg)
+		case !next.IsZero():
+			return fmt.Errorf("%w: run %s waits until %s", ErrInvalidResume, run.ID, next.UTC().Format(time.RFC3339))
+		}
 	}
 	for id, d := range req.Decisions {
 		if d.Value != nil && !json.Valid(d.Value) {
@@ -181,31 +213,18 @@ type waitingInterrupt struct {
 	typ *types.Type
 }
 
-// pendingInterrupts decodes a checkpoint's pending interrupts (spec/vm.md:
-// a list of {"id", "node", "prompt"} maps) with their resume types.
-func (p *program) pendingInterrupts(g *bytecode.Graph, b []byte) ([]waitingInterrupt, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	v, n, err := types.DecodeValue(b)
+// pendingInterrupts decodes a checkpoint's pending interrupts, those of
+// parked sub-runs included (vm.DecodeInterrupts), with their resume types.
+func (p *program) pendingInterrupts(gi int, b []byte) ([]waitingInterrupt, error) {
+	ins, err := vm.DecodeInterrupts(p.prog, gi, b)
 	if err != nil {
 		return nil, err
 	}
-	if n != len(b) || v.Kind() != types.ValList {
-		return nil, errors.New("malformed record")
-	}
-	out := make([]waitingInterrupt, v.Len())
-	for i := range out {
-		x := v.Elem(i)
-		id, _ := x.MapGet("id")
-		node, _ := x.MapGet("node")
-		if id.Kind() != types.ValString || node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
-			!vm.CanWait(&g.Nodes[node.Int()]) {
-			return nil, errors.New("malformed record")
-		}
-		out[i] = waitingInterrupt{id: id.Str(), typ: clientAnswerType} // a paused llm call (clienttools.go)
-		if nd := &g.Nodes[node.Int()]; nd.Kind == bytecode.NodeInterrupt {
-			out[i].typ = p.interruptType(nd)
+	out := make([]waitingInterrupt, len(ins))
+	for i, in := range ins {
+		out[i] = waitingInterrupt{id: in.ID, typ: vm.InterruptType(p.prog, in)}
+		if !in.Confirm && p.prog.Graphs[in.Graph].Nodes[in.Node].Kind != bytecode.NodeInterrupt {
+			out[i].typ = clientAnswerType // a paused llm call (clienttools.go)
 		}
 	}
 	return out, nil

@@ -303,6 +303,13 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	now := a.r.clock.Now()
 
 	committed, recorded := false, true
+	if res != nil && status == StatusInterrupted && len(res.Timers) > 0 {
+		// Indexed before the end is recorded: a crash in between leaves a
+		// timer whose run firing resumes (timers.go).
+		if err := a.scheduleTimer(ctx, res.Timers); err != nil {
+			a.r.log.Error("runtime: index a timer", "run", a.id, "err", err)
+		}
+	}
 	if a.final != nil && res != nil && (res.Status == vm.StatusCompleted || res.Status == vm.StatusInterrupted) {
 		events := append(a.finalEvs, terminal...)
 		if _, err := a.commit(ctx, a.final, events, store.RunStatus(status)); err != nil {
@@ -420,6 +427,10 @@ func (a *activeRun) terminalEvents(res *vm.Result, status RunStatus, einfo *Erro
 	if res != nil && status == StatusInterrupted {
 		for _, it := range res.Interrupts {
 			info := InterruptInfo{ID: it.ID, Node: a.rel(it.ID), Prompt: it.Prompt}
+			if !it.Due.IsZero() {
+				due := it.Due.UTC()
+				info.Due = &due
+			}
 			if it.Type != nil {
 				info.Schema = types.JSONSchema(it.Type)
 			}
@@ -439,6 +450,11 @@ func (a *activeRun) terminalEvents(res *vm.Result, status RunStatus, einfo *Erro
 	}
 	fin := a.newEvent(EventRunFinished, a.root, "", step)
 	fin.Status, fin.Interrupts = status, its
+	if res != nil && status == StatusInterrupted {
+		for _, t := range res.Timers {
+			fin.Timers = append(fin.Timers, TimerInfo{ID: t.ID, Node: a.rel(t.ID), Due: t.Due.UTC(), Wait: t.Wait})
+		}
+	}
 	a.fillTotals(fin)
 	if res != nil {
 		if status == StatusCompleted && !res.Output.IsNull() {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -183,6 +184,7 @@ type Runner struct {
 	selfOne sync.Once
 	handoff atomic.Bool                // Close stopped the runs: hand them over (shared store)
 	waiters map[string][]chan struct{} // by run id: closed when the run next commits a step or records its end (Changed)
+	timerCh chan time.Time             // RunTimers' wake-up, nil when it does not run (timers.go)
 }
 
 // NewRunner checks cfg and loads the program.

@@ -188,11 +188,11 @@ func Fork(ctx context.Context, st store.Store, prog *bytecode.Program, req ForkR
 		fin := &Event{ID: ids.nextAt(now), Kind: EventRunFinished, Time: now.UTC(), App: run.Session.App,
 			User: run.Session.User, Session: run.Session.Session, Run: nr.ID, Author: run.Runnable,
 			Step: ss.Step, Persisted: true, Status: StatusInterrupted}
-		g := &ss.Program.Graphs[ss.Graph]
+		root := ss.Program.Graphs[ss.Graph].Name + "/"
 		for _, in := range ss.Interrupts {
-			info := InterruptInfo{ID: in.ID, Prompt: in.Prompt}
-			if in.Node >= 0 && in.Node < len(g.Nodes) {
-				info.Node = g.Nodes[in.Node].Name
+			info := InterruptInfo{ID: in.ID, Prompt: in.Prompt, Node: strings.TrimPrefix(in.ID, root)}
+			if t := vm.InterruptType(ss.Program, in); t != nil {
+				info.Schema = types.JSONSchema(t)
 			}
 			fin.Interrupts = append(fin.Interrupts, info)
 		}

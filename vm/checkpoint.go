@@ -112,6 +112,7 @@ type Snapshot struct {
 	state    []types.Value
 	frontier []int32
 	waiting  []waitingInterrupt
+	parked   []*parkedNode
 	arrived  []bool
 	fired    []bool
 	loops    []uint32
@@ -127,7 +128,7 @@ func (s *Snapshot) Run() string { return s.run }
 func (r *run) snapshot() *Snapshot {
 	return &Snapshot{
 		graph: r.g.index, hash: r.m.hash, run: r.id, step: r.step,
-		state: r.state, frontier: r.frontier, waiting: r.waiting,
+		state: r.state, frontier: r.frontier, waiting: r.waiting, parked: r.parked,
 		arrived: r.arrived, fired: r.fired, loops: r.loops,
 	}
 }
@@ -141,7 +142,7 @@ func (r *run) commit(ctx context.Context, initial bool) error {
 	}
 	rec := &StepRecord{Run: r.id, Step: r.step, ProgramHash: r.m.hash, SchemaHash: r.g.schemaHash, Status: StatusRunning}
 	switch {
-	case len(r.waiting) > 0:
+	case r.isWaiting():
 		rec.Status = StatusInterrupted
 	case len(r.frontier) == 0:
 		rec.Status = StatusCompleted
@@ -226,35 +227,64 @@ func (r *run) encodeFrontier() ([]byte, error) {
 
 // encodeCounters encodes the run's counters (EncodeCounters).
 func (r *run) encodeCounters() ([]byte, error) {
+	c := countersOf(r.arrived, r.fired, r.loops, r.g.bounded)
+	return EncodeCounters(c)
+}
+
+// countersOf collects a run's non-zero counters; bounded lists the loop
+// slots that can move (nil: every slot is looked at).
+func countersOf(arrived, fired []bool, loops []uint32, bounded []int32) Counters {
 	var c Counters
-	for i, b := range r.arrived {
+	for i, b := range arrived {
 		if b {
 			c.Arrived = append(c.Arrived, i)
 		}
 	}
-	for i, b := range r.fired {
+	for i, b := range fired {
 		if b {
 			c.Fired = append(c.Fired, i)
 		}
 	}
-	for _, i := range r.g.bounded {
-		if n := r.loops[i]; n > 0 {
+	if bounded == nil {
+		for i, n := range loops {
+			if n > 0 {
+				c.Loops = append(c.Loops, LoopCount{Slot: i, Count: n})
+			}
+		}
+		return c
+	}
+	for _, i := range bounded {
+		if n := loops[i]; n > 0 {
 			c.Loops = append(c.Loops, LoopCount{Slot: int(i), Count: n})
 		}
 	}
-	return EncodeCounters(c)
+	return c
 }
 
-// encodeInterrupts encodes the pending interrupts (EncodeInterrupts).
+// encodeInterrupts encodes what the run waits on (EncodeInterrupts): its
+// interrupt and wait nodes, then its parked tasks (suspend.go), nil when
+// none.
 func (r *run) encodeInterrupts() ([]byte, error) {
-	if len(r.waiting) == 0 {
+	vals, err := r.interruptValues()
+	if err != nil || vals == nil {
+		return nil, err
+	}
+	return types.AppendValue(nil, types.MakeList(vals))
+}
+
+func (r *run) interruptValues() ([]types.Value, error) {
+	if !r.isWaiting() {
 		return nil, nil
 	}
 	ins := make([]RecordedInterrupt, len(r.waiting))
 	for i, w := range r.waiting {
-		ins[i] = RecordedInterrupt{ID: w.it.ID, Node: int(w.node), Prompt: w.it.Prompt, Data: w.it.Data}
+		ins[i] = RecordedInterrupt{ID: w.it.ID, Node: int(w.node), Prompt: w.it.Prompt, Data: w.it.Data, Due: w.due, Wait: w.wait}
 	}
-	return EncodeInterrupts(ins)
+	vals, err := interruptEntries(ins)
+	if err != nil {
+		return nil, err
+	}
+	return r.encodeParked(vals)
 }
 
 // pendingWrite encodes task t's outcome: [writes, journal] where writes is

@@ -62,6 +62,13 @@ type CallRequest struct {
 	// Resume is set when the call paused (the host returned a *Pause) and
 	// its interrupt was answered: the call continues from Data with Value.
 	Resume *CallResume
+
+	// SubRun is set when the call's sub-run waited (the host returned a
+	// *Suspension) and an answer or a due timer woke it: the host
+	// continues the sub-run from SubRun.From (or its own SubRun.Host
+	// state) with SubRun.Answers instead of starting it (spec/vm.md,
+	// "Suspended calls").
+	SubRun *SubResume
 }
 
 // CallResume is an answered pause of a call: Data as the pause recorded

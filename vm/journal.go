@@ -24,12 +24,13 @@ type JournalKind uint8
 
 // Journal entry kinds.
 const (
-	JournalInput  JournalKind = iota + 1 // Value: the initial fields that differ from the defaults, {"<field index>": value}
-	JournalCall                          // the result (Value) or error (Err) of Task's attempt; Final: no retry followed
-	JournalRandom                        // an entropy draw (Value: int) for Task's attempt
-	JournalClock                         // a clock read (Value: Unix nanoseconds) by Task
-	JournalResume                        // the value that resumed interrupt Task
-	JournalPause                         // Task's attempt paused (Host returned a *Pause): Value [prompt, data]
+	JournalInput   JournalKind = iota + 1 // Value: the initial fields that differ from the defaults, {"<field index>": value}
+	JournalCall                           // the result (Value) or error (Err) of Task's attempt; Final: no retry followed
+	JournalRandom                         // an entropy draw (Value: int) for Task's attempt
+	JournalClock                          // a clock read (Value: Unix nanoseconds) by Task
+	JournalResume                         // the value that resumed interrupt Task (a timer that fired: null, or the timeout error)
+	JournalPause                          // Task's attempt paused (Host returned a *Pause): Value [prompt, data]
+	JournalSuspend                        // Task's call parked: its sub-run waits on interrupts (Value: their ids)
 	journalKindEnd
 )
 
@@ -99,7 +100,11 @@ type replayIndex struct {
 	clocks  map[journalKey]int64
 	resumes map[uint64][]JournalEntry
 	pauses  map[journalKey]Pause
-	input   types.Value
+	// suspends are the parked calls; wakes the tasks with an entry in a
+	// step (a parked task runs again in a step that journaled it).
+	suspends map[journalKey]types.Value
+	wakes    map[uint64]map[string]bool
+	input    types.Value
 }
 
 type journalKey struct {
@@ -110,11 +115,13 @@ type journalKey struct {
 
 func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 	idx := &replayIndex{
-		calls:   map[journalKey]JournalEntry{},
-		randoms: map[journalKey]uint64{},
-		clocks:  map[journalKey]int64{},
-		resumes: map[uint64][]JournalEntry{},
-		pauses:  map[journalKey]Pause{},
+		calls:    map[journalKey]JournalEntry{},
+		randoms:  map[journalKey]uint64{},
+		clocks:   map[journalKey]int64{},
+		resumes:  map[uint64][]JournalEntry{},
+		pauses:   map[journalKey]Pause{},
+		suspends: map[journalKey]types.Value{},
+		wakes:    map[uint64]map[string]bool{},
 	}
 	for i, b := range entries {
 		e, err := DecodeJournalEntry(b)
@@ -138,6 +145,16 @@ func newReplayIndex(entries [][]byte) (*replayIndex, error) {
 				return nil, fmt.Errorf("vm: replay: entry %d: malformed pause", i)
 			}
 			idx.pauses[k] = Pause{Prompt: e.Value.Elem(0).Str(), Data: []byte(e.Value.Elem(1).Str())}
+		case JournalSuspend:
+			idx.suspends[k] = e.Value
+		}
+		if e.Kind == JournalCall || e.Kind == JournalSuspend {
+			w := idx.wakes[e.Step]
+			if w == nil {
+				w = map[string]bool{}
+				idx.wakes[e.Step] = w
+			}
+			w[e.Task] = true
 		}
 	}
 	return idx, nil
@@ -168,16 +185,55 @@ func (x *replayIndex) now(s uint64, task string) time.Time {
 	return time.Unix(0, x.clocks[journalKey{s, task, 0}])
 }
 
+// suspended returns the interrupts a parked call of the journal waited on.
+func (x *replayIndex) suspended(s uint64, task string, attempt uint32) ([]Interrupt, bool) {
+	v, ok := x.suspends[journalKey{s, task, attempt}]
+	if !ok {
+		return nil, false
+	}
+	its := make([]Interrupt, 0, v.Len()&^(v.Len()>>63))
+	for i := 0; i < v.Len(); i++ {
+		if id := v.Elem(i); id.Kind() == types.ValString {
+			its = append(its, Interrupt{ID: id.Str()})
+		}
+	}
+	return its, true
+}
+
+// replayWakes reports whether the journal runs a parked task in the next
+// step.
+func (r *run) replayWakes() bool {
+	if r.replay == nil {
+		return false
+	}
+	for _, p := range r.parked {
+		for _, t := range p.tasks {
+			if !t.done && r.replay.touches(r.step+1, t.id) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // replayAnswers feeds the resume values journaled for the next step.
 func (r *run) replayAnswers() {
 	for _, e := range r.replay.resumes[r.step+1] {
 		for _, w := range r.waiting {
-			if w.it.ID == e.Task {
-				if r.answers == nil {
-					r.answers = map[int32]types.Value{}
-				}
-				r.answers[w.node] = e.Value
+			if w.it.ID != e.Task {
+				continue
 			}
+			if e.Err != nil || w.wait { // a timer that fired (timer.go)
+				if r.expired == nil {
+					r.expired = map[int32]bool{}
+				}
+				r.expired[w.node] = true
+				continue
+			}
+			if r.answers == nil {
+				r.answers = map[int32]types.Value{}
+			}
+			r.answers[w.node] = e.Value
 		}
 	}
 }

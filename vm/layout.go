@@ -118,8 +118,18 @@ func DecodeCounters(l CounterLayout, b []byte) (Counters, error) {
 // "fired": [join...], "loops": [slot, count, ...]}, nil when every counter
 // is zero. Loops must ascend by slot.
 func EncodeCounters(c Counters) ([]byte, error) {
+	m, err := countersValue(c)
+	if err != nil || m.IsNull() {
+		return nil, err
+	}
+	return types.AppendValue(nil, m)
+}
+
+// countersValue is c as a value, null when every counter is zero (a parked
+// sub-run's snapshot holds it so, suspend.go).
+func countersValue(c Counters) (types.Value, error) {
 	if c.IsZero() {
-		return nil, nil
+		return types.Value{}, nil
 	}
 	ints := func(xs []int) types.Value {
 		vals := make([]types.Value, len(xs))
@@ -132,11 +142,7 @@ func EncodeCounters(c Counters) ([]byte, error) {
 	for _, lc := range c.Loops {
 		loops = append(loops, types.MakeInt(int64(lc.Slot)), types.MakeInt(int64(lc.Count)))
 	}
-	m, err := types.MakeMap([]string{"arrived", "fired", "loops"}, []types.Value{ints(c.Arrived), ints(c.Fired), types.MakeList(loops)})
-	if err != nil {
-		return nil, err
-	}
-	return types.AppendValue(nil, m)
+	return types.MakeMap([]string{"arrived", "fired", "loops"}, []types.Value{ints(c.Arrived), ints(c.Fired), types.MakeList(loops)})
 }
 
 // EncodeFrontier encodes a record's frontier: node indices, ascending.
@@ -151,19 +157,36 @@ func EncodeFrontier(nodes []int) ([]byte, error) {
 	return types.AppendValue(nil, types.MakeList(vals))
 }
 
-// EncodeInterrupts encodes a record's pending interrupts as a list of
-// {"id", "node", "prompt"} maps (with "data" for a paused call), nil when
-// none.
+// EncodeInterrupts encodes a record's pending interrupts and wait nodes
+// as a list of {"id", "node", "prompt"} maps (with "data" for a paused
+// call, "due" for a timer; a wait node's has no prompt), nil when none.
+// The parked tasks a run records after them (spec/vm.md, "Suspended
+// calls") are the VM's own.
 func EncodeInterrupts(ins []RecordedInterrupt) ([]byte, error) {
-	if len(ins) == 0 {
-		return nil, nil
+	vals, err := interruptEntries(ins)
+	if err != nil || len(vals) == 0 {
+		return nil, err
 	}
+	return types.AppendValue(nil, types.MakeList(vals))
+}
+
+// interruptEntries are the record entries of ins (EncodeInterrupts).
+func interruptEntries(ins []RecordedInterrupt) ([]types.Value, error) {
 	vals := make([]types.Value, len(ins))
 	for i, in := range ins {
+		if in.Confirm {
+			return nil, fmt.Errorf("vm: interrupt %s: a tool confirmation is recorded with its parked call", in.ID)
+		}
 		keys := []string{"id", "node", "prompt"}
 		kv := []types.Value{types.MakeString(in.ID), types.MakeInt(int64(in.Node)), types.MakeString(in.Prompt)}
+		if in.Wait {
+			keys, kv = keys[:2], kv[:2]
+		}
 		if in.Data != nil {
 			keys, kv = append(keys, "data"), append(kv, types.MakeString(string(in.Data)))
+		}
+		if !in.Due.IsZero() {
+			keys, kv = append(keys, "due"), append(kv, types.MakeInt(in.Due.UnixNano()))
 		}
 		m, err := types.MakeMap(keys, kv)
 		if err != nil {
@@ -171,7 +194,7 @@ func EncodeInterrupts(ins []RecordedInterrupt) ([]byte, error) {
 		}
 		vals[i] = m
 	}
-	return types.AppendValue(nil, types.MakeList(vals))
+	return vals, nil
 }
 
 // EncodeState encodes a full record's state: one value per field.

@@ -59,7 +59,7 @@ type graphInfo struct {
 	host       []bool  // per node: does it call the host (llm, tool, agent, graph, map)?
 	anyHost    bool
 	resultType []*types.Type
-	needsClock bool // a node has a timeout, backoff or cache ttl
+	needsClock bool // a node has a timeout, backoff or cache ttl, or is a wait
 	needsRand  bool // a node has jittered backoff
 }
 
@@ -207,6 +207,12 @@ func (m *Machine) loadGraph(gi int, stateHashes [][32]byte) error {
 			}
 			if nd.Retry.MaxAttempts > 1 && nd.Retry.BackoffMin > 0 && nd.Retry.Jitter {
 				info.needsRand = true
+			}
+		case bytecode.NodeWait:
+			info.needsClock = true
+		case bytecode.NodeInterrupt:
+			if nd.Timeout > 0 {
+				info.needsClock = true
 			}
 		}
 	}

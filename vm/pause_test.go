@@ -59,7 +59,7 @@ func TestCallPause(t *testing.T) {
 				if durable {
 					in = ResumeInput{Chain: store.Chain("r")}
 					recs := store.Records("r")
-					got, err := DecodeInterrupts(&m.prog.Graphs[0], recs[len(recs)-1].Interrupts)
+					got, err := DecodeInterrupts(m.prog, 0, recs[len(recs)-1].Interrupts)
 					if err != nil || len(got) != 1 || string(got[0].Data) != `{"turn":1}` {
 						t.Fatalf("recorded interrupts %+v %v", got, err)
 					}

@@ -111,7 +111,7 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 	req := CallRequest{
 		Run: r.id, Step: s, Node: r.paths[t.node], NodeIndex: int(t.node), MapIndex: t.item,
 		Kind: nd.Call.Kind, Callee: nd.Call.Callee, Args: args,
-		Attempt: attempt, Effect: nd.Effect, Result: r.g.resultType[t.node],
+		Attempt: attempt, Effect: nd.Effect, Result: r.g.resultType[t.node], SubRun: t.sub,
 	}
 	req.Resume = t.resume
 	if nd.Effect == bytecode.EffectSideEffect && r.ckpt != nil && r.replay == nil {
@@ -121,6 +121,10 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 		req.IdempotencyKey = IdempotencyKey(r.id, effectID(t.id, s), attempt)
 	}
 	if r.replay != nil {
+		if its, ok := r.replay.suspended(s, t.id, attempt); ok {
+			t.out = outcome{kind: outSuspend, susp: &Suspension{Interrupts: its}}
+			return types.Value{}, attemptResult{stop: true}
+		}
 		if p, ok := r.replay.pauses[journalKey{s, t.id, attempt}]; ok {
 			return r.pause(t, s, attempt, &p)
 		}
@@ -130,6 +134,9 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 		return v, res
 	}
 	v, err := r.invoke(ctx, nd, req)
+	if r.suspend(t, s, attempt, err) {
+		return types.Value{}, attemptResult{stop: true}
+	}
 	var p *Pause
 	if errors.As(err, &p) {
 		return r.pause(t, s, attempt, p)
@@ -137,6 +144,20 @@ func (r *run) attempt(ctx context.Context, t *task, nd *bytecode.Node, args []Na
 	herr := r.hostError(t, nd, err)
 	r.journalCall(t, s, attempt, v, herr, false)
 	return v, r.result(t, nd, v, herr)
+}
+
+// suspend parks task t when the host reports that its sub-run waits on
+// interrupts (suspend.go), journaling the wait; it reports whether it did.
+func (r *run) suspend(t *task, s uint64, attempt uint32, err error) bool {
+	var sp *Suspension
+	if err == nil || !errors.As(err, &sp) || sp.Snapshot == nil && (sp.Host.IsNull() || len(sp.Interrupts) == 0) {
+		return false
+	}
+	t.out = outcome{kind: outSuspend, susp: sp}
+	if r.journaling {
+		t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Attempt: attempt, Kind: JournalSuspend, Value: suspendValue(sp.Interrupts)})
+	}
+	return true
 }
 
 // pause makes task t wait on the host's Pause: an interrupt of its node
@@ -385,6 +406,10 @@ func (r *run) sideEffect(ctx context.Context, t *task, nd *bytecode.Node, req Ca
 	}
 	req.IdempotencyKey = key
 	v, err := r.invoke(ctx, nd, req)
+	if r.suspend(t, s, req.Attempt, err) {
+		// The call continues when it is woken, under a new effect id.
+		return types.Value{}, attemptResult{stop: true}
+	}
 	if p := (*Pause)(nil); errors.As(err, &p) {
 		// The answered call runs in a later step, under another effect id:
 		// this intent is never looked up.

@@ -10,6 +10,8 @@ package vm
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -159,17 +161,33 @@ func DecodeFrontier(g *bytecode.Graph, b []byte) ([]int, error) {
 }
 
 // RecordedInterrupt is an interrupt a checkpoint waits on: its id
-// ("graph/node"), the index of its interrupt node in the graph (or of a
-// call node whose call paused), its prompt, and a paused call's data.
+// ("graph/node", or a path through parked sub-runs, "g/fan/2/sub/approve"),
+// the graph its node belongs to and the node's index there (an interrupt
+// node, or a call node whose call paused), its prompt, and a paused call's
+// data.
 type RecordedInterrupt struct {
 	ID, Prompt string
+	Graph      int
 	Node       int
-	Data       []byte
+	Due        time.Time // its timer (zero: none)
+	Wait       bool      // a wait node: a timer, not a question (DecodeInterrupts leaves it out)
+	Confirm    bool      // a tool confirmation of a paused llm loop: Tool is the tool, Graph and Node are -1
+	Tool       int
+	Data       []byte // a paused call's (Pause.Data)
 }
 
-// DecodeInterrupts decodes a record's pending interrupts over graph g (nil
-// bytes: none).
-func DecodeInterrupts(g *bytecode.Graph, b []byte) ([]RecordedInterrupt, error) {
+// DecodeInterrupts decodes a record's pending interrupts over graph gi of p
+// (nil bytes: none), those of parked sub-runs included (spec/vm.md,
+// "Suspended calls"). Wait nodes are left out (DecodeWaits has them).
+func DecodeInterrupts(p *bytecode.Program, gi int, b []byte) ([]RecordedInterrupt, error) {
+	all, err := DecodeWaits(p, gi, b)
+	return slices.DeleteFunc(all, func(in RecordedInterrupt) bool { return in.Wait }), err
+}
+
+// DecodeWaits decodes everything a record waits on: its interrupts and
+// wait nodes, those of parked sub-runs included. Due is set on the ones
+// with a timer.
+func DecodeWaits(p *bytecode.Program, gi int, b []byte) ([]RecordedInterrupt, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
@@ -177,22 +195,90 @@ func DecodeInterrupts(g *bytecode.Graph, b []byte) ([]RecordedInterrupt, error) 
 	if err != nil {
 		return nil, err
 	}
-	out := make([]RecordedInterrupt, v.Len())
-	for i := range out {
+	return appendRecordedInterrupts(nil, p, gi, v, 0)
+}
+
+// InterruptType is the resume type of recorded interrupt in: an interrupt
+// node's declared type, json for a paused call, ConfirmType for a tool
+// confirmation (nil when the record names no such node of p).
+func InterruptType(p *bytecode.Program, in RecordedInterrupt) *types.Type {
+	if in.Confirm {
+		return ConfirmType(p, in.Tool)
+	}
+	if in.Graph < 0 || in.Graph >= len(p.Graphs) {
+		return nil
+	}
+	g := &p.Graphs[in.Graph]
+	if in.Node < 0 || in.Node >= len(g.Nodes) || !CanWait(&g.Nodes[in.Node]) {
+		return nil
+	}
+	if g.Nodes[in.Node].Kind != bytecode.NodeInterrupt {
+		return types.JSONType
+	}
+	if r := g.Nodes[in.Node].Interrupt.Resume; int(r) < len(p.Types) {
+		return p.Types[r]
+	}
+	return nil
+}
+
+func appendRecordedInterrupts(out []RecordedInterrupt, p *bytecode.Program, gi int, v types.Value, depth int) ([]RecordedInterrupt, error) {
+	if gi < 0 || gi >= len(p.Graphs) || depth > 64 || v.Kind() != types.ValList {
+		return nil, errMalformed
+	}
+	g := &p.Graphs[gi]
+	for i := 0; i < v.Len(); i++ {
 		x := v.Elem(i)
 		id, _ := x.MapGet("id")
 		node, _ := x.MapGet("node")
-		prompt, _ := x.MapGet("prompt")
-		data, hasData := x.MapGet("data")
-		if x.Kind() != types.ValMap || id.Kind() != types.ValString || prompt.Kind() != types.ValString ||
-			node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) ||
-			!CanWait(&g.Nodes[node.Int()]) || hasData && data.Kind() != types.ValString {
+		if x.Kind() != types.ValMap || id.Kind() != types.ValString ||
+			node.Kind() != types.ValInt || node.Int() < 0 || node.Int() >= int64(len(g.Nodes)) {
 			return nil, errMalformed
 		}
-		out[i] = RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Node: int(node.Int())}
-		if hasData {
-			out[i].Data = []byte(data.Str())
+		if _, done := x.MapGet("done"); done {
+			continue
 		}
+		if _, host := x.MapGet("host"); host {
+			its, _ := x.MapGet("its")
+			recs, err := hostInterrupts(p, its)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, recs...)
+			continue
+		}
+		if sub, ok := x.MapGet("sub"); ok {
+			sg, _ := sub.MapGet("graph")
+			its, _ := sub.MapGet("interrupts")
+			if sub.Kind() != types.ValMap || sg.Kind() != types.ValInt || sg.Int() < 0 || sg.Int() >= int64(len(p.Graphs)) {
+				return nil, errMalformed
+			}
+			var err error
+			if out, err = appendRecordedInterrupts(out, p, int(sg.Int()), its, depth+1); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		due, err := decodeDue(x)
+		if err != nil {
+			return nil, err
+		}
+		if g.Nodes[node.Int()].Kind == bytecode.NodeWait {
+			if due.IsZero() {
+				return nil, errMalformed
+			}
+			out = append(out, RecordedInterrupt{ID: id.Str(), Graph: gi, Node: int(node.Int()), Due: due, Wait: true})
+			continue
+		}
+		prompt, _ := x.MapGet("prompt")
+		data, hasData := x.MapGet("data")
+		if prompt.Kind() != types.ValString || !CanWait(&g.Nodes[node.Int()]) || hasData && data.Kind() != types.ValString {
+			return nil, errMalformed
+		}
+		rec := RecordedInterrupt{ID: id.Str(), Prompt: prompt.Str(), Graph: gi, Node: int(node.Int()), Due: due}
+		if hasData {
+			rec.Data = []byte(data.Str())
+		}
+		out = append(out, rec)
 	}
 	return out, nil
 }
@@ -239,7 +325,7 @@ func StateAt(p *bytecode.Program, gi int, chain []StepRecord) (*ChainState, erro
 	if cs.Frontier, err = DecodeFrontier(g, last.Frontier); err != nil {
 		return nil, fmt.Errorf("vm: %w", chainError(last, "frontier", err))
 	}
-	if cs.Interrupts, err = DecodeInterrupts(g, last.Interrupts); err != nil {
+	if cs.Interrupts, err = DecodeInterrupts(p, gi, last.Interrupts); err != nil {
 		return nil, fmt.Errorf("vm: %w", chainError(last, "interrupts", err))
 	}
 	return cs, nil

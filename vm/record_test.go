@@ -184,7 +184,7 @@ func FuzzDecodeCheckpoint(f *testing.F) {
 			}
 		}
 		_, _ = DecodeFrontier(g, frontier)
-		_, _ = DecodeInterrupts(g, interrupts)
+		_, _ = DecodeInterrupts(p, 0, interrupts)
 		chain := append([]StepRecord(nil), recs[0])
 		chain = append(chain, StepRecord{Run: "r", Step: recs[0].Step + 1, Full: full, State: state,
 			Frontier: frontier, Interrupts: interrupts, ProgramHash: recs[0].ProgramHash, SchemaHash: recs[0].SchemaHash})

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
 )
 
@@ -85,6 +84,7 @@ func (r *run) load(s *Snapshot) {
 	r.state = slices.Clone(s.state)
 	r.frontier = slices.Clone(s.frontier)
 	r.waiting = slices.Clone(s.waiting)
+	r.parked = slices.Clone(s.parked)
 	r.arrived = slices.Clone(s.arrived)
 	r.fired = slices.Clone(s.fired)
 	r.loops = slices.Clone(s.loops)
@@ -95,9 +95,16 @@ func (r *run) takeAnswers(answers map[string]types.Value) error {
 	for id, v := range answers {
 		i := slices.IndexFunc(r.waiting, func(w waitingInterrupt) bool { return w.it.ID == id })
 		if i < 0 {
-			ids := make([]string, len(r.waiting))
-			for j, w := range r.waiting {
-				ids[j] = w.it.ID
+			if ok, err := r.takeSubAnswer(id, v); ok {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			all := r.pendingInterrupts()
+			ids := make([]string, len(all))
+			for j, it := range all {
+				ids[j] = it.ID
 			}
 			pending := "none"
 			if len(ids) > 0 {
@@ -107,6 +114,9 @@ func (r *run) takeAnswers(answers map[string]types.Value) error {
 				Message: fmt.Sprintf("no pending interrupt %s (pending: %s)", id, pending)}
 		}
 		w := r.waiting[i]
+		if w.wait {
+			return &Error{Kind: KindInvalidResume, Node: id, Message: id + " is a wait: it ends at its time, not with a value"}
+		}
 		c, err := types.Convert(v, w.it.Type)
 		if err != nil {
 			return &Error{Kind: KindInvalidResume, Node: id, Err: err,
@@ -206,8 +216,14 @@ func (m *Machine) restoreChain(gi int, chain []StepRecord) (*Snapshot, error) {
 	if err := decodeCounters(s, g.layout, last.Counters); err != nil {
 		return fail(last, "counters", err)
 	}
-	if s.waiting, err = m.decodeInterrupts(g, last.Interrupts); err != nil {
-		return fail(last, "interrupts", err)
+	if len(last.Interrupts) > 0 {
+		v, err := decodeList(last.Interrupts)
+		if err != nil {
+			return fail(last, "interrupts", err)
+		}
+		if s.waiting, s.parked, err = m.decodeWaiting(gi, last.Run, v, 0); err != nil {
+			return fail(last, "interrupts", err)
+		}
 	}
 	return s, nil
 }
@@ -227,22 +243,4 @@ func decodeCounters(s *Snapshot, l CounterLayout, b []byte) error {
 		s.loops[lc.Slot] = lc.Count
 	}
 	return nil
-}
-
-func (m *Machine) decodeInterrupts(g *graphInfo, b []byte) ([]waitingInterrupt, error) {
-	ins, err := DecodeInterrupts(g.g, b)
-	if err != nil || len(ins) == 0 {
-		return nil, err
-	}
-	out := make([]waitingInterrupt, len(ins))
-	for i, in := range ins {
-		nd := &g.g.Nodes[in.Node]
-		typ := types.JSONType
-		if nd.Kind == bytecode.NodeInterrupt {
-			typ = m.prog.Types[nd.Interrupt.Resume]
-		}
-		out[i] = waitingInterrupt{node: int32(in.Node), it: Interrupt{
-			ID: in.ID, Node: nd.Name, Prompt: in.Prompt, Type: typ, Data: in.Data}}
-	}
-	return out, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -70,9 +71,24 @@ type Interrupt struct {
 	Node   string
 	Prompt string
 	Type   *types.Type
+	Due    time.Time // an interrupt with a timeout: when it routes to its else target (zero: never)
 	// Data is what a paused call recorded (Pause.Data); nil for an
 	// interrupt node.
 	Data []byte
+	// Confirm marks a tool confirmation of a paused llm loop; Tool is
+	// then the tool it asks about (a Program.Tools index) and Type is
+	// ConfirmType.
+	Confirm bool
+	Tool    int
+}
+
+// Timer is a deadline a waiting run has: a wait node's, or an interrupt's
+// timeout (spec/vm.md, "Timers"). Resuming the run at or after Due fires it.
+type Timer struct {
+	ID   string // the node's path id
+	Node string
+	Due  time.Time
+	Wait bool // a wait node (else an interrupt's timeout)
 }
 
 // PendingDecision is a side effect whose intent was recorded by an earlier
@@ -111,6 +127,7 @@ type Result struct {
 	// as a map from field name to value.
 	Output     types.Value
 	Interrupts []Interrupt       // StatusInterrupted
+	Timers     []Timer           // StatusInterrupted: the deadlines the run waits for, earliest first
 	Decisions  []PendingDecision // StatusNeedsDecision
 	Err        *Error            // StatusFailed, StatusCanceled
 	// Snapshot resumes the run in memory (Resume with From); Pending holds

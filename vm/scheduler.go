@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -53,12 +54,15 @@ type run struct {
 	step     uint64 // the last committed step
 	frontier []int32
 	waiting  []waitingInterrupt
-	arrived  []bool   // join arrivals, per join predecessor slot
-	fired    []bool   // per join: a `join any` fired in the current wave
-	loops    []uint32 // traversals per edge slot
+	parked   []*parkedNode // call nodes waiting on their sub-runs' interrupts (suspend.go), by node
+	arrived  []bool        // join arrivals, per join predecessor slot
+	fired    []bool        // per join: a `join any` fired in the current wave
+	loops    []uint32      // traversals per edge slot
 
 	// Resume inputs, consumed by the first step after a resume.
 	answers     map[int32]types.Value
+	subAnswers  map[string]map[string]types.Value // by parked task id: answers by interrupt id
+	expired     map[int32]bool                    // waiting nodes whose timer fired (timer.go)
 	decisions   map[string]Decision
 	restored    map[string]*restoredTask
 	resumedStep uint64
@@ -86,12 +90,15 @@ type run struct {
 	hostCtx    context.Context
 	hostCancel context.CancelFunc
 	newWait    []waitingInterrupt
+	newParked  []*parkedNode
 	parallel   bool
 }
 
 type waitingInterrupt struct {
 	node int32
 	it   Interrupt
+	due  time.Time // its timer (zero: none)
+	wait bool      // a wait node (it has only ID and Node)
 }
 
 // nodePlan is one frontier node in one step.
@@ -122,7 +129,8 @@ type task struct {
 	local    types.Value
 	id       string
 	restored bool
-	args     int32 // a host task's arguments start at r.args[args]
+	args     int32      // a host task's arguments start at r.args[args]
+	sub      *SubResume // a parked task woken by an answer: continue its sub-run (CallRequest.SubRun)
 	out      outcome
 	journal  []JournalEntry // host results, draws and clock reads of this task, in order
 	into     [1]write       // the backing of out.writes for a call's result
@@ -138,6 +146,8 @@ const (
 	outInterrupt             // an interrupt node waits, or a call paused (data)
 	outDecision              // a side effect needs a decision
 	outAbort                 // a storage call failed: the step is abandoned
+	outSuspend               // a call's sub-run waits on interrupts (susp)
+	outWait                  // a wait node waits until due
 )
 
 type outcome struct {
@@ -148,6 +158,8 @@ type outcome struct {
 	prompt   string
 	data     []byte // a paused call's Pause.Data
 	decision *PendingDecision
+	susp     *Suspension
+	due      time.Time // outInterrupt with a timeout, outWait
 }
 
 // write is one field write of a node, before the reducer. For an append
@@ -176,11 +188,14 @@ func (r *run) loop(ctx context.Context) (*Result, error) {
 		r.putScratch()
 	}()
 	for {
-		if len(r.waiting) > 0 && r.replay != nil && len(r.answers) == 0 {
+		if r.isWaiting() && r.replay != nil && len(r.answers) == 0 && len(r.subAnswers) == 0 && len(r.expired) == 0 {
 			r.replayAnswers()
 		}
+		if r.isWaiting() && r.replay == nil {
+			r.fireDue()
+		}
 		switch {
-		case len(r.waiting) > 0 && len(r.answers) == 0 && len(r.restored) == 0:
+		case r.isWaiting() && len(r.answers) == 0 && len(r.subAnswers) == 0 && len(r.expired) == 0 && len(r.restored) == 0 && !r.replayWakes():
 			return r.finish(StatusInterrupted, nil)
 		case len(r.frontier) == 0:
 			return r.finish(StatusCompleted, nil)
@@ -263,10 +278,8 @@ func (r *run) finish(st Status, e *Error) (*Result, error) {
 		res.Output = r.stateMap()
 	}
 	if st == StatusInterrupted {
-		res.Interrupts = make([]Interrupt, len(r.waiting))
-		for i, w := range r.waiting {
-			res.Interrupts[i] = w.it
-		}
+		res.Interrupts = r.pendingInterrupts()
+		res.Timers = r.timers()
 		r.emit(Event{Kind: EventInterrupted, Step: r.step, Interrupts: res.Interrupts})
 	}
 	if st != StatusCompleted {
@@ -339,6 +352,7 @@ func (r *run) superstep(ctx context.Context) (*Result, error) {
 
 	// Merge in program order.
 	r.newWait = r.newWait[:0]
+	r.newParked = nil
 	for pi := range r.plans {
 		if e := r.merge(s, &r.plans[pi]); e != nil {
 			r.undoMerge()
@@ -371,9 +385,10 @@ func (r *run) superstep(ctx context.Context) (*Result, error) {
 		}
 	}
 	r.waiting, r.newWait = r.newWait, r.waiting
+	r.parked, r.newParked = r.newParked, nil
 	r.finishFrontier()
 	r.step = s
-	r.answers, r.restored, r.decisions = nil, nil, nil
+	r.answers, r.subAnswers, r.expired, r.restored, r.decisions = nil, nil, nil, nil, nil
 	if err := r.commit(ctx, false); err != nil {
 		return nil, err
 	}
@@ -393,6 +408,17 @@ func (r *run) plan(ctx context.Context, s uint64) {
 		nd := &r.g.g.Nodes[ni]
 		pl := nodePlan{node: ni, first: len(r.tasks)}
 		pi := int32(len(r.plans))
+		if pn := r.parkedNode(ni); pn != nil {
+			r.planParked(pn, pi, &pl)
+			if nd.Kind == bytecode.NodeMap && pl.n > 0 {
+				pl.ctx, pl.cancel = context.WithCancel(ctx)
+				if c := int(nd.Map.Concurrency); c > 0 && c < pl.n {
+					pl.sem = make(chan struct{}, c)
+				}
+			}
+			r.plans = append(r.plans, pl)
+			continue
+		}
 		if nd.Kind != bytecode.NodeMap {
 			r.addTask(ni, pi, -1, types.Value{}, r.paths[ni])
 			pl.n = 1
@@ -667,9 +693,19 @@ func (r *run) runPure(ev *evaluator, t *task, s uint64) {
 			}
 			return
 		}
+		if r.expired[t.node] {
+			// Nobody answered in time: the timeout routes to the else
+			// target (the node's catch route).
+			e := &Error{Kind: KindTimeout, Message: "no answer within " + nd.Timeout.String(), Node: t.id}
+			t.out = outcome{kind: outFailed, err: e}
+			if r.journaling {
+				t.journal = append(t.journal, JournalEntry{Step: s, Task: t.id, Kind: JournalResume, Err: e})
+			}
+			return
+		}
 		for _, w := range r.waiting {
 			if w.node == t.node {
-				t.out = outcome{kind: outInterrupt, prompt: w.it.Prompt}
+				t.out = outcome{kind: outInterrupt, prompt: w.it.Prompt, due: w.due}
 				return
 			}
 		}
@@ -684,6 +720,11 @@ func (r *run) runPure(ev *evaluator, t *task, s uint64) {
 			return
 		}
 		t.out = outcome{kind: outInterrupt, prompt: string(b)}
+		if nd.Timeout > 0 {
+			t.out.due = r.now(t, s).Add(nd.Timeout)
+		}
+	case bytecode.NodeWait:
+		r.runWait(ev, t, nd, s)
 	default: // join (start and end never run)
 		t.out = outcome{kind: outOK}
 	}
@@ -825,9 +866,20 @@ func (r *run) merge(s uint64, pl *nodePlan) *Error {
 		pl.state = planCaught
 		return nil
 	}
+	if slices.ContainsFunc(tasks, func(t task) bool { return t.out.kind == outSuspend }) {
+		r.park(pl, tasks)
+		pl.state = planWaiting
+		return nil
+	}
+	if nd.Kind == bytecode.NodeWait && pl.n == 1 && tasks[0].out.kind == outWait {
+		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: Interrupt{ID: r.paths[ni], Node: nd.Name}, due: tasks[0].out.due, wait: true})
+		pl.state = planWaiting
+		return nil
+	}
 	if pl.n == 1 && tasks[0].out.kind == outInterrupt {
-		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.interruptType(nd), Data: tasks[0].out.data}
-		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it})
+		due := tasks[0].out.due
+		it := Interrupt{ID: r.paths[ni], Node: nd.Name, Prompt: tasks[0].out.prompt, Type: r.interruptType(nd), Data: tasks[0].out.data, Due: due}
+		r.newWait = append(r.newWait, waitingInterrupt{node: ni, it: it, due: due})
 		pl.state = planWaiting
 		return nil
 	}
@@ -980,6 +1032,9 @@ func (r *run) interruptType(nd *bytecode.Node) *types.Type {
 func (r *run) finishFrontier() {
 	for _, w := range r.waiting {
 		r.push(w.node)
+	}
+	for _, p := range r.parked {
+		r.push(p.node)
 	}
 	if !slices.IsSorted(r.next) {
 		slices.Sort(r.next)

@@ -539,6 +539,9 @@ func (r *reader) node(n *Node) {
 	case NodeJoin:
 		n.Join.Mode = JoinMode(r.byte())
 		n.Join.Preds = r.u32s()
+	case NodeWait:
+		n.Wait.Code = r.u32()
+		n.Wait.Until = r.bool()
 	case NodeStart, NodeEnd:
 	default:
 		if r.err == nil {

@@ -239,6 +239,11 @@ func (d *disasm) node(g *Graph, ni int, state int64) {
 		d.printf(" { %s }", d.call(&n.Call))
 	case NodeInterrupt:
 		d.printf(" prompt %s returns %s", chunkRef(n.Interrupt.Prompt), d.typeStr(n.Interrupt.Resume))
+	case NodeWait:
+		if n.Wait.Until {
+			d.printf(" until")
+		}
+		d.printf(" %s", chunkRef(n.Wait.Code))
 	case NodeJoin:
 		d.printf(" %s", n.Join.Mode)
 		var preds []string

@@ -482,7 +482,7 @@ func (w *writer) node(n *Node) error {
 	w.bool(n.Cache)
 	w.dur(n.CacheTTL)
 	w.b(byte(n.Effect))
-	usesCall, usesMap, usesInterrupt, usesSet, usesJoin := false, false, false, false, false
+	usesCall, usesMap, usesInterrupt, usesSet, usesJoin, usesWait := false, false, false, false, false, false
 	switch n.Kind {
 	case NodeLLM, NodeTool, NodeAgent, NodeGraph:
 		usesCall = true
@@ -508,6 +508,10 @@ func (w *writer) node(n *Node) error {
 		usesJoin = true
 		w.b(byte(n.Join.Mode))
 		w.u32s(n.Join.Preds)
+	case NodeWait:
+		usesWait = true
+		w.u32(n.Wait.Code)
+		w.bool(n.Wait.Until)
 	case NodeStart, NodeEnd:
 	default:
 		return fmt.Errorf("invalid node kind %d", n.Kind)
@@ -523,6 +527,8 @@ func (w *writer) node(n *Node) error {
 		return errors.New("Set given on a non-set node")
 	case !usesJoin && (n.Join.Mode != 0 || len(n.Join.Preds) > 0):
 		return errors.New("Join set on a non-join node")
+	case !usesWait && (n.Wait != WaitSpec{}):
+		return errors.New("Wait set on a non-wait node")
 	}
 	w.u(len(n.Edges))
 	for i, e := range n.Edges {

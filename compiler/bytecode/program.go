@@ -179,6 +179,7 @@ const (
 	NodeMap                // a dynamic fan-out of Call over a list (Map)
 	NodeInterrupt          // waits for a typed value (Interrupt)
 	NodeJoin               // waits for predecessors (Join)
+	NodeWait               // waits on a durable timer (Wait)
 	nodeKindEnd
 )
 
@@ -195,7 +196,7 @@ const (
 
 // Node is one node of a graph. Only the parts its Kind uses may be non-zero
 // (Encode rejects others): Call for llm/tool/agent/graph/map, Map for map,
-// Interrupt for interrupt, Set for set, Join for join.
+// Interrupt for interrupt, Set for set, Join for join, Wait for wait.
 type Node struct {
 	Name string
 	Kind NodeKind
@@ -207,6 +208,7 @@ type Node struct {
 	Interrupt InterruptSpec
 	Set       []Assign
 	Join      JoinSpec
+	Wait      WaitSpec
 
 	Retry    Retry
 	Timeout  time.Duration // per attempt; 0 = none
@@ -268,6 +270,13 @@ type MapSpec struct {
 type InterruptSpec struct {
 	Prompt uint32 // Chunks index: the prompt text
 	Resume uint32 // Types index: the type of the value that resumes the run
+}
+
+// WaitSpec is a wait node's deadline: Code evaluates to a duration from
+// when the node is reached, or (Until) to an RFC 3339 timestamp.
+type WaitSpec struct {
+	Code  uint32 // Chunks index
+	Until bool
 }
 
 // Assign is one `field = expr` of a set node.
@@ -738,7 +747,7 @@ func (r Reducer) String() string {
 }
 
 func (k NodeKind) String() string {
-	return types.EnumName(k, []string{"", "start", "end", "llm", "tool", "agent", "graph", "set", "map", "interrupt", "join"}, "nodekind")
+	return types.EnumName(k, []string{"", "start", "end", "llm", "tool", "agent", "graph", "set", "map", "interrupt", "join", "wait"}, "nodekind")
 }
 
 func (e Effect) String() string {

@@ -355,6 +355,8 @@ func (v *verifier) graph(gi int) {
 			}
 		case NodeJoin:
 			v.join(g, ni, nw)
+		case NodeWait:
+			v.chunk(nd.Wait.Code, state, 0, func() string { return nw() + ": wait" })
 		}
 		switch nd.Kind {
 		case NodeLLM, NodeTool, NodeAgent, NodeGraph, NodeMap:

@@ -370,7 +370,7 @@ func complete(info *compiler.Info, c completionCtx, g *compiler.Graph) []Complet
 	switch x := decl.(type) {
 	case *syntax.Graph:
 		out = append(out, words(completionKeyword, "graph keyword", "node", "llm", "tool", "agent", "graph", "set", "map",
-			"interrupt", "join", "all", "any", "when", "otherwise", "max", "else", "into", "retry", "backoff", "on",
+			"interrupt", "join", "wait", "until", "all", "any", "when", "otherwise", "max", "else", "into", "retry", "backoff", "on",
 			"timeout", "catch", "cache", "ttl", "concurrency", "returns", "start", "end")...)
 		if g != nil {
 			out = append(out, nodeItems(g)...)

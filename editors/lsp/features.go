@@ -163,6 +163,8 @@ func nodeBodyKind(b syntax.NodeBody) string {
 		return "interrupt"
 	case *syntax.JoinNode:
 		return "join " + x.Mode
+	case *syntax.WaitNode:
+		return "wait"
 	}
 	return "node"
 }

@@ -138,3 +138,23 @@ func Program(t testing.TB, examples, v string) (*bytecode.Program, string) {
 	}
 	return runtimetest.Compile(t, os.DirFS(dir), "support/support.agent"), dir
 }
+
+// Nested is a workflow whose runs wait inside sub-runs: graph g maps graph
+// ask over two items, each waiting at its interrupt q (path ids
+// g/each/0/ask/q, g/each/1/ask/q), then waits at its own interrupt close.
+const Nested = `workflow w
+state Ask { item: string, note: string = "" }
+graph ask(Ask) input item output note {
+  node q = interrupt "Approve {item}?" returns string into note
+  start -> q
+  q -> end
+}
+state S { q: string, items: list<string> = ["a", "b"], notes: list<string> = [] reduce append, ok: bool = false }
+graph g(S) input q {
+  node each  = map x in items { graph ask { item = x } } into notes
+  node close = interrupt "Close {notes}?" returns bool into ok
+  start -> each
+  each  -> close
+  close -> end
+}
+`

@@ -774,6 +774,13 @@ func (p *printer) nodeBody(b syntax.NodeBody) {
 	case *syntax.JoinNode:
 		p.lead(b, "join")
 		p.kw(b.Mode)
+	case *syntax.WaitNode:
+		p.lead(b, "wait")
+		if b.Until {
+			p.kw("until")
+			p.sp()
+		}
+		p.expr(b.For)
 	default:
 		p.fail("unknown node kind %T", b)
 	}
@@ -872,6 +879,12 @@ func (p *printer) clause(c *syntax.Clause) {
 	case c.Timeout != nil:
 		p.lead(c, "timeout")
 		p.duration(c.Timeout)
+		if c.Else != nil {
+			p.spacedKw("else")
+			p.kw("->")
+			p.sp()
+			p.ident(c.Else, "timeout exit")
+		}
 	case c.Catch != nil:
 		p.tok(start(c), "catch")
 		p.spacedKw("->")

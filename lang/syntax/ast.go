@@ -232,6 +232,16 @@ type InterruptNode struct {
 	Returns *Type   `parser:"\"returns\" @@"`
 }
 
+// WaitNode waits for a duration, or until a time computed from state (an
+// RFC 3339 timestamp), on a durable timer.
+//
+//	WaitNode = "wait" "until"? Expr .
+type WaitNode struct {
+	At
+	Until bool  `parser:"\"wait\" @\"until\"?"`
+	For   *Expr `parser:"@@"`
+}
+
 // JoinNode waits for its concurrent predecessors.
 //
 //	JoinNode = "join" ( "all" | "any" ) .
@@ -242,11 +252,15 @@ type JoinNode struct {
 
 // Clause is a per-node policy or the node's output target.
 //
-//	Clause = Retry | "timeout" Duration | "catch" "->" Ident | Cache | "into" Ident .
+//	Clause = Retry | "timeout" Duration ( "else" "->" Ident )? | "catch" "->" Ident | Cache | "into" Ident .
+//
+// A timeout's else target is an interrupt's: where the run goes when
+// nobody answered in time.
 type Clause struct {
 	At
 	Retry   *Retry       `parser:"  @@"`
 	Timeout *DurationLit `parser:"| \"timeout\" @@"`
+	Else    *Ident       `parser:"  ( \"else\" \"->\" @@ )?"`
 	Catch   *Ident       `parser:"| \"catch\" \"->\" @@"`
 	Cache   *Cache       `parser:"| @@"`
 	Into    *Ident       `parser:"| \"into\" @@"`
@@ -483,3 +497,4 @@ func (*SetNode) nodeBody()       {}
 func (*MapNode) nodeBody()       {}
 func (*InterruptNode) nodeBody() {}
 func (*JoinNode) nodeBody()      {}
+func (*WaitNode) nodeBody()      {}

@@ -55,6 +55,7 @@ var keywords = []Keyword{
 	{"map", ClassNode},
 	{"interrupt", ClassNode},
 	{"join", ClassNode},
+	{"wait", ClassNode},
 	{"start", ClassNode},
 	{"end", ClassNode},
 
@@ -67,6 +68,7 @@ var keywords = []Keyword{
 	{"backoff", ClassClause},
 	{"on", ClassClause},
 	{"timeout", ClassClause},
+	{"until", ClassClause},
 	{"catch", ClassClause},
 	{"cache", ClassClause},
 	{"ttl", ClassClause},

@@ -45,7 +45,7 @@ var parserOptions = []participle.Option{
 	participle.Elide("Comment"),
 	participle.UseLookahead(1),
 	participle.Union[Decl](&Workflow{}, &Import{}, &BlockDecl{}, &TypeDecl{}, &Tool{}, &Skill{}, &State{}, &Agent{}, &Graph{}, &Serve{}, &Test{}),
-	participle.Union[NodeBody](&CallNode{}, &SetNode{}, &MapNode{}, &InterruptNode{}, &JoinNode{}),
+	participle.Union[NodeBody](&CallNode{}, &SetNode{}, &MapNode{}, &InterruptNode{}, &JoinNode{}, &WaitNode{}),
 	participle.Union[Primary](&Call{}, &Literal{}, &Name{}, &Paren{}, &ListLit{}, &RecordLit{}, &String{}),
 }
 

@@ -781,7 +781,7 @@ func (p *rdParser) nodeDecl() *NodeDecl {
 // clauses parses Clause* ; ok is false on a fatal failure.
 func (p *rdParser) clauses() ([]*Clause, bool) { return many(p, nil, p.clause) }
 
-// NodeBody = CallNode | SetNode | MapNode | InterruptNode | JoinNode .
+// NodeBody = CallNode | SetNode | MapNode | InterruptNode | JoinNode | WaitNode .
 // The members start with distinct keywords.
 func (p *rdParser) nodeBody() NodeBody {
 	start := p.i
@@ -806,8 +806,12 @@ func (p *rdParser) nodeBody() NodeBody {
 		if n := p.joinNode(); n != nil {
 			return n
 		}
+	case "wait":
+		if n := p.waitNode(); n != nil {
+			return n
+		}
 	default:
-		p.want("a node body (llm, tool, agent, graph, set, map, interrupt or join)")
+		p.want("a node body (llm, tool, agent, graph, set, map, interrupt, join or wait)")
 		return nil
 	}
 	p.soft(start)
@@ -915,7 +919,22 @@ func (p *rdParser) joinNode() *JoinNode {
 	return n
 }
 
-// Clause = Retry | "timeout" Duration | "catch" "->" Ident | Cache | "into" Ident .
+// WaitNode = "wait" "until"? Expr .
+func (p *rdParser) waitNode() *WaitNode {
+	start := p.i
+	p.i++
+	until := p.lit("until")
+	e := p.expr()
+	if e == nil {
+		return nil
+	}
+	n := p.alloc.waitNode()
+	n.Until, n.For = until, e
+	p.span(&n.At, start)
+	return n
+}
+
+// Clause = Retry | "timeout" Duration ( "else" "->" Ident )? | "catch" "->" Ident | Cache | "into" Ident .
 // The alternatives start with distinct keywords.
 func (p *rdParser) clause() *Clause {
 	start := p.i
@@ -931,6 +950,10 @@ func (p *rdParser) clause() *Clause {
 		if d := p.durLit(); d != nil {
 			n = p.alloc.clause()
 			n.Timeout = d
+			var ok bool
+			if n.Else, ok = p.elseArrow(); !ok {
+				return nil
+			}
 		}
 	case "catch":
 		p.i++
@@ -960,6 +983,22 @@ func (p *rdParser) clause() *Clause {
 	}
 	p.span(&n.At, start)
 	return n
+}
+
+// elseArrow parses an optional `"else" "->" Ident` (a loop exit, a
+// timeout's exit): nil when absent (an "else" without "->" is left
+// unread); ok is false on a fatal failure (an arrow without a name).
+func (p *rdParser) elseArrow() (*Ident, bool) {
+	opt := p.i
+	if !p.lit("else") {
+		return nil, true
+	}
+	if !p.lit("->") {
+		p.soft(opt)
+		return nil, true
+	}
+	id := p.ident()
+	return id, id != nil
 }
 
 // Retry = "retry" Int ( "backoff" Duration ".." Duration )? ( "on" "[" ( Ident ( "," Ident )* )? "]" )? .
@@ -1053,15 +1092,9 @@ func (p *rdParser) edge() *Edge {
 	if p.lit("max") {
 		if max := p.intLit(); max != nil {
 			n.Max = max
-			inner := p.i
-			if p.lit("else") {
-				if p.lit("->") {
-					if n.Else = p.ident(); n.Else == nil {
-						return nil // fatal: two tokens consumed
-					}
-				} else {
-					p.soft(inner)
-				}
+			var ok bool
+			if n.Else, ok = p.elseArrow(); !ok {
+				return nil // fatal: two tokens consumed
 			}
 		} else {
 			p.soft(opt)
@@ -1968,6 +2001,7 @@ type rdAlloc struct {
 	intLits        slab[IntLit]
 	interruptNodes slab[InterruptNode]
 	joinNodes      slab[JoinNode]
+	waitNodes      slab[WaitNode]
 	listElems      slab[ListElem]
 	listLits       slab[ListLit]
 	literals       slab[Literal]
@@ -2030,6 +2064,7 @@ func (a *rdAlloc) importDecl() *Import           { return a.importDecls.get() }
 func (a *rdAlloc) intLit() *IntLit               { return a.intLits.get() }
 func (a *rdAlloc) interruptNode() *InterruptNode { return a.interruptNodes.get() }
 func (a *rdAlloc) joinNode() *JoinNode           { return a.joinNodes.get() }
+func (a *rdAlloc) waitNode() *WaitNode           { return a.waitNodes.get() }
 func (a *rdAlloc) listElem() *ListElem           { return a.listElems.get() }
 func (a *rdAlloc) listLit() *ListLit             { return a.listLits.get() }
 func (a *rdAlloc) literal() *Literal             { return a.literals.get() }

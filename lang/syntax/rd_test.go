@@ -630,7 +630,7 @@ func TestRDErrors(t *testing.T) {
 		{`model m { a = 1 b }`, `unexpected "}"; expected "=" or "{"`},
 		{`model m { a = }`, `unexpected "}"; expected an expression`},
 		{`graph g(S) { node -> }`, `unexpected "}"; expected a name`},
-		{`graph g(S) { node a = foo x }`, `unexpected "foo"; expected a node body (llm, tool, agent, graph, set, map, interrupt or join)`},
+		{`graph g(S) { node a = foo x }`, `unexpected "foo"; expected a node body (llm, tool, agent, graph, set, map, interrupt, join or wait)`},
 		{`workflow w 3`, `unexpected number 3; expected a string or a new declaration`},
 		{`type T = list<string`, `unexpected end of file; expected "?" or ">"`},
 		{`tool t { run = builtin. }`, `unexpected "}"; expected a name`},

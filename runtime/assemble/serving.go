@@ -133,8 +133,9 @@ func (s *Served) String() string {
 // Run serves until ctx ends, then shuts down: no new runs, running ones
 // get grace to finish and are then canceled (they stay resumable). While
 // it serves, the runs the last process on a Pebble store left running are
-// resumed (Backend.Recover) and, on a shared store, those of a replica
-// that stopped are taken over (Backend.TakeOver).
+// resumed (Backend.Recover), on a shared store those of a replica that
+// stopped are taken over (Backend.TakeOver), and the timers of waiting
+// runs fire (Backend.RunTimers).
 func (s *Served) Run(ctx context.Context, grace time.Duration) error {
 	s.recoverOrphans(ctx)
 	takeCtx, stopTaking := context.WithCancel(ctx)
@@ -150,6 +151,14 @@ func (s *Served) Run(ctx context.Context, grace time.Duration) error {
 			}
 		})
 	}()
+	// Timers of waiting runs fire on a goroutine owned here (a run it
+	// resumes outlives its stop: the shutdown's grace applies to it).
+	timerCtx, stopTimers := context.WithCancel(ctx)
+	timing := make(chan struct{})
+	go func() {
+		defer close(timing)
+		s.b.RunTimers(timerCtx)
+	}()
 	served := make(chan error, 1)
 	go func() { served <- s.srv.Serve(s.l) }() // owned here: Shutdown ends it, joined below
 	var err error
@@ -157,12 +166,16 @@ func (s *Served) Run(ctx context.Context, grace time.Duration) error {
 	case err = <-served:
 		stopTaking()
 		<-taking
+		stopTimers()
 		_ = s.srv.Shutdown(context.Background())
+		<-timing
 		return err
 	case <-ctx.Done():
 	}
 	stopTaking()
 	<-taking
+	stopTimers()
+	defer func() { <-timing }()
 	s.say(fmt.Sprintf("shutting down (runs get %s to finish)", grace))
 	sctx, cancel := context.WithTimeout(context.Background(), grace)
 	defer cancel()

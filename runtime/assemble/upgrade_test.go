@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -139,5 +140,67 @@ func TestSupportUpgrades(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestUpgradeWaitsInsideSubRuns: a run whose map items wait inside their
+// sub-runs is refused an upgrade (U712) and keeps its program, though the
+// edit only rewords prompts; answered there one item at a time, it moves
+// once it waits at its own graph's interrupt, and finishes on the new
+// program.
+func TestUpgradeWaitsInsideSubRuns(t *testing.T) {
+	ctx := context.Background()
+	st := memstore.New()
+	runner := func(src string) (*runtime.Runner, string) {
+		p := runtimetest.CompileSource(t, "w.agent", src)
+		r, err := New(st, Options{Program: p, Verified: true, Env: envOf(nil), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close(context.Background()) })
+		return r, hex.EncodeToString(p.Hash[:])
+	}
+	old, oldHash := runner(upgradetest.Nested)
+	ch, err := old.Run(ctx, runtime.Invocation{User: "u", Session: "s", Runnable: "g", Input: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := finished(t, ch)
+	if fin.Status != runtime.StatusInterrupted || len(fin.Interrupts) != 2 {
+		t.Fatalf("the run did not wait inside its map items: %s %+v", fin.Status, fin.Interrupts)
+	}
+	run := fin.Run
+	nw, newHash := runner(strings.NewReplacer("Approve {item}?", "Approve item {item}?", "Close {notes}?", "Close with {notes}?").Replace(upgradetest.Nested))
+	answer := func(id string, up runtime.Upgrade) (<-chan *runtime.Event, error) {
+		return nw.Run(ctx, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: run,
+			Values: map[string]json.RawMessage{id: json.RawMessage(`"yes"`)}, Upgrade: up}})
+	}
+	_, err = answer("each/0/ask/q", runtime.UpgradeRequired)
+	var ue *runtime.UpgradeError
+	if !errors.As(err, &ue) || !slices.ContainsFunc(ue.Report.Issues, func(i upgrade.Issue) bool { return i.Code == upgrade.WaitsInside }) {
+		t.Fatalf("resume with --upgrade inside a sub-run: %v, want U712", err)
+	}
+	// Tried for every resume (serve --upgrade-waiting), it stays on its
+	// program while the items wait, and moves at close.
+	for i, id := range []string{"each/0/ask/q", "each/1/ask/q"} {
+		ch, err := answer(id, runtime.UpgradeIfCompatible)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fin = finished(t, ch)
+		if fin.Status != runtime.StatusInterrupted || latestProgram(t, st, run) != oldHash {
+			t.Fatalf("answer %d: %s on %.12s, want interrupted on the old program", i, fin.Status, latestProgram(t, st, run))
+		}
+	}
+	if len(fin.Interrupts) != 1 || fin.Interrupts[0].Prompt != "Close [\"yes\",\"yes\"]?" {
+		t.Fatalf("waits on %+v, want the old program's close", fin.Interrupts)
+	}
+	ch, err = nw.Run(ctx, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: run,
+		Values: map[string]json.RawMessage{"close": json.RawMessage(`true`)}, Upgrade: runtime.UpgradeRequired}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fin = finished(t, ch); fin.Status != runtime.StatusCompleted || latestProgram(t, st, run) != newHash {
+		t.Fatalf("close answered with --upgrade: %s on %.12s, want completed on the new program", fin.Status, latestProgram(t, st, run))
 	}
 }

@@ -3,6 +3,7 @@ package inspect
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,10 +37,7 @@ func (in *Inspector) Checkpoints(ctx context.Context, id string) ([]Checkpoint, 
 	if err != nil {
 		return nil, err
 	}
-	var g *bytecode.Graph
-	if gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable }); gi >= 0 {
-		g = &prog.Graphs[gi]
-	}
+	gi := slices.IndexFunc(prog.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
 	cps, err := in.cfg.Store.ListCheckpoints(ctx, run.ID, store.CheckpointFilter{})
 	if err != nil {
 		return nil, err
@@ -64,26 +62,38 @@ func (in *Inspector) Checkpoints(ctx context.Context, id string) ([]Checkpoint, 
 		}
 	}
 	out := make([]Checkpoint, 0, len(cps))
+	progs := map[string]*bytecode.Program{}
 	for _, cp := range cps {
 		c := Checkpoint{Step: cp.Step, Kind: cp.Kind.String(), Nodes: nodes[cp.Step], Time: cp.Time.UTC(),
 			Bytes: len(cp.State) + len(cp.Frontier) + len(cp.Counters) + len(cp.Interrupts)}
 		if c.Nodes == nil {
-			c.Nodes = waitingOn(g, cp.Interrupts)
+			p, pgi := prog, gi
+			if h := cp.ProgramHash; h != "" && h != hex.EncodeToString(prog.Hash[:]) {
+				// Written after the run moved to another program (spec/upgrade.md).
+				if progs[h] == nil {
+					if progs[h], err = runtime.ProgramByHash(ctx, in.cfg.Store, h); err != nil {
+						return nil, fmt.Errorf("run %s: checkpoint %d: %w", run.ID, cp.Step, err)
+					}
+				}
+				p = progs[h]
+				pgi = slices.IndexFunc(p.Graphs, func(g bytecode.Graph) bool { return g.Name == run.Runnable })
+			}
+			c.Nodes = waitingOn(p, pgi, cp.Interrupts)
 		}
 		out = append(out, c)
 	}
 	return out, nil
 }
 
-// waitingOn names the interrupt nodes a checkpoint of a run of graph g
+// waitingOn names the interrupt nodes a checkpoint of a run of graph gi
 // waits on ("approve(waiting)"): a step that only raised interrupts
 // finished no node.
-func waitingOn(g *bytecode.Graph, b []byte) []string {
+func waitingOn(prog *bytecode.Program, gi int, b []byte) []string {
 	out := []string{}
-	if g == nil {
+	if gi < 0 {
 		return out
 	}
-	ins, err := vm.DecodeInterrupts(g, b)
+	ins, err := vm.DecodeInterrupts(prog, gi, b)
 	if err != nil {
 		return out
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
 )
 
 // RunInfo is a run as a list shows it: where it belongs, where it stands,
@@ -125,6 +126,7 @@ type RunDetail struct {
 	Frontier   []string                `json:"frontier"`
 	Interrupts []runtime.InterruptInfo `json:"interrupts"`
 	Decisions  []runtime.DecisionInfo  `json:"decisions"`
+	Timers     []runtime.TimerInfo     `json:"timers,omitempty"` // the deadlines a waiting run has
 	Error      *runtime.ErrorInfo      `json:"error,omitempty"`
 	Output     json.RawMessage         `json:"output,omitempty"`
 }
@@ -183,7 +185,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 		case runtime.EventRunError:
 			out.Error = e.Error
 		case runtime.EventRunFinished:
-			out.Decisions, out.Output = e.Decisions, e.Output
+			out.Decisions, out.Output, out.Timers = e.Decisions, e.Output, e.Timers
 			if e.Status != runtime.StatusFailed && e.Status != runtime.StatusCanceled {
 				out.Error = nil
 			}
@@ -192,12 +194,15 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 	if out.Decisions == nil || run.Status != store.RunStatus(runtime.StatusNeedsDecision) {
 		out.Decisions = []runtime.DecisionInfo{}
 	}
+	if run.Status != store.RunStatus(runtime.StatusInterrupted) {
+		out.Timers = nil
+	}
 	if latest, err := in.cfg.Store.LatestCheckpoint(ctx, run.ID); err == nil {
 		ss, err := runtime.StateAt(ctx, in.cfg.Store, prog, run, latest.Step)
 		if err != nil {
 			return nil, err
 		}
-		g := &prog.Graphs[gi]
+		g := &ss.Program.Graphs[ss.Graph] // a moved run's checkpoint is its new program's
 		out.Step = ss.Step
 		states["start"] = NodeFinished
 		for _, n := range ss.Frontier {
@@ -207,9 +212,14 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 			}
 		}
 		if run.Status == store.RunStatus(runtime.StatusInterrupted) {
-			out.Interrupts = pendingInfos(prog, g, ss.Interrupts)
+			out.Interrupts = pendingInfos(ss.Program, g, ss.Interrupts)
 			for _, p := range out.Interrupts {
-				states[p.Node] = NodeWaiting
+				top, _, _ := strings.Cut(p.Node, "/") // a sub-run's interrupt: its calling node waits
+				states[top] = NodeWaiting
+			}
+			for _, tm := range out.Timers {
+				top, _, _ := strings.Cut(tm.Node, "/")
+				states[top] = NodeWaiting
 			}
 		}
 	} else if !errors.Is(err, store.ErrNotFound) {
@@ -237,7 +247,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 func pendingInfos(prog *bytecode.Program, g *bytecode.Graph, pending []runtime.PendingInterrupt) []runtime.InterruptInfo {
 	out := []runtime.InterruptInfo{}
 	for _, p := range pending {
-		info := runtime.InterruptInfo{ID: p.ID, Prompt: p.Prompt, Node: p.ID[strings.LastIndex(p.ID, "/")+1:]}
+		info := runtime.InterruptInfo{ID: p.ID, Prompt: p.Prompt, Node: strings.TrimPrefix(p.ID, g.Name+"/")}
 		if t := resumeType(prog, g, p); t != nil {
 			info.Schema = types.JSONSchema(t)
 		}
@@ -248,14 +258,8 @@ func pendingInfos(prog *bytecode.Program, g *bytecode.Graph, pending []runtime.P
 
 // resumeType is the type that answers pending interrupt p of graph g (nil
 // when the record names no interrupt node of g).
-func resumeType(prog *bytecode.Program, g *bytecode.Graph, p runtime.PendingInterrupt) *types.Type {
-	if p.Node < 0 || p.Node >= len(g.Nodes) || g.Nodes[p.Node].Kind != bytecode.NodeInterrupt {
-		return nil
-	}
-	if r := g.Nodes[p.Node].Interrupt.Resume; int(r) < len(prog.Types) {
-		return prog.Types[r]
-	}
-	return nil
+func resumeType(prog *bytecode.Program, _ *bytecode.Graph, p runtime.PendingInterrupt) *types.Type {
+	return vm.InterruptType(prog, p)
 }
 
 // FieldError is one problem of a request's values: an answer (Field is the
@@ -299,7 +303,7 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 	if err != nil {
 		return err
 	}
-	g := &prog.Graphs[gi]
+	g := &ss.Program.Graphs[ss.Graph]
 	var fe FieldErrors
 	for _, key := range sortedKeys(values) {
 		full := key
@@ -307,11 +311,16 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 			full = run.Runnable + "/" + key
 		}
 		i := slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
+		if i < 0 && full == key {
+			// A path relative to the runnable ("each/0/review/ask").
+			full = run.Runnable + "/" + key
+			i = slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
+		}
 		if i < 0 {
 			fe = append(fe, FieldError{Field: key, Message: "no such pending interrupt"})
 			continue
 		}
-		t := resumeType(prog, g, ss.Interrupts[i])
+		t := resumeType(ss.Program, g, ss.Interrupts[i])
 		if t == nil {
 			continue
 		}

@@ -366,6 +366,30 @@ func (b *Backend) adopt(ctx context.Context, proto string) (resumed []string, ne
 	return resumed, next, errors.Join(errs...)
 }
 
+// RunTimers fires the durable timers of waiting runs until ctx ends
+// (runtime.Runner.RunTimers, with fireTimer).
+func (b *Backend) RunTimers(ctx context.Context) { b.Runner.RunTimers(ctx, time.Second, b.fireTimer) }
+
+// FireTimers fires the timers due now once (RunTimers' pass) and returns
+// the next deadline.
+func (b *Backend) FireTimers(ctx context.Context) (time.Time, error) {
+	return b.Runner.FireTimersWith(ctx, b.fireTimer)
+}
+
+// fireTimer resumes run o as its own user in its own session (label
+// protocol="timer" in the run metrics) and offers it to the adapters, so
+// that a protocol's task that waited on the timer follows its run to the
+// end (A2A's pump), as after a takeover.
+func (b *Backend) fireTimer(ctx context.Context, o store.Run) error {
+	inv := runtime.Invocation{User: o.Session.User, Session: o.Session.Session, Resume: &runtime.ResumeRequest{Run: o.ID}}
+	run, err := b.Start(context.WithoutCancel(ctx), "timer", inv)
+	if err != nil {
+		return err
+	}
+	b.offer(o, run)
+	return nil
+}
+
 // TakeOver runs until ctx ends on a Backend whose Runner shares its store
 // with other replicas (Runner.Replicated; it returns at once otherwise): it
 // looks for orphans (running runs whose session lease expired: their

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentc/agentc/runtime"
 )
@@ -107,6 +108,18 @@ func Hint(fin *runtime.Event, cmd string) string {
 				schema, _ := json.Marshal(in.Schema)
 				fmt.Fprintf(&b, "    answer: JSON of schema %s, e.g. %s\n", schema, runtime.SchemaExample(in.Schema))
 			}
+		}
+		for _, tm := range fin.Timers {
+			what := "timeout of " + tm.ID
+			if tm.Wait {
+				what = "wait " + tm.ID
+			}
+			fmt.Fprintf(&b, "  timer: %s, due %s\n", what, tm.Due.Format(time.RFC3339Nano))
+		}
+		if len(fin.Interrupts) == 0 && len(fin.Timers) > 0 {
+			fmt.Fprintf(&b, "resume after %s with: %s --resume %s (agentc serve resumes it then by itself)\n",
+				fin.Timers[0].Due.Format(time.RFC3339Nano), cmd, fin.Run)
+			break
 		}
 		example := "JSON"
 		if len(fin.Interrupts) == 1 && fin.Interrupts[0].Schema != nil {

@@ -83,8 +83,9 @@ func Run(ctx context.Context, prog *bytecode.Program, t *bytecode.Test, cfg Conf
 	}
 	defer os.RemoveAll(wsDir)
 	st := memory.New()
+	clock := &fakeClock{}
 	r, err := assemble.New(st, assemble.Options{Program: prog, Verified: cfg.Verified, Encoding: cfg.Encoding, Root: cfg.Root,
-		Replay: t, Offline: true, Workspaces: wsDir, Clock: &fakeClock{}, Entropy: &seqEntropy{},
+		Replay: t, Offline: true, Workspaces: wsDir, Clock: clock, Entropy: &seqEntropy{},
 		Visited: func(n string) bool { return slices.Contains(finished, n) }})
 	if err != nil {
 		fail("%v", err)
@@ -101,6 +102,7 @@ func Run(ctx context.Context, prog *bytecode.Program, t *bytecode.Test, cfg Conf
 	var runErrs []string
 	used := make([]bool, len(t.Answers))
 	var fin *runtime.Event
+	timerFires := 0
 	for {
 		ch, err := r.Run(ctx, inv)
 		if err != nil {
@@ -152,7 +154,17 @@ func Run(ctx context.Context, prog *bytecode.Program, t *bytecode.Test, cfg Conf
 			}
 		}
 		if len(vals) == 0 {
-			break // unanswered: the run stays waiting
+			// No answer left: the test clock moves to the run's next
+			// deadline, and resuming fires it (a wait ends, an
+			// unanswered interrupt times out); with none the run stays
+			// waiting.
+			if len(fin.Timers) == 0 || timerFires >= maxTimerFires {
+				break
+			}
+			timerFires++
+			clock.advanceTo(fin.Timers[0].Due)
+			inv = runtime.Invocation{User: "test", Session: "test", Resume: &runtime.ResumeRequest{Run: fin.Run}}
+			continue
 		}
 		inv = runtime.Invocation{User: "test", Session: "test", Resume: &runtime.ResumeRequest{Run: fin.Run, Values: vals}}
 	}
@@ -211,14 +223,32 @@ func testInput(p *bytecode.Program, t *bytecode.Test) (string, error) {
 	return string(b), err
 }
 
+// maxTimerFires bounds how often a test moves its clock to a deadline (a
+// wait inside a bounded loop fires once per round).
+const maxTimerFires = 1000
+
 // fakeClock advances a millisecond per reading. It skips the backoff
 // before a retry (vm.Sleeper: its time advances by the wait) and never
 // fires a timer, so an attempt's timeout never races a replayed result:
-// tests run offline, without waiting, with one outcome.
+// tests run offline, without waiting, with one outcome. A test moves it to
+// a waiting run's next deadline (advanceTo), which a resume then fires.
 type fakeClock struct{ n atomic.Int64 }
 
+var fakeEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
 func (c *fakeClock) Now() time.Time {
-	return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(c.n.Add(1)) * time.Millisecond)
+	return fakeEpoch.Add(time.Duration(c.n.Add(1)) * time.Millisecond)
+}
+
+// advanceTo moves the clock to t (never back): the next Now is past it.
+func (c *fakeClock) advanceTo(t time.Time) {
+	ms := int64(t.Sub(fakeEpoch) / time.Millisecond)
+	for {
+		cur := c.n.Load()
+		if cur >= ms || c.n.CompareAndSwap(cur, ms) {
+			return
+		}
+	}
 }
 
 func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) bool {

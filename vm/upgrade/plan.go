@@ -1,6 +1,7 @@
 package upgrade
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -48,6 +49,12 @@ func Plan(old, new *bytecode.Program, graph string, chain []vm.StepRecord, pendi
 	if pending > 0 {
 		c.errorf(StepUnfinished, c.og.Span, c.ng.Span, "the run stopped inside step %d with %d finished task(s) recorded; resume it on its own program to finish that step first", cs.Step+1, pending)
 	}
+	waits, err := vm.DecodeWaits(old, oi, chain[len(chain)-1].Interrupts)
+	if err != nil {
+		c.errorf(RunBroken, c.og.Span, bytecode.Span{}, "the run's checkpoint does not read: %v", err)
+		return nil, rep
+	}
+	c.inside(oi, waits)
 	c.fields(cs.Frontier)
 	at := c.nodes(cs.Frontier)
 	var next vm.Counters
@@ -90,9 +97,14 @@ func Plan(old, new *bytecode.Program, graph string, chain []vm.StepRecord, pendi
 	frontier := slices.Clone(at)
 	slices.Sort(frontier)
 	var ins []vm.RecordedInterrupt
-	for _, in := range cs.Interrupts {
+	for _, in := range waits {
 		j := nodeIndex(c.ng, c.og.Nodes[in.Node].Name)
-		ins = append(ins, vm.RecordedInterrupt{ID: c.ng.Name + "/" + c.ng.Nodes[j].Name, Node: j, Prompt: in.Prompt, Data: in.Data})
+		if j < 0 {
+			c.errorf(NodeGone, c.og.Nodes[in.Node].Span, c.ng.Span, "%s, which the run waits on, is not in the new graph", in.ID)
+			return nil, rep
+		}
+		ins = append(ins, vm.RecordedInterrupt{ID: c.ng.Name + "/" + c.ng.Nodes[j].Name, Graph: -1, Node: j,
+			Prompt: in.Prompt, Data: in.Data, Due: in.Due, Wait: in.Wait})
 	}
 	last := &chain[len(chain)-1]
 	rec := &vm.StepRecord{Run: last.Run, Step: last.Step, Full: true, ProgramHash: new.Hash,
@@ -109,4 +121,32 @@ func Plan(old, new *bytecode.Program, graph string, chain []vm.StepRecord, pendi
 		return nil, rep
 	}
 	return rec, rep
+}
+
+// inside refuses what a run of old graph oi waits on below its own graph:
+// an interrupt, wait node or timer of a parked sub-run (a path id), or a
+// tool confirmation of a paused llm loop. A parked call's record holds the
+// callee's snapshot (its graph, state and frontier by index) or the loop's
+// conversation, both written for the old program and not renumbered here;
+// the run finishes that call on its own program first.
+func (c *checker) inside(oi int, waits []vm.RecordedInterrupt) {
+	for _, in := range waits {
+		switch {
+		case in.Confirm:
+			tool, sp := fmt.Sprint(in.Tool), c.og.Span
+			if in.Tool >= 0 && in.Tool < len(c.old.Tools) {
+				tool, sp = c.old.Tools[in.Tool].Name, c.old.Tools[in.Tool].Span
+			}
+			c.errorf(WaitsInside, sp, bytecode.Span{}, "the run waits on %s, a confirmation of a call of tool %s: the paused llm loop belongs to the old program; answer it, then upgrade", in.ID, tool)
+		case in.Graph != oi || in.ID != c.og.Name+"/"+c.og.Nodes[in.Node].Name:
+			// A sub-run's, though its graph may be the run's own (a
+			// recursive call): a top-level id is graph/node.
+			sp := c.old.Graphs[in.Graph].Nodes[in.Node].Span
+			what := "interrupt"
+			if in.Wait {
+				what = "wait"
+			}
+			c.errorf(WaitsInside, sp, bytecode.Span{}, "the run waits on %s %s inside a sub-run: a parked sub-run's snapshot is the old program's; answer it (or let it fire), then upgrade", what, in.ID)
+		}
+	}
 }

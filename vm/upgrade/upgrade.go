@@ -33,6 +33,8 @@ const (
 	FieldDiscarded  diag.Code = "U709" // warning: a removed field's value is dropped
 	RunBroken       diag.Code = "U710" // the run's checkpoint does not decode against its program
 	FieldUnassigned diag.Code = "U711" // a field the run never assigned is read where the run can still go
+	WaitsInside     diag.Code = "U712" // the run waits inside a sub-run or on a tool confirmation
+	TimerChanged    diag.Code = "U713" // an interrupt where a run can wait gains or loses its timeout
 )
 
 // Issue is one finding: what it is, and where it is in each version (a
@@ -172,11 +174,11 @@ func pair(rep *Report, old, new *bytecode.Program, name string) *checker {
 	return c
 }
 
-// Check proves that every run of old that waits at an interrupt can
-// continue on new: for each graph of old with an interrupt node, its state
-// fields (all of them: any may hold a value), its interrupt nodes (any may
-// be the one a run waits at), and its loop and join counters (any may be
-// non-zero while it waits). Plan decides for one run by its checkpoint:
+// Check proves that every run of old that waits at an interrupt or a wait
+// node can continue on new: for each graph of old with such a node, its
+// state fields (all of them: any may hold a value), its interrupt and wait
+// nodes (any may be the one a run waits at), and its loop and join
+// counters (any may be non-zero while it waits). Plan decides for one run by its checkpoint:
 // the same rules over what the run holds, and U711, which only a run's
 // state decides.
 func Check(old, new *bytecode.Program) *Report {
@@ -185,7 +187,7 @@ func Check(old, new *bytecode.Program) *Report {
 		g := &old.Graphs[gi]
 		var frontier []int
 		for ni := range g.Nodes {
-			if g.Nodes[ni].Kind == bytecode.NodeInterrupt {
+			if k := g.Nodes[ni].Kind; k == bytecode.NodeInterrupt || k == bytecode.NodeWait {
 				frontier = append(frontier, ni)
 			}
 		}
@@ -365,6 +367,9 @@ func (c *checker) nodes(frontier []int) []int {
 			ot, nt := c.old.Types[n.Interrupt.Resume], c.new.Types[m.Interrupt.Resume]
 			if !types.Identical(ot, nt) {
 				c.errorf(NodeChanged, n.Span, m.Span, "interrupt %s changes its resume type from %s to %s: the answer a waiting run is given was asked for as %s", n.Name, ot, nt, ot)
+			}
+			if (n.Timeout > 0) != (m.Timeout > 0) {
+				c.errorf(TimerChanged, n.Span, m.Span, "interrupt %s %s a timeout: a run waiting there armed its deadline (or none) when it arrived, as the old program says", n.Name, map[bool]string{true: "gains", false: "loses"}[m.Timeout > 0])
 			}
 		case bytecode.NodeLLM, bytecode.NodeTool, bytecode.NodeAgent, bytecode.NodeGraph, bytecode.NodeMap:
 			if oc, nc := calleeName(c.old, n.Call), calleeName(c.new, m.Call); oc != nc {

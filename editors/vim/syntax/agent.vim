@@ -20,8 +20,8 @@ syntax sync fromstart
 " BEGIN KEYWORDS
 " Generated from lang/syntax/keywords.go by `go test ./editors -update`; do not edit.
 syntax keyword agentDeclaration agent compaction evolution graph import memory model recall serve skill state summary test tool type workflow
-syntax keyword agentNode end interrupt join llm map node set start
-syntax keyword agentClause all answer any backoff before budget builtin cache catch concurrency else exec expect from http input into max mcp on otherwise output reduce replay retry returns run timeout ttl when
+syntax keyword agentNode end interrupt join llm map node set start wait
+syntax keyword agentClause all answer any backoff before budget builtin cache catch concurrency else exec expect from http input into max mcp on otherwise output reduce replay retry returns run timeout ttl until when
 syntax keyword agentOperatorWord and in not or
 syntax keyword agentConstant false null true
 syntax keyword agentType bool duration error float int json list messages secret string

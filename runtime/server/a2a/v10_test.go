@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -458,6 +459,60 @@ func TestSeveralInterruptsAnsweredByID(t *testing.T) {
 	if str(t, done, "status", "state") != "TASK_STATE_COMPLETED" || str(t, done, "artifacts", 0, "parts", 0, "text") != "both answered" {
 		t.Fatalf("after both answers: %v", done)
 	}
+}
+
+// TestSubRunInterruptsAnsweredOneAtATime: interrupts inside a sub-graph
+// run by each item of a map are input-required with their path ids, and
+// are answered one at a time (issue 16 item 2).
+func TestSubRunInterruptsAnsweredOneAtATime(t *testing.T) {
+	e := newEnvWith(t, memory.New(), func(o *a2a.Options) { o.Runnable = "batch" })
+	task := get(t, e.ok("ana", "1.0", "SendMessage", msg1("check both", nil)), "task")
+	id := str(t, task, "id")
+	its := get(t, task, "status", "message", "parts", 1, "data", "interrupts").([]any)
+	if str(t, task, "status", "state") != "TASK_STATE_INPUT_REQUIRED" || len(its) != 2 ||
+		str(t, its[0], "id") != "batch/each/0/gate/check" || str(t, its[1], "id") != "batch/each/1/gate/check" ||
+		str(t, its[1], "prompt") != "Approve y?" || str(t, its[1], "schema", "type") != "boolean" {
+		t.Fatalf("two nested interrupts: %v", task)
+	}
+	one := func(key string, v any, n string) map[string]any {
+		return map[string]any{"message": map[string]any{"messageId": n, "role": "ROLE_USER", "taskId": id,
+			"parts": []any{map[string]any{"data": map[string]any{key: v}}}}}
+	}
+	task = get(t, e.ok("ana", "1.0", "SendMessage", one("batch/each/1/gate/check", true, "n-1")), "task")
+	its = get(t, task, "status", "message", "parts", 1, "data", "interrupts").([]any)
+	if str(t, task, "status", "state") != "TASK_STATE_INPUT_REQUIRED" || len(its) != 1 || str(t, its[0], "id") != "batch/each/0/gate/check" {
+		t.Fatalf("after one answer: %v", task)
+	}
+	done := get(t, e.ok("ana", "1.0", "SendMessage", msg1("false", map[string]any{"taskId": id})), "task")
+	if str(t, done, "status", "state") != "TASK_STATE_COMPLETED" || str(t, done, "artifacts", 0, "parts", 0, "text") != "x checked, y checked" {
+		t.Fatalf("after both answers: %v", done)
+	}
+}
+
+// TestTimerResumesTask: a task whose run waits on a timer completes when
+// the server fires it — the task's pump follows the run the timer resumed
+// (issue 16 item 3).
+func TestTimerResumesTask(t *testing.T) {
+	e := newEnvWith(t, memory.New(), func(o *a2a.Options) { o.Runnable = "nap" })
+	task := get(t, e.ok("ana", "1.0", "SendMessage", msg1("rest a while", nil)), "task")
+	id := str(t, task, "id")
+	if s := str(t, task, "status", "state"); s != "TASK_STATE_INPUT_REQUIRED" {
+		t.Fatalf("waiting task: %v", task)
+	}
+	for i := 0; i < 500; i++ {
+		if _, err := e.backend.FireTimers(context.Background()); err != nil { // the test clock moves a millisecond a reading
+			t.Fatal(err)
+		}
+		if s := str(t, e.ok("ana", "1.0", "GetTask", map[string]any{"id": id}), "status", "state"); s == "TASK_STATE_COMPLETED" {
+			done := e.ok("ana", "1.0", "GetTask", map[string]any{"id": id})
+			if str(t, done, "artifacts", 0, "parts", 0, "text") != "rested" {
+				t.Fatalf("completed task: %v", done)
+			}
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	t.Fatalf("the task did not complete: %v", e.ok("ana", "1.0", "GetTask", map[string]any{"id": id}))
 }
 
 // waitState polls GetTask until the task is in state (the task's pump

@@ -575,6 +575,33 @@ func TestTwoInterruptsAndInvalidResume(t *testing.T) {
 	}
 }
 
+// TestSubRunInterrupts: interrupts inside a sub-graph run by each item of
+// a map are open interrupts with their path ids, answered by id (issue 16
+// item 2).
+func TestSubRunInterrupts(t *testing.T) {
+	h := newHarness(t, "batch", server.Limits{})
+	evs := h.run("ana", input("t1", "r1", userMsg("m1", "x")))
+	ints := last(evs)["outcome"].(map[string]any)["interrupts"].([]any)
+	if len(ints) != 2 {
+		t.Fatalf("interrupts %v", ints)
+	}
+	id := func(i int) string { return ints[i].(map[string]any)["id"].(string) }
+	for i, want := range []string{"batch/each/0/gate/check#", "batch/each/1/gate/check#"} {
+		if !strings.HasPrefix(id(i), want) || ints[i].(map[string]any)["message"] != "Approve "+[]string{"x", "y"}[i]+"?" {
+			t.Fatalf("interrupt %d: %v", i, ints[i])
+		}
+	}
+	in := input("t1", "r2", userMsg("m1", "x"))
+	in["resume"] = []any{
+		map[string]any{"interruptId": id(1), "status": "resolved", "payload": true},
+		map[string]any{"interruptId": id(0), "status": "resolved", "payload": false},
+	}
+	evs = h.run("ana", in)
+	if fin := last(evs); fin["type"] != RunFinished || fin["outcome"].(map[string]any)["type"] != "success" {
+		t.Fatalf("both answered: %v", evs)
+	}
+}
+
 func TestRequestErrors(t *testing.T) {
 	h := newHarness(t, "chatter", server.Limits{})
 	serve := func(method, p, body, user string) (int, string) {

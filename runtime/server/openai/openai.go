@@ -38,6 +38,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -703,10 +704,7 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 				if !json.Valid(value) {
 					value = appendString(nil, text)
 				}
-				vals := map[string]json.RawMessage{}
-				for _, in := range fin.Interrupts {
-					vals[in.ID] = value
-				}
+				vals := pendingAnswers(fin.Interrupts, value)
 				inv.Resume = &runtime.ResumeRequest{Run: latest.ID, Values: vals}
 				return inv, pending, nil
 			}
@@ -735,6 +733,29 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 	}
 	inv.Input = text
 	return inv, nil, nil
+}
+
+// pendingAnswers maps the answer of a request onto the pending
+// interrupts: an object keyed by pending interrupt ids (or their paths
+// relative to the runnable, "each/0/gate/check") answers those
+// interrupts, each with its own value, and leaves the others waiting; any
+// other value answers every pending interrupt.
+func pendingAnswers(its []runtime.InterruptInfo, value json.RawMessage) map[string]json.RawMessage {
+	var byID map[string]json.RawMessage
+	if len(its) > 1 && json.Unmarshal(value, &byID) == nil && len(byID) > 0 {
+		keyed := true
+		for k := range byID {
+			keyed = keyed && slices.ContainsFunc(its, func(in runtime.InterruptInfo) bool { return in.ID == k || in.Node == k })
+		}
+		if keyed {
+			return byID
+		}
+	}
+	vals := map[string]json.RawMessage{}
+	for _, in := range its {
+		vals[in.ID] = value
+	}
+	return vals
 }
 
 // waiting reports whether a run of status st waits for an answer: an

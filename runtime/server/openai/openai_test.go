@@ -740,3 +740,61 @@ func TestRunTimeout(t *testing.T) {
 		})
 	}
 }
+
+// nestedSource: a map whose items run a sub-graph that asks for approval.
+const nestedSource = `workflow nested
+
+state Gate { item: string, ok: bool = false, verdict: string = "" }
+
+graph gate(Gate) input item output verdict {
+  node check = interrupt "Approve {item}?" returns bool into ok
+  node mark  = set { verdict = item + " checked" }
+  start -> check
+  check -> mark
+  mark  -> end
+}
+
+state Batch { question: string, items: list<string> = ["x", "y"], verdicts: list<string> = [] reduce append, answer: string = "" }
+
+graph batch(Batch) input question output answer {
+  node each = map i in items { graph gate { item = i } } into verdicts
+  node done = set { answer = join(verdicts, ", ") }
+  start -> each
+  each  -> done
+  done  -> end
+}
+
+serve { run = batch }
+`
+
+// TestSubRunInterruptsByID: interrupts inside a sub-graph run by each
+// item of a map are pending with their path ids, and an object keyed by
+// pending ids answers them one at a time (issue 16 item 2).
+func TestSubRunInterruptsByID(t *testing.T) {
+	e := newEnv(t, envOpts{source: nestedSource})
+	hdr := []string{"X-Agentc-Session", "nested"}
+	first := e.chat(aliceToken, chatBody("nested", false, "user", "check both"), hdr...)
+	if first.status != 200 || first.header.Get("X-Agentc-Status") != "interrupted" {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	again := e.chat(aliceToken, chatBody("nested", false, "user", "check both"), hdr...)
+	code, pe := pendingAPIError(t, again.body)
+	if code != "interrupt_pending" || len(pe.Pending) != 2 || pe.Pending[0].ID != "batch/each/0/gate/check" ||
+		pe.Pending[1].ID != "batch/each/1/gate/check" || pe.Pending[1].Node != "each/1/gate/check" ||
+		pe.Pending[1].Prompt != "Approve y?" || pe.Pending[1].Schema["type"] != "boolean" {
+		t.Fatalf("pending: %s %+v", code, pe)
+	}
+	one := e.chat(aliceToken, chatBody("nested", false, "user", `{"each/1/gate/check": true}`), hdr...)
+	if one.status != 200 || one.header.Get("X-Agentc-Status") != "interrupted" {
+		t.Fatalf("one answer: %d %v %s", one.status, one.header, one.body)
+	}
+	again = e.chat(aliceToken, chatBody("nested", false, "user", "check both"), hdr...)
+	if _, pe = pendingAPIError(t, again.body); len(pe.Pending) != 1 || pe.Pending[0].ID != "batch/each/0/gate/check" {
+		t.Fatalf("after one answer: %+v", pe)
+	}
+	last := e.chat(aliceToken, chatBody("nested", false, "user", "false"), hdr...)
+	c := decodeCompletion(t, last)
+	if last.header.Get("X-Agentc-Status") != "completed" || *c.Choices[0].Message.Content != "x checked, y checked" {
+		t.Fatalf("last: %v %s", last.header, last.body)
+	}
+}
