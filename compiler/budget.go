@@ -2,7 +2,6 @@ package compiler
 
 import (
 	"cmp"
-	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -375,8 +374,8 @@ func minCalls(g *Graph, nodes []Bound) int64 {
 	}
 	dist[g.Start.Index] = 0
 	q := &distQueue{{0, g.Start.Index}}
-	for q.Len() > 0 {
-		top := heap.Pop(q).(distItem)
+	for len(*q) > 0 {
+		top := q.pop()
 		u := top.node
 		if top.dist > dist[u] {
 			continue // stale: u was reached more cheaply since
@@ -394,7 +393,7 @@ func minCalls(g *Graph, nodes []Bound) int64 {
 			}
 			if d := satAdd(dist[u], w); d < dist[e.To.Index] {
 				dist[e.To.Index] = d
-				heap.Push(q, distItem{d, e.To.Index})
+				q.push(distItem{d, e.To.Index})
 			}
 		}
 	}
@@ -409,13 +408,42 @@ type distItem struct {
 
 type distQueue []distItem
 
-func (q distQueue) Len() int           { return len(q) }
-func (q distQueue) Less(i, j int) bool { return q[i].dist < q[j].dist }
-func (q distQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *distQueue) Push(x any)        { *q = append(*q, x.(distItem)) }
-func (q *distQueue) Pop() any {
-	x := (*q)[len(*q)-1]
-	*q = (*q)[:len(*q)-1]
+// push and pop are container/heap's Push and Pop on the concrete type
+// (the interface's any boxes each item: an allocation per push and pop).
+func (q *distQueue) push(x distItem) {
+	*q = append(*q, x)
+	h := *q
+	for j := len(h) - 1; j > 0; {
+		i := (j - 1) / 2 // parent
+		if i == j || !(h[j].dist < h[i].dist) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+}
+
+func (q *distQueue) pop() distItem {
+	h := *q
+	n := len(h) - 1
+	h[0], h[n] = h[n], h[0]
+	for i := 0; ; {
+		j1 := 2*i + 1
+		if j1 >= n || j1 < 0 {
+			break
+		}
+		j := j1 // left child
+		if j2 := j1 + 1; j2 < n && h[j2].dist < h[j1].dist {
+			j = j2
+		}
+		if !(h[j].dist < h[i].dist) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+	x := h[n]
+	*q = h[:n]
 	return x
 }
 

@@ -40,6 +40,9 @@ type checker struct {
 	agentSt  map[*Agent]uint8 // 0 unvisited, 1 resolving, 2 done
 	graphs   map[*Graph]*graphBuild
 	mcpLocks map[string]*mcpLock // declaring file -> its MCP lock file
+
+	edgeBlock []*Edge   // shares for nodes' edge lists (edgeList)
+	setItems  []SetItem // blocks of set items (setItem)
 }
 
 func newChecker(cfg Config, pkg *Package) *checker {

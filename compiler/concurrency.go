@@ -218,8 +218,9 @@ func (c *checker) concurrency(b *graphBuild) {
 	for i := range s.branch {
 		s.branch[i] = -1
 	}
+	var always []*Edge // per node; the array is reused
 	for _, n := range g.Nodes {
-		var always []*Edge
+		always = always[:0]
 		for _, e := range n.Out {
 			if e.Kind == EdgeAlways {
 				always = append(always, e)

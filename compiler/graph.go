@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -197,11 +198,21 @@ func (c *checker) buildGraph(g *Graph) {
 	for _, n := range g.Nodes[2:] {
 		c.nodeClauses(b, n)
 	}
+	// Each node's predecessors, in a share of one block (capped: an
+	// append past a share gets an array of its own).
+	var preds []*Node
 	for _, n := range g.Nodes {
+		if len(n.In) == 0 {
+			continue
+		}
+		if len(preds) < len(n.In) {
+			preds = make([]*Node, max(len(n.In), 1024))
+		}
+		n.Preds, preds = preds[:0:len(n.In)], preds[len(n.In):]
 		for _, e := range n.In {
 			n.Preds = append(n.Preds, e.From)
 		}
-		sort.Slice(n.Preds, func(i, j int) bool { return n.Preds[i].Index < n.Preds[j].Index })
+		slices.SortFunc(n.Preds, func(a, b *Node) int { return cmp.Compare(a.Index, b.Index) })
 		n.Preds = slices.Compact(n.Preds)
 	}
 	b.catchOnly = make([]bool, len(g.Nodes))
@@ -218,8 +229,23 @@ func (c *checker) buildGraph(g *Graph) {
 func (c *checker) addEdge(g *Graph, e *Edge) {
 	e.Index = len(g.Edges)
 	g.Edges = append(g.Edges, e)
-	e.From.Out = append(e.From.Out, e)
-	e.To.In = append(e.To.In, e)
+	e.From.Out = c.edgeList(e.From.Out, e)
+	e.To.In = c.edgeList(e.To.In, e)
+}
+
+// edgeList appends e to a node's in or out edges. A node's first list is
+// a share of a block (most nodes have one or two edges each way: one
+// allocation per block, not one per list); its cap keeps an append past it
+// from reaching a neighbour's share.
+func (c *checker) edgeList(l []*Edge, e *Edge) []*Edge {
+	const share = 2
+	if cap(l) == 0 {
+		if len(c.edgeBlock) < share {
+			c.edgeBlock = make([]*Edge, 512*share)
+		}
+		l, c.edgeBlock = c.edgeBlock[:0:share], c.edgeBlock[share:]
+	}
+	return append(l, e)
 }
 
 // bindingField resolves a graph's input or output binding.
@@ -496,7 +522,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 				continue
 			}
 			c.info.Refs[a.Key] = Ref{Kind: RefField, Field: f}
-			n.Set = append(n.Set, &SetItem{Field: f, Value: a.Value, Span: a.Span()})
+			n.Set = append(n.Set, c.setItem(SetItem{Field: f, Value: a.Value, Span: a.Span()}))
 			t := c.expr(a.Value, sc, writeWant(f))
 			c.noSecret(t, a.Value)
 			if t != nil && f.Type != nil && !c.writeFits(t, f) {
@@ -894,4 +920,16 @@ func (c *checker) graphBudget(g *Graph, syn *syntax.Graph, file string) {
 		first = at
 		g.Budget = limitsOf(c.checkBlock(budgetSchema, it.Budget.Attrs, at, &scope{where: InConst, file: file}), at)
 	}
+}
+
+// setItem returns a pointer to a copy of it in a block of set items (one
+// allocation per block, not per item).
+func (c *checker) setItem(it SetItem) *SetItem {
+	if len(c.setItems) == 0 {
+		c.setItems = make([]SetItem, 256)
+	}
+	p := &c.setItems[0]
+	c.setItems = c.setItems[1:]
+	*p = it
+	return p
 }

@@ -635,8 +635,10 @@ func topoOrder(g *Graph, keep func(*Edge) bool) []*Node {
 // without otherwise is provably total.
 func (c *checker) switches(b *graphBuild) {
 	g, a := b.g, b.g.Analysis
+	var always []*Edge // per node; the array is reused
 	for _, n := range g.Nodes {
-		var always, sw []*Edge
+		always = always[:0]
+		var sw []*Edge
 		var firstKind *Edge
 		mixed := false
 		for _, e := range n.Out {

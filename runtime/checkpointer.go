@@ -68,7 +68,7 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 		sp = a.startCommit(parent, len(bs))
 	}
 	c, err := a.storeCommit(context.WithoutCancel(ctx), store.StepCommit{
-		Checkpoint: toCheckpoint(rec), Events: bs, Journal: rec.Journal, Status: status,
+		Checkpoint: toCheckpoint(rec, &a.hashes), Events: bs, Journal: rec.Journal, Status: status,
 	})
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
@@ -133,15 +133,34 @@ func (c *checkpointer) PutEffectResult(ctx context.Context, key string, result [
 	return c.a.r.st.PutEffectResult(context.WithoutCancel(ctx), key, wrapCarry(result, evs))
 }
 
-func toCheckpoint(rec *vm.StepRecord) store.Checkpoint {
+// hexHashes keeps the hex form of a run's last program and schema hashes:
+// they are the same at every step (an upgrade changes them), and
+// encoding them again cost two allocations per commit.
+type hexHashes struct {
+	program, schema       [32]byte
+	programHex, schemaHex string
+}
+
+func (h *hexHashes) of(program, schema [32]byte) (string, string) {
+	if h.programHex == "" || program != h.program {
+		h.program, h.programHex = program, hex.EncodeToString(program[:])
+	}
+	if h.schemaHex == "" || schema != h.schema {
+		h.schema, h.schemaHex = schema, hex.EncodeToString(schema[:])
+	}
+	return h.programHex, h.schemaHex
+}
+
+func toCheckpoint(rec *vm.StepRecord, hashes *hexHashes) store.Checkpoint {
 	kind := store.Delta
 	if rec.Full {
 		kind = store.Full
 	}
+	program, schema := hashes.of(rec.ProgramHash, rec.SchemaHash)
 	return store.Checkpoint{
 		Run: rec.Run, Step: rec.Step, Kind: kind,
 		State: rec.State, Frontier: rec.Frontier, Counters: rec.Counters, Interrupts: rec.Interrupts,
-		ProgramHash: hex.EncodeToString(rec.ProgramHash[:]), SchemaHash: hex.EncodeToString(rec.SchemaHash[:]),
+		ProgramHash: program, SchemaHash: schema,
 		Time: rec.Time,
 	}
 }

@@ -29,6 +29,8 @@ type activeRun struct {
 	inv  string // invocation id
 	slot *sessionSlot
 
+	hashes hexHashes // the hex hashes of its checkpoints (commit)
+
 	gi     int
 	graph  *bytecode.Graph
 	root   string // the runnable's graph name: node paths are root/…

@@ -44,7 +44,7 @@ var allowed = map[string][]string{
 	"vm/upgrade": {"vm", "compiler/bytecode", "compiler/types", "lang/diag"},
 
 	"runtime":                 {"vm", "vm/upgrade", "runtime/store", "runtime/artifact"},
-	"runtime/store":           {},
+	"runtime/store":           {"vm"},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},
 	"runtime/store/postgres":  {"runtime/store"},

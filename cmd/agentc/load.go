@@ -11,7 +11,6 @@ import (
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
-	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
@@ -43,19 +42,6 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 		return nil, nil, nil, failed
 	}
 	return prog, enc, proj, nil
-}
-
-// assembleOptions are the assembly options of agentc run and serve: the
-// program verified at load, replaying the fixtures of its default test
-// block where a model or tool has no implementation, warnings to stderr.
-func assembleOptions(a *app, prog *bytecode.Program, enc []byte, root, data string) assemble.Options {
-	return assemble.Options{Program: prog, Verified: true, Encoding: enc, Root: root,
-		Replay: assemble.DefaultReplay(prog), Evolution: true, Data: data, // workspaces: the default base, outside the data directory (spec/skills.md)
-		Warn: a.warn,
-		// On a shared store (PostgreSQL) this process is one replica among
-		// others, with an owner id of its own (spec/serve.md, "Replicas";
-		// the assembly mints it).
-		Replica: &runtime.Replica{}}
 }
 
 // storeFlags are --data and --store, on every command that opens a store

@@ -3,13 +3,10 @@ package main
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/signal"
-	"os/user"
-	"strings"
 	"syscall"
 	"time"
 
@@ -18,8 +15,6 @@ import (
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/server/mcp"
-	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -150,17 +145,6 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 	return firstErr
 }
 
-// localUser is the OS user running agentc.
-func localUser() (string, error) {
-	if u, err := user.Current(); err == nil && u.Username != "" {
-		return u.Username, nil
-	}
-	if u := os.Getenv("USER"); u != "" {
-		return u, nil
-	}
-	return "", errors.New("cannot tell the local user: give --user")
-}
-
 func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFlags, userName string) error {
 	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
@@ -170,31 +154,23 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 	if err != nil {
 		return usageErr(err)
 	}
-	if userName = strings.TrimSpace(userName); userName == "" {
-		if userName, err = localUser(); err != nil {
-			return usageErr(err)
-		}
+	if userName, err = assemble.LocalUser(userName); err != nil {
+		return usageErr(err)
 	}
 	if err := assemble.ExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
-	logger := slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
-	opts.App, opts.Logger = set.App, logger
-	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
+	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
+	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	sv, err := assemble.NewStdio(cmd.Context(), opts, set, agentcVersion())
 	if err != nil {
 		return failErr(err)
 	}
-	defer closeRunner()
-	b := asm.Backend(r, st, logger, set.Limits, nil)
-	h, err := mcp.New(b, mcp.Options{Version: agentcVersion()})
-	if err != nil {
-		return failErr(err)
-	}
-	fmt.Fprintf(a.stderr, "agentc: serving %s over MCP stdio as user %s (tools %s; store %s)\n", r.App(), userName, strings.Join(h.Tools(), ", "), dial.Display(set.Store))
+	defer sv.Close()
+	fmt.Fprintf(a.stderr, "agentc: %s\n", sv.Describe(userName))
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := h.ServeStdio(ctx, userName, cmd.InOrStdin(), a.stdout); err != nil {
+	if err := sv.Serve(ctx, userName, cmd.InOrStdin(), a.stdout); err != nil {
 		return failErr(err)
 	}
 	return nil

@@ -77,31 +77,18 @@ func pruneCommand(cmd *cobra.Command, a *app, f pruneFlags) error {
 		return err
 	}
 	defer st.Close()
-	r, plans, err := assemble.PlanRetention(cmd.Context(), st, set, f.app, time.Now)
-	if err != nil {
-		return failErr(err)
-	}
-	var errs []error
-	for _, pl := range plans {
+	err = assemble.Prune(cmd.Context(), st, set, f.app, time.Now, f.dryRun, func(pl *retention.Plan, rep retention.Report) {
 		if pl.Policy.IsZero() && !f.json {
 			fmt.Fprintf(a.stderr, "agentc: no retention policy for app %s in agentc.yaml: only records of deleted runs are pruned\n", pl.App)
 		}
-		var res retention.Result
-		if !f.dryRun {
-			res, err = r.Apply(cmd.Context(), pl)
-			if err != nil {
-				errs = append(errs, err)
-			}
-		}
-		rep := retention.NewReport(pl, res, f.dryRun, err)
 		if f.json {
 			a.printJSON(rep)
 		} else {
 			fmt.Fprint(a.stdout, rep)
 		}
-	}
-	if len(errs) > 0 {
-		return failErr(errors.Join(errs...))
+	})
+	if err != nil {
+		return failErr(err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -97,20 +96,10 @@ Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 }
 
 func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
-	if f.value != "" && f.resume == "" {
-		return usageErr(errors.New("--value needs --resume"))
-	}
-	if len(f.decide) > 0 && f.resume == "" {
-		return usageErr(errors.New("--decide needs --resume"))
-	}
-	if f.upgrade && f.resume == "" {
-		return usageErr(errors.New("--upgrade needs --resume"))
-	}
-	if f.resume == "" && f.input == "" {
-		return usageErr(errors.New("--input is required"))
-	}
-	if f.value != "" && !json.Valid([]byte(f.value)) {
-		return usageErr(fmt.Errorf("--value is not valid JSON: %s", f.value))
+	q := session.Request{User: f.user, Session: f.session, Input: f.input, Runnable: f.run,
+		Resume: f.resume, Value: f.value, Decide: f.decide, Upgrade: f.upgrade}
+	if err := q.Check(); err != nil {
+		return usageErr(err)
 	}
 	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
@@ -120,10 +109,8 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	opts := assembleOptions(a, prog, enc, proj.Root, f.dir())
-	if f.run != "" && f.resume != "" {
-		return usageErr(errors.New("--run starts a run of that runnable: a resumed run keeps its own, drop --run"))
-	} else if f.resume == "" {
+	opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
+	if f.resume == "" {
 		if opts.Replay, err = assemble.ReplayFor(prog, f.run); err != nil && f.run != "" {
 			return usageErr(fmt.Errorf("--run: %w", err))
 		} else if err != nil {
@@ -139,18 +126,11 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 		return failErr(err)
 	}
 	defer closeRunner()
-
-	inv := runtime.Invocation{User: f.user, Session: f.session, Input: f.input, Runnable: f.run}
-	if f.resume != "" {
-		inv, err = session.New(st).Continue(ctx, r, f.user, f.session, f.resume, json.RawMessage(f.value), f.decide)
-		if errors.Is(err, session.ErrNoRun) || errors.Is(err, session.ErrBadDecision) {
-			return usageErr(err)
-		} else if err != nil {
-			return failErr(err)
-		}
-		if f.upgrade {
-			inv.Resume.Upgrade = runtime.UpgradeRequired
-		}
+	inv, err := session.New(st).Invocation(ctx, r, q)
+	if session.Invalid(err) {
+		return usageErr(err)
+	} else if err != nil {
+		return failErr(err)
 	}
 	// Ctrl-C cancels the run, and its last events (run_finished) still print.
 	ch, err := r.RunToEnd(ctx, inv)
@@ -158,11 +138,9 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	if errors.As(err, &refused) {
 		return upgradeRefused(a, file, refused)
 	}
-	if err != nil {
-		if errors.Is(err, runtime.ErrInvalidInvocation) || errors.Is(err, runtime.ErrUnknownRunnable) ||
-			errors.Is(err, runtime.ErrInvalidResume) || errors.Is(err, runtime.ErrNotResumable) {
-			return usageErr(err)
-		}
+	if session.Invalid(err) {
+		return usageErr(err)
+	} else if err != nil {
 		return failErr(err)
 	}
 	progress := inspect.NewProgress(asm.Config().Clock.Now)

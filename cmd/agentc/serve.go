@@ -1,25 +1,16 @@
 package main
 
 import (
-	"context"
+	"errors"
 	"fmt"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/retention"
-	"github.com/agentc/agentc/runtime/server"
-	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/store/dial"
-	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -27,7 +18,6 @@ type serveFlags struct {
 	assemble.ServeFlags
 	grace     time.Duration
 	logFormat string
-	leaseTTL  time.Duration
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -101,7 +91,7 @@ closed.`,
 	fl.StringVar(&f.logFormat, "log", "json", "request log format on standard error: json, text or off")
 	fl.StringVar(&f.PublicURL, "public-url", "", "the server's public base URL, for the A2A agent card (default: the listen address)")
 	fl.StringArrayVar(&f.TrustedProxies, "trusted-proxy", nil, "a proxy (IP or CIDR) whose X-Forwarded-Host/Proto are believed (repeatable)")
-	fl.DurationVar(&f.leaseTTL, "lease-ttl", 0, "on a PostgreSQL store, the lease of a run this replica drives; another replica takes a dead replica's runs over within 2× it (default $AGENTC_LEASE_TTL, else 10s)")
+	fl.DurationVar(&f.LeaseTTL, "lease-ttl", 0, "on a PostgreSQL store, the lease of a run this replica drives; another replica takes a dead replica's runs over within 2× it (default $AGENTC_LEASE_TTL, else 10s)")
 	fl.BoolVar(&f.UI, "ui", true, "serve the run inspector at /ui/ (spec/inspector.md)")
 	fl.BoolVar(&f.UpgradeWaiting, "upgrade-waiting", false, "move a run of an older program to this one when it resumes, if agentc upgrade-check proves it compatible (spec/upgrade.md)")
 	fl.StringArrayVar(&f.PushHosts, "push-host", nil, "a host (host, host:port, host:*, *.suffix) A2A push-notification webhooks may be on (repeatable; none: push is off)")
@@ -124,179 +114,24 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 	if err := assemble.ExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, nil, a.warn); err != nil {
 		return usageErr(err)
 	}
-	var logger *slog.Logger
-	switch f.logFormat {
-	case "json":
-		logger = slog.New(slog.NewJSONHandler(a.stderr, nil))
-	case "text":
-		logger = slog.New(slog.NewTextHandler(a.stderr, nil))
-	case "off":
-		logger = slog.New(slog.DiscardHandler)
-	default:
-		return usageErr(fmt.Errorf("--log: %q is not json, text or off", f.logFormat))
-	}
-	opts := assembleOptions(a, prog, enc, proj.Root, set.Data)
-	if opts.Replica.TTL, err = leaseTTL(f.leaseTTL, cmd.Flags().Changed("lease-ttl")); err != nil {
+	logger, err := assemble.RequestLogger(f.logFormat, a.stderr)
+	if err != nil {
 		return usageErr(err)
 	}
-	metrics := server.NewMetrics()
-	opts.App, opts.Logger, opts.Metrics, opts.Upgrade = set.App, logger, metrics, set.Upgrade()
-	asm, st, r, closeRunner, err := assemble.Open(cmd.Context(), opts, set.Store)
-	if err != nil {
+	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
+	opts.Logger = logger
+	sv, err := assemble.NewServed(cmd.Context(), opts, prog, set, agentcVersion(), a.warn)
+	var confErr *assemble.ServeConfigError
+	if errors.As(err, &confErr) {
+		return usageErr(err)
+	} else if err != nil {
 		return failErr(err)
 	}
-	clock := asm.Config().Clock
-	b := asm.Backend(r, st, logger, set.Limits, metrics)
-	// Listen first: the A2A card names the address actually bound (a
-	// --addr with port 0 gets one from the kernel).
-	l, err := net.Listen("tcp", set.Addr)
-	if err != nil {
-		closeRunner()
-		return &exitError{code: exitFail, err: fmt.Errorf("listen: %w", err)}
-	}
-	bound := set
-	bound.Addr = l.Addr().String()
-	bound.Version = agentcVersion()
-	if asm.Tracing() {
-		bound.Propagate = telemetry.Inject // A2A push notifications
-	}
-	mounts, closers, names, err := assemble.Mounts(b, prog, bound, nil)
-	if err == nil && set.UI {
-		var um []server.Mount
-		um, err = assemble.UIMounts(b, st, asm.Config().Entropy, map[string]bool{ui.AdminUser: true})
-		mounts = append(mounts, um...)
-		names = append(names, "ui "+ui.PagePath)
-	}
-	if err != nil {
-		_ = l.Close()
-		closeRunner()
-		return &exitError{code: exitFail, err: err}
-	}
-	// Retention passes run until the runs have ended, before the store
-	// is closed (spec/serve.md, "Retention").
-	closers = append(closers, assemble.StartRetention(st, r.App(), set.Retention, clock.Now, logger, metrics))
-	if p := set.Retention.Policy(r.App()); !p.IsZero() && set.Retention.Interval > 0 {
-		names = append(names, "retention "+p.String()+" every "+retention.FormatAge(set.Retention.Interval))
-	}
-	// The last spans are flushed once the runs have ended, before the
-	// store is closed.
-	closers = append(closers, func(context.Context) error {
-		asm.Flush(func(msg string) { logger.Warn(msg) })
-		return nil
-	})
-	var traceCtx func(context.Context, http.Header) context.Context
-	if asm.Tracing() {
-		traceCtx = telemetry.Extract
-	}
-	removeServe := func() error { return nil }
-	// The CLI's way in while this process holds a Pebble store: an admin
-	// token in serve.json (0600) in the data directory (spec/inspector.md).
-	if kind, _ := dial.Parse(set.Store); kind == dial.Pebble && set.UI {
-		remove, err := ui.Announce(set.Store, l.Addr().String(), r.App(), set.Tokens, set.Open)
-		if err != nil {
-			fmt.Fprintf(a.stderr, "agentc: warning: %v (agentc sessions and the other inspection commands cannot reach this server)\n", err)
-		} else {
-			// Removed before the store is unlocked (Closers run first), so
-			// that it never removes the file of the next server.
-			removeServe = remove
-			closers = append(closers, func(context.Context) error { return remove() })
-		}
-	}
-	srv, err := server.New(server.Config{Addr: bound.Addr, Backend: b, Mounts: mounts, Closers: closers, Store: st,
-		Tokens: set.Tokens, Open: set.Open, Logger: logger, TraceContext: traceCtx})
-	if err != nil {
-		_ = removeServe()
-		_ = l.Close()
-		closeRunner()
-		return usageErr(err)
-	}
-	fmt.Fprintf(a.stderr, "agentc: serving %s on http://%s (%s; store %s)\n", r.App(), l.Addr(), strings.Join(names, ", "), dial.Display(set.Store))
+	fmt.Fprintf(a.stderr, "agentc: %s\n", sv)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	recoverOrphans(ctx, a, b, set.Store)
-	takeCtx, stopTaking := context.WithCancel(ctx)
-	taking := make(chan struct{})
-	go func() { // owned here: stopped and joined before the shutdown
-		defer close(taking)
-		b.TakeOver(takeCtx, func(resumed []string, err error) {
-			if len(resumed) > 0 {
-				fmt.Fprintf(a.stderr, "agentc: taking over %d run(s) a stopped replica left: %s\n", len(resumed), strings.Join(resumed, ", "))
-			}
-			if err != nil {
-				fmt.Fprintf(a.stderr, "agentc: warning: runs left running, retrying: %v\n", err)
-			}
-		})
-	}()
-	// Timers of waiting runs fire on a goroutine owned here (a run it
-	// resumes outlives its stop: the shutdown's grace applies to it).
-	timerCtx, stopTimers := context.WithCancel(ctx)
-	timing := make(chan struct{})
-	go func() {
-		defer close(timing)
-		b.RunTimers(timerCtx)
-	}()
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(l) }() // owned here: Shutdown ends it, joined below
-	select {
-	case err = <-served:
-		stopTaking()
-		<-taking
-		stopTimers()
-		_ = srv.Shutdown(context.Background())
-		<-timing
-		return &exitError{code: exitFail, err: err}
-	case <-ctx.Done():
-	}
-	stopTaking()
-	<-taking
-	stopTimers()
-	defer func() { <-timing }()
-	fmt.Fprintf(a.stderr, "agentc: shutting down (runs get %s to finish)\n", f.grace)
-	sctx, cancel := context.WithTimeout(context.Background(), f.grace)
-	defer cancel()
-	err = srv.Shutdown(sctx)
-	if serr := <-served; err == nil {
-		err = serr
-	}
-	if err != nil {
-		return &exitError{code: exitFail, err: err}
+	if err := sv.Run(ctx, f.grace); err != nil {
+		return failErr(err)
 	}
 	return nil
-}
-
-// leaseTTL is --lease-ttl, else AGENTC_LEASE_TTL, else 0 (the default).
-func leaseTTL(flag time.Duration, set bool) (time.Duration, error) {
-	d, src := flag, "--lease-ttl"
-	if !set {
-		v := os.Getenv("AGENTC_LEASE_TTL")
-		if v == "" {
-			return 0, nil
-		}
-		var err error
-		if d, err = time.ParseDuration(v); err != nil {
-			return 0, fmt.Errorf("AGENTC_LEASE_TTL: %w", err)
-		}
-		src = "AGENTC_LEASE_TTL"
-	}
-	if d < 300*time.Millisecond {
-		return 0, fmt.Errorf("%s %v: the lease TTL must be at least 300ms (it is renewed every TTL/3)", src, d)
-	}
-	return d, nil
-}
-
-// recoverOrphans resumes the runs the last process on a Pebble store left
-// running (it held the store's lock, so nothing drives them now); on a
-// shared store the takeover loop (Backend.TakeOver) adopts orphans
-// (spec/serve.md, "Restart" and "Replicas").
-func recoverOrphans(ctx context.Context, a *app, b *server.Backend, target string) {
-	if kind, _ := dial.Parse(target); kind != dial.Pebble {
-		return
-	}
-	resumed, err := b.Recover(ctx)
-	if len(resumed) > 0 {
-		fmt.Fprintf(a.stderr, "agentc: resuming %d run(s) the last shutdown cut off: %s\n", len(resumed), strings.Join(resumed, ", "))
-	}
-	if err != nil {
-		fmt.Fprintf(a.stderr, "agentc: warning: runs left running, resume them later (agentc run --resume RUN): %v\n", err)
-	}
 }

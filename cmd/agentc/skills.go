@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/evolution"
 	"github.com/agentc/agentc/runtime/inspect"
 )
@@ -40,9 +41,7 @@ exist or is not pending, 2 on usage errors.`,
 	cmd.PersistentFlags().StringVar(&f.by, "by", "", "who decides (default the OS user)")
 
 	who := func() string {
-		if f.by != "" {
-			return f.by
-		} else if u, err := localUser(); err == nil {
+		if u, err := assemble.LocalUser(f.by); err == nil {
 			return u
 		}
 		return "cli"

@@ -13,7 +13,6 @@ import (
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/server/ui"
 	"github.com/agentc/agentc/runtime/store"
-	"github.com/agentc/agentc/runtime/store/dial"
 )
 
 // storeCmd is what the commands that read the store (sessions,
@@ -87,16 +86,13 @@ func (g *storeCmd) openKeyed(ctx context.Context) (store.Store, error) {
 }
 
 // servedAPI is the inspector API of the agentc serve that holds the Pebble
-// store f selects (ui.Served).
+// store f selects (assemble.ServedAt).
 func servedAPI(f storeFlags) (*ui.Client, ui.ServeInfo, bool) {
 	t, err := f.target()
 	if err != nil {
 		return nil, ui.ServeInfo{}, false
 	}
-	if kind, _ := dial.Parse(t); kind != dial.Pebble {
-		return nil, ui.ServeInfo{}, false
-	}
-	return ui.Served(t)
+	return assemble.ServedAt(t)
 }
 
 // inspectErr is an inspect error's exit: 2 for a bad request, else 1.

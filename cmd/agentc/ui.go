@@ -10,10 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
 )
 
@@ -49,34 +47,20 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 			if err != nil {
 				return err
 			}
-			var (
-				st      store.Store
-				backend *server.Backend
-				closeFn = func() {}
-			)
+			var o *assemble.Options
 			if len(args) == 1 {
 				prog, enc, proj, err := loadInProject(a, args[0])
 				if err != nil {
 					return err
 				}
-				asm, s, r, c, err := assemble.Open(ctx, assembleOptions(a, prog, enc, proj.Root, f.dir()), target)
-				if err != nil {
-					return failErr(err)
-				}
-				st, closeFn = s, c
-				backend = asm.Backend(r, s, nil, server.Limits{}, nil)
-			} else {
-				if st, err = f.open(ctx); err != nil {
-					return err
-				}
-				closeFn = func() { _ = st.Close() }
+				opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
+				o = &opts
 			}
-			defer closeFn()
-			h, err := ui.New(ui.Config{Store: st, Backend: backend, Admins: map[string]bool{ui.AdminUser: true},
-				Inspect: inspect.Config{Clock: assemble.WallClock{}, Entropy: assemble.CryptoEntropy{}}})
+			h, closeFn, err := assemble.OpenInspector(ctx, o, target)
 			if err != nil {
 				return failErr(err)
 			}
+			defer closeFn()
 			l, err := net.Listen("tcp", f.addr)
 			if err != nil {
 				return failErr(fmt.Errorf("listen: %w", err))

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -57,18 +55,8 @@ read or compile).`,
 // upgradeCheck prints rep with the files of each version named as the
 // command line reaches them.
 func upgradeCheck(a *app, files []string, projs [2]*project.Project, rep *upgrade.Report, asJSON bool) error {
-	var names [2]func(string) string
 	srcs := diag.Sources{}
-	for i, proj := range projs {
-		names[i] = func(name string) string {
-			shown := proj.Display(name)
-			if _, ok := srcs[shown]; !ok {
-				srcs[shown], _ = os.ReadFile(filepath.Join(proj.Root, filepath.FromSlash(name)))
-			}
-			return shown
-		}
-	}
-	ds := rep.Diagnostics(names[0], names[1])
+	ds := rep.Diagnostics(projs[0].Shown(srcs), projs[1].Shown(srcs))
 	if asJSON {
 		if err := diag.WriteJSON(a.stdout, ds); err != nil {
 			return failErr(err)
@@ -93,19 +81,12 @@ func upgradeCheck(a *app, files []string, projs [2]*project.Project, rep *upgrad
 // refused (exit 1): the run keeps its program. The old version's files
 // are named "old:FILE" (its text is no longer on disk to quote).
 func upgradeRefused(a *app, file string, e *runtime.UpgradeError) error {
-	display := func(name string) string { return name }
-	if proj, err := openProject(file); err == nil {
-		display = proj.Display
+	proj, err := openProject(file)
+	if err != nil {
+		return failErr(err)
 	}
 	srcs := diag.Sources{}
-	newName := func(name string) string {
-		shown := display(name)
-		if _, ok := srcs[shown]; !ok {
-			srcs[shown], _ = os.ReadFile(shown)
-		}
-		return shown
-	}
-	ds := e.Report.Diagnostics(func(name string) string { return "old:" + display(name) }, newName)
+	ds := e.Report.Diagnostics(func(name string) string { return "old:" + proj.Display(name) }, proj.Shown(srcs))
 	if err := diag.WriteText(a.stderr, ds, srcs); err != nil {
 		return failErr(err)
 	}

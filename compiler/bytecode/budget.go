@@ -2,7 +2,6 @@ package bytecode
 
 import (
 	"cmp"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -101,13 +100,13 @@ func (p *Program) BudgetOf(gi int) (*Budget, bool) {
 	return &p.Budgets[i], true
 }
 
-func (w *writer) f64(x float64) { w.buf = binary.AppendUvarint(w.buf, math.Float64bits(x)) }
+func (w *writer) f64(x float64) { w.uv(math.Float64bits(x)) }
 
 func (r *reader) f64() float64 { return math.Float64frombits(r.uvarint()) }
 
 func (w *writer) limits(l Limits) {
-	w.buf = binary.AppendUvarint(w.buf, l.Tokens)
-	w.buf = binary.AppendUvarint(w.buf, l.ModelCalls)
+	w.uv(l.Tokens)
+	w.uv(l.ModelCalls)
 	w.f64(l.Cost)
 }
 
@@ -123,10 +122,10 @@ func (w *writer) budgets(p *Program) error {
 		w.u32(b.Graph)
 		w.limits(b.Limits)
 		w.bool(b.Bound.Bounded)
-		w.buf = binary.AppendUvarint(w.buf, b.Bound.ModelCalls)
-		w.buf = binary.AppendUvarint(w.buf, b.Bound.Tokens)
+		w.uv(b.Bound.ModelCalls)
+		w.uv(b.Bound.Tokens)
 		w.f64(b.Bound.Cost)
-		w.buf = binary.AppendUvarint(w.buf, b.Bound.MinModelCalls)
+		w.uv(b.Bound.MinModelCalls)
 		w.str(b.Bound.Why)
 	}
 	return nil

@@ -16,7 +16,22 @@ type ProgramBuilder struct {
 	types  map[[32]byte]uint32
 	funcs  map[string]uint32
 	files  map[string]uint32
+
+	// code and spans are blocks that new chunks take their first
+	// instructions and spans from (most chunks are a few instructions:
+	// one allocation per block instead of a few per chunk). Each chunk's
+	// share is capped, so a longer chunk grows into an array of its own.
+	code  []Insn
+	spans []PCSpan
 }
+
+// Initial room of a new chunk, and block sizes.
+const (
+	chunkCode  = 8
+	chunkSpans = 4
+	blockCode  = 64 * chunkCode
+	blockSpans = 64 * chunkSpans
+)
 
 // NewProgramBuilder returns a builder for an empty Program.
 func NewProgramBuilder() *ProgramBuilder {
@@ -74,7 +89,15 @@ func intern[K comparable, V any](index map[K]uint32, table *[]V, k K, v V) uint3
 // NewChunk starts a chunk named name that reads state schema `state` (or
 // None) and numLocals local slots.
 func (b *ProgramBuilder) NewChunk(name string, state int32, numLocals uint32) *ChunkBuilder {
-	return &ChunkBuilder{pb: b, c: Chunk{Name: name, State: state, NumLocals: numLocals}}
+	if len(b.code) < chunkCode {
+		b.code = make([]Insn, blockCode)
+	}
+	if len(b.spans) < chunkSpans {
+		b.spans = make([]PCSpan, blockSpans)
+	}
+	code, spans := b.code[:0:chunkCode], b.spans[:0:chunkSpans]
+	b.code, b.spans = b.code[chunkCode:], b.spans[chunkSpans:]
+	return &ChunkBuilder{pb: b, c: Chunk{Name: name, State: state, NumLocals: numLocals, Code: code, Spans: spans}}
 }
 
 // Label is a forward jump target inside one ChunkBuilder.
@@ -198,6 +221,12 @@ func (c *ChunkBuilder) Finish() (uint32, error) {
 		return 0, fmt.Errorf("chunk %s: %w", c.c.Name, err)
 	}
 	c.c.MaxStack = uint32(max)
+	if len(c.c.Code) == 0 {
+		c.c.Code = nil // as before the blocks: nil, not empty
+	}
+	if len(c.c.Spans) == 0 {
+		c.c.Spans = nil
+	}
 	i := uint32(len(c.pb.p.Chunks))
 	c.pb.p.Chunks = append(c.pb.p.Chunks, c.c)
 	return i, nil

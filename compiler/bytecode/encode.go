@@ -71,6 +71,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -271,15 +272,49 @@ func eachOf[T any](w *writer, xs []T, f func(*writer, *T) error) error {
 	return nil
 }
 
+// writer appends the encoding to buf. The writers live on the heap (the
+// sections' bodies take them through a table), so a plain append would
+// store buf's pointer on every value, and a store of a pointer into the
+// heap pays a write barrier while the collector marks. uv, b and str
+// reslice buf in place (w.buf = w.buf[:n] writes only the length) and
+// store the pointer only when it grows.
 type writer struct{ buf []byte }
 
-func (w *writer) u(n int)      { w.buf = binary.AppendUvarint(w.buf, uint64(n)) }
-func (w *writer) u32(n uint32) { w.buf = binary.AppendUvarint(w.buf, uint64(n)) }
-func (w *writer) b(x byte)     { w.buf = append(w.buf, x) }
-func (w *writer) str(s string) { w.u(len(s)); w.buf = append(w.buf, s...) }
-func (w *writer) dur(d time.Duration) {
-	w.buf = binary.AppendUvarint(w.buf, uint64(d<<1)^uint64(d>>63))
+// room makes room for n more bytes.
+func (w *writer) room(n int) {
+	if cap(w.buf)-len(w.buf) < n {
+		w.buf = slices.Grow(w.buf, max(n, 2*cap(w.buf)))
+	}
 }
+
+// uv appends x as an unsigned varint (binary.AppendUvarint's encoding).
+func (w *writer) uv(x uint64) {
+	w.room(binary.MaxVarintLen64)
+	n := len(w.buf)
+	w.buf = w.buf[:n+binary.MaxVarintLen64]
+	k := binary.PutUvarint(w.buf[n:], x)
+	w.buf = w.buf[:n+k]
+}
+
+func (w *writer) u(n int)      { w.uv(uint64(n)) }
+func (w *writer) u32(n uint32) { w.uv(uint64(n)) }
+
+func (w *writer) b(x byte) {
+	w.room(1)
+	n := len(w.buf)
+	w.buf = w.buf[:n+1]
+	w.buf[n] = x
+}
+
+func (w *writer) str(s string) {
+	w.u(len(s))
+	w.room(len(s))
+	n := len(w.buf)
+	w.buf = w.buf[:n+len(s)]
+	copy(w.buf[n:], s)
+}
+
+func (w *writer) dur(d time.Duration) { w.uv(uint64(d<<1) ^ uint64(d>>63)) }
 
 func (w *writer) bool(x bool) {
 	if x {
@@ -293,7 +328,7 @@ func (w *writer) opt(i int32) error {
 	if i < None {
 		return fmt.Errorf("index %d is neither an index nor None", i)
 	}
-	w.buf = binary.AppendUvarint(w.buf, uint64(int64(i)+1))
+	w.uv(uint64(int64(i) + 1))
 	return nil
 }
 
@@ -404,8 +439,8 @@ func (w *writer) state(s *State) error {
 
 func (w *writer) chunk(c *Chunk) error {
 	w.str(c.Name)
-	if err := w.opts("chunk "+c.Name+": state", c.State); err != nil {
-		return err
+	if err := w.opt(c.State); err != nil {
+		return fmt.Errorf("chunk %s: state: %w", c.Name, err)
 	}
 	w.u32(c.NumLocals)
 	w.u32(c.MaxStack)
@@ -533,13 +568,13 @@ func (w *writer) node(n *Node) error {
 	w.u(len(n.Edges))
 	for i, e := range n.Edges {
 		w.b(byte(e.Kind))
-		if err := w.opts(fmt.Sprintf("edge %d", i), e.Cond); err != nil {
-			return err
+		if err := w.opt(e.Cond); err != nil {
+			return fmt.Errorf("edge %d: %w", i, err)
 		}
 		w.u32(e.Target)
 		w.u32(e.Max)
-		if err := w.opts(fmt.Sprintf("edge %d", i), e.Else); err != nil {
-			return err
+		if err := w.opt(e.Else); err != nil {
+			return fmt.Errorf("edge %d: %w", i, err)
 		}
 		w.span(e.Span)
 	}

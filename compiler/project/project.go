@@ -122,23 +122,27 @@ func (p *Project) Display(name string) string {
 	return filepath.ToSlash(rel)
 }
 
+// Shown is Display that also reads the named file into srcs under its
+// display name, once (nil when it does not read), for diagnostics'
+// snippets.
+func (p *Project) Shown(srcs diag.Sources) func(name string) string {
+	return func(name string) string {
+		shown := p.Display(name)
+		if _, ok := srcs[shown]; !ok {
+			srcs[shown], _ = os.ReadFile(filepath.Join(p.Root, filepath.FromSlash(name)))
+		}
+		return shown
+	}
+}
+
 // Localize rewrites the file names of diagnostics for display, reads the
 // files they mention for snippets, and sorts them.
 func (p *Project) Localize(ds []diag.Diagnostic) ([]diag.Diagnostic, diag.Sources) {
 	srcs := diag.Sources{}
+	shown := p.Shown(srcs)
 	fix := func(s *diag.Span) {
-		if s.File == "" {
-			return
-		}
-		name := s.File
-		s.File = p.Display(name)
-		if _, ok := srcs[s.File]; !ok {
-			data, err := os.ReadFile(filepath.Join(p.Root, filepath.FromSlash(name)))
-			if err == nil {
-				srcs[s.File] = data
-			} else {
-				srcs[s.File] = nil
-			}
+		if s.File != "" {
+			s.File = shown(s.File)
 		}
 	}
 	out := make([]diag.Diagnostic, len(ds))

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/dial"
@@ -32,6 +33,19 @@ func Open(ctx context.Context, o Options, target string) (asm *Assembly, st stor
 		asm.Flush(nil)
 		_ = st.Close()
 	}, nil
+}
+
+// Process is the assembly of a process that runs or serves a program
+// verified at load (enc its encoding; agentc run, serve, mcp stdio, ui):
+// models and tools without an implementation replay the fixtures of its
+// default test block, skills may evolve, workspaces take the default base
+// outside the data directory data (spec/skills.md), warnings go to warn,
+// and on a shared store (PostgreSQL) the process is one replica among
+// others, with an owner id of its own that the assembly mints
+// (spec/serve.md, "Replicas").
+func Process(prog *bytecode.Program, enc []byte, root, data string, warn func(string)) Options {
+	return Options{Program: prog, Verified: true, Encoding: enc, Root: root,
+		Replay: DefaultReplay(prog), Evolution: true, Data: data, Warn: warn, Replica: &runtime.Replica{}}
 }
 
 // TraceFlush bounds the export of the last spans at exit.

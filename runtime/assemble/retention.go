@@ -6,6 +6,7 @@ package assemble
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -244,4 +245,27 @@ func PlanRetention(ctx context.Context, st store.Store, set RetentionSettings, a
 		plans = append(plans, pl)
 	}
 	return r, plans, nil
+}
+
+// Prune is agentc prune: it plans the retention of app (PlanRetention) and
+// applies each plan in app order, unless dryRun, calling report with the
+// plan and its report as each app is done. The error is the planning's,
+// else the applications' joined.
+func Prune(ctx context.Context, st store.Store, set RetentionSettings, app string, now func() time.Time, dryRun bool, report func(*retention.Plan, retention.Report)) error {
+	r, plans, err := PlanRetention(ctx, st, set, app, now)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, pl := range plans {
+		var res retention.Result
+		var err error
+		if !dryRun {
+			if res, err = r.Apply(ctx, pl); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		report(pl, retention.NewReport(pl, res, dryRun, err))
+	}
+	return errors.Join(errs...)
 }

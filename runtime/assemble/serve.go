@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"os"
@@ -47,14 +49,15 @@ type ServeFlags struct {
 	PublicURL                string
 	TrustedProxies           []string // IPs or CIDRs
 	PushHosts                []string // webhook hosts for A2A push notifications
+	LeaseTTL                 time.Duration
 	Set                      func(flag string) bool
 }
 
 // ServeSettings are the resolved settings of a server.
 type ServeSettings struct {
 	Addr, Data, App string
-	// Propagate, set by the caller when the Runner is traced
-	// (Assembly.Tracing: telemetry.Inject), writes the trace context into
+	// Propagate, set when the Runner is traced (NewServed, from
+	// Assembly.Tracing: telemetry.Inject), writes the trace context into
 	// outgoing requests' headers: A2A push notifications.
 	Propagate func(ctx context.Context, h http.Header)
 	// Store is the store target (spec/storage.md, "Selecting a store"):
@@ -84,6 +87,10 @@ type ServeSettings struct {
 	// continues on its own program): Options.Upgrade =
 	// runtime.UpgradeIfCompatible (spec/upgrade.md).
 	UpgradeWaiting bool
+	// LeaseTTL is the lease of a run this replica drives on a shared
+	// store: --lease-ttl, else AGENTC_LEASE_TTL, else 0 (the Runner's
+	// default).
+	LeaseTTL time.Duration
 }
 
 // yamlServe is the serve: section of agentc.yaml.
@@ -256,7 +263,44 @@ func ResolveServe(f ServeFlags, prog *bytecode.Program, root string, env func(st
 			s.PushHosts = append(s.PushHosts, h)
 		}
 	}
+	if s.LeaseTTL, err = leaseTTL(f.LeaseTTL, changed("lease-ttl"), getenv); err != nil {
+		return s, err
+	}
 	return s, nil
+}
+
+// leaseTTL is --lease-ttl, else AGENTC_LEASE_TTL, else 0 (the default).
+func leaseTTL(flag time.Duration, set bool, getenv func(string) string) (time.Duration, error) {
+	d, src := flag, "--lease-ttl"
+	if !set {
+		v := getenv("AGENTC_LEASE_TTL")
+		if v == "" {
+			return 0, nil
+		}
+		var err error
+		if d, err = time.ParseDuration(v); err != nil {
+			return 0, fmt.Errorf("AGENTC_LEASE_TTL: %w", err)
+		}
+		src = "AGENTC_LEASE_TTL"
+	}
+	if d < 300*time.Millisecond {
+		return 0, fmt.Errorf("%s %v: the lease TTL must be at least 300ms (it is renewed every TTL/3)", src, d)
+	}
+	return d, nil
+}
+
+// RequestLogger is the request log in format (json, text or off; empty:
+// json) on w.
+func RequestLogger(format string, w io.Writer) (*slog.Logger, error) {
+	switch format {
+	case "json", "":
+		return slog.New(slog.NewJSONHandler(w, nil)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(w, nil)), nil
+	case "off":
+		return slog.New(slog.DiscardHandler), nil
+	}
+	return nil, fmt.Errorf("--log: %q is not json, text or off", format)
 }
 
 // publicURL checks a public base URL: http(s), a host, no query.

@@ -547,6 +547,26 @@ func (b *Backend) drainEnd(ctx context.Context, key store.SessionKey, runID stri
 	}
 }
 
+// Continuation is the live source of a re-sent request's run by its
+// recorded status (recorded: its ledger so far): the ledger followed past
+// the last recorded event while it is running (Follow), a resumption with
+// inv (whose Resume names the run) when its client left and it was
+// canceled with it, nil when it has ended. Rejoin puts it after the
+// recorded events.
+func (b *Backend) Continuation(ctx context.Context, proto string, key store.SessionKey, runID string, status store.RunStatus, recorded []*runtime.Event, inv runtime.Invocation) (*Run, error) {
+	switch status {
+	case store.RunRunning:
+		var after uint64
+		if len(recorded) > 0 {
+			after = recorded[len(recorded)-1].Seq
+		}
+		return b.Follow(ctx, key, runID, after), nil
+	case store.RunCanceled:
+		return b.Start(ctx, proto, inv)
+	}
+	return nil, nil
+}
+
 // Rejoin is a run as a re-sent request sees it: the recorded events of
 // its ledger that keep passes (nil: all) and then, when live is not nil,
 // the events of live, its continuation (a resumption); the recorded end of

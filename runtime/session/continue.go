@@ -3,12 +3,68 @@ package session
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/agentc/agentc/runtime"
 )
+
+// Request is a run a person asks for on a command line (agentc run): a
+// new run of Runnable (empty: the default) with Input in session (User,
+// Session), or, with Resume, the continuation of that run (a run id or
+// "latest") with Value answering its interrupts, Decide settling its side
+// effects and Upgrade moving it to the current program.
+type Request struct {
+	User, Session, Input, Runnable string
+	Resume, Value                  string
+	Decide                         []string
+	Upgrade                        bool
+}
+
+// Check reports the first flag that does not fit the others.
+func (q Request) Check() error {
+	switch {
+	case q.Value != "" && q.Resume == "":
+		return errors.New("--value needs --resume")
+	case len(q.Decide) > 0 && q.Resume == "":
+		return errors.New("--decide needs --resume")
+	case q.Upgrade && q.Resume == "":
+		return errors.New("--upgrade needs --resume")
+	case q.Resume == "" && q.Input == "":
+		return errors.New("--input is required")
+	case q.Value != "" && !json.Valid([]byte(q.Value)):
+		return fmt.Errorf("--value is not valid JSON: %s", q.Value)
+	case q.Runnable != "" && q.Resume != "":
+		return errors.New("--run starts a run of that runnable: a resumed run keeps its own, drop --run")
+	}
+	return nil
+}
+
+// Invocation is q's invocation of r: a new run, or Continue's.
+func (s *Service) Invocation(ctx context.Context, r *runtime.Runner, q Request) (runtime.Invocation, error) {
+	if q.Resume == "" {
+		return runtime.Invocation{User: q.User, Session: q.Session, Input: q.Input, Runnable: q.Runnable}, nil
+	}
+	inv, err := s.Continue(ctx, r, q.User, q.Session, q.Resume, json.RawMessage(q.Value), q.Decide)
+	if err == nil && q.Upgrade {
+		inv.Resume.Upgrade = runtime.UpgradeRequired
+	}
+	return inv, err
+}
+
+// Invalid reports whether err is the request's fault (a run to resume
+// that does not exist or cannot resume, a bad decision, an invocation the
+// Runner refuses), not the store's or the run's.
+func Invalid(err error) bool {
+	for _, e := range []error{ErrNoRun, ErrBadDecision, runtime.ErrInvalidInvocation, runtime.ErrUnknownRunnable, runtime.ErrInvalidResume, runtime.ErrNotResumable} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
 
 // Continue is the invocation that continues run for a person who names it
 // (agentc run --resume): run is a run id, or "latest" for the newest run of

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -117,20 +118,15 @@ func (s *Service) Decide(ctx context.Context, req *runtime.ResumeRequest, specs 
 // JSON (runtime.ParseDecisionAnswer): the inspector API's and the
 // protocols' spelling of --decide.
 func (s *Service) DecideAnswers(ctx context.Context, req *runtime.ResumeRequest, answers map[string]json.RawMessage) error {
-	names := make([]string, 0, len(answers))
-	for name := range answers {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	list := make([]namedAnswer, 0, len(names))
-	for _, name := range names {
+	converted := make(map[string]runtime.DecisionRequest, len(answers))
+	for _, name := range slices.Sorted(maps.Keys(answers)) { // the first bad one, by name
 		d, err := runtime.ParseDecisionAnswer(answers[name])
 		if err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrBadDecision, name, err)
 		}
-		list = append(list, namedAnswer{name, d})
+		converted[name] = d
 	}
-	return s.decide(ctx, req, list)
+	return s.DecideRequests(ctx, req, converted)
 }
 
 // DecideRequests is DecideAnswers for answers already converted

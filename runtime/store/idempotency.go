@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/agentc/agentc/vm"
 )
 
 // IdempotencyKey returns the key of a side effect performed by node's attempt
@@ -12,13 +14,7 @@ import (
 // the same key), readable where it is sent (a provider's Idempotency-Key
 // header) and parses back with ParseIdempotencyKey.
 func IdempotencyKey(run, node string, attempt uint32) string {
-	var b strings.Builder
-	escapeKeyPart(&b, run)
-	b.WriteByte(':')
-	escapeKeyPart(&b, node)
-	b.WriteByte(':')
-	b.WriteString(strconv.FormatUint(uint64(attempt), 10))
-	return b.String()
+	return vm.IdempotencyKey(run, node, attempt) // the format is the VM's checkpoint's
 }
 
 // ParseIdempotencyKey is the inverse of IdempotencyKey; a key it did not make
@@ -38,21 +34,6 @@ func ParseIdempotencyKey(key string) (run, node string, attempt uint32, err erro
 		return "", "", 0, fmt.Errorf("idempotency key %q: not canonical: %w", key, ErrInvalid)
 	}
 	return run, node, uint32(n), nil
-}
-
-const hexDigits = "0123456789ABCDEF"
-
-func escapeKeyPart(b *strings.Builder, s string) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '%' || c == ':' || c <= ' ' || c >= 0x7F {
-			b.WriteByte('%')
-			b.WriteByte(hexDigits[c>>4])
-			b.WriteByte(hexDigits[c&15])
-			continue
-		}
-		b.WriteByte(c)
-	}
 }
 
 func unescapeKeyPart(s string) (string, error) {

@@ -31,3 +31,29 @@ func TestKeyedMutex(t *testing.T) {
 		t.Errorf("entries left: %d", len(l.m))
 	}
 }
+
+// TestKeyedMutexReusesEntries: a Lock of a key nobody holds reuses a
+// released entry and its unlock (no allocation), and a recycled entry
+// serializes its new key's holders like a new one.
+func TestKeyedMutexReusesEntries(t *testing.T) {
+	var l KeyedMutex[string]
+	l.Lock("warm")()
+	if n := testing.AllocsPerRun(100, func() { l.Lock("k")() }); n != 0 {
+		t.Errorf("%v allocations per Lock and unlock, want 0", n)
+	}
+	if len(l.m) != 0 || len(l.free) != 1 {
+		t.Errorf("entries %d, kept %d; want 0, 1", len(l.m), len(l.free))
+	}
+	var wg sync.WaitGroup
+	n := 0
+	for range 32 {
+		wg.Go(func() {
+			defer l.Lock("shared")()
+			n++ // racy unless the recycled entry serializes
+		})
+	}
+	wg.Wait()
+	if n != 32 || len(l.m) != 0 || len(l.free) > keptEntries {
+		t.Errorf("n %d, entries %d, kept %d", n, len(l.m), len(l.free))
+	}
+}

@@ -254,24 +254,44 @@ func timestamp(t time.Time) string {
 	return t.UTC().Format("2006-01-02T15:04:05.000Z")
 }
 
-type status1 struct {
-	State     string    `json:"state"`
-	Message   *message1 `json:"message,omitempty"`
-	Timestamp string    `json:"timestamp,omitempty"`
+// The shapes both versions share, over each version's message, status
+// and artifact types; Kind is 0.3's discriminator (empty, so left out, in
+// 1.0).
+
+type wireStatus[M any] struct {
+	State     string `json:"state"`
+	Message   *M     `json:"message,omitempty"`
+	Timestamp string `json:"timestamp,omitempty"`
 }
+
+type wireTask[S, A, M any] struct {
+	Kind      string          `json:"kind,omitempty"`
+	ID        string          `json:"id"`
+	ContextID string          `json:"contextId"`
+	Status    S               `json:"status"`
+	Artifacts []A             `json:"artifacts,omitempty"`
+	History   []M             `json:"history,omitempty"`
+	Metadata  json.RawMessage `json:"metadata,omitempty"`
+}
+
+type wireArtifactUpdate[A any] struct {
+	Kind      string `json:"kind,omitempty"`
+	TaskID    string `json:"taskId"`
+	ContextID string `json:"contextId"`
+	Artifact  A      `json:"artifact"`
+	Append    bool   `json:"append,omitempty"`
+	LastChunk bool   `json:"lastChunk,omitempty"`
+}
+
+// 1.0 shapes: ROLE_ and TASK_STATE_ enums, no kinds.
+
+type status1 = wireStatus[message1]
 
 // message1 is a 1.0 Message: the record's fields, with the role as
 // ROLE_USER or ROLE_AGENT.
 type message1 Message
 
-type task1 struct {
-	ID        string          `json:"id"`
-	ContextID string          `json:"contextId"`
-	Status    status1         `json:"status"`
-	Artifacts []Artifact      `json:"artifacts,omitempty"`
-	History   []message1      `json:"history,omitempty"`
-	Metadata  json.RawMessage `json:"metadata,omitempty"`
-}
+type task1 = wireTask[status1, Artifact, message1]
 
 type statusUpdate1 struct {
 	TaskID    string  `json:"taskId"`
@@ -279,13 +299,7 @@ type statusUpdate1 struct {
 	Status    status1 `json:"status"`
 }
 
-type artifactUpdate1 struct {
-	TaskID    string   `json:"taskId"`
-	ContextID string   `json:"contextId"`
-	Artifact  Artifact `json:"artifact"`
-	Append    bool     `json:"append,omitempty"`
-	LastChunk bool     `json:"lastChunk,omitempty"`
-}
+type artifactUpdate1 = wireArtifactUpdate[Artifact]
 
 // streamResponse1 is a 1.0 StreamResponse (and, with Task or Message only,
 // a SendMessageResponse): exactly one member is set.
@@ -349,11 +363,7 @@ type message03 struct {
 	ReferenceTaskIDs []string        `json:"referenceTaskIds,omitempty"`
 }
 
-type status03 struct {
-	State     string     `json:"state"`
-	Message   *message03 `json:"message,omitempty"`
-	Timestamp string     `json:"timestamp,omitempty"`
-}
+type status03 = wireStatus[message03]
 
 type artifact03 struct {
 	ArtifactID  string          `json:"artifactId"`
@@ -363,15 +373,7 @@ type artifact03 struct {
 	Metadata    json.RawMessage `json:"metadata,omitempty"`
 }
 
-type task03 struct {
-	Kind      string          `json:"kind"`
-	ID        string          `json:"id"`
-	ContextID string          `json:"contextId"`
-	Status    status03        `json:"status"`
-	Artifacts []artifact03    `json:"artifacts,omitempty"`
-	History   []message03     `json:"history,omitempty"`
-	Metadata  json.RawMessage `json:"metadata,omitempty"`
-}
+type task03 = wireTask[status03, artifact03, message03]
 
 type statusUpdate03 struct {
 	Kind      string   `json:"kind"`
@@ -381,14 +383,7 @@ type statusUpdate03 struct {
 	Final     bool     `json:"final"`
 }
 
-type artifactUpdate03 struct {
-	Kind      string     `json:"kind"`
-	TaskID    string     `json:"taskId"`
-	ContextID string     `json:"contextId"`
-	Artifact  artifact03 `json:"artifact"`
-	Append    bool       `json:"append,omitempty"`
-	LastChunk bool       `json:"lastChunk,omitempty"`
-}
+type artifactUpdate03 = wireArtifactUpdate[artifact03]
 
 // encodePart03 renders p as a 0.3 part. 0.3 data parts hold an object:
 // any other JSON value is wrapped as {"value": v}.

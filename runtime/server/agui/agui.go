@@ -173,7 +173,20 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key st
 	tr.latest = func() (map[string]json.RawMessage, bool) {
 		return h.runState(ctx, runtime.Invocation{User: key.User, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
 	}
-	ok := s.send(tr.start(h.b.Clock.Now(), state)...)
+	// A batch of events is flushed when no further event is waiting (as
+	// the OpenAI stream does): a burst costs one write, not one per event.
+	// Flush stops the batch's write watchdog too: every batch written is
+	// flushed, at the latest when the loop ends.
+	first := tr.start(h.b.Clock.Now(), state)
+	ok := s.frames(first...)
+	pending := len(first) > 0
+	flush := func(now bool) {
+		if pending && (now || !ok || tr.done || len(run.Events) == 0) {
+			ok = s.sse.Flush() && ok
+			pending = false
+		}
+	}
+	flush(false)
 	for ok && !tr.done {
 		var evs []Event
 		select {
@@ -193,8 +206,11 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key st
 			h.settle(r.Context(), key, run.ID, tr)
 			h.reg.remove(rk, act)
 		}
-		ok = s.send(evs...)
+		ok = s.frames(evs...)
+		pending = pending || len(evs) > 0
+		flush(false)
 	}
+	flush(true)
 	if !ok && own {
 		h.lost(r.Context(), key, run)
 	}
@@ -312,7 +328,8 @@ func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string)
 	_ = json.NewEncoder(w).Encode(map[string]map[string]string{"error": {"code": code, "message": msg}})
 }
 
-// stream writes events as SSE, one flush per send. A write that takes
+// stream writes events as SSE, one flush per send (follow flushes a
+// batch when no further event is waiting). A write that takes
 // longer than timeout fails (server.SSE's watchdog on the injected clock)
 // and cancels the request, as does any failed write.
 type stream struct{ sse *server.SSE }
@@ -333,10 +350,20 @@ func (s *stream) send(evs ...Event) bool {
 	if len(evs) == 0 {
 		return true
 	}
+	s.frames(evs...)
+	return s.sse.Flush()
+}
+
+// frames writes evs without flushing them; false once the stream has
+// failed.
+func (s *stream) frames(evs ...Event) bool {
+	if s.sse.Err() != nil {
+		return false
+	}
 	for i := range evs {
 		if b, err := json.Marshal(&evs[i]); err == nil { // events hold only valid JSON
 			s.sse.Frame(b)
 		}
 	}
-	return s.sse.Flush()
+	return s.sse.Err() == nil
 }

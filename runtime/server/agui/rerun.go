@@ -110,20 +110,12 @@ func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key st
 		return
 	}
 	state := h.startState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: prev.Run}})
-	var live *server.Run
-	if rec.Status == store.RunRunning {
-		var after uint64
-		if len(evs) > 0 {
-			after = evs[len(evs)-1].Seq
-		}
-		live = h.b.Follow(ctx, key, prev.Run, after)
-	} else if rec.Status == store.RunCanceled {
-		if live, err = h.b.Start(ctx, proto, runtime.Invocation{User: key.User, Session: key.Session,
-			Resume: &runtime.ResumeRequest{Run: prev.Run}}); err != nil {
-			code, msg := startError(err)
-			fail(code, msg)
-			return
-		}
+	live, err := h.b.Continuation(ctx, proto, key, prev.Run, rec.Status, evs, runtime.Invocation{User: key.User, Session: key.Session,
+		Resume: &runtime.ResumeRequest{Run: prev.Run}})
+	if err != nil {
+		code, msg := startError(err)
+		fail(code, msg)
+		return
 	}
 	// The state is in the snapshot: its deltas are not sent again.
 	keep := func(e *runtime.Event) bool { return e.Kind != runtime.EventStateDelta }

@@ -142,22 +142,13 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var live *server.Run
-	if run.Status == store.RunRunning {
-		var after uint64
-		if len(evs) > 0 {
-			after = evs[len(evs)-1].Seq
-		}
-		live = h.b.Follow(rctx, key, rec.Run, after)
-	} else if run.Status == store.RunStatus(runtime.StatusCanceled) {
-		// Its client left and the run was canceled with it: continue it
-		// from its last step, as the client asks again.
-		live, err = h.b.Start(rctx, Protocol, runtime.Invocation{User: user, Session: rec.Session, ID: rec.ID,
-			Resume: &runtime.ResumeRequest{Run: rec.Run}, Sampling: req.sampling, ClientTools: req.clientTools})
-		if err != nil {
-			h.startError(w, err)
-			return
-		}
+	// A canceled run's client left and it was canceled with it: it
+	// continues from its last step, as the client asks again.
+	live, err := h.b.Continuation(rctx, Protocol, key, rec.Run, run.Status, evs, runtime.Invocation{User: user, Session: rec.Session, ID: rec.ID,
+		Resume: &runtime.ResumeRequest{Run: rec.Run}, Sampling: req.sampling, ClientTools: req.clientTools})
+	if err != nil {
+		h.startError(w, err)
+		return
 	}
 	hd := w.Header()
 	hd.Set(SessionHeader, rec.Session)

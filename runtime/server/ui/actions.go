@@ -39,35 +39,53 @@ func (h *Handler) resume(r *http.Request, run store.Run, req *runtime.ResumeRequ
 	return nil
 }
 
+// continueRun resumes run with req when this server can (runnerFor) and
+// answers 202 with the run's new status.
+func (h *Handler) continueRun(w http.ResponseWriter, r *http.Request, run store.Run, req *runtime.ResumeRequest) {
+	if !h.runnerFor(w, run) {
+		return
+	}
+	if err := h.resume(r, run, req); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"run": run.ID, "status": string(runtime.StatusRunning)})
+}
+
+// withBody is what lookup finds for the request (its run, its candidate)
+// and its JSON body as a T; ok is false when either is not, the answer
+// written.
+func withBody[T, K any](h *Handler, w http.ResponseWriter, r *http.Request, lookup func(http.ResponseWriter, *http.Request) (K, bool)) (k K, req T, ok bool) {
+	if k, ok = lookup(w, r); ok {
+		ok = h.decode(w, r, &req)
+	}
+	return k, req, ok
+}
+
+// waitsFor reports whether run is in status (described as what), answering
+// 409 not_resumable when it is not.
+func waitsFor(w http.ResponseWriter, run store.Run, status runtime.RunStatus, what string) bool {
+	if run.Status != store.RunStatus(status) {
+		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not "+what, nil)
+		return false
+	}
+	return true
+}
+
 type answerRequest struct {
 	Values map[string]json.RawMessage `json:"values"`
 }
 
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request) {
-	run, ok := h.lookupRun(w, r)
-	if !ok {
-		return
-	}
-	var req answerRequest
-	if !h.decode(w, r, &req) {
-		return
-	}
-	if run.Status != store.RunStatus(runtime.StatusInterrupted) {
-		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not waiting for an answer", nil)
+	run, req, ok := withBody[answerRequest](h, w, r, h.lookupRun)
+	if !ok || !waitsFor(w, run, runtime.StatusInterrupted, "waiting for an answer") {
 		return
 	}
 	if err := h.in.CheckAnswers(r.Context(), run.ID, -1, req.Values); err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	if !h.runnerFor(w, run) {
-		return
-	}
-	if err := h.resume(r, run, &runtime.ResumeRequest{Run: run.ID, Values: req.Values}); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"run": run.ID, "status": string(runtime.StatusRunning)})
+	h.continueRun(w, r, run, &runtime.ResumeRequest{Run: run.ID, Values: req.Values})
 }
 
 type decideRequest struct {
@@ -78,16 +96,8 @@ type decideRequest struct {
 }
 
 func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
-	run, ok := h.lookupRun(w, r)
-	if !ok {
-		return
-	}
-	var req decideRequest
-	if !h.decode(w, r, &req) {
-		return
-	}
-	if run.Status != store.RunStatus(runtime.StatusNeedsDecision) {
-		writeError(w, http.StatusConflict, "not_resumable", "run "+run.ID+" is "+string(run.Status)+", not needs_decision", nil)
+	run, req, ok := withBody[decideRequest](h, w, r, h.lookupRun)
+	if !ok || !waitsFor(w, run, runtime.StatusNeedsDecision, "needs_decision") {
 		return
 	}
 	if len(req.Decisions) == 0 {
@@ -118,14 +128,7 @@ func (h *Handler) decide(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	if !h.runnerFor(w, run) {
-		return
-	}
-	if err := h.resume(r, run, resume); err != nil {
-		h.fail(w, r, err)
-		return
-	}
-	writeJSON(w, http.StatusAccepted, map[string]string{"run": run.ID, "status": string(runtime.StatusRunning)})
+	h.continueRun(w, r, run, resume)
 }
 
 type forkRequest struct {
@@ -141,12 +144,8 @@ type forkResponse struct {
 }
 
 func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
-	run, ok := h.lookupRun(w, r)
+	run, req, ok := withBody[forkRequest](h, w, r, h.lookupRun)
 	if !ok {
-		return
-	}
-	var req forkRequest
-	if !h.decode(w, r, &req) {
 		return
 	}
 	if req.Step == nil {
@@ -193,12 +192,8 @@ func (h *Handler) fork(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
-	run, ok := h.lookupRun(w, r)
+	run, _, ok := withBody[struct{}](h, w, r, h.lookupRun)
 	if !ok {
-		return
-	}
-	var req struct{}
-	if !h.decode(w, r, &req) {
 		return
 	}
 	if h.cfg.Backend == nil || h.cfg.Backend.Cancel(run.Session.User, run.ID) != nil {
@@ -209,12 +204,8 @@ func (h *Handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
-	cand, ok := h.lookupCandidate(w, r)
+	cand, _, ok := withBody[struct{}](h, w, r, h.lookupCandidate)
 	if !ok {
-		return
-	}
-	var req struct{}
-	if !h.decode(w, r, &req) {
 		return
 	}
 	c, err := h.in.Approve(r.Context(), cand.ID, h.caller(r).user)
@@ -230,14 +221,10 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) reject(w http.ResponseWriter, r *http.Request) {
-	cand, ok := h.lookupCandidate(w, r)
-	if !ok {
-		return
-	}
-	var req struct {
+	cand, req, ok := withBody[struct {
 		Reason string `json:"reason"`
-	}
-	if !h.decode(w, r, &req) {
+	}](h, w, r, h.lookupCandidate)
+	if !ok {
 		return
 	}
 	c, err := h.in.Reject(r.Context(), cand.ID, h.caller(r).user, req.Reason)
