@@ -36,15 +36,20 @@ type SpanKind uint8
 
 // Span kinds.
 const (
-	SpanRun    SpanKind = iota + 1 // one invocation's execution of a run
-	SpanStep                       // one superstep of the run's graph
-	SpanNode                       // one attempt of one node (or map item)
-	SpanModel                      // one model call (one turn of an llm loop)
-	SpanTool                       // one tool call (a tool node's, or a model's request)
-	SpanCommit                     // one synced store batch (a step's commit, or a run's end)
+	SpanRun          SpanKind = iota + 1 // one invocation's execution of a run
+	SpanStep                             // one superstep of the run's graph
+	SpanNode                             // one attempt of one node (or map item)
+	SpanModel                            // one model call (one turn of an llm loop)
+	SpanTool                             // one tool call (a tool node's, or a model's request)
+	SpanCommit                           // one synced store batch (a step's commit, or a run's end)
+	SpanSummary                          // one summary update of a history key (runtime/history)
+	SpanCompaction                       // the compaction of one request's tool results (runtime/history)
+	SpanRelief                           // one synchronous pressure relief before a model call (runtime/history)
+	SpanRecallSearch                     // one search of the session ledger (runtime/recall)
+	SpanRecallLoad                       // one load of a ledger window (runtime/recall)
 )
 
-var spanKindNames = [...]string{"", "run", "step", "node", "model", "tool", "commit"}
+var spanKindNames = [...]string{"", "run", "step", "node", "model", "tool", "commit", "summary", "compaction", "relief", "recall_search", "recall_load"}
 
 func (k SpanKind) String() string { return types.EnumName(k, spanKindNames[:], "span") }
 
@@ -78,6 +83,11 @@ type SpanStart struct {
 
 	// SpanCommit: the events in the batch.
 	Events int
+
+	// SpanSummary, SpanCompaction, SpanRelief, SpanRecallSearch,
+	// SpanRecallLoad (runtime/history, runtime/recall): the user and the
+	// history filter key (Node is the calling node when known).
+	User, FilterKey string
 }
 
 // SpanEnd is a span's outcome. Err, when set, failed it.
@@ -93,6 +103,13 @@ type SpanEnd struct {
 	Cost          *float64 // USD, when the model declares a price
 	FinishReason  string
 	ResponseModel string
+
+	// SpanSummary, SpanRelief: the ledger sequence the summary now covers
+	// up to (0: it did not advance). SpanCompaction: the messages
+	// replaced. SpanRecallSearch: the cards found; SpanRecallLoad: the
+	// events loaded.
+	Boundary uint64
+	Count    int
 }
 
 // stepSpan is the open superstep's span.

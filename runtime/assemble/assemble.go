@@ -234,7 +234,7 @@ func prepare(o Options, envTracing bool) (*Assembly, error) {
 		asm.Shutdown(context.Background())
 		return nil, err
 	}
-	if asm.mcp, err = bindMCP(&cfg, o); err != nil {
+	if asm.mcp, err = bindMCP(&cfg, o, prop); err != nil {
 		asm.Shutdown(context.Background())
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/netip"
 	"os"
 	"path"
@@ -55,6 +56,10 @@ type ServeFlags struct {
 // ServeSettings are the resolved settings of a server.
 type ServeSettings struct {
 	Addr, Data, App string
+	// Propagate, set when the Runner is traced (NewServed, from
+	// Assembly.Tracing: telemetry.Inject), writes the trace context into
+	// outgoing requests' headers: A2A push notifications.
+	Propagate func(ctx context.Context, h http.Header)
 	// Store is the store target (spec/storage.md, "Selecting a store"):
 	// a Pebble directory (by default Data) or a postgres:// URL.
 	Store  string
@@ -377,7 +382,7 @@ func Mounts(b *server.Backend, prog *bytecode.Program, set ServeSettings, env fu
 		opts.Artifacts = a2aArtifacts(artifact.New(b.Docs, b.Clock.Now))
 		opts.PublicURL, opts.ListenAddr, opts.TrustedProxies = set.PublicURL, set.Addr, set.TrustedProxies
 		if len(set.PushHosts) > 0 {
-			opts.Push = &a2a.PushOptions{Allow: tools.Config{AllowHosts: set.PushHosts}.AllowURL}
+			opts.Push = &a2a.PushOptions{Allow: tools.Config{AllowHosts: set.PushHosts}.AllowURL, Propagate: set.Propagate}
 		}
 		h := a2a.New(b, opts)
 		mounts = append(mounts, h.Mounts()...)

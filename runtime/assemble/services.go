@@ -37,7 +37,7 @@ func bindContext(cfg *runtime.RunnerConfig, o Options) error {
 	if p == nil || st == nil || cfg.Clock == nil {
 		return errors.New("bind context services: no program, store or clock")
 	}
-	idx := recall.NewIndex(st, cfg.Logger)
+	idx := recall.NewIndex(st, cfg.Logger).Observe(cfg.Observer)
 	mem := memory.New(st, cfg.Clock)
 	impl := map[string]runtime.Tool{
 		recall.SearchToolName: recall.NewSearchTool(idx, p), recall.LoadToolName: recall.NewLoadTool(idx, p),
@@ -138,7 +138,7 @@ func bindHistory(cfg *runtime.RunnerConfig, owner string, verified bool, onRelie
 		owner = fmt.Sprintf("agentc@%s:%d", host, os.Getpid())
 	}
 	svc, err := history.New(history.Config{Store: cfg.Store, Program: cfg.Program, Verified: verified, Models: cfg.Models, Funcs: cfg.Funcs,
-		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger, OnRelief: onRelief, RecallElsewhere: RecallElsewhere(cfg.Store, cfg.Program)})
+		Clock: cfg.Clock, Owner: owner, Logger: cfg.Logger, OnRelief: onRelief, Observer: cfg.Observer, RecallElsewhere: RecallElsewhere(cfg.Store, cfg.Program)})
 	if err != nil {
 		return err
 	}

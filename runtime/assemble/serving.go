@@ -72,6 +72,9 @@ func NewServed(ctx context.Context, o Options, prog *bytecode.Program, set Serve
 	bound := set
 	bound.Addr = l.Addr().String()
 	bound.Version = version
+	if asm.Tracing() {
+		bound.Propagate = telemetry.Inject // A2A push notifications
+	}
 	mounts, closers, names, err := Mounts(b, prog, bound, nil)
 	if err == nil && set.UI {
 		var um []server.Mount

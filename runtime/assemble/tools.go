@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -141,9 +142,9 @@ func bindDeclared(m *vm.Machine, into map[string]runtime.Tool, cfg tools.Config)
 }
 
 // bindMCP binds the program's `run = mcp` tools that cfg lacks (a replay
-// wins) over one mcpclient.Pool, which the Runner closes: its sessions
+// wins) over one mcpclient.Pool, which the Runner closes: its sessions prop (nil: tracing off) writes the trace context into its calls.
 // open on first use. It returns the pool (nil when no tool needs it).
-func bindMCP(cfg *runtime.RunnerConfig, o Options) (*mcpclient.Pool, error) {
+func bindMCP(cfg *runtime.RunnerConfig, o Options, prop func(context.Context, http.Header)) (*mcpclient.Pool, error) {
 	need := slices.ContainsFunc(cfg.Program.Tools, func(t bytecode.Tool) bool {
 		return t.Impl.Kind == bytecode.ImplMCP && cfg.Tools[t.Name] == nil
 	})
@@ -153,7 +154,7 @@ func bindMCP(cfg *runtime.RunnerConfig, o Options) (*mcpclient.Pool, error) {
 	// MCP servers over HTTP are held to the same host allowlist as
 	// `run = http` tools.
 	allow := tools.Config{AllowHosts: allowHosts(o.Env)}.AllowURL
-	pool := mcpclient.NewPool(mcpclient.Config{Root: o.Root, LookupEnv: o.Env, Allow: allow})
+	pool := mcpclient.NewPool(mcpclient.Config{Root: o.Root, LookupEnv: o.Env, Allow: allow, Propagate: prop})
 	if err := mcpclient.Bind(cfg.Tools, cfg.Machine, pool); err != nil {
 		_ = pool.Close(context.Background())
 		return nil, fmt.Errorf("load tools: %w", err)

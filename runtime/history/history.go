@@ -86,6 +86,9 @@ type Config struct {
 	// smaller; the original was sent), "not_advanced" (the summary did not
 	// advance) or "failed" (the summarizer or the rebuild failed).
 	OnRelief func(app, outcome string)
+	// Observer, when set, gets a span per summary update, compaction and
+	// pressure relief (spec/telemetry.md); nil: none, at no cost.
+	Observer runtime.Observer
 }
 
 // Service implements runtime.ContextBuilder and runtime.PostRunHook (the
@@ -100,6 +103,7 @@ type Service struct {
 	log        *slog.Logger
 	cascade    bool
 	onRelief   func(app, outcome string)
+	obs        runtime.Observer
 	noGate     bool
 	deferSum   bool
 	deferFirst bool
@@ -127,7 +131,7 @@ func New(cfg Config) (*Service, error) {
 		return nil, fmt.Errorf("history: Config.Owner is required (it names this process in summary leases)")
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
-		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, deferFirst: !cfg.EagerFirstSummary, counter: cfg.Counter,
+		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, obs: cfg.Observer, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, deferFirst: !cfg.EagerFirstSummary, counter: cfg.Counter,
 		elsewhere: cfg.RecallElsewhere,
 		agents:    map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
 	cacheSessions := cfg.CacheSessions
@@ -279,7 +283,7 @@ func (s *Service) AfterRun(ctx context.Context, job runtime.PostRun) error {
 			}
 		}
 	}
-	return errorsAfterRun(job.Run, s.summarizeKeys(ctx, job.Session, targets))
+	return errorsAfterRun(job.Run, s.summarizeKeys(ctx, job.Session, job.Run, targets))
 }
 
 // noSummary reports whether filter key k of session has no stored summary.
@@ -298,7 +302,7 @@ func (s *Service) noSummary(ctx context.Context, session store.SessionKey, k str
 // program agent) whose agent has a summary policy, then, when one advanced
 // and cascading is on, the full-session summary (key "") under the same
 // policy. It returns the errors met.
-func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, targets map[string]int) []error {
+func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, run string, targets map[string]int) []error {
 	keys := slices.Sorted(maps.Keys(targets))
 	var errs []error
 	cascadeAgent, cascadeKey := -1, ""
@@ -308,7 +312,7 @@ func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, t
 		if s.policies(ai).Summary == nil {
 			continue
 		}
-		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: k, Agent: ai})
+		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: k, Agent: ai, Run: run})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -329,7 +333,7 @@ func (s *Service) summarizeKeys(ctx context.Context, session store.SessionKey, t
 			}
 			return errs
 		}
-		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: "", Agent: cascadeAgent})
+		res, err := s.Summarize(ctx, SummarizeRequest{Session: session, FilterKey: "", Agent: cascadeAgent, Run: run})
 		if err != nil {
 			errs = append(errs, err)
 		} else if res.PersistErr != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
 )
 
 // The rolling summary (spec/context.md, "Rolling summary"). One update of
@@ -38,6 +39,8 @@ type SummarizeRequest struct {
 	FilterKey string
 	// Agent is the program agent whose summary policy and model apply.
 	Agent int
+	// Run is the run that asked for the update ("": none), for its span.
+	Run string
 	// Force skips min_tokens and the trigger (pressure relief).
 	Force bool
 	// Parent is the request being relieved, for a cache-safe fork: when it
@@ -75,15 +78,44 @@ func (s *Service) Summarize(ctx context.Context, req SummarizeRequest) (Summariz
 	if ap.Summary == nil {
 		return SummarizeResult{Reason: "the agent has no summary policy"}, nil
 	}
+	var sp runtime.Span
+	if s.obs != nil {
+		ctx, sp = s.span(ctx, runtime.SpanSummary, req.Session, req.Run, "", req.FilterKey, 0)
+	}
 	var res SummarizeResult
 	err := s.withSummaryLease(ctx, req.Session, req.FilterKey, func(g *leaseGuard) (err error) {
 		res, err = s.summarizeLocked(ctx, req, ap, g)
 		return err
 	})
 	if errors.Is(err, errLeaseHeld) {
-		return SummarizeResult{Reason: "another process holds the summary lease"}, nil
+		res, err = SummarizeResult{Reason: "another process holds the summary lease"}, nil
+	}
+	if sp != nil {
+		sp.End(&runtime.SpanEnd{Boundary: advancedTo(res), Err: spanError(err)})
 	}
 	return res, err
+}
+
+// span opens a span of kind for the work of a history key.
+func (s *Service) span(ctx context.Context, kind runtime.SpanKind, sess store.SessionKey, run, node, filterKey string, turn int) (context.Context, runtime.Span) {
+	return s.obs.Start(ctx, &runtime.SpanStart{Kind: kind, App: sess.App, User: sess.User, Session: sess.Session, Run: run,
+		Node: node, FilterKey: filterKey, Turn: turn, MapIndex: -1})
+}
+
+// advancedTo is the boundary a summary update advanced to (0: none).
+func advancedTo(res SummarizeResult) uint64 {
+	if !res.Advanced {
+		return 0
+	}
+	return res.Summary.Boundary
+}
+
+// spanError describes a failure for a span (nil: none).
+func spanError(err error) *runtime.ErrorInfo {
+	if err == nil {
+		return nil
+	}
+	return &runtime.ErrorInfo{Kind: string(vm.KindInternal), Message: err.Error()}
 }
 
 // errLeaseHeld: another process holds the summary lease of a filter key.

@@ -35,7 +35,7 @@ func (s *Service) OpenView(ctx context.Context, call runtime.ContextCall) (*View
 			// The summary after the previous run, made now that a call
 			// needs it (Config.DeferSummary); a failure is the post-run
 			// path's: logged, and the call goes on from the stored summary.
-			if errs := s.summarizeKeys(ctx, call.Session, map[string]int{call.FilterKey: call.Agent}); len(errs) > 0 {
+			if errs := s.summarizeKeys(ctx, call.Session, call.Run, map[string]int{call.FilterKey: call.Agent}); len(errs) > 0 {
 				s.log.Warn("history: deferred summary failed", "session", call.Session.String(), "filter_key", call.FilterKey, "err", errors.Join(errs...))
 			}
 		}
@@ -152,7 +152,7 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 		}
 		v.tools, v.toolsTurn = b.Tools, t.Turn
 	}()
-	b = v.assemble(t, v.proj)
+	b = v.assemble(ctx, t, v.proj)
 	pol := v.pol.Compaction
 	if pol == nil || v.pol.Summary == nil {
 		return b
@@ -163,8 +163,13 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 	}
 	r := &Relief{Tokens: b.Tokens, Threshold: threshold}
 	b.Relief = r
+	if v.s.obs != nil {
+		var sp runtime.Span
+		ctx, sp = v.s.span(ctx, runtime.SpanRelief, v.call.Session, v.call.Run, v.call.Node, v.call.FilterKey, t.Turn)
+		defer func() { sp.End(&runtime.SpanEnd{Boundary: reliefBoundary(r, v.proj), Err: spanError(r.Err)}) }()
+	}
 	before := v.proj.Summary.Boundary
-	res, err := v.s.Summarize(ctx, SummarizeRequest{Session: v.call.Session, FilterKey: v.call.FilterKey, Agent: v.call.Agent,
+	res, err := v.s.Summarize(ctx, SummarizeRequest{Session: v.call.Session, FilterKey: v.call.FilterKey, Agent: v.call.Agent, Run: v.call.Run,
 		Force: true, Parent: b.Messages, ParentBoundary: before, ParentLastSeq: v.proj.LastSeq, ParentTools: b.Tools})
 	r.Reason, r.Err = res.Reason, err
 	if err != nil || !res.Advanced || res.Summary.Boundary <= before {
@@ -199,7 +204,7 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 	if res.PersistErr != nil {
 		v.s.log.Warn("history: summary advanced in memory but was not stored; the request is rebuilt from it", "session", v.call.Session.String(), "node", v.call.Node, "err", res.PersistErr)
 	}
-	rb := v.assemble(t, proj)
+	rb := v.assemble(ctx, t, proj)
 	r.TokensAfter = rb.Tokens
 	if rb.Tokens >= b.Tokens {
 		// The summary (with its note) costs at least what it replaced:
@@ -220,6 +225,15 @@ func (v *View) Build(ctx context.Context, t runtime.ContextTurn) (b Built) {
 	return rb
 }
 
+// reliefBoundary is the summary boundary a relief rebuilt the request
+// from (0: it did not).
+func reliefBoundary(r *Relief, proj *Projection) uint64 {
+	if !r.Rebuilt {
+		return 0
+	}
+	return proj.Summary.Boundary
+}
+
 // outcome counts a pressure relief's outcome (Config.OnRelief).
 func (v *View) outcome(what string) {
 	if f := v.s.onRelief; f != nil {
@@ -228,7 +242,7 @@ func (v *View) outcome(what string) {
 }
 
 // assemble joins head, the projection and tail and compacts the result.
-func (v *View) assemble(t runtime.ContextTurn, proj *Projection) Built {
+func (v *View) assemble(ctx context.Context, t runtime.ContextTurn, proj *Projection) Built {
 	msgs := runtime.JoinMessages(t.Head, proj.Messages, t.Tail)
 	var b Built
 	if pol := v.pol.Compaction; pol != nil {
@@ -237,8 +251,15 @@ func (v *View) assemble(t runtime.ContextTurn, proj *Projection) Built {
 		for i := len(t.Head) + len(proj.Messages); i < len(origins); i++ {
 			origins[i].Run = v.call.Run
 		}
+		var sp runtime.Span
+		if v.s.obs != nil {
+			_, sp = v.s.span(ctx, runtime.SpanCompaction, v.call.Session, v.call.Run, v.call.Node, v.call.FilterKey, t.Turn)
+		}
 		msgs, b.Stats = Compact(msgs, origins, CompactOptions{Policy: *pol, Counter: v.counter, CurrentRun: v.call.Run,
 			SessionLoad: v.sessionLoad, Rerunnable: v.rerunnable})
+		if sp != nil {
+			sp.End(&runtime.SpanEnd{Count: b.Stats.Replaced()})
+		}
 		if b.Stats.Replaced() > 0 {
 			v.s.log.Info("history: compacted tool results", "session", v.call.Session.String(), "run", v.call.Run, "node", v.call.Node,
 				"turn", t.Turn, "force_cleaned", b.Stats.ForceCleaned, "elided", b.Stats.Elided, "truncated", b.Stats.Truncated,

@@ -57,6 +57,12 @@ type Config struct {
 	Allow func(u *neturl.URL) error
 	// Version is the client version sent at initialization.
 	Version string
+	// Propagate, when set, writes the trace context of a call's ctx into
+	// headers (traceparent; spec/telemetry.md): each tools/call carries it
+	// in its params' _meta (traceparent, tracestate: the OpenTelemetry MCP
+	// conventions) and, over streamable HTTP, in its request headers. Nil:
+	// nothing is added.
+	Propagate func(ctx context.Context, h http.Header)
 }
 
 // Pool holds the client sessions of a Runner's MCP servers, one per
@@ -364,7 +370,7 @@ func newTool(m *vm.Machine, t *bytecode.Tool, pool *Pool) (*tool, error) {
 			mt.refused = err
 			return mt, nil
 		}
-		mt.srv, err = pool.serverFor(serverKey("http", url, headers), url, httpTransport(url, headers, pool.cfg.HTTPClient, pool.cfg.Allow))
+		mt.srv, err = pool.serverFor(serverKey("http", url, headers), url, httpTransport(url, headers, pool.cfg.HTTPClient, pool.cfg.Allow, pool.cfg.Propagate))
 	case len(argv) > 0 && argv[0] != "" && url == "":
 		dir := filepath.Join(pool.cfg.Root, filepath.FromSlash(fileDir(p, t)))
 		mt.srv, err = pool.serverFor(serverKey("stdio", dir+"\x00"+strings.Join(argv, "\x00"), env), argv[0], stdioTransport(argv, dir, env))
@@ -425,12 +431,12 @@ type refusedError struct{ err error }
 func (e *refusedError) Error() string { return e.err.Error() }
 func (e *refusedError) Unwrap() error { return e.err }
 
-func httpTransport(url string, headers map[string]string, base *http.Client, allow func(*neturl.URL) error) func() mcp.Transport {
+func httpTransport(url string, headers map[string]string, base *http.Client, allow func(*neturl.URL) error, prop func(context.Context, http.Header)) func() mcp.Transport {
 	client := base
 	if client == nil {
 		client = &http.Client{}
 	}
-	if len(headers) > 0 || allow != nil {
+	if len(headers) > 0 || allow != nil || prop != nil {
 		c := *client
 		rt := c.Transport
 		if rt == nil {
@@ -438,6 +444,9 @@ func httpTransport(url string, headers map[string]string, base *http.Client, all
 		}
 		if len(headers) > 0 {
 			rt = headerTransport{base: rt, headers: headers}
+		}
+		if prop != nil {
+			rt = traceTransport{base: rt, prop: prop}
 		}
 		if allow != nil {
 			rt = allowTransport{base: rt, allow: allow}
@@ -464,6 +473,34 @@ func (h headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		r.Header.Set(k, v)
 	}
 	return h.base.RoundTrip(r)
+}
+
+// traceTransport adds the trace context of each request's context.
+type traceTransport struct {
+	base http.RoundTripper
+	prop func(context.Context, http.Header)
+}
+
+func (t traceTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	t.prop(r.Context(), r.Header)
+	return t.base.RoundTrip(r)
+}
+
+// traceMeta adds the trace context of ctx to a request's _meta (the keys
+// the OpenTelemetry MCP conventions give: traceparent, tracestate).
+func traceMeta(ctx context.Context, prop func(context.Context, http.Header), meta mcp.Meta) mcp.Meta {
+	h := http.Header{}
+	prop(ctx, h)
+	for _, k := range [...]string{"traceparent", "tracestate"} {
+		if v := h.Get(k); v != "" {
+			if meta == nil {
+				meta = mcp.Meta{}
+			}
+			meta[k] = v
+		}
+	}
+	return meta
 }
 
 // allowTransport sends only requests whose URL allow accepts: a redirect
@@ -549,6 +586,9 @@ func (t *tool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawMessa
 	params := &mcp.CallToolParams{Name: t.name, Arguments: args}
 	if req.IdempotencyKey != "" && t.t.Effect != bytecode.EffectReadOnly {
 		params.Meta = mcp.Meta{IdempotencyMeta: req.IdempotencyKey}
+	}
+	if prop := t.pool.cfg.Propagate; prop != nil {
+		params.Meta = traceMeta(ctx, prop, params.Meta)
 	}
 	if req.Progress != nil {
 		tok := "agentc-" + strconv.FormatUint(t.pool.seq.Add(1), 10)

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,12 +19,15 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/mcpclient"
 	"github.com/agentc/agentc/runtime/runtimetest"
 	memstore "github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -152,6 +156,7 @@ type swapHandler struct {
 	mu2  sync.Mutex
 	ids  map[string]bool // the session ids requests carried
 	auth atomic.Value    // the last Authorization header
+	tps  []string        // the traceparent headers requests carried
 	hits atomic.Int32    // requests served
 }
 
@@ -171,6 +176,11 @@ func (s *swapHandler) reset() {
 func (s *swapHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.hits.Add(1)
 	s.auth.Store(r.Header.Get("Authorization"))
+	if tp := r.Header.Get("traceparent"); tp != "" {
+		s.mu2.Lock()
+		s.tps = append(s.tps, tp)
+		s.mu2.Unlock()
+	}
 	if id := r.Header.Get("Mcp-Session-Id"); id != "" {
 		s.mu2.Lock()
 		if s.ids == nil {
@@ -639,5 +649,53 @@ func BenchmarkCall(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestTraceparentReachesMCPServer: with tracing on, a tools/call over
+// streamable HTTP carries the W3C trace context of its tool call span in
+// its traceparent header and in the request's _meta (the OpenTelemetry
+// MCP conventions), for a server that reads either.
+func TestTraceparentReachesMCPServer(t *testing.T) {
+	rec := &recorder{}
+	sw := newSwap(rec)
+	hs := httptest.NewServer(sw)
+	defer hs.Close()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
+	defer tp.Shutdown(context.Background())
+	prog := runtimetest.CompileSource(t, "kb.agent", source(httpRun(hs.URL)))
+	env := map[string]string{"KB_TOKEN": "Bearer s3cret", "AGENTC_ALLOW_HOSTS": "127.0.0.1:*"}
+	r, err := assemble.New(memstore.New(), assemble.Options{Program: prog, Verified: true, Root: t.TempDir(),
+		Env:    func(k string) (string, bool) { v, ok := env[k]; return v, ok },
+		Models: map[string]runtime.Model{"fast": &model{tool: "lookup", args: `{"q":"ann"}`}}, Warn: func(string) {},
+		Observer: telemetry.New(tp, nil, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	res, fin := runOnce(t, r, "s")
+	if fin.Status != runtime.StatusCompleted || res.Error != nil {
+		t.Fatalf("run %s, tool_result %+v", fin.Status, res)
+	}
+	var want string
+	for _, s := range exp.GetSpans() {
+		if s.Name == "execute_tool lookup" {
+			want = "00-" + s.SpanContext.TraceID().String() + "-" + s.SpanContext.SpanID().String() + "-01"
+		}
+	}
+	if want == "" {
+		t.Fatal("no execute_tool lookup span")
+	}
+	sw.mu2.Lock()
+	tps := slices.Clone(sw.tps)
+	sw.mu2.Unlock()
+	if !slices.Contains(tps, want) {
+		t.Errorf("traceparent headers %q, want one of the tool call span %s", tps, want)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	if len(rec.metas) != 1 || rec.metas[0]["traceparent"] != want {
+		t.Errorf("_meta %v, want traceparent %s", rec.metas, want)
 	}
 }

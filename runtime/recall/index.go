@@ -24,6 +24,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/vm"
 )
 
 // Collections of the index (spec/recall.md, "Layout"). Layout version 2;
@@ -61,6 +62,7 @@ type Index struct {
 	st   Store
 	sess *session.Service
 	log  *slog.Logger
+	obs  runtime.Observer // nil: no spans
 
 	locks store.KeyedMutex[store.SessionKey] // one catch-up per session
 }
@@ -71,6 +73,29 @@ func NewIndex(st Store, log *slog.Logger) *Index {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Index{st: st, sess: session.New(st), log: log}
+}
+
+// Observe makes x open a span per search and load under o
+// (spec/telemetry.md; nil: none, at no cost) and returns x. Call it before
+// x is used.
+func (x *Index) Observe(o runtime.Observer) *Index {
+	x.obs = o
+	return x
+}
+
+// span opens a span of kind for a search or load of the session key under
+// the filter key.
+func (x *Index) span(ctx context.Context, kind runtime.SpanKind, key store.SessionKey, run, filterKey string) (context.Context, runtime.Span) {
+	return x.obs.Start(ctx, &runtime.SpanStart{Kind: kind, App: key.App, User: key.User, Session: key.Session, Run: run,
+		FilterKey: filterKey, MapIndex: -1})
+}
+
+// spanError describes a failure for a span (nil: none).
+func spanError(err error) *runtime.ErrorInfo {
+	if err == nil {
+		return nil
+	}
+	return &runtime.ErrorInfo{Kind: string(vm.KindInternal), Message: err.Error()}
 }
 
 // sessionStats is a session's index record: the last indexed sequence and,

@@ -39,6 +39,8 @@ type LoadRequest struct {
 	// ContentOffset and ContentLimit page the anchor's content (bytes;
 	// limit ≤ 0: DefaultContentLimit).
 	ContentOffset, ContentLimit int
+	// Run is the calling run ("": none), for the load's span.
+	Run string
 }
 
 // LoadedEvent is one event of a loaded window.
@@ -82,6 +84,21 @@ var ErrAnchorNotFound = errors.New("anchor not found")
 // up to date first; a stale event id (not in the target session) is retried
 // through the tool call id when one is given.
 func (x *Index) Load(ctx context.Context, req LoadRequest) (*Window, error) {
+	if x.obs == nil {
+		return x.window(ctx, req)
+	}
+	ctx, sp := x.span(ctx, runtime.SpanRecallLoad, req.Session, req.Run, "")
+	w, err := x.window(ctx, req)
+	e := &runtime.SpanEnd{Err: spanError(err)}
+	if w != nil {
+		e.Count, e.EventID = len(w.Events), w.Anchor
+	}
+	sp.End(e)
+	return w, err
+}
+
+// window is Load.
+func (x *Index) window(ctx context.Context, req LoadRequest) (*Window, error) {
 	if req.EventID == "" && req.ToolCallID == "" {
 		return nil, fmt.Errorf("recall: session_load needs event_id or tool_call_id")
 	}

@@ -29,7 +29,7 @@ func (p *Preloader) Preload(ctx context.Context, req runtime.PreloadRequest) ([]
 	if AgentPolicy(req.Program, req.Agent, recallKind) == nil || pol.Preload <= 0 || strings.TrimSpace(req.Query) == "" {
 		return nil, nil
 	}
-	res, err := p.x.Search(ctx, SearchRequest{Session: req.Session, Query: req.Query, Scope: ScopeOtherSessions,
+	res, err := p.x.Search(ctx, SearchRequest{Session: req.Session, Query: req.Query, Scope: ScopeOtherSessions, Run: req.Run,
 		TopK: min(pol.Preload, maxPreload), MinScore: pol.MinScore})
 	if err != nil {
 		return nil, fmt.Errorf("recall: preload: %w", err)

@@ -85,6 +85,21 @@ func (x *Index) HiddenBoundary(ctx context.Context, key store.SessionKey, filter
 // Search brings the scope's sessions up to date and ranks their events.
 // No hits is an empty result, not an error.
 func (x *Index) Search(ctx context.Context, req SearchRequest) (*SearchResult, error) {
+	if x.obs == nil {
+		return x.rank(ctx, req)
+	}
+	ctx, sp := x.span(ctx, runtime.SpanRecallSearch, req.Session, req.Run, req.FilterKey)
+	res, err := x.rank(ctx, req)
+	e := &runtime.SpanEnd{Err: spanError(err)}
+	if res != nil {
+		e.Count = len(res.Hits)
+	}
+	sp.End(e)
+	return res, err
+}
+
+// rank is Search.
+func (x *Index) rank(ctx context.Context, req SearchRequest) (*SearchResult, error) {
 	key := req.Session
 	res := &SearchResult{Query: req.Query, Scope: req.Scope, Hits: []Card{}}
 	if req.TopK <= 0 {

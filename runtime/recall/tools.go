@@ -145,7 +145,7 @@ func (t *LoadTool) Call(ctx context.Context, req runtime.ToolRequest) (json.RawM
 		}
 		return strings.TrimSpace(*p)
 	}
-	lr := LoadRequest{Session: req.Session, Target: str(args.SessionID), EventID: str(args.EventID), ToolCallID: str(args.ToolCallID),
+	lr := LoadRequest{Session: req.Session, Run: req.Run, Target: str(args.SessionID), EventID: str(args.EventID), ToolCallID: str(args.ToolCallID),
 		Before: pol.LoadWindow, After: pol.LoadWindow, MaxSide: pol.LoadWindow}
 	if lr.Target == "current" {
 		lr.Target = ""

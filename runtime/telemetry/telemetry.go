@@ -74,7 +74,7 @@ type span struct {
 
 // Start implements runtime.Observer.
 func (o *Observer) Start(ctx context.Context, s *runtime.SpanStart) (context.Context, runtime.Span) {
-	if o.Tracer == nil && (o.Recorder == nil || s.Kind == runtime.SpanStep || s.Kind == runtime.SpanCommit) {
+	if o.Tracer == nil && (o.Recorder == nil || !recorded(s.Kind)) {
 		return ctx, nopSpan{} // nothing to record
 	}
 	sp := &span{o: o, kind: s.Kind, app: s.App}
@@ -103,6 +103,12 @@ func (o *Observer) Start(ctx context.Context, s *runtime.SpanStart) (context.Con
 	return ctx, sp
 }
 
+// recorded reports whether a Recorder gets the durations of kind's spans:
+// runs, node attempts, model and tool calls.
+func recorded(k runtime.SpanKind) bool {
+	return k == runtime.SpanRun || k == runtime.SpanNode || k == runtime.SpanModel || k == runtime.SpanTool
+}
+
 // nopSpan is a span nothing records.
 type nopSpan struct{}
 
@@ -114,7 +120,7 @@ func (sp *span) Stop() { sp.stopped = time.Now() }
 
 // End implements runtime.Span.
 func (sp *span) End(e *runtime.SpanEnd) {
-	if rec := sp.o.Recorder; rec != nil && sp.kind != runtime.SpanStep && sp.kind != runtime.SpanCommit {
+	if rec := sp.o.Recorder; rec != nil && recorded(sp.kind) {
 		rec.Duration(sp.kind.String(), sp.app, sp.name, sp.o.now().Sub(sp.start))
 		if sp.kind == runtime.SpanModel && e.Usage != (runtime.Usage{}) {
 			rec.Tokens(sp.app, sp.name, e.Usage.PromptTokens, e.Usage.CompletionTokens)
@@ -133,6 +139,12 @@ func (sp *span) End(e *runtime.SpanEnd) {
 	switch sp.kind {
 	case runtime.SpanRun:
 		attrs = append(attrs, attribute.String("agentc.run.status", string(e.Status)), attribute.Int64("agentc.step", int64(e.Step)))
+	case runtime.SpanSummary, runtime.SpanRelief:
+		attrs = append(attrs, attribute.Int64("agentc.summary.boundary", int64(e.Boundary)))
+	case runtime.SpanCompaction:
+		attrs = append(attrs, attribute.Int("agentc.compaction.replaced", e.Count))
+	case runtime.SpanRecallSearch, runtime.SpanRecallLoad:
+		attrs = append(attrs, attribute.Int("agentc.recall.results", e.Count))
 	case runtime.SpanModel:
 		if e.Err == nil {
 			attrs = append(attrs,
@@ -165,6 +177,9 @@ func (sp *span) End(e *runtime.SpanEnd) {
 func describe(s *runtime.SpanStart) (string, trace.SpanKind, []attribute.KeyValue) {
 	attrs := make([]attribute.KeyValue, 0, 12)
 	attrs = append(attrs, attribute.String("agentc.run.id", s.Run))
+	if s.Kind >= runtime.SpanSummary {
+		return describeContext(s, attrs)
+	}
 	if s.Kind != runtime.SpanRun {
 		attrs = append(attrs, attribute.Int64("agentc.step", int64(s.Step)))
 	}
@@ -227,6 +242,33 @@ func describe(s *runtime.SpanStart) (string, trace.SpanKind, []attribute.KeyValu
 		return "store.commit", trace.SpanKindInternal, attrs
 	}
 	return "agentc " + strconv.Itoa(int(s.Kind)), trace.SpanKindInternal, attrs
+}
+
+// contextSpanNames are the names of the context services' spans.
+var contextSpanNames = map[runtime.SpanKind]string{
+	runtime.SpanSummary: "history.summary", runtime.SpanCompaction: "history.compaction", runtime.SpanRelief: "history.relief",
+	runtime.SpanRecallSearch: "recall.search", runtime.SpanRecallLoad: "recall.load",
+}
+
+// describeContext describes a span of runtime/history or runtime/recall:
+// the session, user, node and history key it works on.
+func describeContext(s *runtime.SpanStart, attrs []attribute.KeyValue) (string, trace.SpanKind, []attribute.KeyValue) {
+	attrs = append(attrs,
+		attribute.String("agentc.app", s.App),
+		attribute.String("gen_ai.conversation.id", s.Session),
+		attribute.String("agentc.user", s.User),
+		attribute.String("agentc.history.key", s.FilterKey))
+	if s.Node != "" {
+		attrs = append(attrs, attribute.String("agentc.node", s.Node))
+	}
+	if s.Turn > 0 {
+		attrs = append(attrs, attribute.Int("agentc.turn", s.Turn))
+	}
+	name, ok := contextSpanNames[s.Kind]
+	if !ok {
+		name = "agentc " + s.Kind.String()
+	}
+	return name, trace.SpanKindInternal, attrs
 }
 
 // Propagator is the W3C trace context (traceparent, tracestate).

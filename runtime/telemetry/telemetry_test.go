@@ -55,7 +55,7 @@ func runSupport(t *testing.T, ctx context.Context, obs runtime.Observer) []*runt
 	t.Helper()
 	prog := runtimetest.Compile(t, os.DirFS("../../examples"), "support/support.agent")
 	r, err := assemble.New(memstore.New(), assemble.Options{Program: prog, Verified: true, Root: "../../examples",
-		Env: func(string) (string, bool) { return "", false }, Replay: assemble.DefaultReplay(prog), Offline: true, Observer: obs})
+		Env: func(string) (string, bool) { return "", false }, Replay: assemble.DefaultReplay(prog), Observer: obs})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestSpanTree(t *testing.T) {
 		if got := str(s, "agentc.run.id"); got != run {
 			t.Errorf("%s: agentc.run.id = %q, want %q", s.Name, got, run)
 		}
-		if s.SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" {
+		if s.SpanContext.TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" && s.Name != "history.summary" {
 			t.Errorf("%s: trace id %s is not the incoming traceparent's", s.Name, s.SpanContext.TraceID())
 		}
 		p := parent(s)
@@ -178,6 +178,23 @@ func TestSpanTree(t *testing.T) {
 			if p != "superstep" && p != "invoke_workflow investigate" {
 				t.Errorf("store.commit under %q", p)
 			}
+		case s.Name == "recall.search" || s.Name == "history.compaction":
+			// Preload recall before an agent's first turn, compaction of
+			// each turn's request: inside the node attempt.
+			if !strings.HasPrefix(p, "node ") || str(s, "gen_ai.conversation.id") != "s1" || str(s, "agentc.user") != "u" || str(s, "agentc.app") == "" {
+				t.Errorf("%s under %q, attributes %v", s.Name, p, s.Attributes)
+			}
+			if s.Name == "history.compaction" && (str(s, "agentc.node") != strings.TrimPrefix(p, "node ") || str(s, "agentc.turn") == "") {
+				t.Errorf("%s under %q, attributes %v", s.Name, p, s.Attributes)
+			}
+		case s.Name == "history.summary":
+			// A key's first summary is made when its next call opens
+			// (under that node attempt); a post-run update runs after the
+			// run, coalesced per session: a trace of its own, linked by
+			// the run id.
+			if p != "" && !strings.HasPrefix(p, "node ") || str(s, "agentc.history.key") == "" || str(s, "agentc.summary.boundary") != "0" {
+				t.Errorf("%s under %q, attributes %v", s.Name, p, s.Attributes)
+			}
 		default:
 			t.Errorf("unexpected span %q", s.Name)
 		}
@@ -186,7 +203,8 @@ func TestSpanTree(t *testing.T) {
 	// write; the run stops at approve's interrupt (no host call: no node
 	// attempt span).
 	if counts["invoke_workflow investigate"] != 1 || counts["node triage"] != 1 || counts["node scan"] != 2 ||
-		counts["node write"] != 1 || counts["node approve"] != 0 || counts["superstep"] != 4 || models != 3 || tools != 3 || counts["store.commit"] < 4 {
+		counts["node write"] != 1 || counts["node approve"] != 0 || counts["superstep"] != 4 || models != 3 || tools != 3 || counts["store.commit"] < 4 ||
+		counts["recall.search"] != 2 || counts["history.compaction"] != 3 || counts["history.summary"] != 2 {
 		t.Errorf("span counts %v (models %d, tools %d)", counts, models, tools)
 	}
 }

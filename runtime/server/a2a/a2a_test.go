@@ -28,6 +28,7 @@ import (
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/telemetry"
 	"github.com/agentc/agentc/vm"
 )
 
@@ -236,7 +237,9 @@ func auth(next http.Handler) http.Handler {
 			http.Error(w, "unauthorized", http.StatusUnauthorized)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(server.WithUser(r.Context(), user)))
+		// The trace context, as the server's middleware accepts it.
+		ctx := telemetry.Extract(r.Context(), r.Header)
+		next.ServeHTTP(w, r.WithContext(server.WithUser(ctx, user)))
 	})
 }
 

@@ -248,6 +248,7 @@ func (c *call) newTask(msg Message, metadata json.RawMessage, push *pushConfig, 
 	if err != nil {
 		return nil, nil, "", h.startError(err)
 	}
+	lt.setTrace(h.pushes.traceOf(c.r.Context()))
 	ctx := context.WithoutCancel(c.r.Context())
 	msgKey := h.messageKey(c.user, msg.MessageID)
 	inv := h.b.NewID("inv_") // its run's input event names it (server.Reserve)
@@ -356,6 +357,7 @@ func (c *call) continueTask(msg Message, push *pushConfig, stream bool) (*liveTa
 	if err != nil {
 		return nil, nil, h.startError(err)
 	}
+	lt.setTrace(h.pushes.traceOf(c.r.Context()))
 	// Read the record again now that no one else changes it.
 	ctx := context.WithoutCancel(c.r.Context())
 	t, err = h.readTask(ctx, c.user, t.ID)

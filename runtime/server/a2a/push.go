@@ -38,6 +38,10 @@ type PushOptions struct {
 	// Backoff is the wait before the first retry, doubled before each
 	// next one (default 1s).
 	Backoff time.Duration
+	// Propagate, when set, writes the trace context of a context into
+	// headers (traceparent; spec/telemetry.md): a task's notifications
+	// carry that of the request that started its run. Nil: none.
+	Propagate func(ctx context.Context, h http.Header)
 }
 
 // Limits of a configuration.
@@ -415,8 +419,29 @@ type pusher struct {
 
 type pushQueue struct {
 	cfg   pushConfig
-	items [][]byte
+	items []pushItem
 	ctype string
+}
+
+// pushItem is one notification: its body and the trace context headers
+// of the run it reports (nil: none).
+type pushItem struct {
+	body  []byte
+	trace http.Header
+}
+
+// traceOf returns the trace context headers of ctx (nil: none, or no
+// Propagate).
+func (p *pusher) traceOf(ctx context.Context) http.Header {
+	if p == nil || p.opts.Propagate == nil {
+		return nil
+	}
+	h := http.Header{}
+	p.opts.Propagate(ctx, h)
+	if len(h) == 0 {
+		return nil
+	}
+	return h
 }
 
 func newPusher(opts *PushOptions, log func(string, ...any)) *pusher {
@@ -450,28 +475,28 @@ func queueKey(task, config string) string { return task + "\x00" + config }
 // notify queues the notifications of one change of t (its updates ups)
 // for each of its configurations: in 1.0 one StreamResponse per update, in
 // 0.3 the task as it now is.
-func (p *pusher) notify(t *Task, ups []update) {
+func (p *pusher) notify(t *Task, trace http.Header, ups []update) {
 	if p == nil || len(t.Push) == 0 || len(ups) == 0 {
 		return
 	}
 	for _, cfg := range t.Push {
-		var bodies [][]byte
+		var items []pushItem
 		ctype := "application/json"
 		if cfg.V == V10 {
 			ctype = "application/a2a+json"
 			for _, u := range ups {
 				b, _ := json.Marshal(encodeUpdate(V10, t, u))
-				bodies = append(bodies, b)
+				items = append(items, pushItem{body: b, trace: trace})
 			}
 		} else {
 			b, _ := json.Marshal(encodeTask03(t.view(nil, true)))
-			bodies = append(bodies, b)
+			items = append(items, pushItem{body: b, trace: trace})
 		}
-		p.enqueue(t.ID, cfg, ctype, bodies)
+		p.enqueue(t.ID, cfg, ctype, items)
 	}
 }
 
-func (p *pusher) enqueue(task string, cfg pushConfig, ctype string, bodies [][]byte) {
+func (p *pusher) enqueue(task string, cfg pushConfig, ctype string, bodies []pushItem) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.ctx.Err() != nil {
@@ -519,10 +544,10 @@ func (p *pusher) drain(task, key string, q *pushQueue) {
 			p.mu.Unlock()
 			return
 		}
-		body, cfg := q.items[0], q.cfg
+		item, cfg := q.items[0], q.cfg
 		q.items = q.items[1:]
 		p.mu.Unlock()
-		if err := p.deliver(cfg, q.ctype, body); err != nil {
+		if err := p.deliver(cfg, q.ctype, item); err != nil {
 			p.log("a2a: push notification not delivered", "task", task, "config", cfg.ID, "err", err)
 		}
 	}
@@ -530,9 +555,9 @@ func (p *pusher) drain(task, key string, q *pushQueue) {
 
 // deliver posts body to cfg's webhook, retrying a failure that may pass
 // (no answer, 408, 429, 5xx) with exponential backoff.
-func (p *pusher) deliver(cfg pushConfig, ctype string, body []byte) error {
+func (p *pusher) deliver(cfg pushConfig, ctype string, item pushItem) error {
 	for attempt := 1; ; attempt++ {
-		retry, err := p.post(cfg, ctype, body)
+		retry, err := p.post(cfg, ctype, item)
 		if err == nil || !retry || attempt >= p.opts.Attempts {
 			if err != nil && retry {
 				err = fmt.Errorf("after %d attempts: %w", attempt, err)
@@ -545,7 +570,7 @@ func (p *pusher) deliver(cfg pushConfig, ctype string, body []byte) error {
 	}
 }
 
-func (p *pusher) post(cfg pushConfig, ctype string, body []byte) (retry bool, err error) {
+func (p *pusher) post(cfg pushConfig, ctype string, item pushItem) (retry bool, err error) {
 	u, err := neturl.Parse(cfg.URL)
 	if err != nil {
 		return false, err
@@ -555,9 +580,12 @@ func (p *pusher) post(cfg pushConfig, ctype string, body []byte) (retry bool, er
 	}
 	ctx, cancel := context.WithTimeout(p.ctx, p.opts.Timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL, bytes.NewReader(item.body))
 	if err != nil {
 		return false, err
+	}
+	for k, v := range item.trace {
+		req.Header[k] = v
 	}
 	req.Header.Set("Content-Type", ctype)
 	if cfg.Token != "" {

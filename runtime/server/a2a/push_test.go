@@ -1,6 +1,7 @@
 package a2a_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/agentc/agentc/runtime/server/a2a"
 	"github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/runtime/telemetry"
 )
 
 // hook is a webhook receiver: it records each request and answers the
@@ -318,4 +320,46 @@ func (e *env) card(t *testing.T) map[string]any {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestPushCarriesTraceparent: with Propagate set (tracing on), the
+// notifications of a run carry the trace context of the request that
+// started it, so the webhook's span joins the caller's trace.
+func TestPushCarriesTraceparent(t *testing.T) {
+	e := newEnvWith(t, memory.New(), func(o *a2a.Options) {
+		o.Push = localPush()
+		o.Push.Propagate = telemetry.Inject
+	})
+	hk := newHook(t, 0)
+	send := msg1("publish the release notes", nil)
+	send["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"url": hk.srv.URL}}
+	req, err := http.NewRequest(http.MethodPost, e.srv.URL+"/a2a", bytes.NewReader(request("SendMessage", send)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer ana")
+	req.Header.Set("A2A-Version", "1.0")
+	req.Header.Set("traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+	resp, err := e.srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	got := hk.wait(t, statusIs("TASK_STATE_INPUT_REQUIRED"))
+	for _, r := range got {
+		if tp := r.header.Get("traceparent"); !strings.HasPrefix(tp, "00-4bf92f3577b34da6a3ce929d0e0e4736-") {
+			t.Errorf("notification traceparent %q, want the request's trace", tp)
+		}
+	}
+	// Without a trace context on the request, none is sent.
+	plain := newHook(t, 0)
+	send = msg1("publish the release notes", nil)
+	send["configuration"] = map[string]any{"taskPushNotificationConfig": map[string]any{"url": plain.srv.URL}}
+	e.ok("ana", "1.0", "SendMessage", send)
+	for _, r := range plain.wait(t, statusIs("TASK_STATE_INPUT_REQUIRED")) {
+		if tp := r.header.Get("traceparent"); tp != "" {
+			t.Errorf("notification traceparent %q without a trace", tp)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -243,6 +244,16 @@ type liveTask struct {
 	// (it found lt before release removed it) is refused.
 	released bool
 	done     chan struct{} // closed when the change is over and saved
+	// trace is the trace context of the request that started the run in
+	// flight, for its push notifications (nil: none); under mu.
+	trace http.Header
+}
+
+// setTrace sets the trace context of the run lt starts (nil: none).
+func (lt *liveTask) setTrace(h http.Header) {
+	lt.mu.Lock()
+	lt.trace = h
+	lt.mu.Unlock()
 }
 
 // update is one stream event: the task itself (first), an artifact, or a
@@ -396,7 +407,7 @@ func (h *Handler) change(lt *liveTask, f func(t *Task) []update) {
 			s.push(u)
 		}
 	}
-	h.pushes.notify(lt.t, ups)
+	h.pushes.notify(lt.t, lt.trace, ups)
 }
 
 // ---- the pump ----------------------------------------------------------
