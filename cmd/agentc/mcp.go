@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -15,7 +14,6 @@ import (
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/workspace"
 )
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -55,9 +53,7 @@ SIGTERM (running runs are canceled and stay resumable).`,
 		},
 	}
 	fl := stdio.Flags()
-	fl.StringVar(&f.Data, "data", "", dataHelp)
-	fl.StringVar(&f.Store, "store", "", storeHelp)
-	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
+	addServeStore(fl, &f)
 	fl.StringVar(&userName, "user", "", "the user every run belongs to (default: the local OS user)")
 	cmd.AddCommand(stdio, newMCPLockCmd(a))
 	return cmd
@@ -150,21 +146,9 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 	if err != nil {
 		return err
 	}
-	set, err := assemble.ResolveServe(f, prog, proj.Root, nil)
+	sv, userName, err := assemble.StartStdio(cmd.Context(), f, prog, enc, proj.Root, userName, a.stderr, agentcVersion(), a.warn)
 	if err != nil {
-		return usageErr(err)
-	}
-	if userName, err = assemble.LocalUser(userName); err != nil {
-		return usageErr(err)
-	}
-	if err := assemble.ExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, nil, a.warn); err != nil {
-		return usageErr(err)
-	}
-	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
-	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sv, err := assemble.NewStdio(cmd.Context(), opts, set, agentcVersion())
-	if err != nil {
-		return failErr(err)
+		return serveErr(err)
 	}
 	defer sv.Close()
 	fmt.Fprintf(a.stderr, "agentc: %s\n", sv.Describe(userName))

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/workspace"
 )
 
 type serveFlags struct {
@@ -78,9 +78,7 @@ closed.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.Addr, "addr", "", "listen address (default 127.0.0.1:8080)")
-	fl.StringVar(&f.Data, "data", "", dataHelp)
-	fl.StringVar(&f.Store, "store", "", storeHelp)
-	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
+	addServeStore(fl, &f.ServeFlags)
 	fl.StringArrayVar(&f.Tokens, "token", nil, "a bearer token and the user it authenticates, TOKEN=USER (repeatable)")
 	fl.BoolVar(&f.Open, "open", false, "serve without authentication (loopback addresses only)")
 	fl.IntVar(&f.MaxRuns, "max-runs", 0, "concurrent runs across all protocols (default 64)")
@@ -104,28 +102,9 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return err
 	}
 	f.Set = cmd.Flags().Changed
-	set, err := assemble.ResolveServe(f.ServeFlags, prog, proj.Root, nil)
+	sv, err := assemble.StartServe(cmd.Context(), f.ServeFlags, prog, enc, proj.Root, f.logFormat, a.stderr, agentcVersion(), a.warn)
 	if err != nil {
-		return usageErr(err)
-	}
-	if err := set.CheckAuth(); err != nil {
-		return usageErr(err)
-	}
-	if err := assemble.ExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, nil, a.warn); err != nil {
-		return usageErr(err)
-	}
-	logger, err := assemble.RequestLogger(f.logFormat, a.stderr)
-	if err != nil {
-		return usageErr(err)
-	}
-	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
-	opts.Logger = logger
-	sv, err := assemble.NewServed(cmd.Context(), opts, prog, set, agentcVersion(), a.warn)
-	var confErr *assemble.ServeConfigError
-	if errors.As(err, &confErr) {
-		return usageErr(err)
-	} else if err != nil {
-		return failErr(err)
+		return serveErr(err)
 	}
 	fmt.Fprintf(a.stderr, "agentc: %s\n", sv)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -134,4 +113,22 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return failErr(err)
 	}
 	return nil
+}
+
+// serveErr is the exit of a server that did not start: 2 for its
+// settings (*assemble.ServeConfigError), else 1.
+func serveErr(err error) error {
+	var confErr *assemble.ServeConfigError
+	if errors.As(err, &confErr) {
+		return usageErr(err)
+	}
+	return failErr(err)
+}
+
+// addServeStore adds --data, --store and --app, the store and app of a
+// served program, to fl.
+func addServeStore(fl *pflag.FlagSet, f *assemble.ServeFlags) {
+	fl.StringVar(&f.Data, "data", "", dataHelp)
+	fl.StringVar(&f.Store, "store", "", storeHelp)
+	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
@@ -73,13 +72,9 @@ exist, 2 on usage errors.`,
 		for _, e := range evs {
 			if !f.json {
 				fmt.Fprintln(a.stdout, inspect.EventLine(e))
-				continue
-			}
-			b, err := runtime.EncodeEvent(e)
-			if err != nil {
+			} else if err := (inspect.Watch{Out: a.stdout}).Event(e); err != nil {
 				return failErr(err)
 			}
-			fmt.Fprintf(a.stdout, "%s\n", b)
 		}
 		return nil
 	})
