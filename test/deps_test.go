@@ -108,6 +108,9 @@ var allowed = map[string][]string{
 	"internal/upgradetest": {"compiler/bytecode", "runtime/runtimetest"},
 	// The test PostgreSQL server and throwaway schemas in it.
 	"internal/pgtest": {},
+	// agentc mcp lock over a command's files: compile without locks, list
+	// the servers, write the lock files.
+	"internal/mcplocks": {"compiler/project", "lang/diag", "runtime/assemble"},
 }
 
 // external pins third-party imports to the one package that owns each.

@@ -29,12 +29,7 @@ always gives the same bytes.
 Exit status: 0 when the program compiled (warnings allowed), 1 when any
 error was found, 2 on a usage or I/O problem.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			tuneGCForBatch()
-			prog, b, _, err := loadInProject(a, args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onProgram(a, func(args []string, prog *bytecode.Program, b []byte) error {
 			hash := "sha256:" + hex.EncodeToString(prog.Hash[:])
 			if out == "-" {
 				if _, err := a.stdout.Write(b); err != nil {
@@ -64,7 +59,7 @@ error was found, 2 on a usage or I/O problem.`,
 				fmt.Fprintf(a.stdout, "  %s\n", r)
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, `print {"version","file","output","hash","bytes","budgets"} as JSON`)
 	cmd.Flags().StringVarP(&out, "output", "o", "", "the file to write (default: FILE with .agb; - for standard output)")

@@ -20,14 +20,9 @@ every expression with its source positions.
 A .agent file is compiled first; any other file is read as bytecode,
 decoded and verified (a corrupt file is reported, exit 1).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			tuneGCForBatch()
-			prog, _, _, err := loadInProject(a, args[0])
-			if err != nil {
-				return err
-			}
+		RunE: onProgram(a, func(_ []string, prog *bytecode.Program, _ []byte) error {
 			fmt.Fprint(a.stdout, bytecode.Disasm(prog))
 			return nil
-		},
+		}),
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -42,6 +43,19 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 		return nil, nil, nil, failed
 	}
 	return prog, enc, proj, nil
+}
+
+// onProgram is the RunE of a batch command over the program FILE
+// (args[0]) holds: the batch GC target, FILE loaded (loadInProject), fn.
+func onProgram(a *app, fn func(args []string, prog *bytecode.Program, enc []byte) error) func(*cobra.Command, []string) error {
+	return func(_ *cobra.Command, args []string) error {
+		tuneGCForBatch()
+		prog, enc, _, err := loadInProject(a, args[0])
+		if err != nil {
+			return err
+		}
+		return fn(args, prog, enc)
+	}
 }
 
 // storeFlags are --data and --store, on every command that opens a store

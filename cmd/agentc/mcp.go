@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"os"
@@ -12,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
+	"github.com/agentc/agentc/internal/mcplocks"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
 )
@@ -94,51 +94,16 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 	if err != nil {
 		return usageErr(err)
 	}
-	written := map[string]bool{}
-	var firstErr error
-	for _, file := range files {
-		proj, err := openProject(file)
-		if err != nil {
-			return usageErr(err)
-		}
-		proj.IgnoreMCPLocks = true
-		prog, _, ds, srcs, err := proj.Compile(file)
-		if err != nil {
-			return usageErr(err)
-		}
-		if len(ds) > 0 {
-			if err := renderDiags(a, "text", ds, srcs); err != nil {
-				return usageErr(err)
-			}
-		}
-		if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-			firstErr = cmp.Or(firstErr, error(failed))
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		locks, err := assemble.LockMCP(cctx, prog, proj.Root, os.LookupEnv)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(a.stderr, "agentc: %s: %v\n", file, err)
-			firstErr = cmp.Or(firstErr, error(failed))
-			continue
-		}
-		if len(locks) == 0 && len(files) == 1 {
-			fmt.Fprintf(a.stderr, "agentc: %s declares no mcp tools; nothing to lock\n", file)
-		}
-		writes, err := assemble.WriteLocks(proj.Root, locks, written)
-		for _, w := range writes {
-			if w.Changed {
-				fmt.Fprintf(a.stdout, "wrote %s\n", proj.Display(w.Name))
-			} else {
-				fmt.Fprintf(a.stdout, "%s unchanged\n", proj.Display(w.Name))
-			}
-		}
-		if err != nil {
-			return usageErr(err)
-		}
+	run := mcplocks.Run{Open: openProject, Out: a.stdout, Err: a.stderr, Prefix: "agentc: ", Timeout: timeout,
+		Diags: func(ds []diag.Diagnostic, srcs diag.Sources) error { return renderDiags(a, "text", ds, srcs) }}
+	ok, err := run.Lock(ctx, files)
+	switch {
+	case err != nil:
+		return usageErr(err)
+	case !ok:
+		return failed
 	}
-	return firstErr
+	return nil
 }
 
 func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFlags, userName string) error {
