@@ -46,15 +46,8 @@ not the one that ran RUN; resuming under another program is refused too.
 Exit status: 0, 1 when the store cannot be read or the run or step does
 not exist, 2 on usage errors (including a --set that does not fit).`,
 	}, false)
-	// RUN defaults to the latest run (inspect.LatestRun).
-	run := func(ctx context.Context, in inspect.API, args []string) (string, error) {
-		if len(args) > 0 {
-			return args[0], nil
-		}
-		return inspect.LatestRun(ctx, in)
-	}
 	f.sub("list [RUN]", "List a run's checkpoints (default: the latest run's), oldest first", cobra.MaximumNArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
-		id, err := run(ctx, in, args)
+		id, err := inspect.RunOrLatest(ctx, in, args...)
 		if err != nil {
 			return failErr(err)
 		}
@@ -62,7 +55,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) { fmt.Fprintln(a.stdout, cp.Line()) })
 	})
 	show := f.sub("show [RUN] [--step N]", "Print the state of a run (default: the latest) at a step, as JSON", cobra.MaximumNArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
-		id, err := run(ctx, in, args)
+		id, err := inspect.RunOrLatest(ctx, in, args...)
 		if err != nil {
 			return failErr(err)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -11,8 +10,6 @@ import (
 
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
-	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/store/dial"
 )
 
 type uiFlags struct {
@@ -56,21 +53,16 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 				opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
 				o = &opts
 			}
-			h, closeFn, err := assemble.OpenInspector(ctx, o, target)
+			in, err := assemble.StartInspector(ctx, o, target, f.addr)
 			if err != nil {
 				return failErr(err)
 			}
-			defer closeFn()
-			l, err := net.Listen("tcp", f.addr)
-			if err != nil {
-				return failErr(fmt.Errorf("listen: %w", err))
-			}
-			token := ui.NewToken()
-			fmt.Fprintf(a.stdout, "http://%s%s#token=%s\n", l.Addr(), ui.PagePath, token)
-			fmt.Fprintf(a.stderr, "agentc: inspecting store %s on http://%s%s (open the address above; Ctrl-C stops)\n", dial.Display(target), l.Addr(), ui.PagePath)
+			defer in.Close()
+			fmt.Fprintln(a.stdout, in.URL())
+			fmt.Fprintf(a.stderr, "agentc: %s\n", in)
 			sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			if err := h.ServeLocal(sctx, l, token); err != nil {
+			if err := in.Serve(sctx); err != nil {
 				return failErr(err)
 			}
 			return nil

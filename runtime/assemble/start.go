@@ -2,12 +2,16 @@ package assemble
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/server/ui"
 	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store/dial"
 	"github.com/agentc/agentc/runtime/workspace"
 )
 
@@ -79,3 +83,44 @@ func StartStdio(ctx context.Context, f ServeFlags, prog *bytecode.Program, enc [
 	sv, err = NewStdio(ctx, o, set, version)
 	return sv, user, err
 }
+
+// Inspecting is agentc ui's inspector (OpenInspector) listening, with the
+// token minted for this start that its page sends with every request.
+type Inspecting struct {
+	h      *ui.Handler
+	l      net.Listener
+	token  string
+	target string
+	close  func()
+}
+
+// StartInspector opens the inspector over the store at target (with o,
+// over o's Runner too: OpenInspector) and listens on addr.
+func StartInspector(ctx context.Context, o *Options, target, addr string) (*Inspecting, error) {
+	h, closeFn, err := OpenInspector(ctx, o, target)
+	if err != nil {
+		return nil, err
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		closeFn()
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	return &Inspecting{h: h, l: l, token: ui.NewToken(), target: target, close: closeFn}, nil
+}
+
+// URL is the address a person opens: the page, the token in its fragment.
+func (i *Inspecting) URL() string {
+	return fmt.Sprintf("http://%s%s#token=%s", i.l.Addr(), ui.PagePath, i.token)
+}
+
+// String is the line announcing the inspector.
+func (i *Inspecting) String() string {
+	return fmt.Sprintf("inspecting store %s on http://%s%s (open the address above; Ctrl-C stops)", dial.Display(i.target), i.l.Addr(), ui.PagePath)
+}
+
+// Serve serves the page and its API until ctx ends (ui.Handler.ServeLocal).
+func (i *Inspecting) Serve(ctx context.Context) error { return i.h.ServeLocal(ctx, i.l, i.token) }
+
+// Close closes what StartInspector opened.
+func (i *Inspecting) Close() { i.close() }
