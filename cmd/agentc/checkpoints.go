@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
 )
@@ -101,7 +100,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 			if err != nil {
 				return err
 			}
-			if req.ProgramHash, err = runtime.ProgramHash(p, assemble.Funcs(p, nil, nil)); err != nil {
+			if req.ProgramHash, err = assemble.ProgramHash(p); err != nil {
 				return failErr(err)
 			}
 		}

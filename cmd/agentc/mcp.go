@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -117,10 +114,5 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 	}
 	defer sv.Close()
 	fmt.Fprintf(a.stderr, "agentc: %s\n", sv.Describe(userName))
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := sv.Serve(ctx, userName, cmd.InOrStdin(), a.stdout); err != nil {
-		return failErr(err)
-	}
-	return nil
+	return serveUntilStopped(cmd.Context(), func(ctx context.Context) error { return sv.Serve(ctx, userName, cmd.InOrStdin(), a.stdout) })
 }

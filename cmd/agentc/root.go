@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -84,6 +85,17 @@ func newRoot(a *app) *cobra.Command {
 		newUpgradeCheckCmd(a),
 	)
 	return root
+}
+
+// serveUntilStopped runs serve until SIGINT or SIGTERM cancels its
+// context (serve, mcp stdio, ui); its error is the command's failure.
+func serveUntilStopped(ctx context.Context, serve func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx); err != nil {
+		return failErr(err)
+	}
+	return nil
 }
 
 func run(args []string) int {

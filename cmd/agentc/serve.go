@@ -1,11 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -107,12 +105,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return serveErr(err)
 	}
 	fmt.Fprintf(a.stderr, "agentc: %s\n", sv)
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := sv.Run(ctx, f.grace); err != nil {
-		return failErr(err)
-	}
-	return nil
+	return serveUntilStopped(cmd.Context(), func(ctx context.Context) error { return sv.Run(ctx, f.grace) })
 }
 
 // serveErr is the exit of a server that did not start: 2 for its

@@ -2,9 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -60,12 +57,7 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 			defer in.Close()
 			fmt.Fprintln(a.stdout, in.URL())
 			fmt.Fprintf(a.stderr, "agentc: %s\n", in)
-			sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := in.Serve(sctx); err != nil {
-				return failErr(err)
-			}
-			return nil
+			return serveUntilStopped(ctx, in.Serve)
 		},
 	}
 	f.storeFlags.add(cmd.Flags())

@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store/dial"
 )
 
 const startTestSource = `workflow p
@@ -34,12 +38,7 @@ func TestRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var fin *runtime.Event
-	for e := range ch {
-		if e.Kind == runtime.EventRunFinished {
-			fin = e
-		}
-	}
+	fin := inspect.Watch{Out: io.Discard, Err: io.Discard}.Follow(ch, time.Now)
 	closeRun()
 	if asm == nil || fin == nil || fin.Status != runtime.StatusCompleted || string(fin.Output) != `"hi"` {
 		t.Fatalf("run: %+v", fin)
@@ -113,5 +112,30 @@ func TestStartInspector(t *testing.T) {
 	}
 	if _, err := StartInspector(context.Background(), nil, filepath.Join(t.TempDir(), "s2"), "127.0.0.1:-1"); err == nil || !strings.HasPrefix(err.Error(), "listen: ") {
 		t.Errorf("bad address: %v", err)
+	}
+}
+
+// TestProgramHash: the hash agrees with the one a run of the program
+// records.
+func TestProgramHash(t *testing.T) {
+	prog := runtimetest.CompileSource(t, "p.agent", startTestSource)
+	dir := t.TempDir()
+	_, ch, closeRun, err := RunOnce(context.Background(), Options{Program: prog, Root: dir, Data: dir}, filepath.Join(dir, "store"), session.Request{User: "u", Session: "s", Input: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fin := inspect.Watch{Out: io.Discard, Err: io.Discard}.Follow(ch, time.Now)
+	closeRun()
+	st, err := dial.Open(context.Background(), filepath.Join(dir, "store"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	run, err := st.GetRun(context.Background(), fin.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h, err := ProgramHash(prog); err != nil || h != run.ProgramHash {
+		t.Fatalf("ProgramHash %s, %v; the run records %s", h, err, run.ProgramHash)
 	}
 }
