@@ -111,6 +111,9 @@ var allowed = map[string][]string{
 	// agentc mcp lock over a command's files: compile without locks, list
 	// the servers, write the lock files.
 	"internal/mcplocks": {"compiler/project", "lang/diag", "runtime/assemble"},
+	// agentc test over a command's files: compile each in its project, run
+	// its test blocks offline, report and count.
+	"internal/testfiles": {"compiler/project", "lang/diag", "runtime/testrun"},
 }
 
 // external pins third-party imports to the one package that owns each.

@@ -19,8 +19,7 @@ type checkpointFlags struct {
 }
 
 func newCheckpointsCmd(a *app) *cobra.Command {
-	var f checkpointFlags
-	cmd := f.bind(&cobra.Command{
+	cmd, f := group[checkpointFlags](&cobra.Command{
 		Use:   "checkpoints list|show|fork RUN",
 		Short: "Inspect a run's checkpoints and fork a run from one",
 		Long: `Checkpoints reads the store agentc run writes (--store, else $AGENTC_STORE,

@@ -35,7 +35,7 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 	case err != nil:
 		return nil, nil, nil, usageErr(err)
 	case len(ds) > 0:
-		if err := renderDiags(a, "text", ds, srcs); err != nil {
+		if err := a.textDiags(ds, srcs); err != nil {
 			return nil, nil, nil, usageErr(err)
 		}
 	}

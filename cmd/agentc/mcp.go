@@ -9,7 +9,6 @@ import (
 
 	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/internal/mcplocks"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
 )
 
@@ -91,8 +90,7 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 	if err != nil {
 		return usageErr(err)
 	}
-	run := mcplocks.Run{Open: openProject, Out: a.stdout, Err: a.stderr, Prefix: "agentc: ", Timeout: timeout,
-		Diags: func(ds []diag.Diagnostic, srcs diag.Sources) error { return renderDiags(a, "text", ds, srcs) }}
+	run := mcplocks.Run{Open: openProject, Diags: a.textDiags, Out: a.stdout, Err: a.stderr, Prefix: "agentc: ", Timeout: timeout}
 	ok, err := run.Lock(ctx, files)
 	switch {
 	case err != nil:

@@ -22,8 +22,7 @@ type pruneFlags struct {
 }
 
 func newPruneCmd(a *app) *cobra.Command {
-	var f pruneFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "prune [--app APP] [--dry-run] [--json] [--store URL|--data DIR]",
 		Short: "Delete finished runs, idle sessions and old idempotency records by the retention policy",
 		Long: `Prune applies the retention: policy of agentc.yaml at the project root
@@ -46,10 +45,9 @@ kept, and deletes nothing. --json prints one JSON object per app.
 Exit status: 0, 1 when the store cannot be read or a deletion failed, 2 on
 usage errors.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return pruneCommand(cmd, a, f)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string, f *pruneFlags) error {
+		return pruneCommand(cmd, a, *f)
+	})
 	fl := cmd.Flags()
 	f.storeFlags.add(fl)
 	fl.StringVar(&f.app, "app", "", "the app to prune (default: every app in the store)")

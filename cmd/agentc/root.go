@@ -52,6 +52,15 @@ type app struct {
 	stderr io.Writer
 }
 
+// command is cmd running run with flags of type F (a struct, or one
+// value): it returns cmd and the flags, for the caller to declare on
+// cmd.Flags(); run reads them when cmd runs.
+func command[F any](cmd *cobra.Command, run func(cmd *cobra.Command, args []string, f *F) error) (*cobra.Command, *F) {
+	f := new(F)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return run(cmd, args, f) }
+	return cmd, f
+}
+
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agentc",

@@ -36,8 +36,7 @@ type runFlags struct {
 }
 
 func newRunCmd(a *app) *cobra.Command {
-	var f runFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON] [--decide ID=ACTION]... [--upgrade]] [--record DIR]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs the graph or
@@ -74,10 +73,9 @@ when the run ends, whatever its status.
 Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 --resume), 130 canceled.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCommand(cmd.Context(), a, args[0], f)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string, f *runFlags) error {
+		return runCommand(cmd.Context(), a, args[0], *f)
+	})
 	fl := cmd.Flags()
 	fl.StringVar(&f.input, "input", "", "the user's message (a string, or JSON for other input types)")
 	fl.StringVar(&f.run, "run", "", "the graph or agent to run (default: the serve block's run, else the only one)")

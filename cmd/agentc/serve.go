@@ -19,8 +19,7 @@ type serveFlags struct {
 }
 
 func newServeCmd(a *app) *cobra.Command {
-	var f serveFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "serve FILE|OUT.agb [--addr HOST:PORT] [--data DIR|--store URL] [--token TOKEN=USER]... [--open]",
 		Short: "Serve a workflow over AG-UI, A2A, the OpenAI chat API and MCP",
 		Long: `Serve compiles FILE (or loads verified bytecode) and serves its serve
@@ -70,10 +69,9 @@ SIGINT or SIGTERM shuts down gracefully: no new runs, running ones get
 they are handed over to another replica, which resumes them), the store is
 closed.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return serveCommand(cmd, a, args[0], f)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string, f *serveFlags) error {
+		return serveCommand(cmd, a, args[0], *f)
+	})
 	fl := cmd.Flags()
 	fl.StringVar(&f.Addr, "addr", "", "listen address (default 127.0.0.1:8080)")
 	addServeStore(fl, &f.ServeFlags)

@@ -17,8 +17,7 @@ type sessionFlags struct {
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
-	var f sessionFlags
-	cmd := f.bind(&cobra.Command{
+	cmd, f := group[sessionFlags](&cobra.Command{
 		Use:   "sessions list|show|events",
 		Short: "List and inspect the sessions in the local store",
 		Long: `Sessions reads the store agentc run writes (--store, else $AGENTC_STORE,

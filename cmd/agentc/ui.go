@@ -15,8 +15,7 @@ type uiFlags struct {
 }
 
 func newUICmd(a *app) *cobra.Command {
-	var f uiFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "ui [FILE] [--data DIR | --store URL] [--addr 127.0.0.1:0]",
 		Short: "Inspect a store's runs in the browser",
 		Long: `UI serves the run inspector (spec/inspector.md) over the selected store
@@ -32,34 +31,33 @@ evolution queue decided.
 
 The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !server.IsLoopback(f.addr) {
-				return usageErr(fmt.Errorf("--addr %s: agentc ui serves loopback addresses only (127.0.0.1, ::1, localhost)", f.addr))
-			}
-			ctx := cmd.Context()
-			target, err := f.target()
+	}, func(cmd *cobra.Command, args []string, f *uiFlags) error {
+		if !server.IsLoopback(f.addr) {
+			return usageErr(fmt.Errorf("--addr %s: agentc ui serves loopback addresses only (127.0.0.1, ::1, localhost)", f.addr))
+		}
+		ctx := cmd.Context()
+		target, err := f.target()
+		if err != nil {
+			return err
+		}
+		var o *assemble.Options
+		if len(args) == 1 {
+			prog, enc, proj, err := loadInProject(a, args[0])
 			if err != nil {
 				return err
 			}
-			var o *assemble.Options
-			if len(args) == 1 {
-				prog, enc, proj, err := loadInProject(a, args[0])
-				if err != nil {
-					return err
-				}
-				opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
-				o = &opts
-			}
-			in, err := assemble.StartInspector(ctx, o, target, f.addr)
-			if err != nil {
-				return failErr(err)
-			}
-			defer in.Close()
-			fmt.Fprintln(a.stdout, in.URL())
-			fmt.Fprintf(a.stderr, "agentc: %s\n", in)
-			return serveUntilStopped(ctx, in.Serve)
-		},
-	}
+			opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
+			o = &opts
+		}
+		in, err := assemble.StartInspector(ctx, o, target, f.addr)
+		if err != nil {
+			return failErr(err)
+		}
+		defer in.Close()
+		fmt.Fprintln(a.stdout, in.URL())
+		fmt.Fprintf(a.stderr, "agentc: %s\n", in)
+		return serveUntilStopped(ctx, in.Serve)
+	})
 	f.storeFlags.add(cmd.Flags())
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address, loopback only (port 0: any free port)")
 	return cmd
