@@ -22,9 +22,7 @@ func newCheckpointsCmd(a *app) *cobra.Command {
 	cmd, f := group[checkpointFlags](&cobra.Command{
 		Use:   "checkpoints list|show|fork RUN",
 		Short: "Inspect a run's checkpoints and fork a run from one",
-		Long: `Checkpoints reads the store agentc run writes (--store, else $AGENTC_STORE,
-else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
-./.agentc). Every committed superstep of a run has a checkpoint: a
+		Long: `Checkpoints reads the store agentc run writes ` + storeChosen + `. Every committed superstep of a run has a checkpoint: a
 full snapshot of the state or a delta over the previous step.
 
   agentc checkpoints list [RUN]               step, kind, nodes finished, time, bytes

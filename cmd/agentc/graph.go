@@ -11,7 +11,7 @@ import (
 
 func newGraphCmd(a *app) *cobra.Command {
 	var format, name string
-	cmd := &cobra.Command{
+	cmd := onProgram(a, &cobra.Command{
 		Use:   "graph FILE [--graph NAME] [--format mermaid|dot]",
 		Short: "Draw a workflow's graph: every node, edge, condition, bound, join and interrupt",
 		Long: `Graph compiles FILE and draws one of its graphs from the bytecode — what
@@ -25,19 +25,18 @@ may also name an agent, to draw the graph the agent is lowered to.`,
 			}
 			return nil
 		},
-		RunE: onProgram(a, func(_ []string, prog *bytecode.Program, _ []byte) error {
-			gi, err := inspect.PickGraph(prog, name)
-			if err != nil {
-				return usageErr(err)
-			}
-			out, err := bytecode.Picture(prog, gi, bytecode.PictureFormat(format))
-			if err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprint(a.stdout, out)
-			return nil
-		}),
-	}
+	}, func(_ []string, prog *bytecode.Program, _ []byte) error {
+		gi, err := inspect.PickGraph(prog, name)
+		if err != nil {
+			return usageErr(err)
+		}
+		out, err := bytecode.Picture(prog, gi, bytecode.PictureFormat(format))
+		if err != nil {
+			return usageErr(err)
+		}
+		fmt.Fprint(a.stdout, out)
+		return nil
+	})
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
 	cmd.Flags().StringVar(&name, "graph", "", "the graph (or agent) to draw")
 	return cmd

@@ -45,10 +45,11 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 	return prog, enc, proj, nil
 }
 
-// onProgram is the RunE of a batch command over the program FILE
-// (args[0]) holds: the batch GC target, FILE loaded (loadInProject), fn.
-func onProgram(a *app, fn func(args []string, prog *bytecode.Program, enc []byte) error) func(*cobra.Command, []string) error {
-	return func(_ *cobra.Command, args []string) error {
+// onProgram is cmd, a batch command over the program FILE (args[0])
+// holds, running fn with it: the batch GC target, FILE loaded
+// (loadInProject), fn.
+func onProgram(a *app, cmd *cobra.Command, fn func(args []string, prog *bytecode.Program, enc []byte) error) *cobra.Command {
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
 		tuneGCForBatch()
 		prog, enc, _, err := loadInProject(a, args[0])
 		if err != nil {
@@ -56,6 +57,7 @@ func onProgram(a *app, fn func(args []string, prog *bytecode.Program, enc []byte
 		}
 		return fn(args, prog, enc)
 	}
+	return cmd
 }
 
 // storeFlags are --data and --store, on every command that opens a store
@@ -67,6 +69,12 @@ const (
 	dataHelp  = "the data directory (default $AGENTC_DATA, else ./.agentc)"
 	storeHelp = "the store: a postgres:// URL or a Pebble directory (default $AGENTC_STORE, else store: in agentc.yaml, else the data directory)"
 )
+
+// storeChosen is how a command's help names the store it works on
+// (assemble.ResolveStore; spec/storage.md, "Selecting a store").
+const storeChosen = `(--store, else $AGENTC_STORE,
+else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
+./.agentc)`
 
 func (f *storeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.data, "data", "", dataHelp)

@@ -26,9 +26,7 @@ func newPruneCmd(a *app) *cobra.Command {
 		Use:   "prune [--app APP] [--dry-run] [--json] [--store URL|--data DIR]",
 		Short: "Delete finished runs, idle sessions and old idempotency records by the retention policy",
 		Long: `Prune applies the retention: policy of agentc.yaml at the project root
-(spec/storage.md, "Retention") to the store (--store, else $AGENTC_STORE,
-else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
-./.agentc): to --app, else to every app that has sessions there, each under
+(spec/storage.md, "Retention") to the store ` + storeChosen + `: to --app, else to every app that has sessions there, each under
 its own policy. agentc serve applies its app's policy by itself.
 
 It deletes finished (completed, failed, canceled) runs older than max_age

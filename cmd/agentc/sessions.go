@@ -20,9 +20,7 @@ func newSessionsCmd(a *app) *cobra.Command {
 	cmd, f := group[sessionFlags](&cobra.Command{
 		Use:   "sessions list|show|events",
 		Short: "List and inspect the sessions in the local store",
-		Long: `Sessions reads the store agentc run writes (--store, else $AGENTC_STORE,
-else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
-./.agentc). --app is the app the sessions belong to: the workflow's
+		Long: `Sessions reads the store agentc run writes ` + storeChosen + `. --app is the app the sessions belong to: the workflow's
 name unless the Runner was given another.
 
   agentc sessions list [--app APP [--user U]]    sessions, by (user, session);
