@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/internal/testfiles"
 )
 
@@ -27,20 +26,11 @@ Exit status: 0 when every test passed, 1 when any failed or did not
 compile, 2 on a usage or I/O problem.`,
 		Args: cobra.MinimumNArgs(1),
 	}, func(cmd *cobra.Command, args []string, asJSON *bool) error {
-		files, err := project.TestFiles(args)
+		run := testfiles.Run{Open: openProject, Diags: a.textDiags, Out: a.stdout, Err: a.stderr, Prefix: "agentc: ", JSON: *asJSON}
+		passed, total, err := run.Args(cmd.Context(), args)
 		if err != nil {
 			return usageErr(err)
 		}
-		first := ""
-		if len(files) > 0 {
-			first = files[0]
-		}
-		proj, err := openProject(first)
-		if err != nil {
-			return usageErr(err)
-		}
-		run := testfiles.Run{Diags: a.textDiags, Out: a.stdout, Err: a.stderr, Prefix: "agentc: ", JSON: *asJSON}
-		passed, total := run.Files(cmd.Context(), proj, files)
 		if !*asJSON {
 			fmt.Fprintf(a.stdout, "%d of %d tests passed\n", passed, total)
 		}

@@ -14,8 +14,11 @@ import (
 	"github.com/agentc/agentc/runtime/testrun"
 )
 
-// Run is one agentc test: where what it finds is said.
+// Run is one agentc test: where its project comes from and where what it
+// finds is said.
 type Run struct {
+	// Open is the project of the first file named.
+	Open func(file string) (*project.Project, error)
 	// Diags shows the diagnostics of a file that does not compile.
 	Diags func([]diag.Diagnostic, diag.Sources) error
 	// Out gets the reports (PASS or FAIL per test) and the coverage lines;
@@ -24,6 +27,27 @@ type Run struct {
 	Prefix   string
 	// JSON prints one JSON object per test instead, and no coverage.
 	JSON bool
+}
+
+// Args runs the tests of the files args name (project.TestFiles: a
+// directory stands for its .agent files that declare a test block) in the
+// project of the first. err is a problem of the command itself (a file or
+// directory that does not read, a project that does not open).
+func (r Run) Args(ctx context.Context, args []string) (passed, total int, err error) {
+	files, err := project.TestFiles(args)
+	if err != nil {
+		return 0, 0, err
+	}
+	first := ""
+	if len(files) > 0 {
+		first = files[0]
+	}
+	proj, err := r.Open(first)
+	if err != nil {
+		return 0, 0, err
+	}
+	passed, total = r.Files(ctx, proj, files)
+	return passed, total, nil
 }
 
 // Files runs the tests of each file of proj, in order, and returns how many

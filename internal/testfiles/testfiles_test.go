@@ -62,15 +62,16 @@ func TestFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	proj, err := project.OpenFor("mini.agent", stdlib.Universe())
+	open := func(file string) (*project.Project, error) { return project.OpenFor(file, stdlib.Universe()) }
+	proj, err := open("mini.agent")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out, errw bytes.Buffer
 	shown := 0
-	r := Run{Diags: func(ds []diag.Diagnostic, _ diag.Sources) error { shown += len(ds); return nil }, Out: &out, Err: &errw, Prefix: "x: "}
-	passed, total := r.Files(context.Background(), proj, []string{"mini.agent", "broken.agent"})
-	if passed != 1 || total != 4 || shown == 0 {
+	r := Run{Open: open, Diags: func(ds []diag.Diagnostic, _ diag.Sources) error { shown += len(ds); return nil }, Out: &out, Err: &errw, Prefix: "x: "}
+	passed, total, err := r.Args(context.Background(), []string{"mini.agent", "broken.agent"})
+	if err != nil || passed != 1 || total != 4 || shown == 0 {
 		t.Fatalf("passed %d of %d, %d diagnostics\n%s%s", passed, total, shown, out.String(), errw.String())
 	}
 	for _, want := range []string{"PASS mini.agent: answered (", "FAIL mini.agent: wrong (", "coverage mini.agent: graph g: 3/3 edges\n", "FAIL broken.agent (does not compile: 2 test(s) not run)\n"} {
@@ -90,6 +91,9 @@ func TestFiles(t *testing.T) {
 	}
 	if len(lines) != 2 || json.Unmarshal([]byte(lines[1]), &rep) != nil || rep.Name != "wrong" || rep.Pass {
 		t.Fatalf("json lines:\n%s", out.String())
+	}
+	if _, _, err := r.Args(context.Background(), []string{"missing.agent"}); err == nil {
+		t.Error("a file that does not exist: no error")
 	}
 	outside := filepath.Join(t.TempDir(), "o.agent")
 	if passed, total = r.File(context.Background(), proj, outside); passed != 0 || total != 1 || !strings.HasPrefix(errw.String(), "x: ") {
