@@ -108,12 +108,9 @@ var allowed = map[string][]string{
 	"internal/upgradetest": {"compiler/bytecode", "runtime/runtimetest"},
 	// The test PostgreSQL server and throwaway schemas in it.
 	"internal/pgtest": {},
-	// agentc mcp lock over a command's files: compile without locks, list
-	// the servers, write the lock files.
-	"internal/mcplocks": {"compiler/project", "lang/diag", "runtime/assemble"},
-	// agentc test over a command's files: compile each in its project, run
-	// its test blocks offline, report and count.
-	"internal/testfiles": {"compiler/project", "lang/diag", "runtime/testrun"},
+	// The commands over the files a person names, each compiled in its
+	// project: agentc test (test blocks offline), agentc mcp lock.
+	"internal/batch": {"compiler/project", "lang/diag", "runtime/assemble", "runtime/testrun"},
 }
 
 // external pins third-party imports to the one package that owns each.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/project"
+	"github.com/agentc/agentc/internal/batch"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store"
@@ -43,6 +44,12 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 		return nil, nil, nil, failed
 	}
 	return prog, enc, proj, nil
+}
+
+// batch is what agentc test and mcp lock run over files with: projects
+// from openProject, diagnostics as text on stderr, reports on stdout.
+func (a *app) batch() batch.Run {
+	return batch.Run{Open: openProject, Diags: a.textDiags, Out: a.stdout, Err: a.stderr, Prefix: "agentc: "}
 }
 
 // onProgram is cmd, a batch command over the program FILE (args[0])

@@ -8,7 +8,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
-	"github.com/agentc/agentc/internal/mcplocks"
 	"github.com/agentc/agentc/runtime/assemble"
 )
 
@@ -90,8 +89,7 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 	if err != nil {
 		return usageErr(err)
 	}
-	run := mcplocks.Run{Open: openProject, Diags: a.textDiags, Out: a.stdout, Err: a.stderr, Prefix: "agentc: ", Timeout: timeout}
-	ok, err := run.Lock(ctx, files)
+	ok, err := a.batch().Lock(ctx, files, timeout)
 	switch {
 	case err != nil:
 		return usageErr(err)

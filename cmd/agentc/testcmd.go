@@ -4,8 +4,6 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
-
-	"github.com/agentc/agentc/internal/testfiles"
 )
 
 func newTestCmd(a *app) *cobra.Command {
@@ -26,8 +24,7 @@ Exit status: 0 when every test passed, 1 when any failed or did not
 compile, 2 on a usage or I/O problem.`,
 		Args: cobra.MinimumNArgs(1),
 	}, func(cmd *cobra.Command, args []string, asJSON *bool) error {
-		run := testfiles.Run{Open: openProject, Diags: a.textDiags, Out: a.stdout, Err: a.stderr, Prefix: "agentc: ", JSON: *asJSON}
-		passed, total, err := run.Args(cmd.Context(), args)
+		passed, total, err := a.batch().Test(cmd.Context(), args, *asJSON)
 		if err != nil {
 			return usageErr(err)
 		}

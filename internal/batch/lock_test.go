@@ -1,4 +1,4 @@
-package mcplocks
+package batch
 
 import (
 	"bytes"
@@ -89,10 +89,10 @@ func TestLock(t *testing.T) {
 			shown += len(ds)
 			return nil
 		},
-		Out: &out, Err: &errw, Prefix: "agentc: ", Timeout: 30 * time.Second,
+		Out: &out, Err: &errw, Prefix: "agentc: ",
 	}
 	path := func(n string) string { return filepath.Join(dir, n) }
-	ok, err := r.Lock(context.Background(), []string{path("bad.agent"), path("kb.agent")})
+	ok, err := r.Lock(context.Background(), []string{path("bad.agent"), path("kb.agent")}, 30*time.Second)
 	if err != nil || ok || shown == 0 || !strings.HasSuffix(out.String(), "kb.mcp.lock\n") || !strings.HasPrefix(out.String(), "wrote ") {
 		t.Fatalf("bad and kb: ok %v err %v shown %d\n%s%s", ok, err, shown, out.String(), errw.String())
 	}
@@ -100,19 +100,19 @@ func TestLock(t *testing.T) {
 		t.Fatalf("kb.mcp.lock: %v\n%s", err, b)
 	}
 	out.Reset()
-	if ok, err = r.Lock(context.Background(), []string{path("kb.agent")}); err != nil || !ok || !strings.HasSuffix(out.String(), "kb.mcp.lock unchanged\n") {
+	if ok, err = r.Lock(context.Background(), []string{path("kb.agent")}, 30*time.Second); err != nil || !ok || !strings.HasSuffix(out.String(), "kb.mcp.lock unchanged\n") {
 		t.Fatalf("relock: ok %v err %v\n%s", ok, err, out.String())
 	}
-	if ok, err = r.Lock(context.Background(), []string{path("p.agent")}); err != nil || !ok || !strings.Contains(errw.String(), "agentc: "+path("p.agent")+" declares no mcp tools; nothing to lock\n") {
+	if ok, err = r.Lock(context.Background(), []string{path("p.agent")}, 30*time.Second); err != nil || !ok || !strings.Contains(errw.String(), "agentc: "+path("p.agent")+" declares no mcp tools; nothing to lock\n") {
 		t.Fatalf("plain: ok %v err %v\n%s", ok, err, errw.String())
 	}
 	t.Setenv("AGENTC_ALLOW_HOSTS", "")
 	errw.Reset()
-	if ok, err = r.Lock(context.Background(), []string{path("kb.agent")}); err != nil || ok || !strings.Contains(errw.String(), "AGENTC_ALLOW_HOSTS") {
+	if ok, err = r.Lock(context.Background(), []string{path("kb.agent")}, 30*time.Second); err != nil || ok || !strings.Contains(errw.String(), "AGENTC_ALLOW_HOSTS") {
 		t.Fatalf("host refused: ok %v err %v\n%s", ok, err, errw.String())
 	}
 	r.Open = func(string) (*project.Project, error) { return nil, errors.New("no project") }
-	if _, err = r.Lock(context.Background(), []string{path("kb.agent")}); err == nil || err.Error() != "no project" {
+	if _, err = r.Lock(context.Background(), []string{path("kb.agent")}, 30*time.Second); err == nil || err.Error() != "no project" {
 		t.Fatalf("a project that does not open: %v", err)
 	}
 }
