@@ -5,7 +5,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/compiler/project"
 	"github.com/agentc/agentc/lang/diag"
 )
 
@@ -26,18 +25,7 @@ was found, 2 on a usage or I/O problem.`,
 		default:
 			return usageErr(fmt.Errorf("unknown --format %q (want text, json or sarif)", *format))
 		}
-		files, err := project.Files(args)
-		if err != nil {
-			return usageErr(err)
-		}
-		if len(files) == 0 {
-			return usageErr(fmt.Errorf("no .agent files in %v", args))
-		}
-		proj, err := openProject(files[0])
-		if err != nil {
-			return usageErr(err)
-		}
-		ds, srcs, err := proj.Check(files)
+		ds, srcs, err := a.batch().Check(args)
 		if err != nil {
 			return usageErr(err)
 		}
