@@ -3,9 +3,11 @@ package compiler
 import (
 	"fmt"
 	"io/fs"
+	"math"
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/agentc/agentc/compiler/skillmd"
 	"github.com/agentc/agentc/compiler/types"
@@ -60,12 +62,18 @@ func (c *checker) checkState(s *State) {
 			complete = false
 			continue
 		}
+		if sf.Max != nil {
+			c.checkListSize(f, sf.Max)
+		}
 		tf := types.Field{Name: f.Name, Type: f.Type}
 		if sf.Default != nil {
 			f.Default = sf.Default
 			if v, ok := c.defaultValue(sf.Default, f.Type, file); ok {
 				f.DefaultValue, f.HasDefault = v, true
 				tf.HasDefault, tf.Default = true, v
+				if f.MaxLen > 0 && v.Kind() == types.ValList && v.Len() > f.MaxLen {
+					c.errorf(InvalidListSize, sf.Default.Span(), "the default of %s has %d elements, past its max of %d", f.Name, v.Len(), f.MaxLen)
+				}
 			}
 		}
 		tfields = append(tfields, tf)
@@ -75,6 +83,28 @@ func (c *checker) checkState(s *State) {
 			s.Type = t
 		}
 	}
+}
+
+// MaxListSize is the largest `max N` of a list field.
+const MaxListSize = math.MaxInt32
+
+// checkListSize checks a list field's `max N` (spec/language.md §9.1)
+// and records N in f.MaxLen.
+func (c *checker) checkListSize(f *Field, lit *syntax.IntLit) {
+	n, err := strconv.ParseInt(lit.Text, 10, 64)
+	if err != nil || n < 1 || n > MaxListSize {
+		c.errorf(InvalidListSize, lit.Span(), "max %s: a list size is a whole number from 1 to %d", lit.Text, MaxListSize)
+		return
+	}
+	t := f.Type
+	if t.Kind() == types.KindOptional {
+		t = t.Elem()
+	}
+	if t.Kind() != types.KindList && t.Kind() != types.KindMessages {
+		c.errorf(InvalidListSize, lit.Span(), "max %s: field %s is %s; only a list has a size", lit.Text, f.Name, f.Type)
+		return
+	}
+	f.MaxLen = int(n)
 }
 
 // checkReducer checks that a reducer fits its field's type.
