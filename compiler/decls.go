@@ -3,12 +3,12 @@ package compiler
 import (
 	"fmt"
 	"io/fs"
-	"math"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/skillmd"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
@@ -85,22 +85,15 @@ func (c *checker) checkState(s *State) {
 	}
 }
 
-// MaxListSize is the largest `max N` of a list field.
-const MaxListSize = math.MaxInt32
-
 // checkListSize checks a list field's `max N` (spec/language.md §9.1)
 // and records N in f.MaxLen.
 func (c *checker) checkListSize(f *Field, lit *syntax.IntLit) {
 	n, err := strconv.ParseInt(lit.Text, 10, 64)
-	if err != nil || n < 1 || n > MaxListSize {
-		c.errorf(InvalidListSize, lit.Span(), "max %s: a list size is a whole number from 1 to %d", lit.Text, MaxListSize)
+	if err != nil || n < 1 || n > bytecode.MaxListSize {
+		c.errorf(InvalidListSize, lit.Span(), "max %s: a list size is a whole number from 1 to %d", lit.Text, bytecode.MaxListSize)
 		return
 	}
-	t := f.Type
-	if t.Kind() == types.KindOptional {
-		t = t.Elem()
-	}
-	if t.Kind() != types.KindList && t.Kind() != types.KindMessages {
+	if !bytecode.Sizable(f.Type) {
 		c.errorf(InvalidListSize, lit.Span(), "max %s: field %s is %s; only a list has a size", lit.Text, f.Name, f.Type)
 		return
 	}

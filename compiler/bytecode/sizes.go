@@ -119,10 +119,18 @@ func Sizable(t *types.Type) bool {
 // declared size: the one check of a size, for the VM's writes and inputs
 // and the Runner's input validation.
 func (f *StateField) CheckSize(v types.Value) error {
-	if f.MaxLen == 0 || v.Kind() != types.ValList || v.Len() <= int(f.MaxLen) {
+	if f.MaxLen == 0 || v.Kind() != types.ValList {
 		return nil
 	}
-	return &SizeError{Field: f.Name, Len: v.Len(), Max: int(f.MaxLen)}
+	return f.CheckLen(v.Len())
+}
+
+// CheckLen reports a list of n elements that field f cannot hold.
+func (f *StateField) CheckLen(n int) error {
+	if f.MaxLen == 0 || n <= int(f.MaxLen) {
+		return nil
+	}
+	return &SizeError{Field: f.Name, Len: n, Max: int(f.MaxLen)}
 }
 
 // SizeError is a list longer than its field's size.
