@@ -578,6 +578,25 @@ func TestClosedImportDiagnostics(t *testing.T) {
 	}
 }
 
+// Hover on a state field shows its list size.
+func TestListSizeHover(t *testing.T) {
+	root, _ := exampleFiles(t)
+	c := newClient(t, root)
+	path := filepath.Join(root, "examples", "digest", "digest.agent")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := string(b)
+	uri := c.open(path, src)
+	c.sync()
+	var h *Hover
+	c.request("textDocument/hover", textDocumentPositionParams{TextDocument: textDocumentIdentifier{URI: uri}, Position: pos(t, src, "in links", 0, len("in "))}, &h)
+	if h == nil || !strings.Contains(h.Contents.Value, "links: list<string> max 10 = []") {
+		t.Errorf("hover on links: %+v", h)
+	}
+}
+
 // Hover on a record field selector walks the checked type of the chain.
 func TestSelectorHover(t *testing.T) {
 	root, _ := exampleFiles(t)
