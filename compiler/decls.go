@@ -71,9 +71,7 @@ func (c *checker) checkState(s *State) {
 			if v, ok := c.defaultValue(sf.Default, f.Type, file); ok {
 				f.DefaultValue, f.HasDefault = v, true
 				tf.HasDefault, tf.Default = true, v
-				if f.MaxLen > 0 && v.Kind() == types.ValList && v.Len() > f.MaxLen {
-					c.errorf(InvalidListSize, sf.Default.Span(), "the default of %s has %d elements, past its max of %d", f.Name, v.Len(), f.MaxLen)
-				}
+				c.checkLiteralSize(f, sf.Default, "the default of "+f.Name)
 			}
 		}
 		tfields = append(tfields, tf)
@@ -98,6 +96,18 @@ func (c *checker) checkListSize(f *Field, lit *syntax.IntLit) {
 		return
 	}
 	f.MaxLen = int(n)
+}
+
+// checkLiteralSize reports a list literal written to a sized field (a
+// default, a set value, a test input) with more elements than the field
+// holds: the write could only fail.
+func (c *checker) checkLiteralSize(f *Field, e *syntax.Expr, what string) {
+	if f == nil || f.MaxLen == 0 {
+		return
+	}
+	if l, ok := primaryOf(e).(*syntax.ListLit); ok && len(l.Elems) > f.MaxLen {
+		c.errorf(InvalidListSize, e.Span(), "%s has %d elements, past its max of %d", what, len(l.Elems), f.MaxLen)
+	}
 }
 
 // checkReducer checks that a reducer fits its field's type.
