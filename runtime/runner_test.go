@@ -566,6 +566,32 @@ func TestSessionWait(t *testing.T) {
 	}
 }
 
+// TestSessionWaitClose: a run waiting for its session's slot gives up
+// with ErrClosed when Close stops waiting for the runs.
+func TestSessionWaitClose(t *testing.T) {
+	model, entered, _ := blockingModel()
+	p := buildProgram(t, progOpts{noInterrupt: true})
+	f := newFixture(t, backends[0].open(t), p, model, nil, func(c *RunnerConfig) { c.SessionPolicy = SessionWait })
+	ctx := context.Background()
+	ch1, err := f.r.Run(ctx, Invocation{User: "u", Session: "s", Input: "one"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	waited := make(chan error, 1)
+	go func() {
+		_, err := f.r.Run(ctx, Invocation{User: "u", Session: "s", Input: "two"})
+		waited <- err
+	}()
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_ = f.r.Close(cctx) // gives up on the blocked run: its deadline passes
+	if err := <-waited; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiter: %v, want ErrClosed", err)
+	}
+	drain(t, ch1)
+}
+
 func TestManySessionsConcurrently(t *testing.T) {
 	forEachBackend(t, func(t *testing.T, open func(testing.TB) store.Store) {
 		sessions, runs := 50, 4
