@@ -67,7 +67,6 @@ func (l *KeyedMutex[K]) TryLock(key K) (unlock func(), ok bool) {
 // ref returns key's entry, counting one more holder or waiter.
 func (l *KeyedMutex[K]) ref(key K) *keyLock[K] {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.m == nil {
 		l.m = map[K]*keyLock[K]{}
 	}
@@ -83,6 +82,7 @@ func (l *KeyedMutex[K]) ref(key K) *keyLock[K] {
 		l.m[key] = e
 	}
 	e.refs++
+	l.mu.Unlock()
 	return e
 }
 
@@ -90,7 +90,6 @@ func (l *KeyedMutex[K]) ref(key K) *keyLock[K] {
 // reuse) the entry of a key no one holds or awaits.
 func (l *KeyedMutex[K]) unref(e *keyLock[K]) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if e.refs--; e.refs == 0 {
 		delete(l.m, e.key)
 		if len(l.free) < keptEntries {
@@ -99,6 +98,7 @@ func (l *KeyedMutex[K]) unref(e *keyLock[K]) {
 			l.free = append(l.free, e)
 		}
 	}
+	l.mu.Unlock()
 }
 
 // release is the unlock of one holder of e.
