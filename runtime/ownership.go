@@ -543,7 +543,7 @@ func (a *activeRun) stopDriving(why string, release bool) {
 		delete(a.r.active, a.id)
 	}
 	a.r.mu.Unlock()
-	a.r.release(a.key, a.slot)
+	a.slot()
 	close(a.out)
 }
 

@@ -27,7 +27,7 @@ type activeRun struct {
 	key  store.SessionKey
 	id   string // run_<ULID>
 	inv  string // invocation id
-	slot *sessionSlot
+	slot func() // releases the session's slot (Runner.acquire)
 
 	hashes hexHashes // the hex hashes of its checkpoints (commit)
 
@@ -92,7 +92,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // eventBuffer is the capacity of an invocation's event channel.
 const eventBuffer = 64
 
-func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
+func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot func()) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
 		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
@@ -382,7 +382,7 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		delete(a.r.active, a.id)
 	}
 	a.r.mu.Unlock()
-	a.r.release(a.key, a.slot)
+	a.slot()
 	a.r.wakeRun(a.id)
 	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status})
 	if a.runSpan != nil {

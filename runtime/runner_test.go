@@ -521,16 +521,24 @@ func TestSessionBusy(t *testing.T) {
 	}
 }
 
-func TestSessionWait(t *testing.T) {
+// waitingSession starts run "one" of session u/s on a SessionWait Runner
+// and returns once it is blocked in its model, which answers when release
+// is closed.
+func waitingSession(t *testing.T) (f *fixture, ch1 <-chan *Event, release chan struct{}) {
 	model, entered, release := blockingModel()
 	p := buildProgram(t, progOpts{noInterrupt: true})
-	f := newFixture(t, backends[0].open(t), p, model, nil, func(c *RunnerConfig) { c.SessionPolicy = SessionWait })
-	ctx := context.Background()
-	ch1, err := f.r.Run(ctx, Invocation{User: "u", Session: "s", Input: "one"})
+	f = newFixture(t, backends[0].open(t), p, model, nil, func(c *RunnerConfig) { c.SessionPolicy = SessionWait })
+	ch1, err := f.r.Run(context.Background(), Invocation{User: "u", Session: "s", Input: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-entered
+	return f, ch1, release
+}
+
+func TestSessionWait(t *testing.T) {
+	f, ch1, release := waitingSession(t)
+	ctx := context.Background()
 	// A waiter gives up with its context.
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
@@ -564,6 +572,25 @@ func TestSessionWait(t *testing.T) {
 	if strings.Join(inputs, ",") != "one,two" {
 		t.Fatalf("inputs %v", inputs)
 	}
+}
+
+// TestSessionWaitClose: a run waiting for its session's slot gives up
+// with ErrClosed when Close stops waiting for the runs.
+func TestSessionWaitClose(t *testing.T) {
+	f, ch1, _ := waitingSession(t)
+	ctx := context.Background()
+	waited := make(chan error, 1)
+	go func() {
+		_, err := f.r.Run(ctx, Invocation{User: "u", Session: "s", Input: "two"})
+		waited <- err
+	}()
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_ = f.r.Close(cctx) // gives up on the blocked run: its deadline passes
+	if err := <-waited; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiter: %v, want ErrClosed", err)
+	}
+	drain(t, ch1)
 }
 
 func TestManySessionsConcurrently(t *testing.T) {
