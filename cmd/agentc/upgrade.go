@@ -63,11 +63,7 @@ func upgradeCheck(a *app, files []string, projs [2]*project.Project, rep *upgrad
 		if err := diag.WriteText(a.stderr, ds, srcs); err != nil {
 			return failErr(err)
 		}
-		verdict := "compatible: runs waiting on %s can move to %s\n"
-		if !rep.Compatible() {
-			verdict = "incompatible: runs waiting on %s keep their program; %s cannot take them\n"
-		}
-		fmt.Fprintf(a.stderr, verdict, files[0], files[1])
+		fmt.Fprintln(a.stderr, rep.Verdict(files[0], files[1]))
 	}
 	if !rep.Compatible() {
 		return failed
