@@ -64,8 +64,8 @@ func TestStartServeSettings(t *testing.T) {
 		format string
 		want   string
 	}{
-		{ServeFlags{Addr: "127.0.0.1:0", Data: dir}, "json", "token"},
-		{ServeFlags{Addr: "127.0.0.1:0", Data: dir, Tokens: []string{"t=alice"}, Set: func(f string) bool { return f == "token" }}, "xml", "xml"},
+		{ServeFlags{Addr: "127.0.0.1:0", Data: dir, Set: func(f string) bool { return f == "data" }}, "json", "token"},
+		{ServeFlags{Addr: "127.0.0.1:0", Data: dir, Tokens: []string{"t=alice"}, Set: func(f string) bool { return f == "token" || f == "data" }}, "xml", "xml"},
 	} {
 		sv, err := StartServe(context.Background(), tc.f, prog, nil, dir, tc.format, &bytes.Buffer{}, "test", func(string) {})
 		var conf *ServeConfigError
@@ -80,12 +80,13 @@ func TestStartServeSettings(t *testing.T) {
 func TestStartStdio(t *testing.T) {
 	prog := runtimetest.CompileSource(t, "p.agent", startTestSource)
 	dir := t.TempDir()
-	sv, user, err := StartStdio(context.Background(), ServeFlags{Data: dir}, prog, nil, dir, " ann ", &bytes.Buffer{}, "test", func(string) {})
+	f := ServeFlags{Data: dir, Set: func(flag string) bool { return flag == "data" }}
+	sv, user, err := StartStdio(context.Background(), f, prog, nil, dir, " ann ", &bytes.Buffer{}, "test", func(string) {})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sv.Close()
-	if d := sv.Describe(user); user != "ann" || !strings.Contains(d, "as user ann") || !strings.Contains(d, "tools g") {
+	if d := sv.Describe(user); user != "ann" || !strings.Contains(d, "as user ann") || !strings.Contains(d, "tools g") || !strings.Contains(d, "store "+dir) {
 		t.Fatalf("user %q: %s", user, d)
 	}
 }
