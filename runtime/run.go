@@ -385,7 +385,6 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	a.r.mu.Unlock()
 	a.r.release(a.key, a.slot)
 	a.r.wakeRun(a.id)
-	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status})
 	if a.runSpan != nil {
 		end := &SpanEnd{EventID: terminal[len(terminal)-1].ID, Status: status, Step: step}
 		if status == StatusFailed || status == StatusCanceled {
@@ -393,6 +392,8 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		}
 		a.runSpan.End(end)
 	}
+	// After the run's span ended: the post-run work's spans link to it.
+	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status, Trace: a.runCtx})
 	for _, e := range terminal {
 		a.send(e)
 	}
