@@ -31,7 +31,7 @@ type completion struct {
 	answer   *answerInfo
 	streamed bool          // answer text was streamed
 	draft    string        // the output field's latest value
-	usage    runtime.Usage // the invocation's, from run_finished
+	usage    runtime.Usage // the answer's invocations', from their run_finished
 	fin      *runtime.Event
 	failure  *runtime.ErrorInfo
 	said     string // the text of the answer nodes' latest model reply
@@ -64,8 +64,12 @@ func (c *completion) observe(e *runtime.Event) string {
 		c.failure = e.Error
 	case runtime.EventRunFinished:
 		c.fin = e
-		if e.Usage != nil {
-			c.usage = *e.Usage // the Runner's total of this request's invocation
+		if u := e.Usage; u != nil {
+			// The Runner's total of an invocation; a replayed answer that
+			// covers several adds theirs.
+			c.usage.PromptTokens += u.PromptTokens
+			c.usage.CompletionTokens += u.CompletionTokens
+			c.usage.CachedTokens += u.CachedTokens
 		}
 	}
 	return ""
