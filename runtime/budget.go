@@ -97,8 +97,8 @@ func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey
 		return out, fmt.Errorf("runtime: usage of run %s: %w", run, err)
 	}
 	for _, en := range entries {
-		if !MayBeHistory(en.Data) {
-			continue
+		if k, ok := peekKind(en.Data); ok && string(k) != string(EventModelResponse) {
+			continue // decode only what may be a model response
 		}
 		e, err := DecodeEvent(en.Data)
 		if err != nil || e.Kind != EventModelResponse || e.Run != run {
