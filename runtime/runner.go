@@ -570,8 +570,22 @@ func (r *Runner) inputValue(gi int, text string) (types.Value, error) {
 	return r.cur.inputValue(gi, text)
 }
 
-// inputValue is Runner.inputValue over p.
+// inputValue is Runner.inputValue over p; an input longer than its
+// field's list size (spec/language.md §9.1) is an invalid invocation.
 func (p *program) inputValue(gi int, text string) (types.Value, error) {
+	v, err := p.decodeInput(gi, text)
+	if err != nil || v.IsNull() {
+		return v, err
+	}
+	g := &p.prog.Graphs[gi]
+	if err := p.prog.States[g.State].Fields[g.Input].CheckSize(v); err != nil {
+		return types.Value{}, fmt.Errorf("%w: input: %v", ErrInvalidInvocation, err)
+	}
+	return v, nil
+}
+
+// decodeInput converts the invocation's text as inputValue describes.
+func (p *program) decodeInput(gi int, text string) (types.Value, error) {
 	g := &p.prog.Graphs[gi]
 	if g.Input == bytecode.None || text == "" {
 		return types.Value{}, nil

@@ -314,7 +314,7 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 }
 
 // CheckEdits checks fork edits of run id at step against the state's
-// field types, as runtime.Fork will: FieldErrors lists every edit that
+// field types and list sizes, as runtime.Fork will: FieldErrors lists every edit that
 // names no field or does not fit.
 func (in *Inspector) CheckEdits(ctx context.Context, id string, step uint64, set map[string]json.RawMessage) error {
 	run, prog, err := in.Run(ctx, id)
@@ -332,8 +332,11 @@ func (in *Inspector) CheckEdits(ctx context.Context, id string, step uint64, set
 			fe = append(fe, FieldError{Field: name, Message: "the state has no such field"})
 			continue
 		}
-		if _, err := types.FromJSON(ss.Fields[i].Type, set[name]); err != nil {
+		v, err := types.FromJSON(ss.Fields[i].Type, set[name])
+		if err != nil {
 			fe = append(fe, FieldError{Field: name, Message: fmt.Sprintf("does not fit %s: %v", ss.Fields[i].Type, err)})
+		} else if err := prog.States[prog.Graphs[ss.Graph].State].Fields[i].CheckSize(v); err != nil {
+			fe = append(fe, FieldError{Field: name, Message: err.Error()})
 		}
 	}
 	if len(fe) > 0 {
