@@ -8,15 +8,25 @@ import (
 )
 
 // Price is what a model declares it costs (its price block), in USD per
-// million tokens. Cached is read but not yet applied: every prompt token,
-// cached or not, is priced at Input (spec/language.md §5).
+// million tokens (spec/language.md §5). HasCached is whether the block
+// declares cached: without it, cached prompt tokens cost Input like the
+// others.
 type Price struct {
 	Input, Output, Cached float64
+	HasCached             bool
 }
 
-// Cost returns the cost in USD of a call with usage u.
+// Cost returns the cost in USD of a call with usage u: the prompt tokens
+// the provider read from its cache (at most the prompt) at Cached when
+// declared, the other prompt tokens at Input, completion tokens at Output.
 func (p *Price) Cost(u Usage) float64 {
-	return (float64(u.PromptTokens)*p.Input + float64(u.CompletionTokens)*p.Output) / 1e6
+	cached := min(max(u.CachedTokens, 0), u.PromptTokens)
+	cachedRate := p.Input
+	if p.HasCached {
+		cachedRate = p.Cached
+	}
+	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedRate +
+		float64(u.CompletionTokens)*p.Output) / 1e6
 }
 
 // priceOf reads the price.* attributes of a model descriptor; nil when it
@@ -38,6 +48,7 @@ func priceOf(p *bytecode.Program, md *bytecode.Model) *Price {
 			*f.dst = x
 		}
 	}
+	_, pr.HasCached = bytecode.FindAttr(md.Attrs, "price.cached")
 	if !found {
 		return nil
 	}
