@@ -446,14 +446,14 @@ func TestMetricsOfARun(t *testing.T) {
 		`agentc_model_duration_seconds_count{app="support",model="scripted:fast"} 3`,
 		`agentc_tool_duration_seconds_count{app="support",tool="cert_scan"} 2`,
 		`agentc_tool_duration_seconds_count{app="support",tool="log_dump"} 1`,
-		`agentc_model_tokens_total{app="support",model="scripted:fast",type="input"} ` + itoa(in),
-		`agentc_model_tokens_total{app="support",model="scripted:fast",type="output"} ` + itoa(out),
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="u",type="input"} ` + itoa(in),
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="u",type="output"} ` + itoa(out),
 	} {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("missing %s in\n%s", want, b.String())
 		}
 	}
-	const series = `agentc_model_cost_usd_total{app="support",model="scripted:fast"} `
+	const series = `agentc_model_cost_usd_total{app="support",model="scripted:fast",user="u"} `
 	_, rest, ok := strings.Cut(b.String(), series)
 	line, _, _ := strings.Cut(rest, "\n")
 	if got, err := strconv.ParseFloat(line, 64); !ok || err != nil || math.Abs(got-cost) > 1e-12 {
@@ -472,17 +472,17 @@ func TestModelCostMetric(t *testing.T) {
 		model string
 		cost  *float64
 	}{{"gpt-4o-mini", new(0.125)}, {"gpt-4o-mini", new(0.5)}, {"local", nil}} {
-		_, sp := o.Start(context.Background(), &runtime.SpanStart{Kind: runtime.SpanModel, App: "shop", Model: runtime.ModelInfo{Model: c.model}})
+		_, sp := o.Start(context.Background(), &runtime.SpanStart{Kind: runtime.SpanModel, App: "shop", User: "ann", Model: runtime.ModelInfo{Model: c.model}})
 		sp.End(&runtime.SpanEnd{Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 1}, Cost: c.cost})
 	}
 	var b strings.Builder
 	if _, err := m.WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
-	if want := `agentc_model_cost_usd_total{app="shop",model="gpt-4o-mini"} 0.625` + "\n"; !strings.Contains(b.String(), want) {
+	if want := `agentc_model_cost_usd_total{app="shop",model="gpt-4o-mini",user="ann"} 0.625` + "\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("missing %q in\n%s", want, b.String())
 	}
-	if strings.Contains(b.String(), `agentc_model_cost_usd_total{app="shop",model="local"}`) {
+	if strings.Contains(b.String(), `agentc_model_cost_usd_total{app="shop",model="local"`) {
 		t.Errorf("an unpriced model has a cost series:\n%s", b.String())
 	}
 	var costs []string
