@@ -37,6 +37,9 @@ type CompactOptions struct {
 	// Rerunnable reports whether a tool is read-only or idempotent (nil:
 	// none is).
 	Rerunnable func(tool string) bool
+	// RecoverableOnly: pass 1 elides only results the agent can get back
+	// (recoverable), as recall-backed elision does (RecallElision).
+	RecoverableOnly bool
 }
 
 // CompactionStats says what compaction replaced in one request.
@@ -112,7 +115,7 @@ func Compact(msgs []runtime.Message, origins []runtime.HistoryOrigin, o CompactO
 	// Pass 1.
 	if pol.ToolResultMaxTokens > 0 {
 		for i := range out {
-			if !candidate(i) || !historical(i) || protected[origin(i).Run] {
+			if !candidate(i) || !historical(i) || protected[origin(i).Run] || o.RecoverableOnly && !recoverable(&out[i], origin(i), o) {
 				continue
 			}
 			if n := o.Counter.Count(out[i].Content); n > pol.ToolResultMaxTokens {
