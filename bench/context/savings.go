@@ -223,15 +223,15 @@ type convResult struct {
 
 // The parts of a request the last-run profile tells apart.
 const (
-	partTools       = iota // the tool specs offered
-	partHead               // system messages (the agent's instruction)
-	partSummary            // the summary note
-	partHistText           // history user and assistant messages
-	partHistTool           // history tool results
-	partPrompt             // the run's input
-	partOwnTool            // the call's own results of the agent's tools
-	partRecall             // the call's recall turns: calls and results
-	partOwnOther           // the call's other assistant turns, request overhead
+	partTools    = iota // the tool specs offered
+	partHead            // system messages (the agent's instruction)
+	partSummary         // the summary note
+	partHistText        // history user and assistant messages
+	partHistTool        // history tool results
+	partPrompt          // the run's input
+	partOwnTool         // the call's own results of the agent's tools
+	partRecall          // the call's recall turns: calls and results
+	partOwnOther        // the call's other assistant turns, request overhead
 	nParts
 )
 
