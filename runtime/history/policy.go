@@ -74,7 +74,7 @@ func RecallElision(ap AgentPolicies) (pol CompactionPolicy, ok bool) {
 	if ap.Summary == nil || ap.Compaction != nil || !ap.SessionLoad {
 		return CompactionPolicy{}, false
 	}
-	return CompactionPolicy{Name: "recall elision", ToolResultMaxTokens: DefaultToolResultMaxTokens, ProtectRecent: DefaultProtectRecent,
+	return CompactionPolicy{Name: "recall elision", ToolResultMaxTokens: DefaultToolResultMaxTokens, ProtectRecent: 0,
 		CurrentRequest: true}, true
 }
 
