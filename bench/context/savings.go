@@ -41,7 +41,14 @@ package main
 // summary+recall, summary+compaction+recall, and three probes: summary
 // without the cascade to the full-session key, summary without the savings
 // gate, and a lazy summary made only by pressure relief at half the window
-// (no post-run summary).
+// (no post-run summary); further probes: deferred and eager first
+// summaries, summary+recall without recall-backed elision, a returning
+// user.
+//
+// Profile: the last run's prompt tokens of every configuration are split
+// by part of the request (tool specs, system, summary note, history text,
+// history tool results, prompt, the call's own tool results, recall
+// traffic), printed for the longest row: where a policy's tokens go.
 
 import (
 	"cmp"
