@@ -4,78 +4,21 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/history"
-	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store/memory"
 )
 
-// elisionSrc has summary agents without a compaction policy: one with
-// session_load (recall-backed elision applies), one without, and one with
-// a compaction policy that keeps its own protection.
-const elisionSrc = `workflow elide
-
-model fast { provider = openai, name = "fast-test", context_window = 8192 }
-model scribe { provider = openai, name = "scribe-test", context_window = 8192 }
-
-summary rolling {
-  min_tokens = 0
-  model = scribe
-  trigger = event_count(0)
-}
-
-compaction lean {
-  protect_recent = 1
-  keep = [fetch]
-}
-
-tool lookup "Looks up a host" {
-  input  { q: string }
-  output string
-  run    = http { url = "http://lookup.invalid/{input.q}" }
-  effect = read_only
-}
-
-tool fetch "Fetches a page" {
-  input  { q: string }
-  output string
-  run    = http { url = "http://fetch.invalid/{input.q}" }
-  effect = read_only
-}
-
-tool pay "Pays an invoice" {
-  input  { q: string }
-  output string
-  run    = http { url = "http://pay.invalid/{input.q}" }
-  effect = side_effect
-}
-
-agent recaller llm {
-  model   = fast
-  tools   = [lookup, pay, session_search, session_load]
-  summary = rolling
-}
-
-agent forgetter llm {
-  model   = fast
-  tools   = [lookup, pay]
-  summary = rolling
-}
-
-agent careful llm {
-  model      = fast
-  tools      = [lookup, fetch, session_search, session_load]
-  summary    = rolling
-  compaction = lean
-}
-`
-
+// elisionProgram is the test program with a summary policy that always
+// fires and a compaction policy that keeps fetch: elider has a summary
+// policy and session_load but no compaction policy (recall-backed elision
+// applies), forgetter no session_load, keeper a compaction policy of its
+// own.
 func elisionProgram(t testing.TB) *bytecode.Program {
 	t.Helper()
-	return runtimetest.Compile(t, fstest.MapFS{"elide.agent": {Data: []byte(elisionSrc)}}, "elide.agent")
+	return compileProgram(t, progOpts{summary: "  min_tokens = 0\n  model = scribe\n  trigger = event_count(0)", compaction: "  protect_recent = 1\n  keep = [fetch]"})
 }
 
 // bigResult is a tool result above the 1,024-token limit.
@@ -106,8 +49,8 @@ func TestRecallElision(t *testing.T) {
 		wantElided []string
 		wantKept   []string
 	}{
-		{name: "earlier runs, every one", agent: "recaller", wantElided: []string{"R1", "R2", "P2"}, wantKept: []string{"small"}},
-		{name: "recall detour", agent: "recaller",
+		{name: "earlier runs, every one", agent: "elider", wantElided: []string{"R1", "R2", "P2"}, wantKept: []string{"small"}},
+		{name: "recall detour", agent: "elider",
 			own: []runtime.Message{
 				{Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{{ID: "o1", Name: "lookup"}, {ID: "o2", Name: "pay"}}},
 				{Role: runtime.RoleTool, Name: "lookup", ToolCallID: "o1", Content: bigResult("OWNL")},
@@ -116,15 +59,15 @@ func TestRecallElision(t *testing.T) {
 				{Role: runtime.RoleTool, Name: "session_search", ToolCallID: "r1", Content: `{"hits":[]}`},
 			},
 			wantElided: []string{"R1", "R2", "P2", "OWNL"}, wantKept: []string{"OWNP", "small"}},
-		{name: "current run before a recall call", agent: "recaller",
+		{name: "current run before a recall call", agent: "elider",
 			own: []runtime.Message{
 				{Role: runtime.RoleAssistant, ToolCalls: []runtime.ToolCall{{ID: "o1", Name: "lookup"}}},
 				{Role: runtime.RoleTool, Name: "lookup", ToolCallID: "o1", Content: bigResult("OWNL")},
 			},
 			wantElided: []string{"R1", "R2", "P2"}, wantKept: []string{"OWNL", "small"}},
 		{name: "no session_load", agent: "forgetter", wantKept: []string{"R1", "R2", "P2", "small"}},
-		{name: "NoRecallElision", agent: "recaller", noElision: true, wantKept: []string{"R1", "R2", "P2", "small"}},
-		{name: "a compaction policy governs", agent: "careful", wantElided: []string{"R1"}, wantKept: []string{"R2", "P2", "small"}},
+		{name: "NoRecallElision", agent: "elider", noElision: true, wantKept: []string{"R1", "R2", "P2", "small"}},
+		{name: "a compaction policy governs", agent: "keeper", wantElided: []string{"R1"}, wantKept: []string{"R2", "P2", "small"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st := memory.New()
@@ -170,7 +113,7 @@ func TestRecallElision(t *testing.T) {
 			}
 			// An elided result of an earlier run names its event and
 			// session_load.
-			if len(tc.wantElided) > 0 && tc.agent == "recaller" {
+			if len(tc.wantElided) > 0 && tc.agent == "elider" {
 				var ph *runtime.Message
 				for i := range b.Messages {
 					if strings.HasPrefix(b.Messages[i].Content, "[elided]") {
@@ -198,7 +141,7 @@ func TestRecallElisionPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		agent string
 		ok    bool
-	}{{"recaller", true}, {"forgetter", false}, {"careful", false}} {
+	}{{"elider", true}, {"forgetter", false}, {"keeper", false}} {
 		ap := history.PoliciesOf(p, agentIndex(t, p, tc.agent))
 		pol, ok := history.RecallElision(ap)
 		if ok != tc.ok {
@@ -233,8 +176,8 @@ func TestSummarizerExcerpts(t *testing.T) {
 		agent string
 		cut   []int // indexes of msgs cut
 	}{
-		{"recaller", []int{1, 4}},
-		{"careful", []int{1}}, // fetch is a keep tool of its compaction policy
+		{"elider", []int{1, 4}},
+		{"keeper", []int{1}}, // fetch is a keep tool of its compaction policy
 		{"forgetter", nil},
 	} {
 		t.Run(tc.agent, func(t *testing.T) {
@@ -277,7 +220,7 @@ func TestSummaryInputExcerpts(t *testing.T) {
 	for _, noElision := range []bool{false, true} {
 		st := memory.New()
 		l := newLedger(t, st)
-		l.turn("run_1", "recaller", "dump it", []toolRound{{"lookup", bigResult("R1")}}, "done")
+		l.turn("run_1", "elider", "dump it", []toolRound{{"lookup", bigResult("R1")}}, "done")
 		var input string
 		scribe := &funcModel{name: "scribe", fn: func(_ context.Context, req *runtime.ModelRequest) (*runtime.ModelResponse, error) {
 			for _, m := range req.Messages {
@@ -286,7 +229,7 @@ func TestSummaryInputExcerpts(t *testing.T) {
 			return &runtime.ModelResponse{Text: "dumped"}, nil
 		}}
 		s := newService(t, st, p, map[string]runtime.Model{"scribe": scribe}, "p1", func(c *history.Config) { c.NoRecallElision = noElision })
-		res, err := s.Summarize(ctx, history.SummarizeRequest{Session: key, FilterKey: "recaller", Agent: agentIndex(t, p, "recaller")})
+		res, err := s.Summarize(ctx, history.SummarizeRequest{Session: key, FilterKey: "elider", Agent: agentIndex(t, p, "elider")})
 		if err != nil || !res.Advanced {
 			t.Fatalf("advanced = %v, err = %v (%s)", res.Advanced, err, res.Reason)
 		}
