@@ -90,11 +90,7 @@ func Compact(msgs []runtime.Message, origins []runtime.HistoryOrigin, o CompactO
 	for i := len(runs) - 1; i >= 0 && i >= len(runs)-pol.ProtectRecent; i-- {
 		protected[runs[i]] = true
 	}
-	candidate := func(i int) bool {
-		m := &out[i]
-		return m.Role == runtime.RoleTool && !slices.Contains(pol.Keep, m.Name) &&
-			!strings.HasPrefix(m.Content, "error (") && !strings.HasPrefix(m.Content, placeholderTag)
-	}
+	candidate := func(i int) bool { return rewritable(&out[i], pol.Keep) }
 	replace := func(i int, text string) {
 		st.TokensSaved += o.Counter.Count(out[i].Content) - o.Counter.Count(text)
 		out[i].Content = text // out[i] is a copy: the caller's message is untouched
@@ -163,6 +159,13 @@ func Compact(msgs []runtime.Message, origins []runtime.HistoryOrigin, o CompactO
 		}
 	}
 	return out, st
+}
+
+// rewritable reports whether m is a tool result compaction may rewrite:
+// not a keep tool's, not an error, not already a placeholder.
+func rewritable(m *runtime.Message, keep []string) bool {
+	return m.Role == runtime.RoleTool && !slices.Contains(keep, m.Name) &&
+		!strings.HasPrefix(m.Content, "error (") && !strings.HasPrefix(m.Content, placeholderTag)
 }
 
 // placeholderTag starts every placeholder (a placeholder is never

@@ -450,8 +450,7 @@ func SummarizerExcerpts(ap AgentPolicies, msgs []runtime.Message, origins []runt
 	cut := 0
 	for i := range msgs {
 		m := &msgs[i]
-		if m.Role != runtime.RoleTool || i >= len(origins) || origins[i].EventID == "" || isRecallTool(m.Name) || slices.Contains(keep, m.Name) ||
-			strings.HasPrefix(m.Content, "error (") || strings.HasPrefix(m.Content, placeholderTag) {
+		if !rewritable(m, keep) || i >= len(origins) || origins[i].EventID == "" || isRecallTool(m.Name) {
 			continue
 		}
 		n := c.Count(m.Content)
