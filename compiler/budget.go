@@ -14,7 +14,8 @@ import (
 
 // Budgets (spec/checks.md, "Budgets"): what one run of each runnable may
 // use at most — model calls, tokens, cost — from loop bounds, retries,
-// max_turns, list literals and the models' windows and prices; the fewest
+// max_turns, list literals, list sizes (`max N` on a state field) and the
+// models' windows and prices; the fewest
 // model calls any run from start to end makes; and the checks of declared
 // budgets against both.
 
@@ -296,8 +297,8 @@ func (b *budgets) node(n *Node) Bound {
 		}
 		one = one.times(attempts(n.Map.Item))
 		one.MinModelCalls = 0 // the list may be empty
-		if l, ok := primaryOf(n.Map.List).(*syntax.ListLit); ok {
-			return one.times(int64(len(l.Elems)))
+		if items, ok := b.listSize(n.Map.List); ok {
+			return one.times(items)
 		}
 		if !one.Bounded {
 			return one
@@ -305,6 +306,21 @@ func (b *budgets) node(n *Node) Bound {
 		return unbounded(fmt.Sprintf("map %s iterates over a list of unknown size", n.Name), n.Span, 0)
 	}
 	return zeroBound
+}
+
+// listSize is the most elements list can hold: a list literal's length, or
+// the declared size of the state field it names (`max N`, which the VM
+// holds on every input and write: spec/language.md §9.1).
+func (b *budgets) listSize(list *syntax.Expr) (int64, bool) {
+	switch p := primaryOf(list).(type) {
+	case *syntax.ListLit:
+		return int64(len(p.Elems)), true
+	case *syntax.Name:
+		if r, ok := b.c.info.Refs[p]; ok && r.Kind == RefField && r.Field != nil && r.Field.MaxLen > 0 {
+			return int64(r.Field.MaxLen), true
+		}
+	}
+	return 0, false
 }
 
 // graph is the bound of one run of g: every node's bound times the most

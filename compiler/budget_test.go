@@ -179,3 +179,66 @@ graph g(S) input q output out {
 		}
 	}
 }
+
+// A map over a state field with a list size (`max N`) is bounded by N
+// times its body, whatever its concurrency: the G417 case of a map over an
+// input becomes a proven bound, lowered with the size into section 16;
+// G416 still holds against the graph's cheapest path.
+func TestBudgetListSize(t *testing.T) {
+	src := `
+model m { provider = openai, name = "x", context_window = 1000 }
+agent a llm { model = m, max_turns = 2 }
+state S { qs: list<string> max 5 = [], out: list<string> max 5 = [] reduce append, first: string = "" }
+graph each_one(S) input qs {
+  budget { model_calls = 20 }
+  node each = map q in qs concurrency 2 { llm a { prompt = q } retry 1 } into out
+  start -> each
+  each -> end
+}
+graph twice(S) input qs {
+  budget { model_calls = BUDGET }
+  node one  = llm a { prompt = "go" } into first
+  node each = map q in qs { llm a { prompt = q } } into out
+  node two  = llm a { prompt = first } into first
+  start -> one
+  one -> each
+  each -> two
+  two -> end
+}
+`
+	prog, ds := compileSource(t, strings.Replace(src, "BUDGET", "100", 1))
+	if prog == nil {
+		t.Fatalf("does not compile: %v", ds)
+	}
+	for _, d := range ds {
+		t.Errorf("unexpected diagnostic: %v", d)
+	}
+	got := map[string]bytecode.BudgetReport{}
+	for _, r := range reloaded(t, prog).BudgetReports() {
+		got[r.Runnable] = r
+	}
+	// each_one: 5 items × 2 attempts × 2 turns; twice: 2 + 5×2 + 2.
+	if b := got["each_one"].Bound; !b.Bounded || b.ModelCalls != 20 || b.Tokens != 20*1000 || b.MinModelCalls != 0 {
+		t.Errorf("each_one: %+v", b)
+	}
+	if b := got["twice"].Bound; !b.Bounded || b.ModelCalls != 14 || b.MinModelCalls != 2 {
+		t.Errorf("twice: %+v", b)
+	}
+	st := prog.States[prog.Graphs[0].State]
+	for _, f := range st.Fields {
+		if want := map[string]uint32{"qs": 5, "out": 5}[f.Name]; f.MaxLen != want {
+			t.Errorf("field %s: MaxLen %d, want %d", f.Name, f.MaxLen, want)
+		}
+	}
+	if dis := bytecode.Disasm(prog); !strings.Contains(dis, " qs list<string> max 5 = []\n") {
+		t.Errorf("disasm lacks the size:\n%s", dis)
+	}
+	_, ds = compileSource(t, strings.Replace(src, "BUDGET", "1", 1))
+	var codes []string
+	for _, d := range ds {
+		codes = append(codes, string(d.Code))
+	}
+	if strings.Join(codes, ",") != string(BudgetBelowMinimum) {
+		t.Errorf("budget 1: diagnostics %v, want one G416", ds)
+	}
+}

@@ -22,6 +22,7 @@ const (
 	NotConstant      diag.Code = "T313"
 	RecursiveType    diag.Code = "T314"
 	FuncNotAllowed   diag.Code = "T315"
+	InvalidListSize  diag.Code = "T316"
 
 	UnreachableNode    diag.Code = "G401"
 	NoPathToEnd        diag.Code = "G402"
@@ -86,6 +87,7 @@ func init() {
 		diag.CodeInfo{Code: NotConstant, Severity: diag.Error, Title: "not a constant", Doc: "A value that must be known at compile time is not a literal: a state or record default, an enum literal, an env() argument."},
 		diag.CodeInfo{Code: RecursiveType, Severity: diag.Error, Title: "recursive type", Doc: "A named type refers to itself, directly or through other named types."},
 		diag.CodeInfo{Code: FuncNotAllowed, Severity: diag.Error, Title: "function not allowed here", Doc: "A function is called outside the places it belongs: env() only in model, serve and tool blocks; summary triggers only in `trigger`; visited() only in tests."},
+		diag.CodeInfo{Code: InvalidListSize, Severity: diag.Error, Title: "invalid list size", Doc: "A `max N` list size is not a whole number from 1 to 2147483647, is declared on a field that is not a list (or on a record field rather than a state field), or a list literal written to the field (its default, a set value, a test input) holds more than N elements."},
 
 		diag.CodeInfo{Code: UnreachableNode, Severity: diag.Error, Title: "unreachable node", Doc: "No path of edges (including catch and else routes) leads from start to the node."},
 		diag.CodeInfo{Code: NoPathToEnd, Severity: diag.Error, Title: "no path to end", Doc: "No path leads from the node to end: it has no out-edges, or all its paths loop forever."},

@@ -6,7 +6,9 @@ import (
 	"path"
 	"slices"
 	"sort"
+	"strconv"
 
+	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/skillmd"
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
@@ -60,12 +62,16 @@ func (c *checker) checkState(s *State) {
 			complete = false
 			continue
 		}
+		if sf.Max != nil {
+			c.checkListSize(f, sf.Max)
+		}
 		tf := types.Field{Name: f.Name, Type: f.Type}
 		if sf.Default != nil {
 			f.Default = sf.Default
 			if v, ok := c.defaultValue(sf.Default, f.Type, file); ok {
 				f.DefaultValue, f.HasDefault = v, true
 				tf.HasDefault, tf.Default = true, v
+				c.checkLiteralSize(f, sf.Default, "the default of "+f.Name)
 			}
 		}
 		tfields = append(tfields, tf)
@@ -74,6 +80,33 @@ func (c *checker) checkState(s *State) {
 		if t, err := types.NewRecord(s.name, tfields); err == nil {
 			s.Type = t
 		}
+	}
+}
+
+// checkListSize checks a list field's `max N` (spec/language.md §9.1)
+// and records N in f.MaxLen.
+func (c *checker) checkListSize(f *Field, lit *syntax.IntLit) {
+	n, err := strconv.ParseInt(lit.Text, 10, 64)
+	if err != nil || n < 1 || n > bytecode.MaxListSize {
+		c.errorf(InvalidListSize, lit.Span(), "max %s: a list size is a whole number from 1 to %d", lit.Text, bytecode.MaxListSize)
+		return
+	}
+	if !bytecode.Sizable(f.Type) {
+		c.errorf(InvalidListSize, lit.Span(), "max %s: field %s is %s; only a list has a size", lit.Text, f.Name, f.Type)
+		return
+	}
+	f.MaxLen = int(n)
+}
+
+// checkLiteralSize reports a list literal written to a sized field (a
+// default, a set value, a test input) with more elements than the field
+// holds: the write could only fail.
+func (c *checker) checkLiteralSize(f *Field, e *syntax.Expr, what string) {
+	if f == nil || f.MaxLen == 0 {
+		return
+	}
+	if l, ok := primaryOf(e).(*syntax.ListLit); ok && len(l.Elems) > f.MaxLen {
+		c.errorf(InvalidListSize, e.Span(), "%s has %d elements, past its max of %d", what, len(l.Elems), f.MaxLen)
 	}
 }
 

@@ -525,6 +525,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 			n.Set = append(n.Set, c.setItem(SetItem{Field: f, Value: a.Value, Span: a.Span()}))
 			t := c.expr(a.Value, sc, writeWant(f))
 			c.noSecret(t, a.Value)
+			c.checkLiteralSize(f, a.Value, "the value set to "+f.Name)
 			if t != nil && f.Type != nil && !c.writeFits(t, f) {
 				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", wordsOf(f).verb, t, wordsOf(f).prep, f.Name, f.Type)
 			}

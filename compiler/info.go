@@ -291,7 +291,9 @@ type Field struct {
 	DefaultValue types.Value
 	HasDefault   bool
 	Reducer      Reducer
-	Syntax       *syntax.Field
+	// MaxLen is the declared size of a list field (`max N`), 0 if none.
+	MaxLen int
+	Syntax *syntax.Field
 }
 
 // Reducer merges a write into a state field.

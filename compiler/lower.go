@@ -299,7 +299,7 @@ var reducers = [...]bytecode.Reducer{
 func (l *lowerer) state(s *State) {
 	out := bytecode.State{Name: s.Name(), Span: l.span(s.Span()), Fields: make([]bytecode.StateField, 0, len(s.Fields)+1)}
 	for _, f := range s.Fields {
-		sf := bytecode.StateField{Name: f.Name, Type: l.typ(f.Type), Reducer: reducers[f.Reducer], Span: l.span(f.Span)}
+		sf := bytecode.StateField{Name: f.Name, Type: l.typ(f.Type), Reducer: reducers[f.Reducer], MaxLen: uint32(f.MaxLen), Span: l.span(f.Span)}
 		if f.HasDefault {
 			v, err := types.Convert(f.DefaultValue, f.Type)
 			if err != nil {

@@ -191,6 +191,9 @@ func (c *checker) checkTest(syn *syntax.Test, file string) *Test {
 		default:
 			in.Type = inputType
 			c.expect(in.Value, &scope{where: InTest, file: file}, inputType, "test input")
+			if g != nil && g.Input != nil {
+				c.checkLiteralSize(g.Input, in.Value, "the test input for "+g.Input.Name)
+			}
 		}
 	}
 	for _, it := range syn.Items {

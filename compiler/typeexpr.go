@@ -183,6 +183,10 @@ func (c *checker) fieldList(fs []*syntax.Field, file, what string) ([]types.Fiel
 		if f.Reduce != nil {
 			c.errorf(InvalidReducer, f.Reduce.Span(), "reducers belong to state fields, not to %ss", what)
 		}
+		if f.Max != nil {
+			c.errorf(InvalidListSize, f.Max.Span(), "list sizes belong to state fields, not to %ss", what).Detail =
+				"declare the size on the state field the list is stored in: name: list<T> max N"
+		}
 		ft := c.typeOf(f.Type, file)
 		if ft == nil {
 			ok = false

@@ -4,11 +4,12 @@ import (
 	"math"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/store"
 )
 
 // Price is what a model declares it costs (its price block), in USD per
-// million tokens. Cached is read but not yet counted: Usage has no cached
-// count, so every prompt token is priced at Input (spec/language.md §5).
+// million tokens. Cached is read but not yet applied: every prompt token,
+// cached or not, is priced at Input (spec/language.md §5).
 type Price struct {
 	Input, Output, Cached float64
 }
@@ -43,23 +44,11 @@ func priceOf(p *bytecode.Program, md *bytecode.Model) *Price {
 	return &pr
 }
 
-// runTotals sums an invocation's model calls: their usage, and the cost of
-// the priced ones.
-type runTotals struct {
-	usage  Usage
-	cost   float64
-	priced bool // some call had a price: cost is known
-}
-
 // addCall adds one model call to the invocation's totals (any goroutine).
 func (a *activeRun) addCall(u Usage, cost *float64) {
 	a.mu.Lock()
-	a.totals.usage.PromptTokens += u.PromptTokens
-	a.totals.usage.CompletionTokens += u.CompletionTokens
-	if cost != nil {
-		a.totals.cost += *cost
-		a.totals.priced = true
-	}
+	a.totals.Calls++
+	a.totals.add(u, cost)
 	a.mu.Unlock()
 }
 
@@ -69,12 +58,25 @@ func (a *activeRun) fillTotals(fin *Event) {
 	a.mu.Lock()
 	t := a.totals
 	a.mu.Unlock()
-	if t.usage != (Usage{}) {
-		u := t.usage
+	if t.Usage != (Usage{}) {
+		u := t.Usage
 		fin.Usage = &u
 	}
-	if t.priced {
-		c := t.cost
+	if t.Priced {
+		c := t.Cost
 		fin.Cost = &c
 	}
+}
+
+// runUsage is what the run record keeps at the end of this invocation: what
+// the earlier invocations used (seeded on resume) and this one's calls.
+func (a *activeRun) runUsage() *store.RunUsage {
+	a.mu.Lock()
+	u := a.prior
+	u.Calls += a.totals.Calls
+	u.add(a.totals.Usage, nil)
+	u.Cost += a.totals.Cost
+	u.Priced = u.Priced || a.totals.Priced
+	a.mu.Unlock()
+	return u.record()
 }

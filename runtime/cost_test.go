@@ -51,7 +51,7 @@ replies:
     usage: {prompt_tokens: 7, completion_tokens: 3}
   - match: {node: one}
     text: draft
-    usage: {prompt_tokens: 500000, completion_tokens: 0}
+    usage: {prompt_tokens: 500000, completion_tokens: 0, cached_tokens: 400000}
   - match: {node: two}
     text: final
     usage: {prompt_tokens: 0, completion_tokens: 100000}
@@ -150,8 +150,18 @@ func TestModelCost(t *testing.T) {
 // A resumed run's run_finished counts the calls of its own invocation: the
 // call before the interrupt is in the first invocation's total, the one
 // after it in the resumption's.
+//
+// The run record keeps the run's total: after each invocation, what every
+// invocation so far used.
 func TestModelCostPerInvocation(t *testing.T) {
-	r := costRunner(t)
+	r, st := scriptedRunner(t, "shop", costSource, costFixture, "priced", "free", "zero")
+	record := func(run string, want store.RunUsage) {
+		t.Helper()
+		got, err := st.GetRun(context.Background(), run)
+		if err != nil || got.Usage != want {
+			t.Fatalf("run record usage %+v, %v; want %+v", got.Usage, err, want)
+		}
+	}
 	fin := func(evs []*runtime.Event) *runtime.Event {
 		t.Helper()
 		e := evs[len(evs)-1]
@@ -162,13 +172,15 @@ func TestModelCostPerInvocation(t *testing.T) {
 	}
 	first := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q"}))
 	if first.Status != runtime.StatusInterrupted || first.Cost == nil || *first.Cost != 1 ||
-		first.Usage == nil || *first.Usage != (runtime.Usage{PromptTokens: 500000}) {
+		first.Usage == nil || *first.Usage != (runtime.Usage{PromptTokens: 500000, CachedTokens: 400000}) {
 		t.Fatalf("first invocation: status %s cost %v usage %v", first.Status, first.Cost, first.Usage)
 	}
+	record(first.Run, store.RunUsage{ModelCalls: 1, InputTokens: 500000, CachedTokens: 400000, Cost: 1, Priced: true})
 	second := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: first.Run,
 		Values: map[string]json.RawMessage{"review/ask": json.RawMessage("true")}}}))
 	if second.Status != runtime.StatusCompleted || second.Cost == nil || *second.Cost != 1 ||
 		second.Usage == nil || *second.Usage != (runtime.Usage{CompletionTokens: 100000}) {
 		t.Fatalf("resumption: status %s cost %v usage %v err %+v", second.Status, second.Cost, second.Usage, second.Error)
 	}
+	record(first.Run, store.RunUsage{ModelCalls: 2, InputTokens: 500000, OutputTokens: 100000, CachedTokens: 400000, Cost: 2, Priced: true})
 }

@@ -40,20 +40,11 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	b = optUint(b, "seq", e.Seq)
 	b = optMember(b, "text", e.Text)
 	var err error
-	if e.Resume != nil {
-		if b, err = appendMarshaled(b, "resume", e.Resume); err != nil {
-			return nil, err
-		}
-	}
-	if e.Sampling != nil {
-		if b, err = appendMarshaled(b, "sampling", e.Sampling); err != nil {
-			return nil, err
-		}
-	}
-	if len(e.Files) > 0 {
-		if b, err = appendMarshaled(b, "files", e.Files); err != nil {
-			return nil, err
-		}
+	b = optMarshaled(b, &err, "resume", e.Resume, e.Resume != nil)
+	b = optMarshaled(b, &err, "sampling", e.Sampling, e.Sampling != nil)
+	b = optMarshaled(b, &err, "files", e.Files, len(e.Files) > 0)
+	if err != nil {
+		return nil, err
 	}
 	b = optMember(b, "runnable", e.Runnable)
 	b = optMember(b, "model", e.Model)
@@ -64,6 +55,10 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
 		b = append(b, `,"completion_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+		if u.CachedTokens != 0 {
+			b = append(b, `,"cached_tokens":`...)
+			b = strconv.AppendInt(b, int64(u.CachedTokens), 10)
+		}
 		b = append(b, '}')
 	}
 	if e.Cost != nil {
@@ -91,15 +86,10 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 			return nil, err
 		}
 	}
-	if e.Progress != nil {
-		if b, err = appendMarshaled(b, "progress", e.Progress); err != nil {
-			return nil, err
-		}
-	}
-	if len(e.Result) > 0 {
-		if b, err = rawMember(b, "result", e.Result); err != nil {
-			return nil, err
-		}
+	b = optMarshaled(b, &err, "progress", e.Progress, e.Progress != nil)
+	b = optRaw(b, &err, "result", e.Result)
+	if err != nil {
+		return nil, err
 	}
 	if x := e.Error; x != nil {
 		b = append(b, `,"error":{"kind":`...)
@@ -124,26 +114,13 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		}
 		b = append(b, ']')
 	}
-	if len(e.Interrupts) > 0 {
-		if b, err = appendMarshaled(b, "interrupts", e.Interrupts); err != nil {
-			return nil, err
-		}
-	}
-	if len(e.Decisions) > 0 {
-		if b, err = appendMarshaled(b, "decisions", e.Decisions); err != nil {
-			return nil, err
-		}
-	}
-	if len(e.Timers) > 0 {
-		if b, err = appendMarshaled(b, "timers", e.Timers); err != nil {
-			return nil, err
-		}
-	}
+	b = optMarshaled(b, &err, "interrupts", e.Interrupts, len(e.Interrupts) > 0)
+	b = optMarshaled(b, &err, "decisions", e.Decisions, len(e.Decisions) > 0)
+	b = optMarshaled(b, &err, "timers", e.Timers, len(e.Timers) > 0)
 	b = optMember(b, "status", string(e.Status))
-	if len(e.Output) > 0 {
-		if b, err = rawMember(b, "output", e.Output); err != nil {
-			return nil, err
-		}
+	b = optRaw(b, &err, "output", e.Output)
+	if err != nil {
+		return nil, err
 	}
 	return append(b, '}'), nil
 }
@@ -205,14 +182,30 @@ func rawMember(b []byte, name string, raw json.RawMessage) ([]byte, error) {
 	return appendCompact(memberKey(b, name), raw), nil
 }
 
-// appendMarshaled appends ,"name": and v through encoding/json (the rare,
-// nested payloads: resume requests, interrupts with schemas, decisions).
-func appendMarshaled(b []byte, name string, v any) ([]byte, error) {
-	x, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+// optRaw appends ,"name":raw when raw is not empty (rawMember); the first
+// failure of a member stays in *err and the members after it are skipped.
+func optRaw(b []byte, err *error, name string, raw json.RawMessage) []byte {
+	if len(raw) == 0 || *err != nil {
+		return b
 	}
-	return append(memberKey(b, name), x...), nil
+	b, *err = rawMember(b, name, raw)
+	return b
+}
+
+// optMarshaled appends ,"name": and v through encoding/json when present
+// (the rare, nested payloads: resume requests, interrupts with schemas,
+// decisions); the first failure of a member stays in *err and the members
+// after it are skipped. v is generic so that an absent slice is not boxed.
+func optMarshaled[T any](b []byte, err *error, name string, v T, present bool) []byte {
+	if !present || *err != nil {
+		return b
+	}
+	x, e := json.Marshal(v)
+	if e != nil {
+		*err = e
+		return b
+	}
+	return append(memberKey(b, name), x...)
 }
 
 // appendCompact appends valid JSON without insignificant whitespace, as

@@ -27,7 +27,7 @@ type activeRun struct {
 	key  store.SessionKey
 	id   string // run_<ULID>
 	inv  string // invocation id
-	slot *sessionSlot
+	slot func() // releases the session's slot (Runner.acquire)
 
 	hashes hexHashes // the hex hashes of its checkpoints (commit)
 
@@ -56,7 +56,8 @@ type activeRun struct {
 	// claimed counts, per task, the leading events of tasks that an effect
 	// record of the current step carries (carry.go).
 	claimed map[scopeKey]int
-	totals  runTotals   // the invocation's model calls (cost.go)
+	totals  RunUsage    // the invocation's model calls (cost.go)
+	prior   RunUsage    // what a resumed run's earlier invocations used (budget.go)
 	budget  budgetScope // the run's budget and its model calls (budget.go)
 
 	// With an Observer: the context of the run span (the parent of
@@ -92,7 +93,7 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // eventBuffer is the capacity of an invocation's event channel.
 const eventBuffer = 64
 
-func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot *sessionSlot) *activeRun {
+func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot func()) *activeRun {
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
 		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
@@ -382,9 +383,8 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		delete(a.r.active, a.id)
 	}
 	a.r.mu.Unlock()
-	a.r.release(a.key, a.slot)
+	a.slot()
 	a.r.wakeRun(a.id)
-	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status})
 	if a.runSpan != nil {
 		end := &SpanEnd{EventID: terminal[len(terminal)-1].ID, Status: status, Step: step}
 		if status == StatusFailed || status == StatusCanceled {
@@ -392,6 +392,8 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		}
 		a.runSpan.End(end)
 	}
+	// After the run's span ended: the post-run work's spans link to it.
+	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status, Trace: a.runCtx})
 	for _, e := range terminal {
 		a.send(e)
 	}
@@ -499,7 +501,7 @@ func (a *activeRun) endRun(ctx context.Context, events []*Event, status store.Ru
 	if a.runSpan != nil {
 		sp = a.startCommit(a.runCtx, len(bs))
 	}
-	_, err = a.storeEndRun(ctx, bs, status, now)
+	_, err = a.storeEndRun(ctx, bs, status, a.runUsage(), now)
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}

@@ -166,9 +166,9 @@ type Runner struct {
 
 	mu       sync.Mutex
 	closed   bool
-	active   map[string]*activeRun // by run id
-	sessions map[store.SessionKey]*sessionSlot
-	runs     sync.WaitGroup // accepted invocations (Run calls in progress and run goroutines)
+	active   map[string]*activeRun              // by run id
+	sessions store.KeyedMutex[store.SessionKey] // one run of a session at a time
+	runs     sync.WaitGroup                     // accepted invocations (Run calls in progress and run goroutines)
 
 	stop     context.Context // canceled when Close stops waiting for runs
 	stopRuns context.CancelFunc
@@ -221,7 +221,7 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 		st: cfg.Store, cur: &program{m: m, prog: cfg.Program, hash: hex.EncodeToString(hash[:]), data: data},
 		clock: cfg.Clock, ent: cfg.Entropy, ids: newULIDGen(cfg.Clock, cfg.Entropy),
 		log: cfg.Logger, app: cfg.App, policy: cfg.SessionPolicy, opts: cfg, models: cfg.Models, obs: cfg.Observer,
-		active: map[string]*activeRun{}, sessions: map[store.SessionKey]*sessionSlot{},
+		active: map[string]*activeRun{},
 	}
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
@@ -340,7 +340,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 			if lease.Key != "" {
 				r.own.release(key)
 			}
-			r.release(key, slot)
+			slot()
 		}
 	}()
 	if r.own != nil {
@@ -372,7 +372,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
 			return nil, err
 		}
-		if err := ar.seedBudget(ctx); err != nil {
+		if err := ar.seedUsage(ctx); err != nil {
 			return nil, err
 		}
 		if r.own != nil {
@@ -501,38 +501,24 @@ func (r *Runner) Close(ctx context.Context) error {
 	return err
 }
 
-// sessionSlot admits one run of a session at a time: a token channel of
-// capacity one (send to take it; FIFO among waiters). refs counts holders
-// and waiters so that an idle slot is dropped from the map.
-type sessionSlot struct {
-	token chan struct{}
-	refs  int
-}
-
-func (r *Runner) acquire(ctx context.Context, key store.SessionKey) (*sessionSlot, error) {
-	r.mu.Lock()
-	s := r.sessions[key]
-	if s == nil {
-		s = &sessionSlot{token: make(chan struct{}, 1)}
-		r.sessions[key] = s
-	}
-	s.refs++
-	r.mu.Unlock()
+// acquire takes the session's slot, which admits one run of a session at
+// a time, and returns its release: at once or ErrSessionBusy under
+// SessionReject; under SessionWait in turn (FIFO), until ctx is done or
+// the Runner closes.
+func (r *Runner) acquire(ctx context.Context, key store.SessionKey) (release func(), err error) {
 	if r.policy == SessionWait {
-		select {
-		case s.token <- struct{}{}:
-		case <-ctx.Done():
-			r.unref(key, s)
-			return nil, ctx.Err()
-		case <-r.stop.Done():
-			r.unref(key, s)
-			return nil, ErrClosed
+		wctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(r.stop, cancel)()
+		if release, err = r.sessions.LockContext(wctx, key); err != nil {
+			if ctx.Err() == nil {
+				return nil, ErrClosed // r.stop canceled the wait
+			}
+			return nil, err
 		}
 	} else {
-		select {
-		case s.token <- struct{}{}:
-		default:
-			r.unref(key, s)
+		var ok bool
+		if release, ok = r.sessions.TryLock(key); !ok {
 			return nil, fmt.Errorf("%w: %s", ErrSessionBusy, key)
 		}
 	}
@@ -540,24 +526,10 @@ func (r *Runner) acquire(ctx context.Context, key store.SessionKey) (*sessionSlo
 	closed := r.closed
 	r.mu.Unlock()
 	if closed {
-		r.release(key, s)
+		release()
 		return nil, ErrClosed
 	}
-	return s, nil
-}
-
-func (r *Runner) release(key store.SessionKey, s *sessionSlot) {
-	<-s.token
-	r.unref(key, s)
-}
-
-func (r *Runner) unref(key store.SessionKey, s *sessionSlot) {
-	r.mu.Lock()
-	s.refs--
-	if s.refs == 0 && r.sessions[key] == s {
-		delete(r.sessions, key)
-	}
-	r.mu.Unlock()
+	return release, nil
 }
 
 // inputValue converts the invocation's text to graph gi's input field: a
@@ -570,8 +542,22 @@ func (r *Runner) inputValue(gi int, text string) (types.Value, error) {
 	return r.cur.inputValue(gi, text)
 }
 
-// inputValue is Runner.inputValue over p.
+// inputValue is Runner.inputValue over p; an input longer than its
+// field's list size (spec/language.md §9.1) is an invalid invocation.
 func (p *program) inputValue(gi int, text string) (types.Value, error) {
+	v, err := p.decodeInput(gi, text)
+	if err != nil || v.IsNull() {
+		return v, err
+	}
+	g := &p.prog.Graphs[gi]
+	if err := p.prog.States[g.State].Fields[g.Input].CheckSize(v); err != nil {
+		return types.Value{}, fmt.Errorf("%w: input: %v", ErrInvalidInvocation, err)
+	}
+	return v, nil
+}
+
+// decodeInput converts the invocation's text as inputValue describes.
+func (p *program) decodeInput(gi int, text string) (types.Value, error) {
 	g := &p.prog.Graphs[gi]
 	if g.Input == bytecode.None || text == "" {
 		return types.Value{}, nil

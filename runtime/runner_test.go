@@ -433,6 +433,10 @@ func TestCancelMidRun(t *testing.T) {
 		if got := f.runStatus(runID); got != store.RunCanceled {
 			t.Fatalf("run status %s", got)
 		}
+		// The canceled call returned nothing: the record counts no call.
+		if run, err := f.st.GetRun(ctx, runID); err != nil || run.Usage != (store.RunUsage{}) {
+			t.Fatalf("canceled run's usage %+v, %v", run.Usage, err)
+		}
 		// No half-written step: the last checkpoint is the tool step (2),
 		// the llm step left nothing, and the ledger has no event of it.
 		cp, err := f.st.LatestCheckpoint(ctx, runID)
@@ -457,6 +461,9 @@ func TestCancelMidRun(t *testing.T) {
 		evs2 := f.collect(ctx, Invocation{User: "u", Session: "s", Resume: &ResumeRequest{Run: runID}})
 		if fin := last(evs2); fin.Status != StatusInterrupted {
 			t.Fatalf("resumed run ended %s; %v", fin.Status, kinds(evs2))
+		}
+		if run, err := f.st.GetRun(ctx, runID); err != nil || run.Usage.ModelCalls != 1 || run.Status != store.RunInterrupted {
+			t.Fatalf("resumed run's record %+v, %v; want 1 model call", run, err)
 		}
 		if f.tool.calls.Load() != 1 {
 			t.Errorf("the tool ran %d times", f.tool.calls.Load())
@@ -521,16 +528,24 @@ func TestSessionBusy(t *testing.T) {
 	}
 }
 
-func TestSessionWait(t *testing.T) {
+// waitingSession starts run "one" of session u/s on a SessionWait Runner
+// and returns once it is blocked in its model, which answers when release
+// is closed.
+func waitingSession(t *testing.T) (f *fixture, ch1 <-chan *Event, release chan struct{}) {
 	model, entered, release := blockingModel()
 	p := buildProgram(t, progOpts{noInterrupt: true})
-	f := newFixture(t, backends[0].open(t), p, model, nil, func(c *RunnerConfig) { c.SessionPolicy = SessionWait })
-	ctx := context.Background()
-	ch1, err := f.r.Run(ctx, Invocation{User: "u", Session: "s", Input: "one"})
+	f = newFixture(t, backends[0].open(t), p, model, nil, func(c *RunnerConfig) { c.SessionPolicy = SessionWait })
+	ch1, err := f.r.Run(context.Background(), Invocation{User: "u", Session: "s", Input: "one"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-entered
+	return f, ch1, release
+}
+
+func TestSessionWait(t *testing.T) {
+	f, ch1, release := waitingSession(t)
+	ctx := context.Background()
 	// A waiter gives up with its context.
 	wctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
 	defer cancel()
@@ -564,6 +579,25 @@ func TestSessionWait(t *testing.T) {
 	if strings.Join(inputs, ",") != "one,two" {
 		t.Fatalf("inputs %v", inputs)
 	}
+}
+
+// TestSessionWaitClose: a run waiting for its session's slot gives up
+// with ErrClosed when Close stops waiting for the runs.
+func TestSessionWaitClose(t *testing.T) {
+	f, ch1, _ := waitingSession(t)
+	ctx := context.Background()
+	waited := make(chan error, 1)
+	go func() {
+		_, err := f.r.Run(ctx, Invocation{User: "u", Session: "s", Input: "two"})
+		waited <- err
+	}()
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_ = f.r.Close(cctx) // gives up on the blocked run: its deadline passes
+	if err := <-waited; !errors.Is(err, ErrClosed) {
+		t.Fatalf("waiter: %v, want ErrClosed", err)
+	}
+	drain(t, ch1)
 }
 
 func TestManySessionsConcurrently(t *testing.T) {

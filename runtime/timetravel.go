@@ -104,7 +104,8 @@ func LatestStateAt(ctx context.Context, st store.Checkpoints, prog *bytecode.Pro
 	return StateAt(ctx, st, prog, run, latest.Step)
 }
 
-// ErrBadEdit marks a fork edit that names no field or does not fit its type.
+// ErrBadEdit marks a fork edit that names no field, does not fit its type,
+// or is a list longer than its field's size.
 var ErrBadEdit = errors.New("runtime: bad state edit")
 
 // ForkRequest forks a run at a step.
@@ -112,7 +113,7 @@ type ForkRequest struct {
 	Run  string
 	Step uint64
 	// Set replaces fields by name with JSON values (checked against each
-	// field's type).
+	// field's type and list size).
 	Set map[string]json.RawMessage
 	// ProgramHash, when set, must equal the run's (else ErrNotResumable
 	// naming both).
@@ -158,6 +159,9 @@ func Fork(ctx context.Context, st store.Store, prog *bytecode.Program, req ForkR
 		v, err := types.FromJSON(ss.Fields[i].Type, req.Set[name])
 		if err != nil {
 			return store.Run{}, fmt.Errorf("%w: %s = %s does not fit %s: %v", ErrBadEdit, name, req.Set[name], ss.Fields[i].Type, err)
+		}
+		if err := prog.States[prog.Graphs[ss.Graph].State].Fields[i].CheckSize(v); err != nil {
+			return store.Run{}, fmt.Errorf("%w: %v", ErrBadEdit, err) // the list size holds (spec/language.md §9.1)
 		}
 		ss.Fields[i].Value = v
 	}

@@ -2,12 +2,14 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 )
@@ -128,5 +130,31 @@ func TestRunnerStateMethods(t *testing.T) {
 	}
 	if _, err := f.r.LookupRun(ctx, runID); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestForkHoldsListSizes: a fork's edit may not set a list longer than its
+// field's size (spec/language.md §9.1); within the size it forks.
+func TestForkHoldsListSizes(t *testing.T) {
+	ctx := context.Background()
+	prog := runtimetest.CompileSource(t, "sized.agent", `workflow sized
+state S { xs: list<string> max 2 = [], ok: bool = false }
+graph g(S) input xs {
+  node ask = interrupt "OK?" returns bool into ok
+  start -> ask
+  ask -> end
+}
+`)
+	st := memory.New()
+	f := newFixture(t, st, prog, nil, nil, nil)
+	runID := runIDOf(t, f.collect(ctx, Invocation{User: "u1", Session: "s1", Input: `["a"]`}))
+	req := ForkRequest{Run: runID, Step: 0, Clock: &testClock{}, Entropy: &testEntropy{}}
+	req.Set = map[string]json.RawMessage{"xs": json.RawMessage(`["a", "b", "c"]`)}
+	if _, err := Fork(ctx, st, prog, req); !errors.Is(err, ErrBadEdit) || !strings.Contains(err.Error(), "field xs: a list of 3 elements, past its max of 2") {
+		t.Errorf("fork past the size: %v", err)
+	}
+	req.Set = map[string]json.RawMessage{"xs": json.RawMessage(`["a", "b"]`)}
+	if _, err := Fork(ctx, st, prog, req); err != nil {
+		t.Errorf("fork within the size: %v", err)
 	}
 }

@@ -42,6 +42,7 @@ type graphInfo struct {
 	g          *bytecode.Graph
 	schemaHash [32]byte
 	fields     []bytecode.StateField
+	sized      bool // some field declares a list size
 	fieldTypes []*types.Type
 	elemTypes  []*types.Type // append fields: the element type, else nil
 	defaults   []types.Value // initial state: defaults, null where none
@@ -178,6 +179,9 @@ func (m *Machine) loadGraph(gi int, stateHashes [][32]byte) error {
 		}
 		if f.Name == ErrorField {
 			info.errorField = i
+		}
+		if f.MaxLen != 0 {
+			info.sized = true
 		}
 	}
 	nn := len(g.Nodes)

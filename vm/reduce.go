@@ -53,11 +53,55 @@ func (r *run) apply(w write) *Error {
 	if msg != "" {
 		return &Error{Kind: KindEval, Message: "field " + fd.Name + ": " + msg}
 	}
+	if err := fd.CheckSize(nv); err != nil {
+		// merge checked the node's writes (sizeError); this holds the size
+		// on every other write too.
+		return &Error{Kind: KindEval, Message: err.Error(), Err: err}
+	}
 	if nv == old {
 		return nil
 	}
 	r.state[f] = nv
 	r.record(fd.Reducer, old, w, nv)
+	return nil
+}
+
+// sizeError is the failure of node ni when its writes, applied in order,
+// would leave a list field longer than its declared size (spec/language.md
+// §9.1). merge checks before it applies any write, so the node fails as a
+// whole, nothing of it is written, and its catch route takes the error.
+func (r *run) sizeError(ni int32, tasks []task) *Error {
+	if !r.g.sized {
+		return nil
+	}
+	var lens map[int32]int // the lengths the writes so far would leave
+	for i := range tasks {
+		for _, w := range tasks[i].out.writes {
+			fd := &r.g.fields[w.field]
+			if fd.MaxLen == 0 {
+				continue
+			}
+			n, ok := lens[w.field]
+			if !ok {
+				n = max(r.state[w.field].Len(), 0)
+			}
+			switch {
+			case fd.Reducer == bytecode.ReduceAppend && w.one:
+				n++
+			case fd.Reducer == bytecode.ReduceAppend:
+				n += max(w.value.Len(), 0)
+			default:
+				n = max(w.value.Len(), 0)
+			}
+			if err := fd.CheckLen(n); err != nil {
+				return &Error{Kind: KindEval, Message: err.Error(), Node: r.paths[ni], Err: err}
+			}
+			if lens == nil {
+				lens = map[int32]int{}
+			}
+			lens[w.field] = n
+		}
+	}
 	return nil
 }
 

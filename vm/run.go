@@ -230,6 +230,9 @@ func (r *run) init() error {
 		if err != nil {
 			return fmt.Errorf("vm: %s for field %s: %w", what, g.fields[f].Name, err)
 		}
+		if err := g.fields[f].CheckSize(c); err != nil {
+			return fmt.Errorf("vm: %s: %w", what, err)
+		}
 		r.state[f] = c
 		return nil
 	}

@@ -853,6 +853,9 @@ func (r *run) merge(s uint64, pl *nodePlan) *Error {
 			}
 		}
 	}
+	if fail == nil {
+		fail = r.sizeError(ni, tasks)
+	}
 	if fail != nil {
 		r.emit(Event{Kind: EventNodeFailed, Step: s, Node: r.paths[ni], Err: fail})
 		if nd.Catch == bytecode.None || !catchable(fail.Kind) {

@@ -116,6 +116,8 @@ func sectionEmpty(p *Program, id int) bool {
 		return len(p.Tests) == 0
 	case secBudgets:
 		return budgetsEmpty(p)
+	case secSizes:
+		return sizesEmpty(p)
 	}
 	return true
 }
@@ -415,6 +417,8 @@ func (r *reader) section(p *Program, id int) {
 		p.Tests = list(r, 9+spanMin, (*reader).test)
 	case secBudgets:
 		r.budgets(p)
+	case secSizes:
+		r.sizes(p)
 	}
 }
 

@@ -183,6 +183,9 @@ func (d *disasm) header() {
 		d.printf("state %d %s schema sha256:%s\n", i, s.Name, hex.EncodeToString(s.Hash[:]))
 		for j, f := range s.Fields {
 			d.printf("  %-3d %s %s", j, f.Name, d.typeStr(f.Type))
+			if f.MaxLen != 0 {
+				d.printf(" max %d", f.MaxLen)
+			}
 			if f.HasDefault {
 				d.printf(" = %s", d.constStr(f.Default))
 			}

@@ -61,6 +61,7 @@ package bytecode
 //	              list(expect) list(attr) span .
 //	   expect   = byte(kind) opt(code) uvarint(first) uvarint(then) span .
 //	15 budgets  = limits(serve) list(budget) .       budget.go
+//	16 sizes    = list(uvarint(state) uvarint(field) uvarint(max)) .   sizes.go
 //
 // Within a node only the body of its kind is encoded; Encode rejects a Node
 // (or ToolImpl, or Attr) whose other parts are not zero, so that nothing is
@@ -94,6 +95,7 @@ const (
 	secServe
 	secTests
 	secBudgets
+	secSizes
 	secEnd
 )
 
@@ -113,6 +115,7 @@ var sectionNames = [...]string{
 	secServe:    "serve",
 	secTests:    "tests",
 	secBudgets:  "budgets",
+	secSizes:    "sizes",
 }
 
 const headerLen = len(Magic) + 2
@@ -201,6 +204,7 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 		{secServe, p.Serve == nil, func(w *writer) error { return w.serve(p.Serve) }},
 		{secTests, len(p.Tests) == 0, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
 		{secBudgets, budgetsEmpty(p), func(w *writer) error { return w.budgets(p) }},
+		{secSizes, sizesEmpty(p), func(w *writer) error { return w.sizes(p) }},
 	}
 	var body writer
 	for _, s := range sections {
@@ -228,7 +232,8 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 }
 
 // StateHash returns the hash of state schema i: SHA-256 over its fields'
-// names, canonical types, defaults and reducers, in order. Names of the
+// names, canonical types, defaults and reducers, in order, then the list
+// sizes if any field has one. Names of the
 // schema itself and source spans do not count, so that renaming the schema
 // or editing unrelated lines keeps checkpoints compatible.
 func StateHash(p *Program, i int) ([32]byte, error) {
@@ -258,6 +263,24 @@ func StateHash(p *Program, i int) ([32]byte, error) {
 			}
 		}
 		w.buf = append(w.buf, byte(f.Reducer))
+	}
+	// Sizes follow the fields, only when some field has one: the hash of a
+	// schema without sizes is what it was before sizes existed.
+	n := 0
+	for _, f := range s.Fields {
+		if f.MaxLen != 0 {
+			n++
+		}
+	}
+	if n > 0 {
+		w.str("sizes")
+		w.u(n)
+		for j, f := range s.Fields {
+			if f.MaxLen != 0 {
+				w.u(j)
+				w.u32(f.MaxLen)
+			}
+		}
 	}
 	return sha256.Sum256(w.buf), nil
 }

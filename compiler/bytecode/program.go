@@ -117,6 +117,7 @@ type StateField struct {
 	HasDefault bool
 	Default    uint32 // Consts index; meaningful only when HasDefault
 	Reducer    Reducer
+	MaxLen     uint32 // the declared size of a list field (`max N`), 0 if none; section 16
 	Span       Span
 }
 

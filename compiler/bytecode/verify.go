@@ -155,6 +155,7 @@ func (v *verifier) program() {
 		v.test(&p.Tests[i])
 	}
 	v.budgets()
+	v.sizes()
 }
 
 // unique reports empty and repeated names in a table.

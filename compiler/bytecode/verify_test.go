@@ -235,6 +235,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(mustEncode(f, supportProgram(f)))
 	f.Add(mustEncode(f, &Program{}))
 	f.Add(mustEncode(f, genProgram(f, 20)))
+	f.Add(mustEncode(f, sizedProgram(f)))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if p, err := Decode(b); err == nil {
 			check(t, p, b)

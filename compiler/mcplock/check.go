@@ -3,6 +3,7 @@ package mcplock
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -191,7 +192,7 @@ func kindTypes(t *types.Type) []string {
 // types jsonTypes.
 func overlaps(t *types.Type, jsonTypes []string) bool {
 	for _, k := range kindTypes(t) {
-		if contains(jsonTypes, k) {
+		if slices.Contains(jsonTypes, k) {
 			return true
 		}
 	}
@@ -266,7 +267,7 @@ func fitsObject(t *types.Type, s map[string]any, path string, depth int) (string
 	if enum, ok := s["enum"].([]any); ok {
 		if lits := t.Literals(); t.Kind() == types.KindEnum {
 			for _, l := range lits {
-				if !inEnum(enum, l) {
+				if !slices.Contains(enum, any(l)) {
 					return path, fmt.Sprintf("%s may be %q, which the server does not accept (one of %s)", path, l, enumText(enum))
 				}
 			}
@@ -274,30 +275,17 @@ func fitsObject(t *types.Type, s map[string]any, path string, depth int) (string
 			return path, fmt.Sprintf("%s is any string, the server accepts only %s", path, enumText(enum))
 		}
 	}
-	switch t.Kind() {
-	case types.KindList, types.KindMessages:
-		if items, ok := s["items"]; ok {
-			return fits(t.Elem(), items, path+"[]", depth+1)
+	if at, msg := descend(t, s, path, func(t *types.Type, s any, path string) (string, string) {
+		return fits(t, s, path, depth+1)
+	}, func(_ types.Field, at string) (string, string) {
+		if closed(s) {
+			return at, fmt.Sprintf("the server has no member %s", at)
 		}
-	case types.KindMap:
-		if ap, ok := s["additionalProperties"]; ok {
-			return fits(t.Elem(), ap, path+"{}", depth+1)
-		}
-	case types.KindRecord:
-		props := properties(s)
-		for i := range t.NumFields() {
-			f := t.Field(i)
-			p, ok := props[f.Name]
-			if !ok {
-				if closed(s) {
-					return join(path, f.Name), fmt.Sprintf("the server has no member %s", join(path, f.Name))
-				}
-				continue
-			}
-			if at, msg := fits(f.Type, p, join(path, f.Name), depth+1); msg != "" {
-				return at, msg
-			}
-		}
+		return "", ""
+	}); msg != "" {
+		return at, msg
+	}
+	if t.Kind() == types.KindRecord {
 		for _, r := range RequiredArgs(s) {
 			if t.FieldIndex(r) < 0 {
 				return join(path, r), fmt.Sprintf("the server requires %s, which %s does not have", join(path, r), t)
@@ -327,27 +315,44 @@ func produces(s any, t *types.Type, path string, depth int) (string, string) {
 	if have := nonNull(jsonTypes(m)); len(have) > 0 && !overlaps(t, have) {
 		return path, fmt.Sprintf("%s is %s, the server returns %s", where, t, strings.Join(have, " | "))
 	}
+	props := properties(m)
+	return descend(t, m, path, func(t *types.Type, s any, path string) (string, string) {
+		return produces(s, t, path, depth+1)
+	}, func(f types.Field, at string) (string, string) {
+		if props != nil && !f.HasDefault && !f.Type.Nullable() {
+			return at, fmt.Sprintf("%s needs member %s, which the server's output does not have", where, at)
+		}
+		return "", ""
+	})
+}
+
+// descend pairs t's parts with the subschemas of s that describe them (a
+// list's or messages' items, a map's additionalProperties, a record's
+// properties) and checks each with check, stopping at the first problem;
+// missing decides a record field that s has no property for.
+func descend(t *types.Type, s map[string]any, path string,
+	check func(t *types.Type, s any, path string) (string, string),
+	missing func(f types.Field, path string) (string, string)) (string, string) {
 	switch t.Kind() {
 	case types.KindList, types.KindMessages:
-		if items, ok := m["items"]; ok {
-			return produces(items, t.Elem(), path+"[]", depth+1)
+		if items, ok := s["items"]; ok {
+			return check(t.Elem(), items, path+"[]")
 		}
 	case types.KindMap:
-		if ap, ok := m["additionalProperties"]; ok {
-			return produces(ap, t.Elem(), path+"{}", depth+1)
+		if ap, ok := s["additionalProperties"]; ok {
+			return check(t.Elem(), ap, path+"{}")
 		}
 	case types.KindRecord:
-		props := properties(m)
+		props := properties(s)
 		for i := range t.NumFields() {
 			f := t.Field(i)
-			p, ok := props[f.Name]
-			if !ok {
-				if props != nil && !f.HasDefault && !f.Type.Nullable() {
-					return join(path, f.Name), fmt.Sprintf("%s needs member %s, which the server's output does not have", where, join(path, f.Name))
-				}
-				continue
+			var at, msg string
+			if p, ok := props[f.Name]; ok {
+				at, msg = check(f.Type, p, join(path, f.Name))
+			} else {
+				at, msg = missing(f, join(path, f.Name))
 			}
-			if at, msg := produces(p, f.Type, join(path, f.Name), depth+1); msg != "" {
+			if msg != "" {
 				return at, msg
 			}
 		}
@@ -397,25 +402,7 @@ func acceptsNull(s any, depth int) bool {
 		}
 	}
 	ts := jsonTypes(m)
-	return len(ts) == 0 || contains(ts, "null")
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func inEnum(enum []any, s string) bool {
-	for _, e := range enum {
-		if e == s {
-			return true
-		}
-	}
-	return false
+	return len(ts) == 0 || slices.Contains(ts, "null")
 }
 
 func enumText(enum []any) string {

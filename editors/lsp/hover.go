@@ -24,6 +24,9 @@ func describe(info *compiler.Info, t *target) string {
 	case compiler.RefField:
 		f := t.ref.Field
 		line := fmt.Sprintf("%s: %s", f.Name, typeString(f.Type))
+		if f.MaxLen > 0 {
+			line += fmt.Sprintf(" max %d", f.MaxLen)
+		}
 		if f.Default != nil {
 			line += " = " + compiler.ExprText(f.Default)
 		}

@@ -578,30 +578,38 @@ func TestClosedImportDiagnostics(t *testing.T) {
 	}
 }
 
-// Hover on a record field selector walks the checked type of the chain.
+// Hover on a record field selector walks the checked type of the chain;
+// on a state field it shows the field's list size.
 func TestSelectorHover(t *testing.T) {
 	root, _ := exampleFiles(t)
 	c := newClient(t, root)
-	path := filepath.Join(root, "examples", "expense", "expense.agent")
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src := string(b)
-	uri := c.open(path, src)
-	c.sync()
+	type doc struct{ uri, src string }
+	docs := map[string]doc{}
 	tests := []struct {
-		needle string
-		delta  int
-		want   []string
+		file, needle string
+		delta        int
+		want         []string
 	}{
-		{"claim.category }", len("claim."), []string{"category: Category", "field of type `Claim`"}},
-		{"claim.currency", len("claim."), []string{`currency: string = "EUR"`}},
-		{"manager.decision", len("manager.d"), []string{`decision: "approve" | "reject"`, "field of type `Approval`"}},
+		{"expense/expense.agent", "claim.category }", len("claim."), []string{"category: Category", "field of type `Claim`"}},
+		{"expense/expense.agent", "claim.currency", len("claim."), []string{`currency: string = "EUR"`}},
+		{"expense/expense.agent", "manager.decision", len("manager.d"), []string{`decision: "approve" | "reject"`, "field of type `Approval`"}},
+		{"digest/digest.agent", "in links", len("in "), []string{"links: list<string> max 10 = []", "field of state `Reading`"}},
 	}
 	for _, tc := range tests {
+		d, ok := docs[tc.file]
+		if !ok {
+			path := filepath.Join(root, "examples", filepath.FromSlash(tc.file))
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d = doc{src: string(b)}
+			d.uri = c.open(path, d.src)
+			c.sync()
+			docs[tc.file] = d
+		}
 		var h *Hover
-		c.request("textDocument/hover", textDocumentPositionParams{TextDocument: textDocumentIdentifier{URI: uri}, Position: pos(t, src, tc.needle, 0, tc.delta)}, &h)
+		c.request("textDocument/hover", textDocumentPositionParams{TextDocument: textDocumentIdentifier{URI: d.uri}, Position: pos(t, d.src, tc.needle, 0, tc.delta)}, &h)
 		if h == nil {
 			t.Errorf("%s: no hover", tc.needle)
 			continue

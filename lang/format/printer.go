@@ -584,7 +584,7 @@ func (p *printer) recordType(r *syntax.RecordType) {
 	inlineSeq(p, r, "{}", r.Fields, "field", alignField, false, p.field)
 }
 
-// field prints name: T = default reduce r; expanded fields are written
+// field prints name: T max N = default reduce r; expanded fields are written
 // name : T so their colons align.
 func (p *printer) field(f *syntax.Field, expanded bool) {
 	p.ident(f.Name, "field name")
@@ -595,6 +595,10 @@ func (p *printer) field(f *syntax.Field, expanded bool) {
 	p.kw(":")
 	p.sp()
 	p.typ(f.Type)
+	if f.Max != nil {
+		p.spacedKw("max")
+		p.intLit(f.Max)
+	}
 	if f.Default != nil {
 		p.spacedKw("=")
 		p.expr(f.Default)

@@ -11,6 +11,7 @@ func TestAmbiguousPrefixes(t *testing.T) {
 		`test "t" { model = fast model fast replay "f.yaml" tool cert replay "t.yaml" run = g }`,
 		`tool t { input = 3 input { a: string } output list<string>? run = http { url = "x" } }`,
 		`type T = "a" | "b"`,
+		`state S { xs: list<string> max 5 = [] reduce append max: int ys: list<int>? max 2 }`,
 		`type R { a: ("x" | "y")?, b: map<list<int>>, c: { d: string } }`,
 		`serve { a2a { path = "/a2a" } agui = "/agui", openai { model = "m" } }`,
 		`graph g(S) { node a = map x in xs concurrency 2 { tool t { q = x } retry 2 on [timeout, unavailable] timeout 1s } cache ttl 1h into ys a -> end when not (x in xs) and y not in z or -n < 3 * (2 + 1) % 2 }`,

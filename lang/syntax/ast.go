@@ -375,13 +375,16 @@ type Attr struct {
 
 // Field is a typed field of a state or record type.
 //
-//	Field = Ident ":" Type ( "=" Expr )? ( "reduce" Ident )? ","? .
+//	Field = Ident ":" Type ( "max" IntLit )? ( "=" Expr )? ( "reduce" Ident )? ","? .
+//
+// Max is a list field's size (spec/language.md §9.1).
 type Field struct {
 	At
-	Name    *Ident `parser:"@@ \":\""`
-	Type    *Type  `parser:"@@"`
-	Default *Expr  `parser:"( \"=\" @@ )?"`
-	Reduce  *Ident `parser:"( \"reduce\" @@ )? \",\"?"`
+	Name    *Ident  `parser:"@@ \":\""`
+	Type    *Type   `parser:"@@"`
+	Max     *IntLit `parser:"( \"max\" @@ )?"`
+	Default *Expr   `parser:"( \"=\" @@ )?"`
+	Reduce  *Ident  `parser:"( \"reduce\" @@ )? \",\"?"`
 }
 
 // Type is a type expression: an enum of string literals, or a single type

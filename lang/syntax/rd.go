@@ -1273,7 +1273,7 @@ func (p *rdParser) attr() *Attr {
 	return n
 }
 
-// Field = Ident ":" Type ( "=" Expr )? ( "reduce" Ident )? ","? .
+// Field = Ident ":" Type ( "max" IntLit )? ( "=" Expr )? ( "reduce" Ident )? ","? .
 func (p *rdParser) field() *Field {
 	start := p.i
 	name := p.ident()
@@ -1287,6 +1287,12 @@ func (p *rdParser) field() *Field {
 	n := p.alloc.field()
 	n.Name, n.Type = name, t
 	opt := p.i
+	if p.lit("max") {
+		if n.Max = p.intLit(); n.Max == nil {
+			p.soft(opt) // "max" starts the next field ("max: int")
+		}
+	}
+	opt = p.i
 	if p.lit("=") {
 		if n.Default = p.expr(); n.Default == nil && !p.soft(opt) {
 			return nil

@@ -115,6 +115,8 @@ var edgeCases = []string{
 	`tool t { output "a" | "b" }`, `tool t { input }`, `tool t { output = x, input = y }`, `tool t { input { a: int }? }`,
 	`skill s from "x"`, `skill s from "x" { a = 1 }`, `skill s "x"`, `skill s from x`,
 	`state S {}`, `state S { a: int, b: list<string> reduce append c: T? = null }`, `state S { a: int reduce }`, `state S { a: int = }`,
+	`state S { a: list<int> max 3 = [] reduce append, b: list<T>? max 1 }`, `state S { a: list<int> max: int }`, `state S { a: list<int> max }`,
+	`state S { a: list<int> max -1 }`, `state S { a: list<int> max 1.5 }`, `state S { a: list<int> max "x" = [] }`, `type T { a: list<int> max 2 }`,
 	`agent a llm {}`, `agent a llm "doc" { model = fast }`, `agent a { }`, `agent a llm "doc"`,
 	`graph g(S) {}`, `graph g(S) input q output r "doc" {}`, `graph g(S) output r {}`, `graph g(S) input {}`,
 	`graph g(S) input q output {}`, `graph g S {}`, `graph g() {}`,
@@ -1504,6 +1506,14 @@ func (g *gen) field() {
 	g.ident()
 	g.p(":")
 	g.typ()
+	if g.chance(3) {
+		g.kw("max")
+		if g.chance(4) {
+			g.p(":") // a next field named max
+		} else {
+			g.emit(tokInt, "5")
+		}
+	}
 	if g.chance(3) {
 		g.p("=")
 		g.expr()

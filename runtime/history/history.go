@@ -117,9 +117,9 @@ type Service struct {
 	noRecallElision bool
 	counter         func(string) *Counter
 	elsewhere       func(context.Context, runtime.ContextCall) bool
-	pols            []AgentPolicies // by program agent index
-	agents          map[string]int  // llm agent name → index
-	locks           keyedLock
+	pols            []AgentPolicies          // by program agent index
+	agents          map[string]int           // llm agent name → index
+	locks           store.KeyedMutex[string] // one summary pass per session and filter key
 	cache           *runtime.LedgerCache
 
 	machine *vm.Machine // evaluates trigger chunks; nil when no policy has one
@@ -141,7 +141,7 @@ func New(cfg Config) (*Service, error) {
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
 		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, obs: cfg.Observer, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, deferFirst: !cfg.EagerFirstSummary, counter: cfg.Counter,
 		elsewhere: cfg.RecallElsewhere, noRecallElision: cfg.NoRecallElision,
-		agents: map[string]int{}, pending: map[string]map[string]int{}, locks: keyedLock{m: map[string]*lockEntry{}}}
+		agents: map[string]int{}, pending: map[string]map[string]int{}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {
 		cacheSessions = DefaultCacheSessions
@@ -401,42 +401,6 @@ func (s *Service) takePending(run string) map[string]int {
 	m := s.pending[run]
 	delete(s.pending, run)
 	return m
-}
-
-// keyedLock is a per-key mutex that honours cancellation.
-type keyedLock struct {
-	mu sync.Mutex
-	m  map[string]*lockEntry
-}
-
-type lockEntry struct {
-	ch   chan struct{}
-	refs int
-}
-
-func (l *keyedLock) lock(ctx context.Context, key string) (func(), error) {
-	l.mu.Lock()
-	e := l.m[key]
-	if e == nil {
-		e = &lockEntry{ch: make(chan struct{}, 1)}
-		l.m[key] = e
-	}
-	e.refs++
-	l.mu.Unlock()
-	release := func() {
-		l.mu.Lock()
-		if e.refs--; e.refs == 0 {
-			delete(l.m, key)
-		}
-		l.mu.Unlock()
-	}
-	select {
-	case e.ch <- struct{}{}:
-		return func() { <-e.ch; release() }, nil
-	case <-ctx.Done():
-		release()
-		return nil, ctx.Err()
-	}
 }
 
 // HasSummaries reports whether an agent of the program has a summary

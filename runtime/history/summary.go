@@ -126,7 +126,7 @@ var errLeaseHeld = errors.New("history: summary lease held by another process")
 // lease is renewed every third of its TTL while f runs (a long summarizer
 // call does not lose it), and f confirms it before writing (g.confirm).
 func (s *Service) withSummaryLease(ctx context.Context, sess store.SessionKey, filterKey string, f func(g *leaseGuard) error) error {
-	unlock, err := s.locks.lock(ctx, sess.String()+"\x00"+filterKey)
+	unlock, err := s.locks.LockContext(ctx, sess.String()+"\x00"+filterKey)
 	if err != nil {
 		return fmt.Errorf("history: summary of %s %q: %w", sess, filterKey, err)
 	}

@@ -1,6 +1,8 @@
 package store
 
 import (
+	"context"
+	"errors"
 	"sync"
 	"testing"
 )
@@ -55,5 +57,39 @@ func TestKeyedMutexReusesEntries(t *testing.T) {
 	wg.Wait()
 	if n != 32 || len(l.m) != 0 || len(l.free) > keptEntries {
 		t.Errorf("n %d, entries %d, kept %d", n, len(l.m), len(l.free))
+	}
+}
+
+// TestKeyedMutexContextAndTry: LockContext and TryLock give up on a held
+// key (ctx's error; false) holding nothing, and take a free one; a
+// LockContext waiter gets the key when its holder unlocks.
+func TestKeyedMutexContextAndTry(t *testing.T) {
+	var l KeyedMutex[string]
+	unlock := l.Lock("k")
+	if _, ok := l.TryLock("k"); ok {
+		t.Fatal("TryLock took a held key")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := l.LockContext(ctx, "k"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("LockContext on a held key with a done ctx: %v", err)
+	}
+	other, ok := l.TryLock("other")
+	if !ok {
+		t.Fatal("TryLock of a free key failed")
+	}
+	other()
+	got := make(chan func())
+	go func() {
+		u, err := l.LockContext(context.Background(), "k")
+		if err != nil {
+			t.Error(err)
+		}
+		got <- u
+	}()
+	unlock()
+	(<-got)()
+	if len(l.m) != 0 {
+		t.Errorf("entries left: %d", len(l.m))
 	}
 }

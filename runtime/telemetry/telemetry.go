@@ -99,7 +99,16 @@ func (o *Observer) Start(ctx context.Context, s *runtime.SpanStart) (context.Con
 		parent = trace.ContextWithSpan(ctx, trace.SpanFromContext(s.Parent))
 	}
 	name, kind, attrs := describe(s)
-	ctx, sp.ot = o.Tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}
+	if !trace.SpanContextFromContext(parent).IsValid() {
+		to := runtime.SpanLink(parent)
+		// Work that follows a span that has ended (a run's post-run
+		// work): a trace of its own, linked to that span.
+		if sc := trace.SpanContextFromContext(to); to != nil && sc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+	}
+	ctx, sp.ot = o.Tracer.Start(parent, name, opts...)
 	return ctx, sp
 }
 

@@ -85,6 +85,7 @@ func Plan(old, new *bytecode.Program, graph string, chain []vm.StepRecord, pendi
 	}
 	if rep.Compatible() {
 		c.unassigned(state, at)
+		c.sizes(state)
 	}
 	sortIssues(rep.Issues)
 	if !rep.Compatible() {

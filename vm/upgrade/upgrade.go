@@ -9,6 +9,7 @@ package upgrade
 
 import (
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,6 +36,7 @@ const (
 	FieldUnassigned diag.Code = "U711" // a field the run never assigned is read where the run can still go
 	WaitsInside     diag.Code = "U712" // the run waits inside a sub-run or on a tool confirmation
 	TimerChanged    diag.Code = "U713" // an interrupt where a run can wait gains or loses its timeout
+	FieldTooLong    diag.Code = "U714" // a moved list holds more elements than its field's new list size
 )
 
 // Issue is one finding: what it is, and where it is in each version (a
@@ -326,13 +328,31 @@ func (c *checker) unassigned(state []types.Value, frontier []int) {
 		}
 		for ni := range c.ng.Nodes {
 			if reach[ni] && reads(c.new, &c.ng.Nodes[ni], fi) {
-				old := bytecode.Span{}
-				if j := slices.IndexFunc(c.os.Fields, func(g bytecode.StateField) bool { return g.Name == f.Name }); j >= 0 {
-					old = c.os.Fields[j].Span
-				}
-				c.errorf(FieldUnassigned, old, c.ng.Nodes[ni].Span, "state field %s is unassigned in the run, and node %s, which the run can still reach, reads it", f.Name, c.ng.Nodes[ni].Name)
+				c.errorf(FieldUnassigned, c.oldField(f.Name), c.ng.Nodes[ni].Span, "state field %s is unassigned in the run, and node %s, which the run can still reach, reads it", f.Name, c.ng.Nodes[ni].Name)
 				break
 			}
+		}
+	}
+}
+
+// oldField is the span of the old state's field name (zero when it has none).
+func (c *checker) oldField(name string) bytecode.Span {
+	if j := slices.IndexFunc(c.os.Fields, func(g bytecode.StateField) bool { return g.Name == name }); j >= 0 {
+		return c.os.Fields[j].Span
+	}
+	return bytecode.Span{}
+}
+
+// sizes checks a moved state (new's layout) against the new program's list
+// sizes (spec/language.md §9.1): the VM holds them on every input and write
+// and the compiler's bounds count on them, so a run may not bring a longer
+// list along.
+func (c *checker) sizes(state []types.Value) {
+	for fi := range c.ns.Fields {
+		f := &c.ns.Fields[fi]
+		var se *bytecode.SizeError
+		if errors.As(f.CheckSize(state[fi]), &se) {
+			c.errorf(FieldTooLong, c.oldField(f.Name), f.Span, "state field %s holds %d elements in the run, past its list size of %d in the new program", f.Name, se.Len, se.Max)
 		}
 	}
 }

@@ -204,3 +204,31 @@ func TestPlanRefusals(t *testing.T) {
 		})
 	}
 }
+
+// TestPlanListSize: a run holding three elements in xs does not move to a
+// program that sizes xs at two (U714): the VM and the compiler's bounds
+// count on the size; at three it moves.
+func TestPlanListSize(t *testing.T) {
+	src := strings.Replace(base, "  ok: bool?\n", "  ok: bool?\n  xs: list<int> = [1, 2, 3]\n", 1)
+	old := runtimetest.CompileSource(t, "w.agent", src)
+	chain := waiting(t, old)
+	for _, tc := range []struct {
+		max string
+		ok  bool
+	}{{"2", false}, {"3", true}} {
+		nw := runtimetest.CompileSource(t, "w.agent", strings.Replace(src, "xs: list<int> = [1, 2, 3]", "xs: list<int> max "+tc.max+" = []", 1))
+		rec, rep := upgrade.Plan(old, nw, "g", chain, 0)
+		if tc.ok {
+			if rec == nil {
+				t.Errorf("max %s: refused: %v", tc.max, rep.Issues)
+			}
+			continue
+		}
+		if rec != nil || !slices.Contains(codes(rep), "U714") {
+			t.Fatalf("max %s: Plan = %v, codes %v, want U714", tc.max, rec != nil, codes(rep))
+		}
+		if is := rep.Issues[0]; !strings.Contains(is.Message, "state field xs holds 3 elements in the run, past its list size of 2 in the new program") || !is.Old.IsValid() || !is.New.IsValid() {
+			t.Errorf("issue %s", is)
+		}
+	}
+}

@@ -60,8 +60,9 @@ type Config struct {
 	// (default 30 min); KeepAlive
 	// is the interval of its keep-alive comments (default 15 s).
 	Poll, StreamLimit, KeepAlive time.Duration
-	// MaxBody bounds a request body (default 4 MiB; the server's own limit
-	// applies first when it is mounted on one).
+	// MaxBody bounds a request body (default the server's default,
+	// server.Limits: 4 MiB; the server's own limit applies first when it
+	// is mounted on one).
 	MaxBody int64
 	Logger  *slog.Logger
 }
@@ -94,7 +95,7 @@ func New(cfg Config) (*Handler, error) {
 		cfg.KeepAlive = 15 * time.Second
 	}
 	if cfg.MaxBody <= 0 {
-		cfg.MaxBody = 4 << 20
+		cfg.MaxBody = server.Limits{}.WithDefaults().MaxBodyBytes
 	}
 	ic := cfg.Inspect
 	ic.Store = cfg.Store
