@@ -175,6 +175,9 @@ func modelCall(m *Model) Bound {
 	var in, outP float64
 	if p := m.Attrs.Get("price"); p != nil && p.Block != nil {
 		in, outP = priceOf(p.Block, "input"), priceOf(p.Block, "output")
+		// A prompt token costs input, or cached when the provider read it
+		// from its cache: the dearer of the two bounds it.
+		in = max(in, priceOf(p.Block, "cached"))
 	}
 	cost := max(float64(w)*in, float64(w-out)*in+float64(out)*outP) / 1e6
 	return Bound{Bounded: true, ModelCalls: 1, Tokens: w, Cost: cost, MinModelCalls: 1}

@@ -242,3 +242,41 @@ graph twice(S) input qs {
 		t.Errorf("budget 1: diagnostics %v, want one G416", ds)
 	}
 }
+
+// A prompt token may be read from the provider's cache: a cached price
+// dearer than input bounds the prompt; a cheaper one leaves input's bound.
+func TestBudgetBoundCachedPrice(t *testing.T) {
+	for _, tc := range []struct {
+		price string
+		want  float64
+	}{
+		{"input = 1, output = 10, cached = 3", (900*3 + 100*10) / 1e6},
+		{"input = 1, output = 10, cached = 0.5", (900*1 + 100*10) / 1e6},
+	} {
+		prog, ds := compileSource(t, `
+model m {
+  provider       = openai
+  name           = "x"
+  context_window = 1000
+  max_tokens     = 100
+  price { `+tc.price+` }
+}
+agent writer llm { model = m, max_turns = 1 }
+`)
+		if prog == nil {
+			t.Fatalf("%s: does not compile: %v", tc.price, ds)
+		}
+		found := false
+		for _, r := range prog.BudgetReports() {
+			if r.Runnable == "writer" {
+				found = true
+				if !near(r.Bound.Cost, tc.want) {
+					t.Errorf("%s: cost bound %v, want %v", tc.price, r.Bound.Cost, tc.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("%s: no bound for writer", tc.price)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math"
 	"strconv"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -32,19 +33,22 @@ type budgetScope struct {
 }
 
 // RunUsage is what a run's model calls used: their number, tokens and
-// cost (USD, priced models only).
+// cost (USD, priced models only; Priced says some call was priced).
 type RunUsage struct {
-	Calls uint64
-	Usage Usage
-	Cost  float64
+	Calls  uint64
+	Usage  Usage
+	Cost   float64
+	Priced bool
 }
 
 // add counts one call's usage and cost (calls are counted when admitted).
 func (u *RunUsage) add(us Usage, cost *float64) {
 	u.Usage.PromptTokens += us.PromptTokens
 	u.Usage.CompletionTokens += us.CompletionTokens
+	u.Usage.CachedTokens += us.CachedTokens
 	if cost != nil {
 		u.Cost += *cost
+		u.Priced = true
 	}
 }
 
@@ -57,6 +61,25 @@ func (u *RunUsage) addResponse(e *Event) {
 	} else {
 		u.add(Usage{}, e.Cost)
 	}
+}
+
+// record is u as the run record keeps it (a negative count, which no
+// provider reports, reads as 0).
+func (u *RunUsage) record() *store.RunUsage {
+	n := func(v int) uint64 { return uint64(max(v, 0)) }
+	cost := u.Cost
+	if !(cost >= 0) || math.IsInf(cost, 1) {
+		cost = 0
+	}
+	return &store.RunUsage{ModelCalls: u.Calls, InputTokens: n(u.Usage.PromptTokens), OutputTokens: n(u.Usage.CompletionTokens),
+		CachedTokens: n(u.Usage.CachedTokens), Cost: cost, Priced: u.Priced}
+}
+
+// RunUsageOf is the usage a run record keeps, as a RunUsage.
+func RunUsageOf(r store.RunUsage) RunUsage {
+	n := func(v uint64) int { return int(min(v, math.MaxInt)) }
+	return RunUsage{Calls: r.ModelCalls, Usage: Usage{PromptTokens: n(r.InputTokens), CompletionTokens: n(r.OutputTokens),
+		CachedTokens: n(r.CachedTokens)}, Cost: r.Cost, Priced: r.Priced}
 }
 
 func (u *RunUsage) tokens() uint64 {
@@ -74,8 +97,8 @@ func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey
 		return out, fmt.Errorf("runtime: usage of run %s: %w", run, err)
 	}
 	for _, en := range entries {
-		if !MayBeHistory(en.Data) {
-			continue
+		if k, ok := peekKind(en.Data); ok && string(k) != string(EventModelResponse) {
+			continue // decode only what may be a model response
 		}
 		e, err := DecodeEvent(en.Data)
 		if err != nil || e.Kind != EventModelResponse || e.Run != run {
@@ -97,13 +120,11 @@ func (a *activeRun) setBudget(gi int) {
 	a.budget.limits, a.budget.what = l, "the run"
 }
 
-// seedBudget counts what a resumed run used before this invocation: its
+// seedUsage counts what a resumed run used before this invocation: its
 // model calls in the ledger, and those of the tasks restored from its
-// pending writes (not yet in the ledger).
-func (a *activeRun) seedBudget(ctx context.Context) error {
-	if a.budget.limits.IsZero() {
-		return nil
-	}
+// pending writes (not yet in the ledger). The run record's usage at the
+// end of this invocation and the run's budget both start from it.
+func (a *activeRun) seedUsage(ctx context.Context) error {
 	u, err := LedgerRunUsage(ctx, a.r.st, a.key, a.id)
 	if err != nil {
 		return err
@@ -115,7 +136,7 @@ func (a *activeRun) seedBudget(ctx context.Context) error {
 			u.addResponse(e)
 		}
 	}
-	a.budget.used = u
+	a.prior, a.budget.used = u, u
 	return nil
 }
 

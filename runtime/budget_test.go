@@ -84,6 +84,15 @@ func runError(evs []*runtime.Event) *runtime.ErrorInfo {
 	return nil
 }
 
+// runUsage checks the status and usage of run's record.
+func runUsage(t *testing.T, st store.Store, run string, status store.RunStatus, want store.RunUsage) {
+	t.Helper()
+	got, err := st.GetRun(context.Background(), run)
+	if err != nil || got.Status != status || got.Usage != want {
+		t.Errorf("run record: status %s usage %+v, %v; want %s %+v", got.Status, got.Usage, err, status, want)
+	}
+}
+
 // ledgerOf returns the session's persisted events.
 func ledgerOf(t *testing.T, st store.Store, session string) []*runtime.Event {
 	t.Helper()
@@ -157,6 +166,7 @@ func TestBudgetModelCallsFailsRun(t *testing.T) {
 	if e := runError(led); calls != 2 || e == nil || e.Kind != "budget_exceeded" {
 		t.Errorf("ledger: %d model calls, run_error %+v; want 2 and budget_exceeded", calls, e)
 	}
+	runUsage(t, st, fin.Run, store.RunFailed, store.RunUsage{ModelCalls: 2, InputTokens: 120, OutputTokens: 80})
 }
 
 // The serve block's budget tightens the runnable's.
@@ -178,6 +188,7 @@ func TestBudgetCountsAcrossResume(t *testing.T) {
 	if f.Status != runtime.StatusInterrupted {
 		t.Fatalf("first invocation: %s %+v", f.Status, f.Error)
 	}
+	runUsage(t, st, f.Run, store.RunInterrupted, store.RunUsage{ModelCalls: 1, InputTokens: 60, OutputTokens: 40})
 	second := collect(t, r, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: f.Run,
 		Values: map[string]json.RawMessage{"twice/ask": json.RawMessage("true")}}})
 	fin, rerr := second[len(second)-1], runError(second)
@@ -192,6 +203,9 @@ func TestBudgetCountsAcrossResume(t *testing.T) {
 	if u.Calls != 1 || u.Usage != (runtime.Usage{PromptTokens: 60, CompletionTokens: 40}) {
 		t.Errorf("LedgerRunUsage = %+v", u)
 	}
+	// The record counts on from the first invocation (the refused call
+	// made none).
+	runUsage(t, st, f.Run, store.RunFailed, store.RunUsage{ModelCalls: 1, InputTokens: 60, OutputTokens: 40})
 }
 
 // A budget_exceeded inside a sub-run (a chain agent called by an agent

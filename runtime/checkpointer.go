@@ -67,9 +67,11 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 		}
 		sp = a.startCommit(parent, len(bs))
 	}
-	c, err := a.storeCommit(context.WithoutCancel(ctx), store.StepCommit{
-		Checkpoint: toCheckpoint(rec, &a.hashes), Events: bs, Journal: rec.Journal, Status: status,
-	})
+	sc := store.StepCommit{Checkpoint: toCheckpoint(rec, &a.hashes), Events: bs, Journal: rec.Journal, Status: status}
+	if status != "" {
+		sc.Usage = a.runUsage() // the commit that ends the invocation
+	}
+	c, err := a.storeCommit(context.WithoutCancel(ctx), sc)
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}

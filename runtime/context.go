@@ -229,21 +229,32 @@ func LoadHistory(ctx context.Context, st store.Sessions, key store.SessionKey, f
 // writes right after the id) is certainly not input, model_response or
 // tool_result.
 func MayBeHistory(data []byte) bool {
-	head := data[:min(len(data), 128)]
-	i := bytes.Index(head, []byte(`,"kind":"`))
-	if i < 0 {
+	k, ok := peekKind(data)
+	if !ok {
 		return true
 	}
-	rest := head[i+len(`,"kind":"`):]
-	j := bytes.IndexByte(rest, '"')
-	if j < 0 {
-		return true
-	}
-	switch EventKind(rest[:j]) {
+	switch EventKind(k) { // compared without a copy
 	case EventInput, EventModelResponse, EventToolResult:
 		return true
 	}
 	return false
+}
+
+// peekKind reads an encoded event's kind without decoding it (EncodeEvent
+// writes it right after the id), aliasing data; ok is false when it is not
+// found there.
+func peekKind(data []byte) (k []byte, ok bool) {
+	head := data[:min(len(data), 128)]
+	i := bytes.Index(head, []byte(`,"kind":"`))
+	if i < 0 {
+		return nil, false
+	}
+	rest := head[i+len(`,"kind":"`):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 {
+		return nil, false
+	}
+	return rest[:j], true
 }
 
 // PlainHistoryEvents bounds the plain projection (no ContextBuilder): the

@@ -4,18 +4,29 @@ import (
 	"math"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/runtime/store"
 )
 
 // Price is what a model declares it costs (its price block), in USD per
-// million tokens. Cached is read but not yet counted: Usage has no cached
-// count, so every prompt token is priced at Input (spec/language.md §5).
+// million tokens (spec/language.md §5). HasCached is whether the block
+// declares cached: without it, cached prompt tokens cost Input like the
+// others.
 type Price struct {
 	Input, Output, Cached float64
+	HasCached             bool
 }
 
-// Cost returns the cost in USD of a call with usage u.
+// Cost returns the cost in USD of a call with usage u: the prompt tokens
+// the provider read from its cache (at most the prompt) at Cached when
+// declared, the other prompt tokens at Input, completion tokens at Output.
 func (p *Price) Cost(u Usage) float64 {
-	return (float64(u.PromptTokens)*p.Input + float64(u.CompletionTokens)*p.Output) / 1e6
+	cached := min(max(u.CachedTokens, 0), u.PromptTokens)
+	cachedRate := p.Input
+	if p.HasCached {
+		cachedRate = p.Cached
+	}
+	return (float64(u.PromptTokens-cached)*p.Input + float64(cached)*cachedRate +
+		float64(u.CompletionTokens)*p.Output) / 1e6
 }
 
 // priceOf reads the price.* attributes of a model descriptor; nil when it
@@ -37,29 +48,18 @@ func priceOf(p *bytecode.Program, md *bytecode.Model) *Price {
 			*f.dst = x
 		}
 	}
+	_, pr.HasCached = bytecode.FindAttr(md.Attrs, "price.cached")
 	if !found {
 		return nil
 	}
 	return &pr
 }
 
-// runTotals sums an invocation's model calls: their usage, and the cost of
-// the priced ones.
-type runTotals struct {
-	usage  Usage
-	cost   float64
-	priced bool // some call had a price: cost is known
-}
-
 // addCall adds one model call to the invocation's totals (any goroutine).
 func (a *activeRun) addCall(u Usage, cost *float64) {
 	a.mu.Lock()
-	a.totals.usage.PromptTokens += u.PromptTokens
-	a.totals.usage.CompletionTokens += u.CompletionTokens
-	if cost != nil {
-		a.totals.cost += *cost
-		a.totals.priced = true
-	}
+	a.totals.Calls++
+	a.totals.add(u, cost)
 	a.mu.Unlock()
 }
 
@@ -69,12 +69,25 @@ func (a *activeRun) fillTotals(fin *Event) {
 	a.mu.Lock()
 	t := a.totals
 	a.mu.Unlock()
-	if t.usage != (Usage{}) {
-		u := t.usage
+	if t.Usage != (Usage{}) {
+		u := t.Usage
 		fin.Usage = &u
 	}
-	if t.priced {
-		c := t.cost
+	if t.Priced {
+		c := t.Cost
 		fin.Cost = &c
 	}
+}
+
+// runUsage is what the run record keeps at the end of this invocation: what
+// the earlier invocations used (seeded on resume) and this one's calls.
+func (a *activeRun) runUsage() *store.RunUsage {
+	a.mu.Lock()
+	u := a.prior
+	u.Calls += a.totals.Calls
+	u.add(a.totals.Usage, nil)
+	u.Cost += a.totals.Cost
+	u.Priced = u.Priced || a.totals.Priced
+	a.mu.Unlock()
+	return u.record()
 }

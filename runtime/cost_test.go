@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"testing"
 
 	"github.com/agentc/agentc/runtime"
@@ -51,7 +52,7 @@ replies:
     usage: {prompt_tokens: 7, completion_tokens: 3}
   - match: {node: one}
     text: draft
-    usage: {prompt_tokens: 500000, completion_tokens: 0}
+    usage: {prompt_tokens: 500000, completion_tokens: 0, cached_tokens: 400000}
   - match: {node: two}
     text: final
     usage: {prompt_tokens: 0, completion_tokens: 100000}
@@ -150,8 +151,18 @@ func TestModelCost(t *testing.T) {
 // A resumed run's run_finished counts the calls of its own invocation: the
 // call before the interrupt is in the first invocation's total, the one
 // after it in the resumption's.
+//
+// The run record keeps the run's total: after each invocation, what every
+// invocation so far used.
 func TestModelCostPerInvocation(t *testing.T) {
-	r := costRunner(t)
+	r, st := scriptedRunner(t, "shop", costSource, costFixture, "priced", "free", "zero")
+	record := func(run string, want store.RunUsage) {
+		t.Helper()
+		got, err := st.GetRun(context.Background(), run)
+		if err != nil || got.Usage != want {
+			t.Fatalf("run record usage %+v, %v; want %+v", got.Usage, err, want)
+		}
+	}
 	fin := func(evs []*runtime.Event) *runtime.Event {
 		t.Helper()
 		e := evs[len(evs)-1]
@@ -161,14 +172,42 @@ func TestModelCostPerInvocation(t *testing.T) {
 		return e
 	}
 	first := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q"}))
-	if first.Status != runtime.StatusInterrupted || first.Cost == nil || *first.Cost != 1 ||
-		first.Usage == nil || *first.Usage != (runtime.Usage{PromptTokens: 500000}) {
+	// 100,000 uncached prompt tokens at 2 and 400,000 cached at 1 per million.
+	if first.Status != runtime.StatusInterrupted || first.Cost == nil || *first.Cost != 0.6 ||
+		first.Usage == nil || *first.Usage != (runtime.Usage{PromptTokens: 500000, CachedTokens: 400000}) {
 		t.Fatalf("first invocation: status %s cost %v usage %v", first.Status, first.Cost, first.Usage)
 	}
+	record(first.Run, store.RunUsage{ModelCalls: 1, InputTokens: 500000, CachedTokens: 400000, Cost: 0.6, Priced: true})
 	second := fin(collect(t, r, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: first.Run,
 		Values: map[string]json.RawMessage{"review/ask": json.RawMessage("true")}}}))
 	if second.Status != runtime.StatusCompleted || second.Cost == nil || *second.Cost != 1 ||
 		second.Usage == nil || *second.Usage != (runtime.Usage{CompletionTokens: 100000}) {
 		t.Fatalf("resumption: status %s cost %v usage %v err %+v", second.Status, second.Cost, second.Usage, second.Error)
+	}
+	record(first.Run, store.RunUsage{ModelCalls: 2, InputTokens: 500000, OutputTokens: 100000, CachedTokens: 400000, Cost: 1.6, Priced: true})
+}
+
+// Cached prompt tokens cost the cached price when the block declares one,
+// the input price otherwise; a provider's cached count above its prompt
+// count is capped at the prompt.
+func TestPriceCost(t *testing.T) {
+	u := runtime.Usage{PromptTokens: 1_000_000, CompletionTokens: 1_000_000, CachedTokens: 600_000}
+	for _, tc := range []struct {
+		name  string
+		price runtime.Price
+		u     runtime.Usage
+		want  float64
+	}{
+		{"cached declared", runtime.Price{Input: 2, Output: 10, Cached: 0.5, HasCached: true}, u, 0.8 + 0.3 + 10},
+		{"cached declared as 0", runtime.Price{Input: 2, Output: 10, HasCached: true}, u, 0.8 + 10},
+		{"cached not declared", runtime.Price{Input: 2, Output: 10}, u, 2 + 10},
+		{"no cache hits", runtime.Price{Input: 2, Output: 10, Cached: 0.5, HasCached: true},
+			runtime.Usage{PromptTokens: 1_000_000}, 2},
+		{"cached above prompt", runtime.Price{Input: 2, Cached: 0.5, HasCached: true},
+			runtime.Usage{PromptTokens: 1_000_000, CachedTokens: 5_000_000}, 0.5},
+	} {
+		if got := tc.price.Cost(tc.u); math.Abs(got-tc.want) > 1e-9 {
+			t.Errorf("%s: cost %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }

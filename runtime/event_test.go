@@ -129,6 +129,7 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 		{ID: "6", Kind: EventInput, Resume: &ResumeRequest{Run: "r", Values: map[string]json.RawMessage{"b": json.RawMessage(`1`), "a": json.RawMessage(`true`)},
 			Decisions: map[string]DecisionRequest{"x": {Action: "fail"}}}, Error: &ErrorInfo{Kind: "k"}},
 		{ID: "8", Kind: EventModelResponse, Usage: &Usage{PromptTokens: 3}, Cost: new(0.007)},
+		{ID: "8c", Kind: EventModelResponse, Usage: &Usage{PromptTokens: 30, CompletionTokens: 2, CachedTokens: 20}},
 		{ID: "9", Kind: EventModelResponse, Cost: new(0.0)},
 		{ID: "10", Kind: EventRunFinished, Cost: new(1.5e-7), Usage: &Usage{CompletionTokens: 1}},
 		{ID: "11", Kind: EventRunFinished, Cost: new(123456789.125)},

@@ -55,6 +55,10 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(u.PromptTokens), 10)
 		b = append(b, `,"completion_tokens":`...)
 		b = strconv.AppendInt(b, int64(u.CompletionTokens), 10)
+		if u.CachedTokens != 0 {
+			b = append(b, `,"cached_tokens":`...)
+			b = strconv.AppendInt(b, int64(u.CachedTokens), 10)
+		}
 		b = append(b, '}')
 	}
 	if e.Cost != nil {

@@ -134,7 +134,7 @@ func (h *host) llm(ctx context.Context, c *callCtx, ag *agentInfo, prompt string
 		gctx := ctx
 		var sp Span
 		if obs := a.r.obs; obs != nil {
-			gctx, sp = obs.Start(ctx, &SpanStart{Kind: SpanModel, App: a.key.App, Session: a.key.Session, Run: a.id,
+			gctx, sp = obs.Start(ctx, &SpanStart{Kind: SpanModel, App: a.key.App, User: a.key.User, Session: a.key.Session, Run: a.id,
 				Invocation: a.inv, Step: c.step, Node: c.node, MapIndex: c.item, Attempt: c.attempt, Agent: name,
 				Model: ag.model.Info(), Turn: turn, MaxTokens: req.MaxTokens, Temperature: req.Temperature, TopP: req.TopP, Seed: req.Seed})
 		}

@@ -30,7 +30,7 @@ type SharedStore interface {
 	// ErrConflict and nothing written.
 	CommitStepFenced(ctx context.Context, c store.StepCommit, fence store.Lease, now time.Time) (store.Committed, error)
 	// EndRunFenced is EndRun while fence is held at now, else ErrConflict.
-	EndRunFenced(ctx context.Context, id string, events [][]byte, status store.RunStatus, fence store.Lease, now time.Time) (uint64, error)
+	EndRunFenced(ctx context.Context, id string, events [][]byte, status store.RunStatus, usage *store.RunUsage, fence store.Lease, now time.Time) (uint64, error)
 	// GetLeases returns the current leases of keys (a key without one is
 	// missing from the map).
 	GetLeases(ctx context.Context, keys []string) (map[string]store.Lease, error)
@@ -492,11 +492,11 @@ func (a *activeRun) storeCommit(ctx context.Context, c store.StepCommit) (store.
 }
 
 // storeEndRun records the end of the run, fenced like storeCommit.
-func (a *activeRun) storeEndRun(ctx context.Context, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
+func (a *activeRun) storeEndRun(ctx context.Context, events [][]byte, status store.RunStatus, usage *store.RunUsage, now time.Time) (uint64, error) {
 	if a.fence.Key == "" {
-		return a.r.st.EndRun(ctx, a.id, events, status, now)
+		return a.r.st.EndRun(ctx, a.id, events, status, usage, now)
 	}
-	first, err := a.r.own.shared.EndRunFenced(ctx, a.id, events, status, a.fence, now)
+	first, err := a.r.own.shared.EndRunFenced(ctx, a.id, events, status, usage, a.fence, now)
 	if errors.Is(err, store.ErrConflict) {
 		a.lost.Store(true)
 		err = fmt.Errorf("%w: %w", ErrLeaseLost, err)

@@ -16,6 +16,10 @@ type PostRun struct {
 	Run      string
 	Runnable string
 	Status   RunStatus
+	// Trace is the context of the run's span (nil without an Observer).
+	// The hooks' root spans link to it (WithSpanLink): the run span has
+	// ended when they start.
+	Trace context.Context
 }
 
 // PostRunHook runs after a run ended, on the Runner's post-run workers, off
@@ -124,7 +128,11 @@ func (p *postRunPool) call(h namedHook, job PostRun) (err error) {
 			err = fmt.Errorf("panic: %v\n%s", r, debug.Stack())
 		}
 	}()
-	return h.hook.AfterRun(p.ctx, job)
+	ctx := p.ctx
+	if job.Trace != nil {
+		ctx = WithSpanLink(ctx, job.Trace)
+	}
+	return h.hook.AfterRun(ctx, job)
 }
 
 // close stops accepting work and lets the workers drain the queue; when

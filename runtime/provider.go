@@ -52,10 +52,13 @@ type ToolSpec struct {
 	InputSchema map[string]any `json:"input_schema"`
 }
 
-// Usage counts tokens of one model call.
+// Usage counts tokens of one model call. CachedTokens are the prompt
+// tokens the provider read from its prompt cache (counted in PromptTokens
+// too), when it reports them.
 type Usage struct {
 	PromptTokens     int `json:"prompt_tokens"`
 	CompletionTokens int `json:"completion_tokens"`
+	CachedTokens     int `json:"cached_tokens,omitempty"`
 }
 
 // CallSite identifies where a model call comes from. The scripted model

@@ -111,7 +111,12 @@ func TestReplicasOneRunPerSession(t *testing.T) {
 	if fin := last(evs); fin.Status != StatusCompleted {
 		t.Fatalf("B resumed A's run: %s %v", fin.Status, kinds(evs))
 	}
-	checkLedger(t, b.ledger("u", "s"))
+	ledger := b.ledger("u", "s")
+	checkLedger(t, ledger)
+	// B's end counted on from A's invocation: the record has every call.
+	if rec, err := stB.GetRun(context.Background(), run); err != nil || rec.Usage.ModelCalls == 0 || rec.Usage.ModelCalls != uint64(count(ledger, EventModelResponse)) {
+		t.Fatalf("run record usage %+v, %v; want the ledger's %d model calls", rec.Usage, err, count(ledger, EventModelResponse))
+	}
 }
 
 // TestReplicaTakesOverAndFencesTheLoser: replica B, whose clock is past
@@ -152,6 +157,9 @@ func TestReplicaTakesOverAndFencesTheLoser(t *testing.T) {
 	}
 	if n := count(ledger, EventModelResponse); n != 1 {
 		t.Fatalf("%d model responses in the ledger (A's must be fenced off): %v", n, kinds(ledger))
+	}
+	if rec, err := stB.GetRun(context.Background(), run); err != nil || rec.Usage.ModelCalls != 1 {
+		t.Fatalf("run record usage %+v, %v; want B's one call (A's end is fenced off)", rec.Usage, err)
 	}
 	if n := tool.calls.Load(); n != 1 {
 		t.Fatalf("lookup ran %d times", n)

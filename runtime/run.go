@@ -56,7 +56,8 @@ type activeRun struct {
 	// claimed counts, per task, the leading events of tasks that an effect
 	// record of the current step carries (carry.go).
 	claimed map[scopeKey]int
-	totals  runTotals   // the invocation's model calls (cost.go)
+	totals  RunUsage    // the invocation's model calls (cost.go)
+	prior   RunUsage    // what a resumed run's earlier invocations used (budget.go)
 	budget  budgetScope // the run's budget and its model calls (budget.go)
 
 	// With an Observer: the context of the run span (the parent of
@@ -384,7 +385,6 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	a.r.mu.Unlock()
 	a.slot()
 	a.r.wakeRun(a.id)
-	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status})
 	if a.runSpan != nil {
 		end := &SpanEnd{EventID: terminal[len(terminal)-1].ID, Status: status, Step: step}
 		if status == StatusFailed || status == StatusCanceled {
@@ -392,6 +392,8 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		}
 		a.runSpan.End(end)
 	}
+	// After the run's span ended: the post-run work's spans link to it.
+	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status, Trace: a.runCtx})
 	for _, e := range terminal {
 		a.send(e)
 	}
@@ -499,7 +501,7 @@ func (a *activeRun) endRun(ctx context.Context, events []*Event, status store.Ru
 	if a.runSpan != nil {
 		sp = a.startCommit(a.runCtx, len(bs))
 	}
-	_, err = a.storeEndRun(ctx, bs, status, now)
+	_, err = a.storeEndRun(ctx, bs, status, a.runUsage(), now)
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}

@@ -372,7 +372,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
 			return nil, err
 		}
-		if err := ar.seedBudget(ctx); err != nil {
+		if err := ar.seedUsage(ctx); err != nil {
 			return nil, err
 		}
 		if r.own != nil {

@@ -433,6 +433,10 @@ func TestCancelMidRun(t *testing.T) {
 		if got := f.runStatus(runID); got != store.RunCanceled {
 			t.Fatalf("run status %s", got)
 		}
+		// The canceled call returned nothing: the record counts no call.
+		if run, err := f.st.GetRun(ctx, runID); err != nil || run.Usage != (store.RunUsage{}) {
+			t.Fatalf("canceled run's usage %+v, %v", run.Usage, err)
+		}
 		// No half-written step: the last checkpoint is the tool step (2),
 		// the llm step left nothing, and the ledger has no event of it.
 		cp, err := f.st.LatestCheckpoint(ctx, runID)
@@ -457,6 +461,9 @@ func TestCancelMidRun(t *testing.T) {
 		evs2 := f.collect(ctx, Invocation{User: "u", Session: "s", Resume: &ResumeRequest{Run: runID}})
 		if fin := last(evs2); fin.Status != StatusInterrupted {
 			t.Fatalf("resumed run ended %s; %v", fin.Status, kinds(evs2))
+		}
+		if run, err := f.st.GetRun(ctx, runID); err != nil || run.Usage.ModelCalls != 1 || run.Status != store.RunInterrupted {
+			t.Fatalf("resumed run's record %+v, %v; want 1 model call", run, err)
 		}
 		if f.tool.calls.Load() != 1 {
 			t.Errorf("the tool ran %d times", f.tool.calls.Load())

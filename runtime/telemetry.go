@@ -53,6 +53,23 @@ var spanKindNames = [...]string{"", "run", "step", "node", "model", "tool", "com
 
 func (k SpanKind) String() string { return types.EnumName(k, spanKindNames[:], "span") }
 
+// spanLinkKey keys the context WithSpanLink attaches.
+type spanLinkKey struct{}
+
+// WithSpanLink returns ctx carrying to, the context of a span that work
+// under ctx follows from but does not belong to (a run's post-run work
+// starts when the run's span has ended): an Observer links the root spans
+// it starts under ctx (those with no parent span) to to's span.
+func WithSpanLink(ctx, to context.Context) context.Context {
+	return context.WithValue(ctx, spanLinkKey{}, to)
+}
+
+// SpanLink returns the context WithSpanLink attached to ctx, or nil.
+func SpanLink(ctx context.Context) context.Context {
+	to, _ := ctx.Value(spanLinkKey{}).(context.Context)
+	return to
+}
+
 // SpanStart describes a span as it starts. Parent, when set, is the
 // context of the parent span (a superstep's, which no callee context
 // carries); else the parent is ctx's span.

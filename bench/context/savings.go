@@ -41,7 +41,14 @@ package main
 // summary+recall, summary+compaction+recall, and three probes: summary
 // without the cascade to the full-session key, summary without the savings
 // gate, and a lazy summary made only by pressure relief at half the window
-// (no post-run summary).
+// (no post-run summary); further probes: deferred and eager first
+// summaries, summary+recall without recall-backed elision, a returning
+// user.
+//
+// Profile: the last run's prompt tokens of every configuration are split
+// by part of the request (tool specs, system, summary note, history text,
+// history tool results, prompt, the call's own tool results, recall
+// traffic), printed for the longest row: where a policy's tokens go.
 
 import (
 	"cmp"
@@ -94,6 +101,7 @@ type variant struct {
 	NoCascade      bool // history.Config.NoCascade
 	Defer          bool // history.Config.DeferSummary
 	EagerFirst     bool // history.Config.EagerFirstSummary
+	NoElision      bool // history.Config.NoRecallElision
 	// Returning: the user has other sessions the recall scopes reach
 	// (history.Config.RecallElsewhere answers true), so the recall tools
 	// are offered in every request.
@@ -138,6 +146,11 @@ var variants = []variant{
 	{Name: "summary, eager first", Summary: "model = scribe", EagerFirst: true},
 	{Name: "summary+recall, eager first", Summary: "model = scribe", Recall: true, EagerFirst: true},
 	{Name: "summary+compaction+recall, eager first", Summary: "model = scribe", Compaction: true, Recall: true, EagerFirst: true},
+	// Without recall-backed elision (history.Config.NoRecallElision; the
+	// behaviour before 2026-12-04): a summary+recall agent without a
+	// compaction policy sends every tool result verbatim, and its
+	// summarizer gets them whole.
+	{Name: "summary+recall, no elision", Summary: "model = scribe", Recall: true, NoElision: true},
 	// A returning user: other sessions reachable, so the recall tools ride
 	// on every request, hidden history or not.
 	{Name: "summary+compaction+recall, returning user", Summary: "model = scribe", Compaction: true, Recall: true, Returning: true},
@@ -197,6 +210,9 @@ type ConfigFigures struct {
 	// whose session_load returned the fact (recall configurations).
 	RecallAsked int `json:"recall_asked,omitempty"`
 	RecallFound int `json:"recall_found,omitempty"`
+	// LastRunProfile splits the last run's prompt tokens by part of the
+	// request (profileParts), summed over the row's conversations.
+	LastRunProfile map[string]int `json:"last_run_profile"`
 }
 
 // convResult is what one conversation cost under one configuration.
@@ -208,6 +224,60 @@ type convResult struct {
 	wasted                       int // summary calls after the last run
 	sumPrompt, sumCompletion     int
 	recallFound, recallAsked     bool
+	// profile: the last run's prompt tokens by part (profileParts).
+	profile [nParts]int
+}
+
+// The parts of a request the last-run profile tells apart.
+const (
+	partTools    = iota // the tool specs offered
+	partHead            // system messages (the agent's instruction)
+	partSummary         // the summary note
+	partHistText        // history user and assistant messages
+	partHistTool        // history tool results
+	partPrompt          // the run's input
+	partOwnTool         // the call's own results of the agent's tools
+	partRecall          // the call's recall turns: calls and results
+	partOwnOther        // the call's other assistant turns, request overhead
+	nParts
+)
+
+// profileParts names the parts, in order.
+var profileParts = [nParts]string{"tools", "system", "summary", "history text", "history tool results", "prompt", "own tool results", "recall traffic", "other"}
+
+// profileRequest splits a request's tokens into parts; pi is its prompt.
+func profileRequest(c *history.Counter, req *runtime.ModelRequest, pi int, into *[nParts]int) {
+	into[partTools] += c.Tools(req.Tools)
+	total := c.Messages(req.Messages)
+	sum := 0
+	for i := range req.Messages {
+		m := &req.Messages[i]
+		n := c.Message(m)
+		sum += n
+		part := partOwnOther
+		switch {
+		case m.Role == runtime.RoleSystem:
+			part = partHead
+		case i < pi && m.Role == runtime.RoleUser && strings.HasPrefix(m.Content, "[summary]"):
+			part = partSummary
+		case i < pi && m.Role == runtime.RoleTool:
+			part = partHistTool
+		case i < pi:
+			part = partHistText
+		case i == pi:
+			part = partPrompt
+		case m.Role == runtime.RoleTool && (m.Name == recall.SearchToolName || m.Name == recall.LoadToolName):
+			part = partRecall
+		case m.Role == runtime.RoleTool:
+			part = partOwnTool
+		case slices.ContainsFunc(m.ToolCalls, func(tc runtime.ToolCall) bool {
+			return tc.Name == recall.SearchToolName || tc.Name == recall.LoadToolName
+		}):
+			part = partRecall
+		}
+		into[part] += n
+	}
+	into[partOwnOther] += total - sum
 }
 
 func (r convResult) cost() int { return r.prompt + r.sumPrompt + r.sumCompletion }
@@ -388,6 +458,11 @@ func (a *agentModel) Generate(_ context.Context, req *runtime.ModelRequest, _ fu
 	if pi < 0 {
 		return nil, errors.New("bench model: no user message")
 	}
+	if a.m.run == a.m.last {
+		a.m.mu.Lock()
+		profileRequest(a.m.c, req, pi, &a.m.res.profile)
+		a.m.mu.Unlock()
+	}
 	if _, err := fmt.Sscanf(req.Messages[pi].Content, "[c%d t%d]", &c, &t); err != nil || t < 0 || t >= len(a.p.turns) {
 		return nil, fmt.Errorf("bench model: prompt without a run tag: %.60q", req.Messages[pi].Content)
 	}
@@ -549,7 +624,7 @@ func runConversation(ctx context.Context, cfg savingsConfig, v variant, prog *by
 		elsewhere = func(context.Context, runtime.ContextCall) bool { return true }
 	}
 	svc, err := history.New(history.Config{Store: st, Program: prog, Models: models, Funcs: funcs, Clock: clock, Owner: "bench",
-		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, DeferSummary: v.Defer, EagerFirstSummary: v.EagerFirst, Counter: func(string) *history.Counter { return m.c },
+		NoSavingsGate: v.NoGate, NoCascade: v.NoCascade, NoRecallElision: v.NoElision, DeferSummary: v.Defer, EagerFirstSummary: v.EagerFirst, Counter: func(string) *history.Counter { return m.c },
 		RecallElsewhere: elsewhere})
 	if err != nil {
 		return convResult{}, err
@@ -736,6 +811,12 @@ func savings(ctx context.Context, cfg savingsConfig) (*SavingsReport, error) {
 				if r.recallFound {
 					f.RecallFound++
 				}
+				if f.LastRunProfile == nil {
+					f.LastRunProfile = map[string]int{}
+				}
+				for i, n := range r.profile {
+					f.LastRunProfile[profileParts[i]] += n
+				}
 			}
 			if fullCost > 0 {
 				f.Savings = round(1 - float64(f.PromptTokens+f.SummaryPrompt+f.SummaryCompletion)/float64(fullCost))
@@ -778,6 +859,26 @@ func printSavings(w io.Writer, rep *SavingsReport) {
 				f.PromptTokens, f.SummaryCalls, f.CascadeCalls, f.SyncCalls, f.AfterLastRun, f.SummaryPrompt+f.SummaryCompletion,
 				100*f.SummaryShare, 100*f.Savings, 100*f.Negative, 100*f.LastRunSavings, found)
 		}
+	}
+	tw.Flush()
+	// Where the last run's prompt tokens go, on the longest row.
+	if len(rep.Rows) == 0 {
+		return
+	}
+	r := rep.Rows[len(rep.Rows)-1]
+	fmt.Fprintf(w, "last-run prompt tokens by part, runs %s (share of the configuration's last run):\n", r.Length)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "configuration\tlast run\t")
+	for _, p := range profileParts {
+		fmt.Fprintf(tw, "%s\t", p)
+	}
+	fmt.Fprintln(tw)
+	for _, f := range r.Configs {
+		fmt.Fprintf(tw, "%s\t%d\t", f.Config, f.LastRunPrompt)
+		for _, p := range profileParts {
+			fmt.Fprintf(tw, "%d (%.0f%%)\t", f.LastRunProfile[p], 100*float64(f.LastRunProfile[p])/float64(max(1, f.LastRunPrompt)))
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }

@@ -62,6 +62,13 @@ func TestSavingsStructure(t *testing.T) {
 			if v.NoCascade && f.CascadeCalls != 0 {
 				t.Errorf("row %s %s: %d cascade calls with the cascade off", r.Length, f.Config, f.CascadeCalls)
 			}
+			parts := 0
+			for _, n := range f.LastRunProfile {
+				parts += n
+			}
+			if parts != f.LastRunPrompt {
+				t.Errorf("row %s %s: the last-run profile sums to %d, the last run sent %d", r.Length, f.Config, parts, f.LastRunPrompt)
+			}
 			if !strings.Contains(v.Name, "recall") && (f.RecallAsked != 0 || f.RecallFound != 0) {
 				t.Errorf("row %s %s: recall without the recall tools", r.Length, f.Config)
 			}
@@ -83,6 +90,14 @@ func TestSavingsStructure(t *testing.T) {
 	}
 	if every := fig(long, "every-2-turns"); every.SummaryCalls == 0 {
 		t.Error("every-2-turns made no summary on a long session")
+	}
+	// Recall-backed elision: the summary+recall agent (session_load, no
+	// compaction policy) sends less than without it, and its summarizer
+	// reads less.
+	if on, off := fig(long, "summary+recall"), fig(long, "summary+recall, no elision"); on.PromptTokens >= off.PromptTokens ||
+		on.SummaryCalls > 0 && on.SummaryPrompt*off.SummaryCalls >= off.SummaryPrompt*on.SummaryCalls {
+		t.Errorf("long session: summary+recall sends %d tokens (summarizer input %d in %d calls), without elision %d (%d in %d)",
+			on.PromptTokens, on.SummaryPrompt, on.SummaryCalls, off.PromptTokens, off.SummaryPrompt, off.SummaryCalls)
 	}
 	if s := fig(long, "summary"); s.SummaryCalls == 0 {
 		t.Error("the default trigger made no summary on a long session over an 8K window")

@@ -13,6 +13,8 @@ import (
 	"io"
 	"sort"
 	"strings"
+
+	"github.com/agentc/agentc/compiler/types"
 )
 
 // Version is the lock format, the value of "agentc_mcp_lock".
@@ -221,7 +223,7 @@ func object(raw json.RawMessage) (map[string]any, error) {
 	if len(raw) == 0 {
 		return nil, errors.New("missing")
 	}
-	v, err := decode(raw)
+	v, err := types.DecodeAny(raw)
 	if err != nil {
 		return nil, err
 	}
@@ -230,16 +232,6 @@ func object(raw json.RawMessage) (map[string]any, error) {
 		return nil, errors.New("not a JSON object")
 	}
 	return m, nil
-}
-
-func decode(raw []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return v, nil
 }
 
 // Input is the tool's input schema, decoded (nil if it does not decode:
@@ -261,7 +253,7 @@ func (t *Tool) Output() map[string]any {
 // Canonical returns a schema as compact JSON with object keys sorted and
 // numbers as written: the form a lock file holds.
 func Canonical(schema []byte) (json.RawMessage, error) {
-	v, err := decode(schema)
+	v, err := types.DecodeAny(schema)
 	if err != nil {
 		return nil, err
 	}

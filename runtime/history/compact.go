@@ -37,6 +37,9 @@ type CompactOptions struct {
 	// Rerunnable reports whether a tool is read-only or idempotent (nil:
 	// none is).
 	Rerunnable func(tool string) bool
+	// RecoverableOnly: pass 1 elides only results the agent can get back
+	// (recoverable), as recall-backed elision does (RecallElision).
+	RecoverableOnly bool
 }
 
 // CompactionStats says what compaction replaced in one request.
@@ -87,11 +90,7 @@ func Compact(msgs []runtime.Message, origins []runtime.HistoryOrigin, o CompactO
 	for i := len(runs) - 1; i >= 0 && i >= len(runs)-pol.ProtectRecent; i-- {
 		protected[runs[i]] = true
 	}
-	candidate := func(i int) bool {
-		m := &out[i]
-		return m.Role == runtime.RoleTool && !slices.Contains(pol.Keep, m.Name) &&
-			!strings.HasPrefix(m.Content, "error (") && !strings.HasPrefix(m.Content, placeholderTag)
-	}
+	candidate := func(i int) bool { return rewritable(&out[i], pol.Keep) }
 	replace := func(i int, text string) {
 		st.TokensSaved += o.Counter.Count(out[i].Content) - o.Counter.Count(text)
 		out[i].Content = text // out[i] is a copy: the caller's message is untouched
@@ -112,7 +111,7 @@ func Compact(msgs []runtime.Message, origins []runtime.HistoryOrigin, o CompactO
 	// Pass 1.
 	if pol.ToolResultMaxTokens > 0 {
 		for i := range out {
-			if !candidate(i) || !historical(i) || protected[origin(i).Run] {
+			if !candidate(i) || !historical(i) || protected[origin(i).Run] || o.RecoverableOnly && !recoverable(&out[i], origin(i), o) {
 				continue
 			}
 			if n := o.Counter.Count(out[i].Content); n > pol.ToolResultMaxTokens {
@@ -160,6 +159,13 @@ func Compact(msgs []runtime.Message, origins []runtime.HistoryOrigin, o CompactO
 		}
 	}
 	return out, st
+}
+
+// rewritable reports whether m is a tool result compaction may rewrite:
+// not a keep tool's, not an error, not already a placeholder.
+func rewritable(m *runtime.Message, keep []string) bool {
+	return m.Role == runtime.RoleTool && !slices.Contains(keep, m.Name) &&
+		!strings.HasPrefix(m.Content, "error (") && !strings.HasPrefix(m.Content, placeholderTag)
 }
 
 // placeholderTag starts every placeholder (a placeholder is never

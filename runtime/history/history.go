@@ -69,6 +69,12 @@ type Config struct {
 	// uses, and a message waits for the summarizer at most once per key
 	// (spec/context.md, "Deferred summary").
 	EagerFirstSummary bool
+	// NoRecallElision turns off recall-backed elision (RecallElision): an
+	// agent with a summary policy and session_load but no compaction
+	// policy gets its requests as projected, every tool result verbatim
+	// (the behaviour before 2026-12-04), and the summarizer gets its
+	// large tool results whole.
+	NoRecallElision bool
 	// RecallElsewhere reports whether the recall tools of a call can find
 	// events outside its session (recall.ReachesElsewhere: the agent's
 	// scopes reach the user's other sessions and there are some). A call
@@ -107,12 +113,14 @@ type Service struct {
 	noGate     bool
 	deferSum   bool
 	deferFirst bool
-	counter    func(string) *Counter
-	elsewhere  func(context.Context, runtime.ContextCall) bool
-	pols       []AgentPolicies          // by program agent index
-	agents     map[string]int           // llm agent name → index
-	locks      store.KeyedMutex[string] // one summary pass per session and filter key
-	cache      *runtime.LedgerCache
+	// noRecallElision: Config.NoRecallElision.
+	noRecallElision bool
+	counter         func(string) *Counter
+	elsewhere       func(context.Context, runtime.ContextCall) bool
+	pols            []AgentPolicies          // by program agent index
+	agents          map[string]int           // llm agent name → index
+	locks           store.KeyedMutex[string] // one summary pass per session and filter key
+	cache           *runtime.LedgerCache
 
 	machine *vm.Machine // evaluates trigger chunks; nil when no policy has one
 	trigMu  sync.Mutex
@@ -132,8 +140,8 @@ func New(cfg Config) (*Service, error) {
 	}
 	s := &Service{st: cfg.Store, prog: cfg.Program, models: cfg.Models, clock: cfg.Clock, owner: cfg.Owner,
 		leaseTTL: cfg.LeaseTTL, log: cfg.Logger, cascade: !cfg.NoCascade, onRelief: cfg.OnRelief, obs: cfg.Observer, noGate: cfg.NoSavingsGate, deferSum: cfg.DeferSummary, deferFirst: !cfg.EagerFirstSummary, counter: cfg.Counter,
-		elsewhere: cfg.RecallElsewhere,
-		agents:    map[string]int{}, pending: map[string]map[string]int{}}
+		elsewhere: cfg.RecallElsewhere, noRecallElision: cfg.NoRecallElision,
+		agents: map[string]int{}, pending: map[string]map[string]int{}}
 	cacheSessions := cfg.CacheSessions
 	if cacheSessions == 0 {
 		cacheSessions = DefaultCacheSessions

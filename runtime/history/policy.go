@@ -57,6 +57,25 @@ type AgentPolicies struct {
 	// (the declaration's context_window, else DefaultWindow).
 	Model  string
 	Window int
+	// SessionLoad: the agent lists session_load, so a tool result it no
+	// longer sees can be loaded back by event id (RecallElision,
+	// summarizer excerpts).
+	SessionLoad bool
+}
+
+// RecallElision returns the compaction an agent with a summary policy and
+// session_load but no compaction policy gets by default (spec/context.md,
+// "Recall-backed elision"): pass 1 and the recall detour at the default
+// limit and protection, eliding only results the agent can get back
+// (RecoverableOnly), no pressure relief. ok is false for every other agent
+// (a declared compaction policy governs; without a summary or session_load
+// nothing is rewritten).
+func RecallElision(ap AgentPolicies) (pol CompactionPolicy, ok bool) {
+	if ap.Summary == nil || ap.Compaction != nil || !ap.SessionLoad {
+		return CompactionPolicy{}, false
+	}
+	return CompactionPolicy{Name: "recall elision", ToolResultMaxTokens: DefaultToolResultMaxTokens, ProtectRecent: 0,
+		CurrentRequest: true}, true
 }
 
 // PoliciesOf resolves agent ai's summary and compaction policies and its
@@ -72,6 +91,11 @@ func PoliciesOf(p *bytecode.Program, ai int) AgentPolicies {
 		ap.Model = p.Models[ag.Model].Name
 	}
 	ap.Window = ModelWindow(p, ap.Model)
+	for _, ti := range ag.Tools {
+		if int(ti) < len(p.Tools) && p.Tools[ti].Name == recallLoad {
+			ap.SessionLoad = true
+		}
+	}
 	for _, pi := range ag.Policies {
 		if int(pi) >= len(p.Policies) {
 			continue

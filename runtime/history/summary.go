@@ -357,7 +357,14 @@ func (s *Service) summarizeLocked(ctx context.Context, req SummarizeRequest, ap 
 	}
 	if input == nil {
 		var cut uint64
-		if input, cut = standaloneInput(prev, msgs, origins, instruction, counter, window-reserve); cut > 0 {
+		sent, excerpts := msgs, 0
+		if !s.noRecallElision {
+			sent, excerpts = SummarizerExcerpts(ap, msgs, origins, counter)
+		}
+		if excerpts > 0 {
+			instruction += " " + excerptInstruction
+		}
+		if input, cut = standaloneInput(prev, sent, origins, instruction, counter, window-reserve); cut > 0 {
 			boundary = cut
 		}
 	}
@@ -407,6 +414,60 @@ const (
 	forkInstruction = "The conversation above is about to be compacted: its earlier part will be replaced by your summary. " +
 		"Summarize everything above this message, the summary note included. "
 )
+
+// SummaryExcerptTokens is about the size of the excerpt (head and tail) of
+// a large tool result a summarizer gets when the agent can load the result
+// back (SummarizerExcerpts).
+const SummaryExcerptTokens = 256
+
+// excerptInstruction is added to the summarizer's instruction when its
+// input holds excerpts.
+const excerptInstruction = "A tool result shown only in part can be loaded back by the agent with session_load: " +
+	"say what it was and name its event_id instead of restating it."
+
+// SummarizerExcerpts returns the delta as the summarizer of an agent with
+// session_load gets it (spec/context.md, "Recall-backed elision"): every
+// committed tool result above the agent's consumed-result limit
+// (tool_result_max_tokens, else DefaultToolResultMaxTokens) is cut to its
+// head and tail, about SummaryExcerptTokens, with a marker naming its
+// event_id — the recall index returns the whole result, so the summary
+// need only say what it was and where. keep tools, error results,
+// placeholders and recall's own results stay whole. Agents without
+// session_load get msgs as they are. It reports how many results it cut.
+func SummarizerExcerpts(ap AgentPolicies, msgs []runtime.Message, origins []runtime.HistoryOrigin, c *Counter) ([]runtime.Message, int) {
+	if !ap.SessionLoad {
+		return msgs, 0
+	}
+	limit := DefaultToolResultMaxTokens
+	var keep []string
+	if ap.Compaction != nil {
+		keep = ap.Compaction.Keep
+		if ap.Compaction.ToolResultMaxTokens > 0 {
+			limit = ap.Compaction.ToolResultMaxTokens
+		}
+	}
+	var out []runtime.Message
+	cut := 0
+	for i := range msgs {
+		m := &msgs[i]
+		if !rewritable(m, keep) || i >= len(origins) || origins[i].EventID == "" || isRecallTool(m.Name) {
+			continue
+		}
+		n := c.Count(m.Content)
+		if n <= limit {
+			continue
+		}
+		if out == nil {
+			out = slices.Clone(msgs)
+		}
+		out[i].Content = truncate(m, origins[i], n, SummaryExcerptTokens, CompactOptions{SessionLoad: true})
+		cut++
+	}
+	if out == nil {
+		return msgs, 0
+	}
+	return out, cut
+}
 
 // standaloneInput is the bounded summarizer input: the instruction, the
 // previous summary, and as many delta messages as fit in budget tokens (at

@@ -84,6 +84,25 @@ agent recaller llm {
   summary     = rolling
   compaction  = lean
 }
+
+agent elider llm {
+  model   = fast
+  tools   = [lookup, pay, session_search, session_load]
+  summary = rolling
+}
+
+agent forgetter llm {
+  model   = fast
+  tools   = [lookup, pay]
+  summary = rolling
+}
+
+agent keeper llm {
+  model      = fast
+  tools      = [lookup, fetch, session_search, session_load]
+  summary    = rolling
+  compaction = lean
+}
 `
 
 type progOpts struct {

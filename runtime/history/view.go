@@ -245,7 +245,13 @@ func (v *View) outcome(what string) {
 func (v *View) assemble(ctx context.Context, t runtime.ContextTurn, proj *Projection) Built {
 	msgs := runtime.JoinMessages(t.Head, proj.Messages, t.Tail)
 	var b Built
-	if pol := v.pol.Compaction; pol != nil {
+	pol, recoverableOnly := v.pol.Compaction, false
+	if pol == nil && !v.s.noRecallElision {
+		if rp, ok := RecallElision(v.pol); ok && v.sessionLoad {
+			pol, recoverableOnly = &rp, true
+		}
+	}
+	if pol != nil {
 		origins := make([]runtime.HistoryOrigin, len(msgs))
 		copy(origins[len(t.Head):], proj.Origins)
 		for i := len(t.Head) + len(proj.Messages); i < len(origins); i++ {
@@ -256,7 +262,7 @@ func (v *View) assemble(ctx context.Context, t runtime.ContextTurn, proj *Projec
 			_, sp = v.s.span(ctx, runtime.SpanCompaction, v.call.Session, v.call.Run, v.call.Node, v.call.FilterKey, t.Turn)
 		}
 		msgs, b.Stats = Compact(msgs, origins, CompactOptions{Policy: *pol, Counter: v.counter, CurrentRun: v.call.Run,
-			SessionLoad: v.sessionLoad, Rerunnable: v.rerunnable})
+			SessionLoad: v.sessionLoad, Rerunnable: v.rerunnable, RecoverableOnly: recoverableOnly})
 		if sp != nil {
 			sp.End(&runtime.SpanEnd{Count: b.Stats.Replaced()})
 		}

@@ -22,29 +22,29 @@ import (
 // RunInfo is a run as a list shows it: where it belongs, where it stands,
 // what it cost.
 type RunInfo struct {
-	ID          string         `json:"id"`
-	App         string         `json:"app"`
-	User        string         `json:"user"`
-	Session     string         `json:"session"`
-	Runnable    string         `json:"runnable"`
-	Status      string         `json:"status"`
-	ProgramHash string         `json:"program_hash"`
-	ParentRun   string         `json:"parent_run"`
-	ParentStep  uint64         `json:"parent_step"`
-	Created     time.Time      `json:"created"`
-	Updated     time.Time      `json:"updated"`
-	Usage       *runtime.Usage `json:"usage,omitempty"`
-	Cost        *float64       `json:"cost,omitempty"`
+	ID          string    `json:"id"`
+	App         string    `json:"app"`
+	User        string    `json:"user"`
+	Session     string    `json:"session"`
+	Runnable    string    `json:"runnable"`
+	Status      string    `json:"status"`
+	ProgramHash string    `json:"program_hash"`
+	ParentRun   string    `json:"parent_run"`
+	ParentStep  uint64    `json:"parent_step"`
+	Created     time.Time `json:"created"`
+	Updated     time.Time `json:"updated"`
+	Totals
 }
 
 func runInfo(r store.Run) RunInfo {
 	return RunInfo{ID: r.ID, App: r.Session.App, User: r.Session.User, Session: r.Session.Session, Runnable: r.Runnable,
 		Status: string(r.Status), ProgramHash: r.ProgramHash, ParentRun: r.ParentRun, ParentStep: r.ParentStep,
-		Created: r.Created.UTC(), Updated: r.Updated.UTC()}
+		Created: r.Created.UTC(), Updated: r.Updated.UTC(), Totals: totalsOf(r)}
 }
 
 // Runs lists one page of the runs f selects, newest first within the page
-// (the store lists by run id, which is time-ordered), with their totals,
+// (the store lists by run id, which is time-ordered), with their totals
+// (from their records),
 // and the cursor of the next page ("" at the end).
 func (in *Inspector) Runs(ctx context.Context, f store.RunFilter) ([]RunInfo, string, error) {
 	runs, next, err := in.cfg.Store.ListRuns(ctx, f)
@@ -55,35 +55,8 @@ func (in *Inspector) Runs(ctx context.Context, f store.RunFilter) ([]RunInfo, st
 	for i, r := range runs {
 		out[i] = runInfo(r)
 	}
-	if err := in.addRunTotals(ctx, runs, out); err != nil {
-		return nil, "", err
-	}
 	slices.Reverse(out)
 	return out, next, nil
-}
-
-// addRunTotals fills the usage and cost of out (the infos of runs) from
-// their sessions' run_finished events.
-func (in *Inspector) addRunTotals(ctx context.Context, runs []store.Run, out []RunInfo) error {
-	bySession := map[store.SessionKey][]int{}
-	for i, r := range runs {
-		bySession[r.Session] = append(bySession[r.Session], i)
-	}
-	for key, idx := range bySession {
-		fins, err := in.sessions.Events(ctx, key, session.EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
-		if err != nil {
-			return fmt.Errorf("session %s: run totals: %w", key.Session, err)
-		}
-		rs := make([]Run, len(idx))
-		for j, i := range idx {
-			rs[j] = Run{ID: out[i].ID}
-		}
-		addTotals(rs, fins)
-		for j, i := range idx {
-			out[i].Usage, out[i].Cost = rs[j].Usage, rs[j].Cost
-		}
-	}
-	return nil
 }
 
 // Node states of a run's graph (RunDetail).
@@ -155,9 +128,6 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
 	}
-	totals := []Run{{ID: run.ID}}
-	addTotals(totals, evs)
-	out.Run.Usage, out.Run.Cost = totals[0].Usage, totals[0].Cost
 	// A fork's history before its step is its parent's (and theirs).
 	parent, upTo := run.ParentRun, run.ParentStep
 	for depth := 0; parent != "" && depth < 16; depth++ {

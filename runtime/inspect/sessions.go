@@ -27,17 +27,36 @@ type Run struct {
 	ID       string `json:"id"`
 	Runnable string `json:"runnable"`
 	Status   string `json:"status"`
-	// Usage and Cost (USD) sum the run's invocations: their run_finished
-	// events' totals. Usage is nil when no model call reported usage, Cost
-	// when no call was of a priced model (or the events predate costs).
-	Usage *runtime.Usage `json:"usage,omitempty"`
-	Cost  *float64       `json:"cost,omitempty"`
+	Totals
+}
+
+// Totals are what a run's model calls used over all its invocations, as
+// its record keeps them (spec/storage.md): the calls, their tokens (Usage
+// nil when none reported any) and cost in USD (nil when no call was of a
+// priced model). A run recorded before runs kept usage has none.
+type Totals struct {
+	ModelCalls uint64         `json:"model_calls,omitempty"`
+	Usage      *runtime.Usage `json:"usage,omitempty"`
+	Cost       *float64       `json:"cost,omitempty"`
+}
+
+// totalsOf reads a run record's usage.
+func totalsOf(r store.Run) Totals {
+	u := runtime.RunUsageOf(r.Usage)
+	out := Totals{ModelCalls: u.Calls}
+	if u.Usage != (runtime.Usage{}) {
+		out.Usage = &u.Usage
+	}
+	if u.Priced {
+		out.Cost = &u.Cost
+	}
+	return out
 }
 
 func sessionOf(in session.Info) Session {
 	out := Session{App: in.Key.App, User: in.Key.User, Session: in.Key.Session, Created: in.Created.UTC(), Updated: in.Updated.UTC(), Events: in.Events}
 	for _, r := range in.Runs {
-		out.Runs = append(out.Runs, Run{ID: r.ID, Runnable: r.Runnable, Status: string(r.Status)})
+		out.Runs = append(out.Runs, Run{ID: r.ID, Runnable: r.Runnable, Status: string(r.Status), Totals: totalsOf(r)})
 	}
 	return out
 }
@@ -61,44 +80,7 @@ func (in *Inspector) Session(ctx context.Context, key store.SessionKey) (Session
 	if err != nil {
 		return Session{}, fmt.Errorf("session %s: %w", key.Session, err)
 	}
-	out := sessionOf(s)
-	if len(out.Runs) == 0 {
-		return out, nil
-	}
-	fins, err := in.sessions.Events(ctx, key, session.EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
-	if err != nil {
-		return Session{}, fmt.Errorf("session %s: run totals: %w", key.Session, err)
-	}
-	addTotals(out.Runs, fins)
-	return out, nil
-}
-
-// addTotals sums the usage and cost of each run's run_finished events into
-// runs.
-func addTotals(runs []Run, fins []*runtime.Event) {
-	byID := make(map[string]*Run, len(runs))
-	for i := range runs {
-		byID[runs[i].ID] = &runs[i]
-	}
-	for _, e := range fins {
-		r := byID[e.Run]
-		if r == nil || e.Kind != runtime.EventRunFinished {
-			continue
-		}
-		if e.Usage != nil {
-			if r.Usage == nil {
-				r.Usage = &runtime.Usage{}
-			}
-			r.Usage.PromptTokens += e.Usage.PromptTokens
-			r.Usage.CompletionTokens += e.Usage.CompletionTokens
-		}
-		if e.Cost != nil {
-			if r.Cost == nil {
-				r.Cost = new(0.0)
-			}
-			*r.Cost += *e.Cost
-		}
-	}
+	return sessionOf(s), nil
 }
 
 // EventQuery selects events of a session's ledger: of one run (Run), of

@@ -38,6 +38,9 @@ func (r Run) Line() string {
 	}
 	if r.Usage != nil {
 		out += fmt.Sprintf("\ttokens %d in, %d out", r.Usage.PromptTokens, r.Usage.CompletionTokens)
+		if r.Usage.CachedTokens > 0 {
+			out += fmt.Sprintf(", %d cached", r.Usage.CachedTokens)
+		}
 	}
 	return out
 }

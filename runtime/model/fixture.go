@@ -266,7 +266,7 @@ func (r *yamlReader) toolCall(n *yaml.Node, path string) (scriptedCall, error) {
 }
 
 func (r *yamlReader) usage(n *yaml.Node, path string) (*runtime.Usage, error) {
-	m, err := r.mapping(n, path, "prompt_tokens", "completion_tokens")
+	m, err := r.mapping(n, path, "prompt_tokens", "completion_tokens", "cached_tokens")
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +278,11 @@ func (r *yamlReader) usage(n *yaml.Node, path string) (*runtime.Usage, error) {
 	}
 	if v := m.get("completion_tokens"); v != nil {
 		if u.CompletionTokens, err = r.integer(v, path+".completion_tokens", 0, math.MaxInt32); err != nil {
+			return nil, err
+		}
+	}
+	if v := m.get("cached_tokens"); v != nil {
+		if u.CachedTokens, err = r.integer(v, path+".cached_tokens", 0, u.PromptTokens); err != nil {
 			return nil, err
 		}
 	}

@@ -43,6 +43,9 @@ func (a *streamAcc) add(c openai.ChatCompletionStreamResponse, onDelta func(stri
 	}
 	if c.Usage != nil {
 		a.usage = runtime.Usage{PromptTokens: c.Usage.PromptTokens, CompletionTokens: c.Usage.CompletionTokens}
+		if d := c.Usage.PromptTokensDetails; d != nil {
+			a.usage.CachedTokens = d.CachedTokens
+		}
 		a.hasUsage = true
 	}
 	for _, ch := range c.Choices {

@@ -10,6 +10,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/vm"
 )
@@ -82,7 +83,7 @@ func (r *yamlReader) toolResult(n *yaml.Node, num int) (*toolResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			res.input, _ = decodeJSON(raw) // raw was just encoded: valid
+			res.input, _ = types.DecodeAny(raw) // raw was just encoded: valid
 			res.hasInput = true
 		}
 	}
@@ -155,7 +156,7 @@ func (t *scriptedTool) Call(ctx context.Context, req runtime.ToolRequest) (json.
 	if len(bytes.TrimSpace(args)) == 0 {
 		args = json.RawMessage("null")
 	}
-	input, err := decodeJSON(args)
+	input, err := types.DecodeAny(args)
 	if err != nil {
 		return nil, runtime.Errorf(vm.KindToolError, "%s: input is not JSON: %v", t.name(), err)
 	}
@@ -181,20 +182,6 @@ func (t *scriptedTool) Call(ctx context.Context, req runtime.ToolRequest) (json.
 	}
 	return nil, runtime.Errorf(vm.KindToolError, "%s: no scripted result for input %s (fixture %s)",
 		t.name(), clip(string(args), 200), t.fx.Name)
-}
-
-// decodeJSON decodes one JSON value keeping numbers exact.
-func decodeJSON(data []byte) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("data after the JSON value")
-	}
-	return v, nil
 }
 
 // subset reports whether pattern matches value (see scriptedTool.Call).

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentc/agentc/runtime"
 )
 
 // Metrics counts what the server does, exposed in the Prometheus text format
@@ -18,15 +20,25 @@ import (
 type Metrics struct {
 	mu       sync.Mutex
 	counters map[series]float64
-	help     map[string]string // family name → HELP/TYPE lines
+	help     map[string]string   // family name → HELP/TYPE lines
+	users    map[string]struct{} // the users that have a label value of their own
 }
 
-// series names one time series: a metric name and up to three label
+// MaxUserLabels is how many distinct users get series of their own in the
+// token and cost counters; the calls of any later user count under the
+// user label OtherUser. Users are callers' names, so without a cap a client
+// could grow /metrics (and this process's memory) without end.
+const MaxUserLabels = 1000
+
+// OtherUser is the user label of the users past MaxUserLabels.
+const OtherUser = "_other"
+
+// series names one time series: a metric name and up to four label
 // pairs. Counting into an existing series allocates nothing.
 type series struct {
 	name   string
 	n      int
-	labels [3][2]string
+	labels [4][2]string
 }
 
 func (s series) String() string {
@@ -53,10 +65,10 @@ var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 // NewMetrics returns an empty registry.
 func NewMetrics() *Metrics {
-	return &Metrics{counters: map[series]float64{}, help: map[string]string{}}
+	return &Metrics{counters: map[series]float64{}, help: map[string]string{}, users: map[string]struct{}{}}
 }
 
-// add adds v to the series name{labels} (at most three label pairs). A
+// add adds v to the series name{labels} (at most four label pairs). A
 // summary's series are its family's name with _sum or _count; HELP and TYPE
 // are written once per family.
 func (m *Metrics) add(name, typ, help string, v float64, labels ...string) {
@@ -129,16 +141,41 @@ func (m *Metrics) Duration(kind, app, name string, d time.Duration) {
 	}
 }
 
-// Tokens counts a model call's tokens (telemetry.Recorder).
-func (m *Metrics) Tokens(app, model string, input, output int) {
-	const help = "Model tokens by app, model and type (input, output)."
-	m.add("agentc_model_tokens_total", "counter", help, float64(input), "app", app, "model", model, "type", "input")
-	m.add("agentc_model_tokens_total", "counter", help, float64(output), "app", app, "model", model, "type", "output")
+// Tokens counts a model call's tokens (telemetry.Recorder): input
+// (prompt, cached included), output, and cached (the prompt tokens the
+// provider read from its cache, when it reported any).
+func (m *Metrics) Tokens(app, model, user string, u runtime.Usage) {
+	const help = "Model tokens by app, model, user and type (input, output, cached; input includes cached)."
+	user = m.userLabel(user)
+	m.add("agentc_model_tokens_total", "counter", help, float64(u.PromptTokens), "app", app, "model", model, "user", user, "type", "input")
+	m.add("agentc_model_tokens_total", "counter", help, float64(u.CompletionTokens), "app", app, "model", model, "user", user, "type", "output")
+	if u.CachedTokens > 0 {
+		m.add("agentc_model_tokens_total", "counter", help, float64(u.CachedTokens), "app", app, "model", model, "user", user, "type", "cached")
+	}
 }
 
 // Cost adds a priced model call's cost in USD (telemetry.Recorder).
-func (m *Metrics) Cost(app, model string, usd float64) {
-	m.add("agentc_model_cost_usd_total", "counter", "Model cost in USD by app and model (models with a price block).", usd, "app", app, "model", model)
+func (m *Metrics) Cost(app, model, user string, usd float64) {
+	m.add("agentc_model_cost_usd_total", "counter", "Model cost in USD by app, model and user (models with a price block).", usd,
+		"app", app, "model", model, "user", m.userLabel(user))
+}
+
+// userLabel is user's label value: its name while fewer than MaxUserLabels
+// users have one, OtherUser after that.
+func (m *Metrics) userLabel(user string) string {
+	if m == nil {
+		return user
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if _, ok := m.users[user]; ok {
+		return user
+	}
+	if len(m.users) >= MaxUserLabels {
+		return OtherUser
+	}
+	m.users[user] = struct{}{}
+	return user
 }
 
 // Request counts one HTTP request and its latency.

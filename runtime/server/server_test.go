@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -332,10 +333,11 @@ func TestMetricsHistograms(t *testing.T) {
 	m.Duration("tool", "support", "cert_scan", 30*time.Millisecond)
 	m.Duration("tool", "support", "cert_scan", 2*time.Second)
 	m.Duration("step", "support", "", time.Second) // not a histogram of its own
-	m.Tokens("support", "scripted:fast", 410, 24)
-	m.Cost("support", "scripted:fast", 0.25)
-	m.Cost("support", "scripted:fast", 0.5)
-	m.Cost("support", "scripted:free", 0)
+	m.Tokens("support", "scripted:fast", "alice", runtime.Usage{PromptTokens: 410, CompletionTokens: 24, CachedTokens: 400})
+	m.Tokens("support", "scripted:fast", "bob", runtime.Usage{PromptTokens: 10, CompletionTokens: 2})
+	m.Cost("support", "scripted:fast", "alice", 0.25)
+	m.Cost("support", "scripted:fast", "alice", 0.5)
+	m.Cost("support", "scripted:free", "alice", 0)
 	var b strings.Builder
 	if _, err := m.WriteTo(&b); err != nil {
 		t.Fatal(err)
@@ -360,11 +362,13 @@ func TestMetricsHistograms(t *testing.T) {
 		"# TYPE agentc_tool_duration_seconds histogram\n",
 		`agentc_tool_duration_seconds_count{app="support",tool="cert_scan"} 2` + "\n",
 		`agentc_tool_duration_seconds_sum{app="support",tool="cert_scan"} 2.03` + "\n",
-		`agentc_model_tokens_total{app="support",model="scripted:fast",type="input"} 410` + "\n",
-		`agentc_model_tokens_total{app="support",model="scripted:fast",type="output"} 24` + "\n",
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="alice",type="input"} 410` + "\n",
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="alice",type="output"} 24` + "\n",
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="alice",type="cached"} 400` + "\n",
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="bob",type="input"} 10` + "\n",
 		"# TYPE agentc_model_cost_usd_total counter\n",
-		`agentc_model_cost_usd_total{app="support",model="scripted:fast"} 0.75` + "\n",
-		`agentc_model_cost_usd_total{app="support",model="scripted:free"} 0` + "\n",
+		`agentc_model_cost_usd_total{app="support",model="scripted:fast",user="alice"} 0.75` + "\n",
+		`agentc_model_cost_usd_total{app="support",model="scripted:free",user="alice"} 0` + "\n",
 	} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("missing %q in\n%s", want, b.String())
@@ -372,5 +376,34 @@ func TestMetricsHistograms(t *testing.T) {
 	}
 	if strings.Contains(b.String(), "step") {
 		t.Errorf("a superstep has a series:\n%s", b.String())
+	}
+}
+
+// Past MaxUserLabels users, the token and cost counters of any new user go
+// to the user label OtherUser: a client naming new users cannot grow
+// /metrics without end; a user seen before keeps its series.
+func TestMetricsUserCardinality(t *testing.T) {
+	m := server.NewMetrics()
+	for i := range server.MaxUserLabels + 5 {
+		m.Tokens("app", "m", fmt.Sprint("u", i), runtime.Usage{PromptTokens: 1})
+	}
+	m.Cost("app", "m", "u0", 1)
+	m.Cost("app", "m", "late", 2)
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	if n := strings.Count(out, `agentc_model_tokens_total{app="app",model="m",user="u`); n != 2*server.MaxUserLabels {
+		t.Errorf("%d named token series, want %d", n, 2*server.MaxUserLabels)
+	}
+	for _, want := range []string{
+		`agentc_model_tokens_total{app="app",model="m",user="_other",type="input"} 5` + "\n",
+		`agentc_model_cost_usd_total{app="app",model="m",user="u0"} 1` + "\n",
+		`agentc_model_cost_usd_total{app="app",model="m",user="_other"} 2` + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
 	}
 }

@@ -18,7 +18,10 @@ import (
 //
 // so a flipped bit or a truncated value is detected before anything decodes
 // the payload.
-const CodecVersion = 1
+//
+// Version 2 appends a run's usage to the run record; every other record
+// is as in version 1, and a version 1 run record reads as no usage.
+const CodecVersion = 2
 
 // frameOverhead is the bytes a frame adds to its payload.
 const frameOverhead = 1 + 4

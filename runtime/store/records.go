@@ -47,6 +47,20 @@ type Run struct {
 	Created, Updated time.Time
 	// Meta is opaque to the store (the runtime's own fields).
 	Meta []byte
+	// Usage is what the run's model calls used over all its invocations,
+	// as of the end of its last one (the zero value: none recorded, or a
+	// record written before runs carried it).
+	Usage RunUsage
+}
+
+// RunUsage is a run's model calls and what they used: tokens (input
+// includes the cached ones) and the cost in USD of the priced ones. Priced
+// says some call was of a priced model, so Cost is known.
+type RunUsage struct {
+	ModelCalls                              uint64
+	InputTokens, OutputTokens, CachedTokens uint64
+	Cost                                    float64
+	Priced                                  bool
 }
 
 // RunFilter selects runs. App, User and Session narrow by prefix: User needs
@@ -131,6 +145,9 @@ type StepCommit struct {
 	Journal [][]byte
 	// Status, when set, becomes the run's status (Updated = Checkpoint.Time).
 	Status RunStatus
+	// Usage, when set, becomes the run's usage (the runtime sets it with the
+	// status that ends an invocation).
+	Usage *RunUsage
 }
 
 // Committed reports the sequence numbers a CommitStep assigned: the first of

@@ -57,10 +57,11 @@ type Runs interface {
 	// UpdateRunStatus sets the run's status and Updated time.
 	UpdateRunStatus(ctx context.Context, id string, status RunStatus, now time.Time) error
 	// EndRun appends events to the run's session ledger and sets the run's
-	// status and Updated time in one synced batch: both or neither. It
-	// returns the sequence number of the first event (0 when events is
-	// empty). The run must exist (ErrNotFound).
-	EndRun(ctx context.Context, id string, events [][]byte, status RunStatus, now time.Time) (first uint64, err error)
+	// status, Updated time and, when usage is not nil, its usage, in one
+	// synced batch: all or nothing. It returns the sequence number of the
+	// first event (0 when events is empty). The run must exist
+	// (ErrNotFound).
+	EndRun(ctx context.Context, id string, events [][]byte, status RunStatus, usage *RunUsage, now time.Time) (first uint64, err error)
 	// ListRuns returns one page of runs matching filter, ordered by (app, user,
 	// session, run id), and the cursor of the next page ("" when there is none).
 	ListRuns(ctx context.Context, filter RunFilter) (runs []Run, next string, err error)

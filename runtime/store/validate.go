@@ -2,6 +2,7 @@ package store
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -32,7 +33,30 @@ func (r Run) Check() error {
 	if err := r.Session.Check(); err != nil {
 		return fmt.Errorf("run %s: %w", r.ID, err)
 	}
-	return CheckName("run "+r.ID+" status", string(r.Status))
+	if err := CheckName("run "+r.ID+" status", string(r.Status)); err != nil {
+		return err
+	}
+	return r.Usage.Check()
+}
+
+// Check reports ErrInvalid when u's cost is not a finite number ≥ 0, or a
+// count does not fit a signed 64-bit integer (what PostgreSQL keeps).
+func (u RunUsage) Check() error {
+	if !(u.Cost >= 0) || math.IsInf(u.Cost, 1) {
+		return fmt.Errorf("run usage: cost %v is not a finite number ≥ 0: %w", u.Cost, ErrInvalid)
+	}
+	if max(u.ModelCalls, u.InputTokens, u.OutputTokens, u.CachedTokens) > math.MaxInt64 {
+		return fmt.Errorf("run usage: a count is out of range: %w", ErrInvalid)
+	}
+	return nil
+}
+
+// CheckUsage is u.Check for an optional usage (nil: nothing to check).
+func CheckUsage(u *RunUsage) error {
+	if u == nil {
+		return nil
+	}
+	return u.Check()
 }
 
 // Check reports ErrInvalid when c lacks a run or has an unknown kind.
@@ -42,6 +66,9 @@ func (c StepCommit) Check() error {
 	}
 	if k := c.Checkpoint.Kind; k != Full && k != Delta {
 		return fmt.Errorf("checkpoint %s/%d: kind %v: %w", c.Checkpoint.Run, c.Checkpoint.Step, k, ErrInvalid)
+	}
+	if err := CheckUsage(c.Usage); err != nil {
+		return fmt.Errorf("checkpoint %s/%d: %w", c.Checkpoint.Run, c.Checkpoint.Step, err)
 	}
 	return nil
 }
@@ -73,4 +100,13 @@ func CheckTask(user, task string) error {
 		return fmt.Errorf("task %q of user %q: user and task id are required: %w", task, user, ErrInvalid)
 	}
 	return nil
+}
+
+// CheckEnd reports ErrInvalid for what ends a run: an empty status or a
+// bad usage.
+func CheckEnd(status RunStatus, usage *RunUsage) error {
+	if err := CheckName("run status", string(status)); err != nil {
+		return err
+	}
+	return CheckUsage(usage)
 }

@@ -21,8 +21,8 @@ import (
 type discard struct{}
 
 func (discard) Duration(string, string, string, time.Duration) {}
-func (discard) Tokens(string, string, int, int)                {}
-func (discard) Cost(string, string, float64)                   {}
+func (discard) Tokens(string, string, string, runtime.Usage)   {}
+func (discard) Cost(string, string, string, float64)           {}
 
 // BenchmarkRun: one op is a run of examples/support to its interrupt (3
 // model calls, 3 tool calls, 4 supersteps, 20 spans) over the in-memory

@@ -27,12 +27,13 @@ const Scope = "github.com/agentc/agentc/runtime"
 // Recorder receives the duration of every observed span and the token
 // usage and cost of model calls (server.Metrics implements it). name is the
 // runnable (run), node path (node), provider model id (model) or tool
-// name (tool); kind is "run", "node", "model" or "tool".
+// name (tool); kind is "run", "node", "model" or "tool"; user is the
+// session's user.
 type Recorder interface {
 	Duration(kind, app, name string, d time.Duration)
-	Tokens(app, model string, input, output int)
+	Tokens(app, model, user string, u runtime.Usage)
 	// Cost adds a priced model call's cost in USD (spec/events.md, cost).
-	Cost(app, model string, usd float64)
+	Cost(app, model, user string, usd float64)
 }
 
 // Observer is a runtime.Observer. The zero value observes nothing; set
@@ -66,6 +67,7 @@ type span struct {
 	o       *Observer
 	kind    runtime.SpanKind
 	app     string
+	user    string
 	name    string // the Recorder's name
 	start   time.Time
 	stopped time.Time
@@ -77,7 +79,7 @@ func (o *Observer) Start(ctx context.Context, s *runtime.SpanStart) (context.Con
 	if o.Tracer == nil && (o.Recorder == nil || !recorded(s.Kind)) {
 		return ctx, nopSpan{} // nothing to record
 	}
-	sp := &span{o: o, kind: s.Kind, app: s.App}
+	sp := &span{o: o, kind: s.Kind, app: s.App, user: s.User}
 	switch s.Kind {
 	case runtime.SpanRun:
 		sp.name = s.Runnable
@@ -99,7 +101,16 @@ func (o *Observer) Start(ctx context.Context, s *runtime.SpanStart) (context.Con
 		parent = trace.ContextWithSpan(ctx, trace.SpanFromContext(s.Parent))
 	}
 	name, kind, attrs := describe(s)
-	ctx, sp.ot = o.Tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithAttributes(attrs...))
+	opts := []trace.SpanStartOption{trace.WithSpanKind(kind), trace.WithAttributes(attrs...)}
+	if !trace.SpanContextFromContext(parent).IsValid() {
+		to := runtime.SpanLink(parent)
+		// Work that follows a span that has ended (a run's post-run
+		// work): a trace of its own, linked to that span.
+		if sc := trace.SpanContextFromContext(to); to != nil && sc.IsValid() {
+			opts = append(opts, trace.WithLinks(trace.Link{SpanContext: sc}))
+		}
+	}
+	ctx, sp.ot = o.Tracer.Start(parent, name, opts...)
 	return ctx, sp
 }
 
@@ -123,10 +134,10 @@ func (sp *span) End(e *runtime.SpanEnd) {
 	if rec := sp.o.Recorder; rec != nil && recorded(sp.kind) {
 		rec.Duration(sp.kind.String(), sp.app, sp.name, sp.o.now().Sub(sp.start))
 		if sp.kind == runtime.SpanModel && e.Usage != (runtime.Usage{}) {
-			rec.Tokens(sp.app, sp.name, e.Usage.PromptTokens, e.Usage.CompletionTokens)
+			rec.Tokens(sp.app, sp.name, sp.user, e.Usage)
 		}
 		if sp.kind == runtime.SpanModel && e.Cost != nil {
-			rec.Cost(sp.app, sp.name, *e.Cost)
+			rec.Cost(sp.app, sp.name, sp.user, *e.Cost)
 		}
 	}
 	if sp.ot == nil {
@@ -150,6 +161,9 @@ func (sp *span) End(e *runtime.SpanEnd) {
 			attrs = append(attrs,
 				attribute.Int("gen_ai.usage.input_tokens", e.Usage.PromptTokens),
 				attribute.Int("gen_ai.usage.output_tokens", e.Usage.CompletionTokens))
+			if e.Usage.CachedTokens > 0 {
+				attrs = append(attrs, attribute.Int("gen_ai.usage.cache_read.input_tokens", e.Usage.CachedTokens))
+			}
 			if e.Cost != nil {
 				attrs = append(attrs, attribute.Float64("agentc.cost.usd", *e.Cost))
 			}

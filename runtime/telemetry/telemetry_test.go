@@ -50,12 +50,17 @@ func str(s tracetest.SpanStub, key string) string {
 }
 
 // runSupport runs examples/support's investigate graph with its first test
-// block's scripted replies, under ctx, and returns its events.
-func runSupport(t *testing.T, ctx context.Context, obs runtime.Observer) []*runtime.Event {
+// block's scripted replies, under ctx, and returns its events. summary,
+// when set, stands in for the post-run summary hook.
+func runSupport(t *testing.T, ctx context.Context, obs runtime.Observer, summary ...runtime.PostRunHook) []*runtime.Event {
 	t.Helper()
 	prog := runtimetest.Compile(t, os.DirFS("../../examples"), "support/support.agent")
-	r, err := assemble.New(memstore.New(), assemble.Options{Program: prog, Verified: true, Root: "../../examples",
-		Env: func(string) (string, bool) { return "", false }, Replay: assemble.DefaultReplay(prog), Observer: obs})
+	o := assemble.Options{Program: prog, Verified: true, Root: "../../examples",
+		Env: func(string) (string, bool) { return "", false }, Replay: assemble.DefaultReplay(prog), Observer: obs}
+	if len(summary) > 0 {
+		o.Summary = summary[0]
+	}
+	r, err := assemble.New(memstore.New(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -190,10 +195,15 @@ func TestSpanTree(t *testing.T) {
 		case s.Name == "history.summary":
 			// A key's first summary is made when its next call opens
 			// (under that node attempt); a post-run update runs after the
-			// run, coalesced per session: a trace of its own, linked by
-			// the run id.
+			// run, coalesced per session: a trace of its own, linked to
+			// the run's span, which has ended (TestPostRunSpanLinksToRun).
 			if p != "" && !strings.HasPrefix(p, "node ") || str(s, "agentc.history.key") == "" || str(s, "agentc.summary.boundary") != "0" {
 				t.Errorf("%s under %q, attributes %v", s.Name, p, s.Attributes)
+			}
+			if p == "" && (len(s.Links) != 1 || byID[s.Links[0].SpanContext.SpanID()].Name != "invoke_workflow investigate") {
+				t.Errorf("post-run %s: links %+v; want the run span", s.Name, s.Links)
+			} else if p != "" && len(s.Links) != 0 {
+				t.Errorf("%s under %q has links %+v", s.Name, p, s.Links)
 			}
 		default:
 			t.Errorf("unexpected span %q", s.Name)
@@ -210,6 +220,53 @@ func TestSpanTree(t *testing.T) {
 }
 
 func itoa(n int) string { return attribute.IntValue(n).Emit() }
+
+// TestPostRunSpanLinksToRun: the post-run work of a run (its summary
+// update, on the post-run workers after the run's span ended) starts a
+// trace of its own whose root span links to the run's span; a span under
+// that root has its parent and no link.
+func TestPostRunSpanLinksToRun(t *testing.T) {
+	tp, exp := tracer(t)
+	obs := telemetry.New(tp, nil, nil)
+	hook := runtime.PostRunFunc(func(ctx context.Context, job runtime.PostRun) error {
+		ctx, sp := obs.Start(ctx, &runtime.SpanStart{Kind: runtime.SpanSummary, App: job.Session.App, User: job.Session.User,
+			Session: job.Session.Session, Run: job.Run, FilterKey: "triage", MapIndex: -1})
+		_, inner := obs.Start(ctx, &runtime.SpanStart{Kind: runtime.SpanRecallLoad, App: job.Session.App, Run: job.Run, MapIndex: -1})
+		inner.End(&runtime.SpanEnd{})
+		sp.End(&runtime.SpanEnd{})
+		return nil
+	})
+	evs := runSupport(t, context.Background(), obs, hook)
+	var run, post, load *tracetest.SpanStub
+	spans := exp.GetSpans()
+	for i := range spans {
+		switch s := &spans[i]; s.Name {
+		case "invoke_workflow investigate":
+			run = s
+		case "history.summary":
+			post = s
+		case "recall.load":
+			load = s
+		}
+	}
+	if run == nil || post == nil || load == nil {
+		t.Fatalf("spans %d: run %v, post-run summary %v, its child %v", len(spans), run != nil, post != nil, load != nil)
+	}
+	if post.Parent.IsValid() || post.SpanContext.TraceID() == run.SpanContext.TraceID() {
+		t.Errorf("the post-run span has parent %v in trace %s (the run's: %s), want a root of its own trace",
+			post.Parent, post.SpanContext.TraceID(), run.SpanContext.TraceID())
+	}
+	if len(post.Links) != 1 || post.Links[0].SpanContext.SpanID() != run.SpanContext.SpanID() ||
+		post.Links[0].SpanContext.TraceID() != run.SpanContext.TraceID() {
+		t.Errorf("the post-run span's links %+v, want the run span %s", post.Links, run.SpanContext.SpanID())
+	}
+	if str(*post, "agentc.run.id") != evs[0].Run {
+		t.Errorf("post-run span: run id %q, want %q", str(*post, "agentc.run.id"), evs[0].Run)
+	}
+	if load.Parent.SpanID() != post.SpanContext.SpanID() || len(load.Links) != 0 {
+		t.Errorf("the span under the post-run root: parent %s, links %+v", load.Parent.SpanID(), load.Links)
+	}
+}
 
 // TestTraceparentOnHTTPTools: an `http` tool's request carries the
 // traceparent of its execute_tool span; with tracing off it carries none.
@@ -389,14 +446,14 @@ func TestMetricsOfARun(t *testing.T) {
 		`agentc_model_duration_seconds_count{app="support",model="scripted:fast"} 3`,
 		`agentc_tool_duration_seconds_count{app="support",tool="cert_scan"} 2`,
 		`agentc_tool_duration_seconds_count{app="support",tool="log_dump"} 1`,
-		`agentc_model_tokens_total{app="support",model="scripted:fast",type="input"} ` + itoa(in),
-		`agentc_model_tokens_total{app="support",model="scripted:fast",type="output"} ` + itoa(out),
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="u",type="input"} ` + itoa(in),
+		`agentc_model_tokens_total{app="support",model="scripted:fast",user="u",type="output"} ` + itoa(out),
 	} {
 		if !strings.Contains(b.String(), want+"\n") {
 			t.Errorf("missing %s in\n%s", want, b.String())
 		}
 	}
-	const series = `agentc_model_cost_usd_total{app="support",model="scripted:fast"} `
+	const series = `agentc_model_cost_usd_total{app="support",model="scripted:fast",user="u"} `
 	_, rest, ok := strings.Cut(b.String(), series)
 	line, _, _ := strings.Cut(rest, "\n")
 	if got, err := strconv.ParseFloat(line, 64); !ok || err != nil || math.Abs(got-cost) > 1e-12 {
@@ -415,17 +472,17 @@ func TestModelCostMetric(t *testing.T) {
 		model string
 		cost  *float64
 	}{{"gpt-4o-mini", new(0.125)}, {"gpt-4o-mini", new(0.5)}, {"local", nil}} {
-		_, sp := o.Start(context.Background(), &runtime.SpanStart{Kind: runtime.SpanModel, App: "shop", Model: runtime.ModelInfo{Model: c.model}})
+		_, sp := o.Start(context.Background(), &runtime.SpanStart{Kind: runtime.SpanModel, App: "shop", User: "ann", Model: runtime.ModelInfo{Model: c.model}})
 		sp.End(&runtime.SpanEnd{Usage: runtime.Usage{PromptTokens: 10, CompletionTokens: 1}, Cost: c.cost})
 	}
 	var b strings.Builder
 	if _, err := m.WriteTo(&b); err != nil {
 		t.Fatal(err)
 	}
-	if want := `agentc_model_cost_usd_total{app="shop",model="gpt-4o-mini"} 0.625` + "\n"; !strings.Contains(b.String(), want) {
+	if want := `agentc_model_cost_usd_total{app="shop",model="gpt-4o-mini",user="ann"} 0.625` + "\n"; !strings.Contains(b.String(), want) {
 		t.Errorf("missing %q in\n%s", want, b.String())
 	}
-	if strings.Contains(b.String(), `agentc_model_cost_usd_total{app="shop",model="local"}`) {
+	if strings.Contains(b.String(), `agentc_model_cost_usd_total{app="shop",model="local"`) {
 		t.Errorf("an unpriced model has a cost series:\n%s", b.String())
 	}
 	var costs []string

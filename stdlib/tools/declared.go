@@ -7,7 +7,6 @@ package tools
 // tools are bound (the program's load), through Config.LookupEnv.
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -284,10 +283,8 @@ func DecodeOutput(out *types.Type, what string, body []byte) (json.RawMessage, e
 // that a response may carry more than the tool asks for. Anything that is
 // not JSON is returned as is (FromJSON reports it).
 func project(t *types.Type, body []byte) []byte {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil || dec.More() {
+	v, err := types.DecodeAny(body)
+	if err != nil {
 		return body
 	}
 	out, err := json.Marshal(projectValue(t, v))

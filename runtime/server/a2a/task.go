@@ -455,7 +455,11 @@ func (h *Handler) pump(lt *liveTask, run *server.Run) {
 			runErr = &runtime.ErrorInfo{Kind: "internal", Message: "the run ended without reporting how"}
 		}
 	}
-	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr) })
+	var usage *store.RunUsage
+	if rec, err := h.b.GetRun(context.WithoutCancel(h.base), lt.user, run.ID); err == nil {
+		usage = &rec.Usage
+	}
+	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr, usage) })
 }
 
 // adopt attaches the pump of its task to run, the resumption of orphan o
@@ -506,9 +510,11 @@ func (h *Handler) adopt(o store.Run, run *server.Run) bool {
 
 // finish applies a run's end to t and returns the stream updates: the
 // output artifacts, then the status (final). It is shared by the pump and
-// by recovery after a restart.
-func (h *Handler) finish(user string, t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo) []update {
-	addUsage(t, fin)
+// by recovery after a restart. usage is the run record's (nil: unread).
+func (h *Handler) finish(user string, t *Task, fin *runtime.Event, runErr *runtime.ErrorInfo, usage *store.RunUsage) []update {
+	if usage != nil {
+		setUsage(t, *usage)
+	}
 	now := h.now()
 	st := taskStatus{Time: now}
 	var ups []update
@@ -632,26 +638,29 @@ func (h *Handler) recoverTask(ctx context.Context, user string, t *Task) (*Task,
 			}
 		}
 	}
-	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr) })
+	h.change(lt, func(t *Task) []update { return h.finish(lt.user, t, fin, runErr, &run.Usage) })
 	return lt.snapshot(), nil
 }
 
 // usageKey is the task metadata member that holds the run's model usage.
 const usageKey = "agentc.usage"
 
-// taskUsage is what the run's model calls used, summed over the task's
-// invocations: their run_finished totals (spec/a2a.md, "Usage").
+// taskUsage is what the run's model calls used over all its invocations,
+// as its record keeps it (spec/a2a.md, "Usage").
 type taskUsage struct {
 	PromptTokens     int      `json:"prompt_tokens"`
 	CompletionTokens int      `json:"completion_tokens"`
+	CachedTokens     int      `json:"cached_tokens,omitempty"`
+	ModelCalls       uint64   `json:"model_calls,omitempty"`
 	Cost             *float64 `json:"cost,omitempty"` // USD, when a priced model was called
 }
 
-// addUsage adds the usage and cost of an invocation's run_finished to the
-// task's metadata (usageKey). Metadata that is not a JSON object (the
-// client's to choose) is left as it is.
-func addUsage(t *Task, fin *runtime.Event) {
-	if fin.Usage == nil && fin.Cost == nil {
+// setUsage puts the run record's usage in the task's metadata (usageKey),
+// replacing what an earlier invocation put there; a run without model
+// calls adds nothing. Metadata that is not a JSON object (the client's to
+// choose) is left as it is.
+func setUsage(t *Task, rec store.RunUsage) {
+	if rec == (store.RunUsage{}) {
 		return
 	}
 	md := map[string]json.RawMessage{}
@@ -660,20 +669,11 @@ func addUsage(t *Task, fin *runtime.Event) {
 			return
 		}
 	}
-	var u taskUsage
-	if prev, ok := md[usageKey]; ok {
-		_ = json.Unmarshal(prev, &u) // a client's value that is not ours starts from zero
-	}
-	if fin.Usage != nil {
-		u.PromptTokens += fin.Usage.PromptTokens
-		u.CompletionTokens += fin.Usage.CompletionTokens
-	}
-	if fin.Cost != nil {
-		c := *fin.Cost
-		if u.Cost != nil {
-			c += *u.Cost
-		}
-		u.Cost = &c
+	ru := runtime.RunUsageOf(rec)
+	u := taskUsage{PromptTokens: ru.Usage.PromptTokens, CompletionTokens: ru.Usage.CompletionTokens,
+		CachedTokens: ru.Usage.CachedTokens, ModelCalls: ru.Calls}
+	if ru.Priced {
+		u.Cost = &ru.Cost
 	}
 	b, err := json.Marshal(u)
 	if err != nil {

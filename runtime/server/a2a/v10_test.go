@@ -531,7 +531,7 @@ func (e *env) waitState(t *testing.T, id, state string) string {
 }
 
 // A finished task's metadata carries what its run's model calls used
-// (agentc.usage), summed over its invocations, next to the client's own
+// (agentc.usage), its run record's total over its invocations, next to the client's own
 // metadata.
 func TestTaskUsageMetadata(t *testing.T) {
 	e := newEnv(t, memory.New())
@@ -552,5 +552,12 @@ func TestTaskUsageMetadata(t *testing.T) {
 	u2, _ := get(t, done, "metadata", "agentc.usage").(map[string]any)
 	if u1 == nil || u2 == nil || u2["prompt_tokens"].(float64) < u1["prompt_tokens"].(float64) {
 		t.Errorf("usage before %v, after the resumption %v", u1, u2)
+	}
+	// The totals are the run record's: its model calls over both turns
+	// (the second makes none).
+	c1, _ := u1["model_calls"].(float64)
+	c2, _ := u2["model_calls"].(float64)
+	if c1 < 1 || c2 < c1 {
+		t.Errorf("model calls before %v, after the resumption %v", u1["model_calls"], u2["model_calls"])
 	}
 }

@@ -29,9 +29,9 @@ type completion struct {
 	session      string
 
 	answer   *answerInfo
-	streamed bool   // answer text was streamed
-	draft    string // the output field's latest value
-	usage    runtime.Usage
+	streamed bool          // answer text was streamed
+	draft    string        // the output field's latest value
+	usage    runtime.Usage // the answer's invocations', from their run_finished
 	fin      *runtime.Event
 	failure  *runtime.ErrorInfo
 	said     string // the text of the answer nodes' latest model reply
@@ -52,10 +52,6 @@ func (c *completion) observe(e *runtime.Event) string {
 		if c.answer != nil && c.answer.nodes[e.Node] {
 			c.said = e.Text
 		}
-		if e.Usage != nil {
-			c.usage.PromptTokens += e.Usage.PromptTokens
-			c.usage.CompletionTokens += e.Usage.CompletionTokens
-		}
 	case runtime.EventStateDelta:
 		if c.answer != nil && c.answer.field != "" && e.Node == "" {
 			for _, ch := range e.Changes {
@@ -68,6 +64,13 @@ func (c *completion) observe(e *runtime.Event) string {
 		c.failure = e.Error
 	case runtime.EventRunFinished:
 		c.fin = e
+		if u := e.Usage; u != nil {
+			// The Runner's total of an invocation; a replayed answer that
+			// covers several adds theirs.
+			c.usage.PromptTokens += u.PromptTokens
+			c.usage.CompletionTokens += u.CompletionTokens
+			c.usage.CachedTokens += u.CachedTokens
+		}
 	}
 	return ""
 }
@@ -232,6 +235,11 @@ func (c *completion) appendUsage(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(c.usage.CompletionTokens), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(c.usage.PromptTokens+c.usage.CompletionTokens), 10)
+	if c.usage.CachedTokens > 0 {
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(c.usage.CachedTokens), 10)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 

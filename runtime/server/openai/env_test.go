@@ -114,7 +114,7 @@ func (m *echoModel) Generate(ctx context.Context, req *runtime.ModelRequest, onD
 		onDelta(out[third : 2*third])
 		onDelta(out[2*third:])
 	}
-	return &runtime.ModelResponse{Text: out, FinishReason: "stop", Model: "test:echo", Usage: runtime.Usage{PromptTokens: 3, CompletionTokens: 5}}, nil
+	return &runtime.ModelResponse{Text: out, FinishReason: "stop", Model: "test:echo", Usage: runtime.Usage{PromptTokens: 3, CompletionTokens: 5, CachedTokens: 2}}, nil
 }
 
 // clientToolReply plays a model with a client tool get_weather: after tool

@@ -69,6 +69,9 @@ type completionJSON struct {
 		Prompt     int `json:"prompt_tokens"`
 		Completion int `json:"completion_tokens"`
 		Total      int `json:"total_tokens"`
+		Details    *struct {
+			Cached int `json:"cached_tokens"`
+		} `json:"prompt_tokens_details"`
 	} `json:"usage"`
 }
 
@@ -99,8 +102,8 @@ func TestChatNonStreaming(t *testing.T) {
 		t.Errorf("created %d is not Unix seconds", c.Created)
 	case ch.Message.Role != "assistant" || *ch.Message.Content != "echo: hello there" || ch.FinishReason != "stop":
 		t.Errorf("choice %+v content %q", ch, *ch.Message.Content)
-	case c.Usage.Prompt != 3 || c.Usage.Completion != 5 || c.Usage.Total != 8:
-		t.Errorf("usage %+v", c.Usage)
+	case c.Usage.Prompt != 3 || c.Usage.Completion != 5 || c.Usage.Total != 8 || c.Usage.Details == nil || c.Usage.Details.Cached != 2:
+		t.Errorf("usage %+v (details %+v)", c.Usage, c.Usage.Details)
 	}
 	if r.header.Get("Content-Type") != "application/json" || r.header.Get("X-Agentc-Session") == "" ||
 		!strings.HasPrefix(r.header.Get("X-Agentc-Run"), "run_") || r.header.Get("X-Agentc-Status") != "completed" {

@@ -69,6 +69,9 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 		if c.Status != "" {
 			r.rec.Status, r.rec.Updated = c.Status, cp.Time
 		}
+		if c.Usage != nil {
+			r.rec.Usage = *c.Usage
+		}
 		return done, nil
 	})
 }

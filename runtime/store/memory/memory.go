@@ -220,8 +220,8 @@ func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.Run
 }
 
 // EndRun implements store.Runs.
-func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
-	if err := store.CheckName("run status", string(status)); err != nil {
+func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, usage *store.RunUsage, now time.Time) (uint64, error) {
+	if err := store.CheckEnd(status, usage); err != nil {
 		return 0, fmt.Errorf("end run %s: %w", id, err)
 	}
 	return locked(ctx, s, s.getRun, id, "end ", func(r *run) (uint64, error) {
@@ -234,6 +234,9 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 			first = ss.append(events, now)
 		}
 		r.rec.Status, r.rec.Updated = status, now
+		if usage != nil {
+			r.rec.Usage = *usage
+		}
 		return first, nil
 	})
 }

@@ -78,6 +78,11 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 		b.Set(checkpointKey(cp.Run, cp.Step), checkpointCodec.value(cp), nil)
 		if c.Status != "" {
 			hd.run.Status, hd.run.Updated = c.Status, cp.Time
+		}
+		if c.Usage != nil {
+			hd.run.Usage = *c.Usage
+		}
+		if c.Status != "" || c.Usage != nil {
 			b.Set(runKey(cp.Run), runCodec.value(hd.run), nil)
 		}
 		batchOK = true

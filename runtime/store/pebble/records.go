@@ -20,6 +20,11 @@ import (
 // once, in a function over fields, so that writing and reading it follow one
 // order.
 type fields interface {
+	// more reports whether optional trailing fields follow: always when
+	// writing; when reading, whether the payload has bytes left.
+	more() bool
+	// check fails a read with why unless ok (a write was checked before).
+	check(ok bool, why string)
 	uint(*uint64)
 	str(*string)
 	blob(*[]byte)
@@ -44,9 +49,11 @@ func decode[T any](key, payload []byte, r T, list func(fields, *T)) (T, error) {
 // enc appends fields to a framed value.
 type enc struct{ b []byte }
 
-func (e *enc) uint(v *uint64) { e.b = binary.AppendUvarint(e.b, *v) }
-func (e *enc) str(s *string)  { e.b = append(binary.AppendUvarint(e.b, uint64(len(*s))), *s...) }
-func (e *enc) blob(p *[]byte) { e.b = append(binary.AppendUvarint(e.b, uint64(len(*p))), *p...) }
+func (e *enc) more() bool         { return true }
+func (e *enc) check(bool, string) {}
+func (e *enc) uint(v *uint64)     { e.b = binary.AppendUvarint(e.b, *v) }
+func (e *enc) str(s *string)      { e.b = append(binary.AppendUvarint(e.b, uint64(len(*s))), *s...) }
+func (e *enc) blob(p *[]byte)     { e.b = append(binary.AppendUvarint(e.b, uint64(len(*p))), *p...) }
 func (e *enc) time(t *time.Time) {
 	e.b = binary.AppendVarint(e.b, t.Unix())
 	e.b = binary.AppendUvarint(e.b, uint64(t.Nanosecond()))
@@ -87,6 +94,14 @@ func (d *dec) field() []byte {
 	p := d.b[:n]
 	d.b = d.b[n:]
 	return p
+}
+
+func (d *dec) more() bool { return len(d.b) > 0 }
+
+func (d *dec) check(ok bool, why string) {
+	if !ok {
+		d.fail(why)
+	}
 }
 
 func (d *dec) uint(v *uint64) { *v = d.num() }
@@ -177,6 +192,25 @@ func runFields(f fields, r *store.Run) {
 	f.time(&r.Updated)
 	f.blob(&r.Meta)
 	r.Status = store.RunStatus(status)
+	// Codec version 2 appends the usage; a version 1 record ends here and
+	// reads as no usage.
+	if !f.more() {
+		r.Usage = store.RunUsage{}
+		return
+	}
+	u := &r.Usage
+	cost, priced := math.Float64bits(u.Cost), uint64(0)
+	if u.Priced {
+		priced = 1
+	}
+	f.uint(&u.ModelCalls)
+	f.uint(&u.InputTokens)
+	f.uint(&u.OutputTokens)
+	f.uint(&u.CachedTokens)
+	f.uint(&cost)
+	f.uint(&priced)
+	u.Cost, u.Priced = math.Float64frombits(cost), priced != 0
+	f.check(u.Check() == nil && priced <= 1, "bad usage")
 }
 
 // decodeCheckpoint decodes the checkpoint of run at step.

@@ -117,8 +117,8 @@ func (s *Store) UpdateRunStatus(ctx context.Context, id string, status store.Run
 }
 
 // EndRun implements store.Runs. Locks: the run, then its session.
-func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
-	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckName("run status", string(status)), "end run %s", id), func() (uint64, error) {
+func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, usage *store.RunUsage, now time.Time) (uint64, error) {
+	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckEnd(status, usage), "end run %s", id), func() (uint64, error) {
 		defer s.locks.lock(runKey(id))()
 		r, err := s.getRun(id)
 		if err != nil {
@@ -134,6 +134,9 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 			}
 		}
 		r.Status, r.Updated = status, now
+		if usage != nil {
+			r.Usage = *usage
+		}
 		b.Set(runKey(id), runCodec.value(r), nil)
 		s.heads.drop(id)
 		if err := s.apply(b); err != nil {

@@ -94,9 +94,7 @@ func (s *Store) commitStep(ctx context.Context, c store.StepCommit, fence *store
 				run, step, int16(cp.Kind), cp.State, cp.Frontier, cp.Counters, cp.Interrupts,
 				bs(cp.ProgramHash), bs(cp.SchemaHash), cp.Time, nj)
 			b.Queue(`DELETE FROM pending_writes WHERE run = $1 AND step <= $2`, run, step)
-			b.Queue(`UPDATE runs SET latest_step = $2, journal_next = journal_next + $3,
-				status = coalesce($4, status), updated = CASE WHEN $4::bytea IS NULL THEN updated ELSE $5 END WHERE id = $1`,
-				run, step, nj, nullable(string(c.Status)), cp.Time)
+			b.Queue(commitRunSQL, append([]any{run, step, nj, nullable(string(c.Status)), cp.Time}, usageArgs(c.Usage)...)...)
 			return checkErr(s.pool.SendBatch(ctx, b).Close())
 		})
 		if err != nil {
@@ -106,6 +104,11 @@ func (s *Store) commitStep(ctx context.Context, c store.StepCommit, fence *store
 		return done, nil
 	})
 }
+
+// commitRunSQL advances a run's head in a step commit and sets its status
+// and usage when given.
+var commitRunSQL = `UPDATE runs SET latest_step = $2, journal_next = journal_next + $3,
+	status = coalesce($4, status), updated = CASE WHEN $4::bytea IS NULL THEN updated ELSE $5 END, ` + setUsage(6) + ` WHERE id = $1`
 
 // checkErr maps the errors commit_check raises to the store's sentinels.
 func checkErr(err error) error {

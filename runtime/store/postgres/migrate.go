@@ -21,6 +21,7 @@ type migration struct {
 // migrations is the schema's history; SchemaVersion is its last version.
 var migrations = []migration{
 	{1, "initial schema", schemaV1},
+	{2, "run usage", schemaV2},
 }
 
 // SchemaVersion is the schema version this build writes and reads.
@@ -174,6 +175,18 @@ CREATE TABLE docs (
 	value bytea,
 	PRIMARY KEY (coll, key)
 );
+`
+
+// schemaV2 adds a run's usage (store.RunUsage); runs recorded before it
+// read as no usage.
+const schemaV2 = `
+ALTER TABLE runs
+	ADD COLUMN model_calls   bigint NOT NULL DEFAULT 0,
+	ADD COLUMN input_tokens  bigint NOT NULL DEFAULT 0,
+	ADD COLUMN output_tokens bigint NOT NULL DEFAULT 0,
+	ADD COLUMN cached_tokens bigint NOT NULL DEFAULT 0,
+	ADD COLUMN cost          double precision NOT NULL DEFAULT 0,
+	ADD COLUMN priced        boolean NOT NULL DEFAULT false;
 `
 
 // migrate creates the schema when missing and applies the migrations it

@@ -107,6 +107,51 @@ func TestMigrations(t *testing.T) {
 	}
 }
 
+// TestRunUsageMigration checks that a run recorded under schema version 1
+// (no usage columns) reads as no usage once Open migrates the schema, and
+// that its end then records one.
+func TestRunUsageMigration(t *testing.T) {
+	url := pgtest.URL(t)
+	schema := pgtest.FreshSchema(t, url)
+	all := migrations
+	migrations = migrations[:1]
+	s, err := Open(ctx, url, &Options{Schema: schema})
+	migrations = all
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := store.SessionKey{App: "app", User: "u", Session: "s"}
+	t0 := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	if _, _, err := s.GetOrCreateSession(ctx, key, t0); err != nil {
+		t.Fatal(err)
+	}
+	old := store.Run{ID: "run_old", Session: key, Runnable: "triage", ProgramHash: "h", Status: store.RunCompleted, Created: t0, Updated: t0}
+	// What CreateRun wrote under version 1.
+	if _, err := s.pool.Exec(ctx, `INSERT INTO runs (id, index_key, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, '', 0, $9, $9, NULL)`,
+		bs(old.ID), []byte(store.RunIndexKey(old)), bs(key.App), bs(key.User), bs(key.Session), bs(old.Runnable), bs(old.ProgramHash), bs(string(old.Status)), t0); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	s, err = Open(ctx, url, &Options{Schema: schema})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.GetRun(ctx, "run_old")
+	if err != nil || got.Status != store.RunCompleted || got.Usage != (store.RunUsage{}) {
+		t.Fatalf("a version 1 run after the migration: %+v, %v", got, err)
+	}
+	u := store.RunUsage{ModelCalls: 3, InputTokens: 30, OutputTokens: 3, Cost: 0.25, Priced: true}
+	if _, err := s.EndRun(ctx, "run_old", nil, store.RunCompleted, &u, t0.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetRun(ctx, "run_old"); err != nil || got.Usage != u {
+		t.Fatalf("its usage after EndRun: %+v, %v, want %+v", got.Usage, err, u)
+	}
+}
+
 // TestTwoStores checks that two stores on one schema (two processes) see one
 // another's writes and keep one ledger without gaps when they append to the
 // same session at once, and that a lease taken through one is held against

@@ -14,14 +14,14 @@ import (
 )
 
 // EndRunFenced is EndRun fenced by a lease, as CommitStepFenced is
-// CommitStep: the events and the status are written only while
+// CommitStep: the events, the status and the usage are written only while
 // fence.Owner holds fence.Key with fence.Token at now, else nothing is
 // written and the error wraps store.ErrConflict.
-func (s *Store) EndRunFenced(ctx context.Context, id string, events [][]byte, status store.RunStatus, fence store.Lease, now time.Time) (uint64, error) {
+func (s *Store) EndRunFenced(ctx context.Context, id string, events [][]byte, status store.RunStatus, usage *store.RunUsage, fence store.Lease, now time.Time) (uint64, error) {
 	if err := store.CheckLease(fence.Key, fence.Owner, time.Nanosecond); err != nil {
 		return 0, fmt.Errorf("end run %s: fence: %w", id, err)
 	}
-	return s.endRun(ctx, id, events, status, &fence, now)
+	return s.endRun(ctx, id, events, status, usage, &fence, now)
 }
 
 // followRetry bounds the wait before Follow connects again after losing its

@@ -30,20 +30,20 @@ func TestEndRunFencedAndGetLeases(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.EndRunFenced(ctx, "run_1", [][]byte{[]byte("end a")}, store.RunCanceled, la, t0.Add(12*time.Second)); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.EndRunFenced(ctx, "run_1", [][]byte{[]byte("end a")}, store.RunCanceled, nil, la, t0.Add(12*time.Second)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("a's fenced end after b took the lease: %v", err)
 	}
 	if evs, _ := s.ListEvents(ctx, key, 0, 0); len(evs) != 0 {
 		t.Fatalf("a refused end wrote %d events", len(evs))
 	}
-	first, err := s.EndRunFenced(ctx, "run_1", [][]byte{[]byte("end b")}, store.RunCompleted, lb, t0.Add(12*time.Second))
+	first, err := s.EndRunFenced(ctx, "run_1", [][]byte{[]byte("end b")}, store.RunCompleted, &store.RunUsage{ModelCalls: 1}, lb, t0.Add(12*time.Second))
 	if err != nil || first != 1 {
 		t.Fatalf("b's fenced end: %d %v", first, err)
 	}
-	if r, _ := s.GetRun(ctx, "run_1"); r.Status != store.RunCompleted {
-		t.Fatalf("status %s", r.Status)
+	if r, _ := s.GetRun(ctx, "run_1"); r.Status != store.RunCompleted || r.Usage.ModelCalls != 1 {
+		t.Fatalf("status %s usage %+v", r.Status, r.Usage)
 	}
-	if _, err := s.EndRunFenced(ctx, "run_1", nil, store.RunFailed, lb, t0.Add(30*time.Second)); !errors.Is(err, store.ErrConflict) {
+	if _, err := s.EndRunFenced(ctx, "run_1", nil, store.RunFailed, nil, lb, t0.Add(30*time.Second)); !errors.Is(err, store.ErrConflict) {
 		t.Fatalf("an end fenced by an expired lease: %v", err)
 	}
 
@@ -149,7 +149,7 @@ func TestCommitNotices(t *testing.T) {
 	if p := next(); p != "commit run_1" {
 		t.Fatalf("after a fenced commit: %q", p)
 	}
-	if _, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("end")}, store.RunCompleted, t0); err != nil {
+	if _, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("end")}, store.RunCompleted, nil, t0); err != nil {
 		t.Fatal(err)
 	}
 	if p := next(); p != "commit run_1" {

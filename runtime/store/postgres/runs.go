@@ -48,7 +48,8 @@ func (s *Store) GetProgram(ctx context.Context, hash string) ([]byte, error) {
 }
 
 // runCols are the columns scanRun reads, in its order.
-const runCols = `id, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta`
+const runCols = `id, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta,
+	model_calls, input_tokens, output_tokens, cached_tokens, cost, priced`
 
 // scanRun reads one row of runCols.
 func scanRun(row pgx.Row) (store.Run, error) {
@@ -56,10 +57,16 @@ func scanRun(row pgx.Row) (store.Run, error) {
 		id, app, usr, sess, runnable, prog, status, parent []byte
 		r                                                  store.Run
 		parentStep                                         int64
+		calls, in, out, cached                             int64
 	)
-	if err := row.Scan(&id, &app, &usr, &sess, &runnable, &prog, &status, &parent, &parentStep, &r.Created, &r.Updated, &r.Meta); err != nil {
+	if err := row.Scan(&id, &app, &usr, &sess, &runnable, &prog, &status, &parent, &parentStep, &r.Created, &r.Updated, &r.Meta,
+		&calls, &in, &out, &cached, &r.Usage.Cost, &r.Usage.Priced); err != nil {
 		return store.Run{}, err
 	}
+	if min(calls, in, out, cached) < 0 {
+		return store.Run{}, fmt.Errorf("run %s: negative usage: %w", id, store.ErrCorrupt)
+	}
+	r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.Usage.CachedTokens = uint64(calls), uint64(in), uint64(out), uint64(cached)
 	r.ID, r.Runnable, r.ProgramHash, r.Status, r.ParentRun = string(id), string(runnable), string(prog), store.RunStatus(status), string(parent)
 	r.Session = store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
 	r.ParentStep = uint64(parentStep)
@@ -84,12 +91,13 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 		err := s.pool.QueryRow(ctx, `
 			WITH sess AS (SELECT 1 FROM sessions WHERE app = $2 AND usr = $3 AND session = $4 FOR SHARE),
 			ins AS (
-				INSERT INTO runs (id, index_key, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta)
-				SELECT $1, $5, $2, $3, $4, $6, $7, $8, $9, $10, $11, $12, $13 FROM sess
+				INSERT INTO runs (id, index_key, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta,
+					model_calls, input_tokens, output_tokens, cached_tokens, cost, priced)
+				SELECT $1, $5, $2, $3, $4, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19 FROM sess
 				ON CONFLICT DO NOTHING RETURNING 1)
 			SELECT EXISTS (SELECT 1 FROM sess), EXISTS (SELECT 1 FROM ins)`,
-			bs(r.ID), bs(k.App), bs(k.User), bs(k.Session), []byte(store.RunIndexKey(r)), bs(r.Runnable), bs(r.ProgramHash),
-			bs(string(r.Status)), bs(r.ParentRun), parentStep, r.Created, r.Updated, r.Meta).Scan(&sessionFound, &inserted)
+			append([]any{bs(r.ID), bs(k.App), bs(k.User), bs(k.Session), []byte(store.RunIndexKey(r)), bs(r.Runnable), bs(r.ProgramHash),
+				bs(string(r.Status)), bs(r.ParentRun), parentStep, r.Created, r.Updated, r.Meta}, usageArgs(&r.Usage)...)...).Scan(&sessionFound, &inserted)
 		switch {
 		case err != nil:
 			return fmt.Errorf("create run %s: %w", r.ID, err)
@@ -151,13 +159,35 @@ func appendEventsArgs(k store.SessionKey, events [][]byte, now time.Time) []any 
 
 // EndRun implements store.Runs. Once committed, it is announced
 // (store.CommitNotice on store.RunsChannel; notify.go).
-func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, now time.Time) (uint64, error) {
-	return s.endRun(ctx, id, events, status, nil, now)
+func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, usage *store.RunUsage, now time.Time) (uint64, error) {
+	return s.endRun(ctx, id, events, status, usage, nil, now)
 }
 
+// usageArgs are a usage's six columns as arguments (model_calls,
+// input_tokens, output_tokens, cached_tokens, cost, priced); all NULL when
+// u is nil. The counts fit (store.RunUsage.Check).
+func usageArgs(u *store.RunUsage) []any {
+	if u == nil {
+		return []any{nil, nil, nil, nil, nil, nil}
+	}
+	return []any{int64(u.ModelCalls), int64(u.InputTokens), int64(u.OutputTokens), int64(u.CachedTokens), u.Cost, u.Priced}
+}
+
+// setUsage is the SET list that writes usageArgs from parameter $first
+// on, leaving each column as it is when its argument is NULL.
+func setUsage(first int) string {
+	return fmt.Sprintf(`model_calls = coalesce($%d::bigint, model_calls), input_tokens = coalesce($%d::bigint, input_tokens),
+		output_tokens = coalesce($%d::bigint, output_tokens), cached_tokens = coalesce($%d::bigint, cached_tokens),
+		cost = coalesce($%d::double precision, cost), priced = coalesce($%d::boolean, priced)`,
+		first, first+1, first+2, first+3, first+4, first+5)
+}
+
+// endRunSQL sets a run's status, updated time and usage.
+var endRunSQL = `UPDATE runs SET status = $2, updated = $3, ` + setUsage(4) + ` WHERE id = $1`
+
 // endRun is EndRun, fenced by a lease when fence is set (EndRunFenced).
-func (s *Store) endRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, fence *store.Lease, now time.Time) (uint64, error) {
-	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckName("run status", string(status)), "end run %s", id), func() (uint64, error) {
+func (s *Store) endRun(ctx context.Context, id string, events [][]byte, status store.RunStatus, usage *store.RunUsage, fence *store.Lease, now time.Time) (uint64, error) {
+	return store.Op(ctx, &s.gate, store.Wrapf(store.CheckEnd(status, usage), "end run %s", id), func() (uint64, error) {
 		var first uint64
 		err := s.tx(ctx, func(tx pgx.Tx) error {
 			first = 0
@@ -186,7 +216,7 @@ func (s *Store) endRun(ctx context.Context, id string, events [][]byte, status s
 				}
 				first = uint64(f)
 			}
-			_, err = tx.Exec(ctx, `UPDATE runs SET status = $2, updated = $3 WHERE id = $1`, bs(id), bs(string(status)), now)
+			_, err = tx.Exec(ctx, endRunSQL, append([]any{bs(id), bs(string(status)), now}, usageArgs(usage)...)...)
 			return err
 		})
 		if err != nil {

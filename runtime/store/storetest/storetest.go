@@ -17,6 +17,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -38,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"Programs", testPrograms},
 		{"Runs", testRuns},
+		{"RunUsage", testRunUsage},
 		{"ListRuns", testListRuns},
 		{"CommitAndGet", testCommitAndGet},
 		{"CommitRules", testCommitRules},
@@ -250,7 +252,7 @@ func testRuns(t *testing.T, s store.Store) {
 	// EndRun: events and status together; sequences continue the ledger.
 	_, err = s.AppendEvents(ctx, key, [][]byte{[]byte("input")}, at(61))
 	must(t, err)
-	first, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("run_error"), []byte("run_finished")}, store.RunFailed, at(62))
+	first, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("run_error"), []byte("run_finished")}, store.RunFailed, nil, at(62))
 	must(t, err)
 	if first != 2 {
 		t.Errorf("EndRun first seq = %d, want 2", first)
@@ -265,16 +267,92 @@ func testRuns(t *testing.T, s store.Store) {
 	if got.Status != store.RunFailed || !got.Updated.Equal(at(62)) {
 		t.Errorf("after EndRun: status %s updated %v", got.Status, got.Updated)
 	}
-	if first, err := s.EndRun(ctx, "run_1", nil, store.RunCanceled, at(63)); err != nil || first != 0 {
+	if first, err := s.EndRun(ctx, "run_1", nil, store.RunCanceled, nil, at(63)); err != nil || first != 0 {
 		t.Errorf("EndRun without events = %d, %v", first, err)
 	}
-	_, err = s.EndRun(ctx, "nosuch", [][]byte{[]byte("x")}, store.RunFailed, at(64))
+	_, err = s.EndRun(ctx, "nosuch", [][]byte{[]byte("x")}, store.RunFailed, nil, at(64))
 	wantErr(t, "EndRun of a missing run", err, store.ErrNotFound)
 	if es, _ := s.ListEvents(ctx, key, 0, 0); len(es) != 3 {
 		t.Errorf("a failed EndRun appended events: %d", len(es))
 	}
-	_, err = s.EndRun(ctx, "run_1", nil, "", at(65))
+	_, err = s.EndRun(ctx, "run_1", nil, "", nil, at(65))
 	wantErr(t, "EndRun with an empty status", err, store.ErrInvalid)
+}
+
+// testRunUsage: a run's usage is kept by CreateRun, set by EndRun and by a
+// step commit that carries one (both with the status), left alone when
+// they carry none, listed with the run, and checked.
+func testRunUsage(t *testing.T, s store.Store) {
+	key := sess("app", "alice", "s1")
+	usageOf := func(id string) store.RunUsage {
+		t.Helper()
+		r, err := s.GetRun(ctx, id)
+		must(t, err)
+		return r.Usage
+	}
+	r := newRun(t, s, key, "run_1")
+	if u := usageOf("run_1"); u != (store.RunUsage{}) {
+		t.Errorf("a run created without usage has %+v", u)
+	}
+	u1 := store.RunUsage{ModelCalls: 2, InputTokens: 1200, OutputTokens: 340, CachedTokens: 1000, Cost: 0.0123, Priced: true}
+	first, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("run_finished")}, store.RunInterrupted, &u1, at(10))
+	must(t, err)
+	if first != 1 {
+		t.Errorf("EndRun first = %d, want 1", first)
+	}
+	if u := usageOf("run_1"); u != u1 {
+		t.Errorf("after EndRun with usage: %+v, want %+v", u, u1)
+	}
+	_, err = s.EndRun(ctx, "run_1", nil, store.RunCanceled, nil, at(11))
+	must(t, err)
+	if got, err := s.GetRun(ctx, "run_1"); err != nil || got.Status != store.RunCanceled || got.Usage != u1 {
+		t.Errorf("EndRun without usage: %+v, %v (usage kept %+v)", got, err, u1)
+	}
+
+	// A step commit: with a status and usage, with neither, with usage only.
+	must(t, s.UpdateRunStatus(ctx, "run_1", store.RunRunning, at(12)))
+	u2 := store.RunUsage{ModelCalls: 5, InputTokens: 9000, OutputTokens: 800, Cost: 0.5, Priced: true}
+	cp := checkpoint("run_1", 1, store.Full)
+	_, err = s.CommitStep(ctx, store.StepCommit{Checkpoint: cp, Status: store.RunCompleted, Usage: &u2})
+	must(t, err)
+	if got, err := s.GetRun(ctx, "run_1"); err != nil || got.Status != store.RunCompleted || got.Usage != u2 {
+		t.Errorf("after a commit with usage: %+v, %v, want usage %+v", got, err, u2)
+	}
+	commit(t, s, "run_1", 2, store.Delta)
+	if u := usageOf("run_1"); u != u2 {
+		t.Errorf("a commit without usage changed it: %+v, want %+v", u, u2)
+	}
+	u3 := store.RunUsage{ModelCalls: 6, InputTokens: 9100, OutputTokens: 900}
+	_, err = s.CommitStep(ctx, store.StepCommit{Checkpoint: checkpoint("run_1", 3, store.Delta), Usage: &u3})
+	must(t, err)
+	if got, err := s.GetRun(ctx, "run_1"); err != nil || got.Status != store.RunCompleted || got.Usage != u3 {
+		t.Errorf("after a commit with usage only: %+v, %v, want usage %+v", got, err, u3)
+	}
+
+	// CreateRun keeps what it is given; ListRuns lists the usage.
+	r.ID, r.Usage = "run_2", store.RunUsage{ModelCalls: 1, OutputTokens: 7}
+	must(t, s.CreateRun(ctx, r))
+	runs, _, err := s.ListRuns(ctx, store.RunFilter{App: "app"})
+	must(t, err)
+	if len(runs) != 2 || runs[0].Usage != u3 || runs[1].Usage != r.Usage {
+		t.Errorf("ListRuns usage = %+v, want %+v and %+v", runs, u3, r.Usage)
+	}
+
+	// Bad usage is refused and writes nothing.
+	for _, bad := range []store.RunUsage{{Cost: -1}, {Cost: math.NaN()}, {Cost: math.Inf(1)}, {InputTokens: math.MaxInt64 + 1}, {ModelCalls: math.MaxUint64}} {
+		_, err := s.EndRun(ctx, "run_1", [][]byte{[]byte("x")}, store.RunFailed, &bad, at(20))
+		wantErr(t, fmt.Sprintf("EndRun with usage %+v", bad), err, store.ErrInvalid)
+		_, err = s.CommitStep(ctx, store.StepCommit{Checkpoint: checkpoint("run_1", 4, store.Delta), Usage: &bad})
+		wantErr(t, fmt.Sprintf("CommitStep with usage %+v", bad), err, store.ErrInvalid)
+		r.ID, r.Usage = "run_bad", bad
+		wantErr(t, fmt.Sprintf("CreateRun with usage %+v", bad), s.CreateRun(ctx, r), store.ErrInvalid)
+	}
+	if got, err := s.GetRun(ctx, "run_1"); err != nil || got.Status != store.RunCompleted || got.Usage != u3 {
+		t.Errorf("a refused end changed the run: %+v, %v", got, err)
+	}
+	if es, _ := s.ListEvents(ctx, key, 0, 0); len(es) != 1 {
+		t.Errorf("a refused end appended events: %d", len(es))
+	}
 }
 
 func testListRuns(t *testing.T, s store.Store) {
