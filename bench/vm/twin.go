@@ -95,7 +95,10 @@ type walTail struct {
 	buf []byte
 }
 
-const walBlock = 32 << 10
+const (
+	walBlock   = 32 << 10
+	maxStepWAL = 1 << 20
+)
 
 func (w *walTail) close() error {
 	if w.f == nil {
@@ -174,7 +177,10 @@ func (w *walTail) next() ([][]byte, error) {
 	if fi.Size() <= w.off {
 		return nil, nil
 	}
-	w.buf = append(w.buf[:0], make([]byte, fi.Size()-start)...)
+	// A recycled log keeps an older log's bytes past what is written: read
+	// a bounded window (a step writes a few KiB), not the whole file.
+	end := min(fi.Size(), w.off+maxStepWAL)
+	w.buf = append(w.buf[:0], make([]byte, end-start)...)
 	n, err := w.f.ReadAt(w.buf, start)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, err
