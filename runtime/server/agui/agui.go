@@ -332,7 +332,10 @@ func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string)
 // batch when no further event is waiting). A write that takes
 // longer than timeout fails (server.SSE's watchdog on the injected clock)
 // and cancels the request, as does any failed write.
-type stream struct{ sse *server.SSE }
+type stream struct {
+	sse *server.SSE
+	buf []byte // the event being encoded
+}
 
 func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) *stream {
 	s := server.NewSSE(w, clock, timeout)
@@ -361,7 +364,9 @@ func (s *stream) frames(evs ...Event) bool {
 		return false
 	}
 	for i := range evs {
-		if b, err := json.Marshal(&evs[i]); err == nil { // events hold only valid JSON
+		b, err := evs[i].appendJSON(s.buf[:0])
+		s.buf = b
+		if err == nil { // events hold only valid JSON
 			s.sse.Frame(b)
 		}
 	}

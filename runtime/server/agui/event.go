@@ -3,6 +3,9 @@ package agui
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+
+	"github.com/agentc/agentc/compiler/types"
 )
 
 // Event types of AG-UI 1.0 that this adapter emits.
@@ -71,8 +74,83 @@ type Interrupt struct {
 
 // jsonString returns s as a JSON string.
 func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s) // a string always marshals
-	return b
+	return types.AppendJSONString(nil, s, true) // as encoding/json writes it
+}
+
+// appendJSON appends e as json.Marshal(e) writes it, byte for byte (the
+// members in declaration order, empty optional ones omitted, strings
+// HTML-escaped, raw members compacted), without its reflection and
+// allocations: a stream encodes every event into one reused buffer. An
+// invalid raw member is an error, as it is for json.Marshal.
+func (e *Event) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"type":`...)
+	b = types.AppendJSONString(b, e.Type, true)
+	if e.Timestamp != 0 {
+		b = append(b, `,"timestamp":`...)
+		b = strconv.AppendInt(b, e.Timestamp, 10)
+	}
+	str := func(b []byte, name, v string) []byte {
+		if v == "" {
+			return b
+		}
+		b = append(append(append(b, ',', '"'), name...), '"', ':')
+		return types.AppendJSONString(b, v, true)
+	}
+	var err error
+	raw := func(b []byte, name string, v json.RawMessage) []byte {
+		if len(v) == 0 || err != nil {
+			return b
+		}
+		b = append(append(append(b, ',', '"'), name...), '"', ':')
+		b, err = appendRaw(b, v)
+		return b
+	}
+	b = str(b, "threadId", e.ThreadID)
+	b = str(b, "runId", e.RunID)
+	b = str(b, "stepName", e.StepName)
+	b = str(b, "messageId", e.MessageID)
+	b = str(b, "role", e.Role)
+	b = str(b, "toolCallId", e.ToolCallID)
+	b = str(b, "toolCallName", e.ToolCallName)
+	b = str(b, "parentMessageId", e.ParentMessageID)
+	b = raw(b, "delta", e.Delta)
+	b = str(b, "content", e.Content)
+	b = raw(b, "snapshot", e.Snapshot)
+	b = str(b, "name", e.Name)
+	b = raw(b, "value", e.Value)
+	b = raw(b, "result", e.Result)
+	if err != nil {
+		return b, err
+	}
+	if e.Outcome != nil {
+		o, err := json.Marshal(e.Outcome) // rare (a run's end): as a member is
+		if err != nil {
+			return b, err
+		}
+		b = append(append(b, `,"outcome":`...), o...)
+	}
+	b = str(b, "message", e.Message)
+	b = str(b, "code", e.Code)
+	return append(b, '}'), nil
+}
+
+// appendRaw appends a raw JSON member as json.Marshal does (compacted,
+// with <, >, & and U+2028/U+2029 escaped); an error when it is not valid
+// JSON. Raw members are compact and plain almost always: those are checked
+// and copied, the others go through encoding/json.
+func appendRaw(b []byte, v json.RawMessage) ([]byte, error) {
+	plain := true
+	for _, c := range v {
+		switch c {
+		case ' ', '\t', '\r', '\n', '<', '>', '&', 0xE2: // 0xE2: U+2028, U+2029 start with it
+			plain = false
+		}
+	}
+	if plain && json.Valid(v) {
+		return append(b, v...), nil
+	}
+	q, err := json.Marshal(v)
+	return append(b, q...), err
 }
 
 // isNull reports whether raw is empty or the JSON literal null.
