@@ -466,7 +466,8 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 	// The store grows with every run, a bigger store costs the Runner more
 	// per run, and Pebble compacts in the background now and then; so the
 	// scenario is measured in rounds interleaved with rounds of its baseline
-	// on the same store, and the overhead columns compare the two.
+	// on the same store, in alternated order, and the overhead columns
+	// compare the two.
 	const rounds = 4
 	baselineRound := func(n, c int, profile string) (directResult, error) {
 		u := fmt.Sprintf("%s/direct?n=%d&c=%d", ctl, n, c)
@@ -502,35 +503,56 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 				bprof = fmt.Sprintf("%s-%s-baseline-%d.prof", profile, sc.name, round)
 				sprof = fmt.Sprintf("%s-%s-%d.prof", profile, sc.name, round)
 			}
-			d, err := baselineRound(per, c, bprof)
-			if err != nil {
-				return err
-			}
-			bl, bw, berrs = append(bl, d.Lat...), bw+d.Wall, berrs+d.Errors
-			bs = bs.plus(d.Before, d.After)
-			before, err := getStats()
-			if err != nil {
-				return err
-			}
-			if sprof != "" {
-				abs, _ := filepath.Abs(sprof)
-				if err := control(hc, ctl+"/profile/start?file="+url.QueryEscape(abs)); err != nil {
+			baselineRun := func() error {
+				d, err := baselineRound(per, c, bprof)
+				if err != nil {
 					return err
 				}
+				bl, bw, berrs = append(bl, d.Lat...), bw+d.Wall, berrs+d.Errors
+				bs = bs.plus(d.Before, d.After)
+				return nil
 			}
-			lat, wall, errs := load(hc, base, sc, per, c, offset)
-			offset += per
-			if sprof != "" {
-				if err := control(hc, ctl+"/profile/stop"); err != nil {
+			serverRun := func() error {
+				before, err := getStats()
+				if err != nil {
 					return err
 				}
+				if sprof != "" {
+					abs, _ := filepath.Abs(sprof)
+					if err := control(hc, ctl+"/profile/start?file="+url.QueryEscape(abs)); err != nil {
+						return err
+					}
+				}
+				lat, wall, errs := load(hc, base, sc, per, c, offset)
+				offset += per
+				if sprof != "" {
+					if err := control(hc, ctl+"/profile/stop"); err != nil {
+						return err
+					}
+				}
+				after, err := getStats()
+				if err != nil {
+					return err
+				}
+				sl, sw, serrors = append(sl, lat...), sw+wall, serrors+errs
+				ss = ss.plus(before, after)
+				return nil
 			}
-			after, err := getStats()
-			if err != nil {
+			// Alternated order (baseline, server, server, baseline, …):
+			// the background work a round leaves (Pebble's flushes and
+			// compactions, the GC's) lands in the next round, so with
+			// the baseline always first every server round would pay
+			// for the baseline round before it.
+			first, second := baselineRun, serverRun
+			if round%2 == 1 {
+				first, second = serverRun, baselineRun
+			}
+			if err := first(); err != nil {
 				return err
 			}
-			sl, sw, serrors = append(sl, lat...), sw+wall, serrors+errs
-			ss = ss.plus(before, after)
+			if err := second(); err != nil {
+				return err
+			}
 		}
 		baseline := summarize("  baseline for "+sc.name, bl, bw, stats{}, bs, berrs)
 		r := summarize(sc.name, sl, sw, stats{}, ss, serrors)
