@@ -25,6 +25,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -109,7 +110,7 @@ func main() {
 	warmup := flag.Int("warmup", 256, "unmeasured requests before each scenario")
 	only := flag.String("only", "", "comma-separated scenarios: openai, openai-stream, agui")
 	jsonOut := flag.String("json", "", "also write the JSON document to this file")
-	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profiles of each round at -clients to PREFIX-<scenario>-<round>.prof, the baseline's to PREFIX-<scenario>-baseline-<round>.prof")
+	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profiles of each round at -clients to PREFIX-<scenario>-<round>.prof, the baseline's to PREFIX-<scenario>-baseline-<round>.prof, the allocations to PREFIX-<scenario>-allocs.prof")
 	observe := flag.String("observe", "off", "the Runner's instrumentation: "+benchobs.Modes+" (spec/telemetry.md)")
 	flag.Parse()
 	if *child {
@@ -246,6 +247,15 @@ func serveChild(observe string) error {
 			pprof.StopCPUProfile()
 			_ = prof.Close()
 			prof = nil
+		}
+	})
+	ctl.HandleFunc("POST /profile/allocs", func(w http.ResponseWriter, q *http.Request) {
+		f, err := os.Create(q.URL.Query().Get("file"))
+		if err == nil {
+			err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
 	ctlSrv := &http.Server{Handler: ctl}
@@ -418,7 +428,8 @@ func ratio(r row) string {
 // cpuProfile, the server's CPU profile of each round of the first
 // measurement is written to <cpuProfile>-<scenario>-<round>.prof and the
 // baseline's to <cpuProfile>-<scenario>-baseline-<round>.prof (go tool
-// pprof merges the rounds given together).
+// pprof merges the rounds given together), and the child's allocations
+// (sampled) to <cpuProfile>-<scenario>-allocs.prof.
 func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProfile, observe string) ([]row, error) {
 	cmd := exec.Command(exe, "-child", "-observe", observe)
 	cmd.Stderr = os.Stderr
@@ -480,6 +491,10 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 			return directResult{}, err
 		}
 		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			return directResult{}, fmt.Errorf("baseline: %s: %s", resp.Status, b)
+		}
 		var d directResult
 		return d, json.NewDecoder(resp.Body).Decode(&d)
 	}
@@ -566,6 +581,14 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 	load(hc, base, sc, warmup, clients, 0)
 	if err := measure(requests, clients, cpuProfile); err != nil {
 		return rows, err
+	}
+	if cpuProfile != "" {
+		// Every allocation of the child so far (baseline and server),
+		// sampled: the server's own are those under net/http.
+		abs, _ := filepath.Abs(fmt.Sprintf("%s-%s-allocs.prof", cpuProfile, sc.name))
+		if err := control(hc, ctl+"/profile/allocs?file="+url.QueryEscape(abs)); err != nil {
+			return rows, err
+		}
 	}
 	if err := measure(min(requests, 400), 1, ""); err != nil {
 		return rows, err

@@ -332,10 +332,7 @@ func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string)
 // batch when no further event is waiting). A write that takes
 // longer than timeout fails (server.SSE's watchdog on the injected clock)
 // and cancels the request, as does any failed write.
-type stream struct {
-	sse *server.SSE
-	buf []byte // the event being encoded
-}
+type stream struct{ sse *server.SSE }
 
 func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) *stream {
 	s := server.NewSSE(w, clock, timeout)
@@ -364,11 +361,7 @@ func (s *stream) frames(evs ...Event) bool {
 		return false
 	}
 	for i := range evs {
-		b, err := evs[i].appendJSON(s.buf[:0])
-		s.buf = b
-		if err == nil { // events hold only valid JSON
-			s.sse.Frame(b)
-		}
+		_ = s.sse.FrameWith(evs[i].appendJSON) // events hold only valid JSON: one that did not would be left out
 	}
 	return s.sse.Err() == nil
 }

@@ -74,7 +74,7 @@ type Interrupt struct {
 
 // jsonString returns s as a JSON string.
 func jsonString(s string) json.RawMessage {
-	return types.AppendJSONString(nil, s, true) // as encoding/json writes it
+	return types.AppendJSONString(make([]byte, 0, len(s)+len(s)/8+8), s, true) // as encoding/json writes it
 }
 
 // appendJSON appends e as json.Marshal(e) writes it, byte for byte (the
@@ -139,14 +139,7 @@ func (e *Event) appendJSON(b []byte) ([]byte, error) {
 // JSON. Raw members are compact and plain almost always: those are checked
 // and copied, the others go through encoding/json.
 func appendRaw(b []byte, v json.RawMessage) ([]byte, error) {
-	plain := true
-	for _, c := range v {
-		switch c {
-		case ' ', '\t', '\r', '\n', '<', '>', '&', 0xE2: // 0xE2: U+2028, U+2029 start with it
-			plain = false
-		}
-	}
-	if plain && json.Valid(v) {
+	if plainString(v) || plainRaw(v) && json.Valid(v) {
 		return append(b, v...), nil
 	}
 	q, err := json.Marshal(v)
@@ -157,4 +150,58 @@ func appendRaw(b []byte, v json.RawMessage) ([]byte, error) {
 func isNull(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// plainRaw reports whether v, if it is valid JSON, is as json.Marshal
+// writes it: no whitespace outside strings, nothing HTML-escaped.
+func plainRaw(v []byte) bool {
+	in := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '<' || c == '>' || c == '&' || c == 0xE2: // 0xE2: U+2028, U+2029 start with it
+			return false
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reports whether v is one valid JSON string as json.Marshal
+// writes it (a text delta's), checked without encoding/json's scanner.
+func plainString(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	for i := 1; i < len(v)-1; i++ {
+		switch c := v[i]; {
+		case c < 0x20 || c == '"' || c == '<' || c == '>' || c == '&' || c == 0xE2:
+			return false
+		case c == '\\':
+			i++
+			if i == len(v)-1 {
+				return false
+			}
+			switch v[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(v)-1 {
+					return false
+				}
+				for _, h := range v[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }

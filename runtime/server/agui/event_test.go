@@ -21,6 +21,16 @@ var eventCases = []Event{
 	{Type: RunError, Message: "boom & bust", Code: "internal", StepName: "s"},
 	{Type: Custom, Value: json.RawMessage(`{"bad":`)},
 	{Type: Custom, Result: json.RawMessage(`nul`)},
+	{Type: TextMessageContent, Delta: json.RawMessage(`"a\u00e9\n\"\\\/"`)},
+	{Type: TextMessageContent, Delta: json.RawMessage(`"a\u00e"`)},
+	{Type: TextMessageContent, Delta: json.RawMessage(`"a\u00"`)},
+	{Type: TextMessageContent, Delta: json.RawMessage(`"a\"`)},
+	{Type: TextMessageContent, Delta: json.RawMessage(`"a\x"`)},
+	{Type: TextMessageContent, Delta: json.RawMessage(`"a"b"`)},
+	{Type: TextMessageContent, Delta: json.RawMessage("\"a\tb\"")},
+	{Type: TextMessageContent, Delta: json.RawMessage("\"\xff\"")},
+	{Type: TextMessageContent, Delta: json.RawMessage(`"`)},
+	{Type: StateDelta, Delta: json.RawMessage(`["a b",{"c":"\"}"}]`)},
 }
 
 // appendJSON writes what json.Marshal writes, and fails where it fails.
@@ -49,6 +59,7 @@ func FuzzEventAppendJSON(f *testing.F) {
 	f.Add("TEXT_MESSAGE_CONTENT", int64(1), "m1", "a<b>&\u2028", []byte(`"x"`), []byte(`[{"op":"add"}]`))
 	f.Add("", int64(0), "", "", []byte(" { } "), []byte(`{"a":"\u2029"}`))
 	f.Add("X", int64(-1), "\xff", "\x00", []byte(`{"a":`), []byte("\xe2\x80\xa8"))
+	f.Add("Y", int64(2), "m", "t", []byte(`"a\u00e9\"b"`), []byte(`"a\u0"`))
 	f.Fuzz(func(t *testing.T, typ string, ts int64, id, text string, raw1, raw2 []byte) {
 		checkEventJSON(t, &Event{Type: typ, Timestamp: ts, MessageID: id, ThreadID: text, Content: text,
 			Delta: raw1, Snapshot: raw2, Value: raw1, Result: raw2, Message: id})
