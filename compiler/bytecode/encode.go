@@ -172,26 +172,8 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 			w.strs(p.Files)
 			return nil
 		}},
-		{secConsts, len(p.Consts) == 0, func(w *writer) error {
-			w.u(len(p.Consts))
-			for i, v := range p.Consts {
-				var err error
-				if w.buf, err = types.AppendValue(w.buf, v); err != nil {
-					return fmt.Errorf("const %d: %w", i, err)
-				}
-			}
-			return nil
-		}},
-		{secTypes, len(p.Types) == 0, func(w *writer) error {
-			w.u(len(p.Types))
-			for i, t := range p.Types {
-				var err error
-				if w.buf, err = types.AppendType(w.buf, t); err != nil {
-					return fmt.Errorf("type %d: %w", i, err)
-				}
-			}
-			return nil
-		}},
+		{secConsts, len(p.Consts) == 0, func(w *writer) error { return appendEach(w, "const", p.Consts, types.AppendValue) }},
+		{secTypes, len(p.Types) == 0, func(w *writer) error { return appendEach(w, "type", p.Types, types.AppendType) }},
 		{secFuncs, len(p.Funcs) == 0, func(w *writer) error { w.strs(p.Funcs); return nil }},
 		{secStates, len(p.States) == 0, func(w *writer) error { return eachOf(w, p.States, (*writer).state) }},
 		{secChunks, len(p.Chunks) == 0, func(w *writer) error { return eachOf(w, p.Chunks, (*writer).chunk) }},
@@ -290,6 +272,19 @@ func eachOf[T any](w *writer, xs []T, f func(*writer, *T) error) error {
 	for i := range xs {
 		if err := f(w, &xs[i]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// appendEach writes list(X) with one of package types' encoders of X; what
+// names an element in an error.
+func appendEach[T any](w *writer, what string, xs []T, enc func([]byte, T) ([]byte, error)) error {
+	w.u(len(xs))
+	for i, x := range xs {
+		var err error
+		if w.buf, err = enc(w.buf, x); err != nil {
+			return fmt.Errorf("%s %d: %w", what, i, err)
 		}
 	}
 	return nil
@@ -438,6 +433,19 @@ func (w *writer) attrs(as []Attr) error {
 		}
 		w.span(a.Span)
 	}
+	return nil
+}
+
+// trailer writes the list(attr) span a table entry ends with; kind and
+// name (which may be empty) name the entry in an error.
+func (w *writer) trailer(kind, name string, as []Attr, s Span) error {
+	if err := w.attrs(as); err != nil {
+		if name == "" {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		return fmt.Errorf("%s %s: %w", kind, name, err)
+	}
+	w.span(s)
 	return nil
 }
 
@@ -642,21 +650,13 @@ func (w *writer) tool(t *Tool) error {
 	if err := w.attrs(im.Options); err != nil {
 		return fmt.Errorf("tool %s: %w", t.Name, err)
 	}
-	if err := w.attrs(t.Attrs); err != nil {
-		return fmt.Errorf("tool %s: %w", t.Name, err)
-	}
-	w.span(t.Span)
-	return nil
+	return w.trailer("tool", t.Name, t.Attrs, t.Span)
 }
 
 func (w *writer) model(m *Model) error {
 	w.str(m.Name)
 	w.str(m.Provider)
-	if err := w.attrs(m.Attrs); err != nil {
-		return fmt.Errorf("model %s: %w", m.Name, err)
-	}
-	w.span(m.Span)
-	return nil
+	return w.trailer("model", m.Name, m.Attrs, m.Span)
 }
 
 func (w *writer) agent(a *Agent) error {
@@ -682,31 +682,19 @@ func (w *writer) agent(a *Agent) error {
 	if err := w.opts("agent "+a.Name, a.Graph); err != nil {
 		return err
 	}
-	if err := w.attrs(a.Attrs); err != nil {
-		return fmt.Errorf("agent %s: %w", a.Name, err)
-	}
-	w.span(a.Span)
-	return nil
+	return w.trailer("agent", a.Name, a.Attrs, a.Span)
 }
 
 func (w *writer) skill(s *Skill) error {
 	w.str(s.Name)
 	w.str(s.Path)
-	if err := w.attrs(s.Attrs); err != nil {
-		return fmt.Errorf("skill %s: %w", s.Name, err)
-	}
-	w.span(s.Span)
-	return nil
+	return w.trailer("skill", s.Name, s.Attrs, s.Span)
 }
 
 func (w *writer) policy(p *Policy) error {
 	w.b(byte(p.Kind))
 	w.str(p.Name)
-	if err := w.attrs(p.Attrs); err != nil {
-		return fmt.Errorf("policy %s: %w", p.Name, err)
-	}
-	w.span(p.Span)
-	return nil
+	return w.trailer("policy", p.Name, p.Attrs, p.Span)
 }
 
 func (w *writer) serve(s *Serve) error {
@@ -715,16 +703,11 @@ func (w *writer) serve(s *Serve) error {
 	for _, pr := range s.Protocols {
 		w.b(byte(pr.Kind))
 		w.str(pr.Path)
-		if err := w.attrs(pr.Attrs); err != nil {
-			return fmt.Errorf("serve protocol %s: %w", pr.Path, err)
+		if err := w.trailer("serve protocol", pr.Path, pr.Attrs, pr.Span); err != nil {
+			return err
 		}
-		w.span(pr.Span)
 	}
-	if err := w.attrs(s.Attrs); err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	w.span(s.Span)
-	return nil
+	return w.trailer("serve", "", s.Attrs, s.Span)
 }
 
 func (w *writer) test(t *Test) error {
@@ -754,9 +737,5 @@ func (w *writer) test(t *Test) error {
 		w.u32(e.Then)
 		w.span(e.Span)
 	}
-	if err := w.attrs(t.Attrs); err != nil {
-		return fmt.Errorf("test %s: %w", t.Name, err)
-	}
-	w.span(t.Span)
-	return nil
+	return w.trailer("test", t.Name, t.Attrs, t.Span)
 }
