@@ -977,20 +977,32 @@ func peel(e *syntax.Expr) *syntax.Unary {
 		return nil
 	}
 	cmp := a.Head.Cmp
-	if cmp == nil || cmp.Op != "" || cmp.Left == nil || len(cmp.Left.Tail) > 0 {
+	if cmp == nil || cmp.Op != "" {
 		return nil
 	}
-	m := cmp.Left.Head
-	if m == nil || len(m.Tail) > 0 {
+	return addUnary(cmp.Left)
+}
+
+// addUnary returns the unary operand of an additive operand that has no
+// binary operators, or nil.
+func addUnary(x *syntax.AddExpr) *syntax.Unary {
+	if x == nil || len(x.Tail) > 0 || x.Head == nil || len(x.Head.Tail) > 0 {
 		return nil
 	}
-	return m.Head
+	return x.Head.Head
 }
 
 // primaryOf returns the primary of an expression that is a single primary
 // without selectors or operators.
-func primaryOf(e *syntax.Expr) syntax.Primary {
-	u := peel(e)
+func primaryOf(e *syntax.Expr) syntax.Primary { return unaryPrimary(peel(e)) }
+
+// addPrimary returns the primary of an additive operand that is a single
+// primary without selectors or operators.
+func addPrimary(x *syntax.AddExpr) syntax.Primary { return unaryPrimary(addUnary(x)) }
+
+// unaryPrimary returns u's primary when u is one without selectors or
+// negation, or nil.
+func unaryPrimary(u *syntax.Unary) syntax.Primary {
 	if u == nil || u.Postfix == nil || len(u.Postfix.Sel) > 0 {
 		return nil
 	}
