@@ -120,23 +120,24 @@ func (c *checker) expr(e *syntax.Expr, sc *scope, want *types.Type) *types.Type 
 }
 
 func (c *checker) orExpr(x *syntax.OrExpr, sc *scope, want *types.Type) *types.Type {
-	return boolLevel(c, x, "or", x.Head, x.Tail, c.andExpr, sc, want)
+	return boolLevel(c, x, "or", x.Head, x.Tail, want, func(a *syntax.AndExpr, want *types.Type) *types.Type { return c.andExpr(a, sc, want) })
 }
 
 func (c *checker) andExpr(x *syntax.AndExpr, sc *scope, want *types.Type) *types.Type {
-	return boolLevel(c, x, "and", x.Head, x.Tail, c.notExpr, sc, want)
+	return boolLevel(c, x, "and", x.Head, x.Tail, want, func(n *syntax.NotExpr, want *types.Type) *types.Type { return c.notExpr(n, sc, want) })
 }
 
 // boolLevel types x, a level of operands joined by the boolean operator op
 // ("or", "and"): a lone operand passes want through; otherwise each operand
-// (checked by sub) must be bool, and so is x.
-func boolLevel[T syntax.Node](c *checker, x syntax.Node, op string, head T, tail []T, sub func(T, *scope, *types.Type) *types.Type, sc *scope, want *types.Type) *types.Type {
+// (checked by sub) must be bool, and so is x. (The scope is sub's: an
+// argument of a call through a func value escapes.)
+func boolLevel[T syntax.Node](c *checker, x syntax.Node, op string, head T, tail []T, want *types.Type, sub func(T, *types.Type) *types.Type) *types.Type {
 	if len(tail) == 0 {
-		return sub(head, sc, want)
+		return sub(head, want)
 	}
-	c.boolOperand(sub(head, sc, nil), head, op)
+	c.boolOperand(sub(head, nil), head, op)
 	for _, t := range tail {
-		c.boolOperand(sub(t, sc, nil), t, op)
+		c.boolOperand(sub(t, nil), t, op)
 	}
 	return c.rec(x, types.BoolType)
 }
@@ -338,7 +339,7 @@ func (c *checker) addExpr(x *syntax.AddExpr, sc *scope, want *types.Type) *types
 	}
 	return arithLevel(c, x, x.Head, len(x.Tail), func(i int) (*syntax.MulExpr, string, syntax.Node) {
 		return x.Tail[i].Operand, x.Tail[i].Op, x.Tail[i]
-	}, c.mulExpr, sc, want)
+	}, want, func(m *syntax.MulExpr, want *types.Type) *types.Type { return c.mulExpr(m, sc, want) })
 }
 
 func (c *checker) mulExpr(x *syntax.MulExpr, sc *scope, want *types.Type) *types.Type {
@@ -347,21 +348,21 @@ func (c *checker) mulExpr(x *syntax.MulExpr, sc *scope, want *types.Type) *types
 	}
 	return arithLevel(c, x, x.Head, len(x.Tail), func(i int) (*syntax.Unary, string, syntax.Node) {
 		return x.Tail[i].Operand, x.Tail[i].Op, x.Tail[i]
-	}, c.unary, sc, want)
+	}, want, func(u *syntax.Unary, want *types.Type) *types.Type { return c.unary(u, sc, want) })
 }
 
 // arithLevel types x, a left-associative arithmetic level (+ - or * / %)
 // of head and n tails: tail(i) is the i-th operand, its operator and the
 // tail's node. A lone operand passes want through; otherwise each operand
 // (checked by sub) is folded into the type so far by arith.
-func arithLevel[T any](c *checker, x syntax.Node, head T, n int, tail func(int) (T, string, syntax.Node), sub func(T, *scope, *types.Type) *types.Type, sc *scope, want *types.Type) *types.Type {
+func arithLevel[T any](c *checker, x syntax.Node, head T, n int, tail func(int) (T, string, syntax.Node), want *types.Type, sub func(T, *types.Type) *types.Type) *types.Type {
 	if n == 0 {
-		return sub(head, sc, want)
+		return sub(head, want)
 	}
-	t := sub(head, sc, nil)
+	t := sub(head, nil)
 	for i := range n {
 		operand, op, at := tail(i)
-		t = c.arith(op, t, sub(operand, sc, nil), at)
+		t = c.arith(op, t, sub(operand, nil), at)
 	}
 	return c.rec(x, t)
 }
