@@ -883,12 +883,7 @@ func (p *printer) clause(c *syntax.Clause) {
 	case c.Timeout != nil:
 		p.lead(c, "timeout")
 		p.duration(c.Timeout)
-		if c.Else != nil {
-			p.spacedKw("else")
-			p.kw("->")
-			p.sp()
-			p.ident(c.Else, "timeout exit")
-		}
+		p.elseArrow(c.Else, "timeout exit")
 	case c.Catch != nil:
 		p.tok(start(c), "catch")
 		p.spacedKw("->")
@@ -924,13 +919,20 @@ func (p *printer) edge(e *syntax.Edge) {
 	if e.Max != nil {
 		p.spacedKw("max")
 		p.intLit(e.Max)
-		if e.Else != nil {
-			p.spacedKw("else")
-			p.kw("->")
-			p.sp()
-			p.ident(e.Else, "loop exit")
-		}
+		p.elseArrow(e.Else, "loop exit")
 	}
+}
+
+// elseArrow prints the exit `else -> target` of a timeout or a loop bound,
+// when there is one.
+func (p *printer) elseArrow(target *syntax.Ident, what string) {
+	if target == nil {
+		return
+	}
+	p.spacedKw("else")
+	p.kw("->")
+	p.sp()
+	p.ident(target, what)
 }
 
 // ---- output ----
