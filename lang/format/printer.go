@@ -476,10 +476,7 @@ func (p *printer) decl(d syntax.Decl) {
 		p.ident(d.Name, "skill name")
 		p.spacedKw("from")
 		p.str(d.From, "skill folder")
-		if d.Body != nil {
-			p.sp()
-			p.block(d.Body)
-		}
+		p.optBlock(d.Body)
 	case *syntax.State:
 		p.lead(d, "state")
 		p.ident(d.Name, "state name")
@@ -761,10 +758,7 @@ func (p *printer) nodeBody(b syntax.NodeBody) {
 	case *syntax.CallNode:
 		p.lead(b, b.Kind)
 		p.ident(b.Callee, "callee")
-		if b.Args != nil {
-			p.sp()
-			p.block(b.Args)
-		}
+		p.optBlock(b.Args)
 	case *syntax.SetNode:
 		p.lead(b, "set")
 		p.block(b.Body)
@@ -920,6 +914,14 @@ func (p *printer) edge(e *syntax.Edge) {
 		p.spacedKw("max")
 		p.intLit(e.Max)
 		p.elseArrow(e.Else, "loop exit")
+	}
+}
+
+// optBlock prints an optional block after a space.
+func (p *printer) optBlock(b *syntax.Block) {
+	if b != nil {
+		p.sp()
+		p.block(b)
 	}
 }
 
