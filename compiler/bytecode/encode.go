@@ -394,41 +394,39 @@ func (w *writer) attrs(as []Attr) error {
 		a := &as[i]
 		w.str(a.Name)
 		w.b(byte(a.Kind))
-		zeroEnv := a.Env.Var == "" && !a.Env.HasDefault && a.Env.Default == "" && a.Env.Type == 0
-		var stray bool
+		rest := *a // the kind's fields are cleared as they are written; the others must be zero
 		switch a.Kind {
 		case AttrConst:
 			w.u32(a.Const)
-			stray = !zeroEnv || a.Code != 0 || len(a.Refs) > 0
+			rest.Const = 0
 		case AttrEnv:
 			w.str(a.Env.Var)
 			w.bool(a.Env.HasDefault)
 			if a.Env.HasDefault {
 				w.str(a.Env.Default)
-			} else if a.Env.Default != "" {
-				stray = true
+				rest.Env.Default = ""
 			}
 			w.u32(a.Env.Type)
-			stray = stray || a.Const != 0 || a.Code != 0 || len(a.Refs) > 0
+			rest.Env.Var, rest.Env.HasDefault, rest.Env.Type = "", false, 0
 		case AttrCode:
 			w.u32(a.Code)
-			stray = !zeroEnv || a.Const != 0 || len(a.Refs) > 0
+			rest.Code = 0
 		case AttrRef:
 			if len(a.Refs) != 1 {
 				return fmt.Errorf("attribute %s: a single reference holds %d refs", a.Name, len(a.Refs))
 			}
 			w.ref(a.Refs[0])
-			stray = !zeroEnv || a.Const != 0 || a.Code != 0
+			rest.Refs = nil
 		case AttrRefs:
 			w.u(len(a.Refs))
 			for _, r := range a.Refs {
 				w.ref(r)
 			}
-			stray = !zeroEnv || a.Const != 0 || a.Code != 0
+			rest.Refs = nil
 		default:
 			return fmt.Errorf("attribute %s: invalid kind %d", a.Name, a.Kind)
 		}
-		if stray {
+		if rest.Const != 0 || rest.Env != (EnvRef{}) || rest.Code != 0 || len(rest.Refs) > 0 {
 			return fmt.Errorf("attribute %s: fields set that its kind does not use", a.Name)
 		}
 		w.span(a.Span)
@@ -620,31 +618,30 @@ func (w *writer) tool(t *Tool) error {
 	w.b(byte(t.Effect))
 	im := &t.Impl
 	w.b(byte(im.Kind))
-	stray := false
+	rest := *im // the kind's fields are cleared as they are written; the others must be zero
 	switch im.Kind {
 	case ImplBuiltin:
 		w.str(im.Builtin)
-		stray = im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0 || im.Agent != 0
+		rest.Builtin = ""
 	case ImplHTTP:
 		w.str(im.Method)
 		w.u32(im.URL)
 		if err := w.attrs(im.Headers); err != nil {
 			return fmt.Errorf("tool %s: header: %w", t.Name, err)
 		}
-		stray = im.Builtin != "" || len(im.Argv) > 0 || im.Timeout != 0 || im.Agent != 0
+		rest.Method, rest.URL, rest.Headers = "", 0, nil
 	case ImplExec:
 		w.u32s(im.Argv)
 		w.dur(im.Timeout)
-		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || im.Agent != 0
+		rest.Argv, rest.Timeout = nil, 0
 	case ImplMCP:
-		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0 || im.Agent != 0
 	case ImplAgent:
 		w.u32(im.Agent)
-		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0
+		rest.Agent = 0
 	default:
 		return fmt.Errorf("tool %s: invalid implementation kind %d", t.Name, im.Kind)
 	}
-	if stray {
+	if rest.Builtin != "" || rest.Method != "" || rest.URL != 0 || len(rest.Headers) > 0 || len(rest.Argv) > 0 || rest.Timeout != 0 || rest.Agent != 0 {
 		return fmt.Errorf("tool %s: implementation fields set that its kind does not use", t.Name)
 	}
 	if err := w.attrs(im.Options); err != nil {
