@@ -162,35 +162,34 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
 	sections := []struct {
-		id    byte
-		empty bool
-		body  func(*writer) error
+		id   byte
+		body func(*writer) error
 	}{
-		{secMeta, p.Workflow == "" && p.Doc == "" && len(p.Files) == 0, func(w *writer) error {
+		{secMeta, func(w *writer) error {
 			w.str(p.Workflow)
 			w.str(p.Doc)
 			w.strs(p.Files)
 			return nil
 		}},
-		{secConsts, len(p.Consts) == 0, func(w *writer) error { return appendEach(w, "const", p.Consts, types.AppendValue) }},
-		{secTypes, len(p.Types) == 0, func(w *writer) error { return appendEach(w, "type", p.Types, types.AppendType) }},
-		{secFuncs, len(p.Funcs) == 0, func(w *writer) error { w.strs(p.Funcs); return nil }},
-		{secStates, len(p.States) == 0, func(w *writer) error { return eachOf(w, p.States, (*writer).state) }},
-		{secChunks, len(p.Chunks) == 0, func(w *writer) error { return eachOf(w, p.Chunks, (*writer).chunk) }},
-		{secGraphs, len(p.Graphs) == 0, func(w *writer) error { return eachOf(w, p.Graphs, (*writer).graph) }},
-		{secTools, len(p.Tools) == 0, func(w *writer) error { return eachOf(w, p.Tools, (*writer).tool) }},
-		{secModels, len(p.Models) == 0, func(w *writer) error { return eachOf(w, p.Models, (*writer).model) }},
-		{secAgents, len(p.Agents) == 0, func(w *writer) error { return eachOf(w, p.Agents, (*writer).agent) }},
-		{secSkills, len(p.Skills) == 0, func(w *writer) error { return eachOf(w, p.Skills, (*writer).skill) }},
-		{secPolicies, len(p.Policies) == 0, func(w *writer) error { return eachOf(w, p.Policies, (*writer).policy) }},
-		{secServe, p.Serve == nil, func(w *writer) error { return w.serve(p.Serve) }},
-		{secTests, len(p.Tests) == 0, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
-		{secBudgets, budgetsEmpty(p), func(w *writer) error { return w.budgets(p) }},
-		{secSizes, sizesEmpty(p), func(w *writer) error { return w.sizes(p) }},
+		{secConsts, func(w *writer) error { return appendEach(w, "const", p.Consts, types.AppendValue) }},
+		{secTypes, func(w *writer) error { return appendEach(w, "type", p.Types, types.AppendType) }},
+		{secFuncs, func(w *writer) error { w.strs(p.Funcs); return nil }},
+		{secStates, func(w *writer) error { return eachOf(w, p.States, (*writer).state) }},
+		{secChunks, func(w *writer) error { return eachOf(w, p.Chunks, (*writer).chunk) }},
+		{secGraphs, func(w *writer) error { return eachOf(w, p.Graphs, (*writer).graph) }},
+		{secTools, func(w *writer) error { return eachOf(w, p.Tools, (*writer).tool) }},
+		{secModels, func(w *writer) error { return eachOf(w, p.Models, (*writer).model) }},
+		{secAgents, func(w *writer) error { return eachOf(w, p.Agents, (*writer).agent) }},
+		{secSkills, func(w *writer) error { return eachOf(w, p.Skills, (*writer).skill) }},
+		{secPolicies, func(w *writer) error { return eachOf(w, p.Policies, (*writer).policy) }},
+		{secServe, func(w *writer) error { return w.serve(p.Serve) }},
+		{secTests, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
+		{secBudgets, func(w *writer) error { return w.budgets(p) }},
+		{secSizes, func(w *writer) error { return w.sizes(p) }},
 	}
 	var body writer
 	for _, s := range sections {
-		if s.empty {
+		if sectionEmpty(p, int(s.id)) {
 			continue
 		}
 		body.buf = body.buf[:0]
