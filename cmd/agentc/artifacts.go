@@ -20,8 +20,7 @@ type artifactFlags struct {
 }
 
 func newArtifactsCmd(a *app) *cobra.Command {
-	var f artifactFlags
-	cmd := f.bind(&cobra.Command{
+	cmd, f := group[artifactFlags](&cobra.Command{
 		Use:   "artifacts list|get",
 		Short: "List and read the artifacts runs saved in the local store",
 		Long: `Artifacts reads the files runs saved with workspace_save_artifact, kept per

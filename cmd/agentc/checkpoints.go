@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/inspect"
 )
@@ -20,13 +19,10 @@ type checkpointFlags struct {
 }
 
 func newCheckpointsCmd(a *app) *cobra.Command {
-	var f checkpointFlags
-	cmd := f.bind(&cobra.Command{
+	cmd, f := group[checkpointFlags](&cobra.Command{
 		Use:   "checkpoints list|show|fork RUN",
 		Short: "Inspect a run's checkpoints and fork a run from one",
-		Long: `Checkpoints reads the store agentc run writes (--store, else $AGENTC_STORE,
-else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
-./.agentc). Every committed superstep of a run has a checkpoint: a
+		Long: `Checkpoints reads the store agentc run writes ` + storeChosen + `. Every committed superstep of a run has a checkpoint: a
 full snapshot of the state or a delta over the previous step.
 
   agentc checkpoints list [RUN]               step, kind, nodes finished, time, bytes
@@ -46,15 +42,8 @@ not the one that ran RUN; resuming under another program is refused too.
 Exit status: 0, 1 when the store cannot be read or the run or step does
 not exist, 2 on usage errors (including a --set that does not fit).`,
 	}, false)
-	// RUN defaults to the latest run (inspect.LatestRun).
-	run := func(ctx context.Context, in inspect.API, args []string) (string, error) {
-		if len(args) > 0 {
-			return args[0], nil
-		}
-		return inspect.LatestRun(ctx, in)
-	}
 	f.sub("list [RUN]", "List a run's checkpoints (default: the latest run's), oldest first", cobra.MaximumNArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
-		id, err := run(ctx, in, args)
+		id, err := inspect.RunOrLatest(ctx, in, args...)
 		if err != nil {
 			return failErr(err)
 		}
@@ -62,7 +51,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 		return each(a, f.json, cps, err, func(cp inspect.Checkpoint) { fmt.Fprintln(a.stdout, cp.Line()) })
 	})
 	show := f.sub("show [RUN] [--step N]", "Print the state of a run (default: the latest) at a step, as JSON", cobra.MaximumNArgs(1), func(ctx context.Context, in inspect.API, args []string) error {
-		id, err := run(ctx, in, args)
+		id, err := inspect.RunOrLatest(ctx, in, args...)
 		if err != nil {
 			return failErr(err)
 		}
@@ -108,7 +97,7 @@ not exist, 2 on usage errors (including a --set that does not fit).`,
 			if err != nil {
 				return err
 			}
-			if req.ProgramHash, err = runtime.ProgramHash(p, assemble.Funcs(p, nil, nil)); err != nil {
+			if req.ProgramHash, err = assemble.ProgramHash(p); err != nil {
 				return failErr(err)
 			}
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 func newDisasmCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	return onProgram(a, &cobra.Command{
 		Use:   "disasm FILE.agb|FILE.agent",
 		Short: "Print a compiled program: tables, graphs, routes, policies and code",
 		Long: `Disasm prints a program in readable form: header and hash, constants,
@@ -20,14 +20,8 @@ every expression with its source positions.
 A .agent file is compiled first; any other file is read as bytecode,
 decoded and verified (a corrupt file is reported, exit 1).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			tuneGCForBatch()
-			prog, _, _, err := loadInProject(a, args[0])
-			if err != nil {
-				return err
-			}
-			fmt.Fprint(a.stdout, bytecode.Disasm(prog))
-			return nil
-		},
-	}
+	}, func(_ []string, prog *bytecode.Program, _ []byte) error {
+		fmt.Fprint(a.stdout, bytecode.Disasm(prog))
+		return nil
+	})
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/format"
 )
 
@@ -63,46 +62,24 @@ A file with syntax errors is reported and left untouched (exit 1).`,
 	return cmd
 }
 
+// fmtOne formats one file (format.Apply) in the mode the flags pick:
+// --check over -d over -w over printing.
 func fmtOne(a *app, name string, src []byte, write, check, showDiff bool) error {
-	out, ds := format.Bytes(name, src)
-	if len(ds) > 0 {
-		if err := diag.WriteText(a.stderr, ds, diag.Sources{name: src}); err != nil {
-			return usageErr(err)
-		}
-		return failed
-	}
-	changed := !bytes.Equal(out, src)
+	mode := format.ModePrint
 	switch {
 	case check:
-		if changed {
-			fmt.Fprintln(a.stdout, name)
-			if why := format.Why(src); why != "" {
-				fmt.Fprintf(a.stderr, "agentc: %s: %s (agentc fmt -w converts them)\n", name, why)
-			}
-			return failed
-		}
-		return nil
+		mode = format.ModeCheck
 	case showDiff:
-		if changed {
-			text, err := format.Diff(name, src, out)
-			if err != nil {
-				return usageErr(err)
-			}
-			fmt.Fprint(a.stdout, text)
-		}
-		return nil
+		mode = format.ModeDiff
 	case write:
-		if changed {
-			info, err := os.Stat(name)
-			if err != nil {
-				return usageErr(err)
-			}
-			if err := os.WriteFile(name, out, info.Mode().Perm()); err != nil {
-				return usageErr(fmt.Errorf("write %s: %w", name, err))
-			}
-		}
-		return nil
+		mode = format.ModeWrite
 	}
-	_, err := a.stdout.Write(out)
-	return err
+	err := format.Apply(mode, name, src, a.stdout, a.stderr, a.warn)
+	switch {
+	case errors.Is(err, format.ErrSyntax) || errors.Is(err, format.ErrNotCanonical):
+		return failed
+	case err != nil:
+		return usageErr(err)
+	}
+	return nil
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/project"
+	"github.com/agentc/agentc/internal/batch"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store"
@@ -34,7 +36,7 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 	case err != nil:
 		return nil, nil, nil, usageErr(err)
 	case len(ds) > 0:
-		if err := renderDiags(a, "text", ds, srcs); err != nil {
+		if err := a.textDiags(ds, srcs); err != nil {
 			return nil, nil, nil, usageErr(err)
 		}
 	}
@@ -42,6 +44,27 @@ func loadInProject(a *app, file string) (*bytecode.Program, []byte, *project.Pro
 		return nil, nil, nil, failed
 	}
 	return prog, enc, proj, nil
+}
+
+// batch is what agentc test and mcp lock run over files with: projects
+// from openProject, diagnostics as text on stderr, reports on stdout.
+func (a *app) batch() batch.Run {
+	return batch.Run{Open: openProject, Diags: a.textDiags, Out: a.stdout, Err: a.stderr, Prefix: "agentc: "}
+}
+
+// onProgram is cmd, a batch command over the program FILE (args[0])
+// holds, running fn with it: the batch GC target, FILE loaded
+// (loadInProject), fn.
+func onProgram(a *app, cmd *cobra.Command, fn func(args []string, prog *bytecode.Program, enc []byte) error) *cobra.Command {
+	cmd.RunE = func(_ *cobra.Command, args []string) error {
+		tuneGCForBatch()
+		prog, enc, _, err := loadInProject(a, args[0])
+		if err != nil {
+			return err
+		}
+		return fn(args, prog, enc)
+	}
+	return cmd
 }
 
 // storeFlags are --data and --store, on every command that opens a store
@@ -53,6 +76,12 @@ const (
 	dataHelp  = "the data directory (default $AGENTC_DATA, else ./.agentc)"
 	storeHelp = "the store: a postgres:// URL or a Pebble directory (default $AGENTC_STORE, else store: in agentc.yaml, else the data directory)"
 )
+
+// storeChosen is how a command's help names the store it works on
+// (assemble.ResolveStore; spec/storage.md, "Selecting a store").
+const storeChosen = `(--store, else $AGENTC_STORE,
+else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
+./.agentc)`
 
 func (f *storeFlags) add(fl *pflag.FlagSet) {
 	fl.StringVar(&f.data, "data", "", dataHelp)

@@ -1,21 +1,14 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"fmt"
-	"log/slog"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/compiler/project"
-	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/workspace"
 )
 
 func newMCPCmd(a *app) *cobra.Command {
@@ -55,9 +48,7 @@ SIGTERM (running runs are canceled and stay resumable).`,
 		},
 	}
 	fl := stdio.Flags()
-	fl.StringVar(&f.Data, "data", "", dataHelp)
-	fl.StringVar(&f.Store, "store", "", storeHelp)
-	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
+	addServeStore(fl, &f)
 	fl.StringVar(&userName, "user", "", "the user every run belongs to (default: the local OS user)")
 	cmd.AddCommand(stdio, newMCPLockCmd(a))
 	return cmd
@@ -98,51 +89,14 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 	if err != nil {
 		return usageErr(err)
 	}
-	written := map[string]bool{}
-	var firstErr error
-	for _, file := range files {
-		proj, err := openProject(file)
-		if err != nil {
-			return usageErr(err)
-		}
-		proj.IgnoreMCPLocks = true
-		prog, _, ds, srcs, err := proj.Compile(file)
-		if err != nil {
-			return usageErr(err)
-		}
-		if len(ds) > 0 {
-			if err := renderDiags(a, "text", ds, srcs); err != nil {
-				return usageErr(err)
-			}
-		}
-		if n, _ := diag.CountErrors(ds); n > 0 || prog == nil {
-			firstErr = cmp.Or(firstErr, error(failed))
-			continue
-		}
-		cctx, cancel := context.WithTimeout(ctx, timeout)
-		locks, err := assemble.LockMCP(cctx, prog, proj.Root, os.LookupEnv)
-		cancel()
-		if err != nil {
-			fmt.Fprintf(a.stderr, "agentc: %s: %v\n", file, err)
-			firstErr = cmp.Or(firstErr, error(failed))
-			continue
-		}
-		if len(locks) == 0 && len(files) == 1 {
-			fmt.Fprintf(a.stderr, "agentc: %s declares no mcp tools; nothing to lock\n", file)
-		}
-		writes, err := assemble.WriteLocks(proj.Root, locks, written)
-		for _, w := range writes {
-			if w.Changed {
-				fmt.Fprintf(a.stdout, "wrote %s\n", proj.Display(w.Name))
-			} else {
-				fmt.Fprintf(a.stdout, "%s unchanged\n", proj.Display(w.Name))
-			}
-		}
-		if err != nil {
-			return usageErr(err)
-		}
+	ok, err := a.batch().Lock(ctx, files, timeout)
+	switch {
+	case err != nil:
+		return usageErr(err)
+	case !ok:
+		return failed
 	}
-	return firstErr
+	return nil
 }
 
 func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFlags, userName string) error {
@@ -150,28 +104,11 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 	if err != nil {
 		return err
 	}
-	set, err := assemble.ResolveServe(f, prog, proj.Root, nil)
+	sv, userName, err := assemble.StartStdio(cmd.Context(), f, prog, enc, proj.Root, userName, a.stderr, agentcVersion(), a.warn)
 	if err != nil {
-		return usageErr(err)
-	}
-	if userName, err = assemble.LocalUser(userName); err != nil {
-		return usageErr(err)
-	}
-	if err := assemble.ExecConfinement(prog, workspace.Confinement(), map[string]string{"stdio": userName}, false, nil, a.warn); err != nil {
-		return usageErr(err)
-	}
-	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
-	opts.Logger = slog.New(slog.NewTextHandler(a.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sv, err := assemble.NewStdio(cmd.Context(), opts, set, agentcVersion())
-	if err != nil {
-		return failErr(err)
+		return serveErr(err)
 	}
 	defer sv.Close()
 	fmt.Fprintf(a.stderr, "agentc: %s\n", sv.Describe(userName))
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := sv.Serve(ctx, userName, cmd.InOrStdin(), a.stdout); err != nil {
-		return failErr(err)
-	}
-	return nil
+	return serveUntilStopped(cmd.Context(), func(ctx context.Context) error { return sv.Serve(ctx, userName, cmd.InOrStdin(), a.stdout) })
 }

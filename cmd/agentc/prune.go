@@ -22,14 +22,11 @@ type pruneFlags struct {
 }
 
 func newPruneCmd(a *app) *cobra.Command {
-	var f pruneFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "prune [--app APP] [--dry-run] [--json] [--store URL|--data DIR]",
 		Short: "Delete finished runs, idle sessions and old idempotency records by the retention policy",
 		Long: `Prune applies the retention: policy of agentc.yaml at the project root
-(spec/storage.md, "Retention") to the store (--store, else $AGENTC_STORE,
-else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
-./.agentc): to --app, else to every app that has sessions there, each under
+(spec/storage.md, "Retention") to the store ` + storeChosen + `: to --app, else to every app that has sessions there, each under
 its own policy. agentc serve applies its app's policy by itself.
 
 It deletes finished (completed, failed, canceled) runs older than max_age
@@ -46,10 +43,9 @@ kept, and deletes nothing. --json prints one JSON object per app.
 Exit status: 0, 1 when the store cannot be read or a deletion failed, 2 on
 usage errors.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return pruneCommand(cmd, a, f)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string, f *pruneFlags) error {
+		return pruneCommand(cmd, a, *f)
+	})
 	fl := cmd.Flags()
 	f.storeFlags.add(fl)
 	fl.StringVar(&f.app, "app", "", "the app to prune (default: every app in the store)")

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -51,6 +52,15 @@ type app struct {
 	stderr io.Writer
 }
 
+// command is cmd running run with flags of type F (a struct, or one
+// value): it returns cmd and the flags, for the caller to declare on
+// cmd.Flags(); run reads them when cmd runs.
+func command[F any](cmd *cobra.Command, run func(cmd *cobra.Command, args []string, f *F) error) (*cobra.Command, *F) {
+	f := new(F)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error { return run(cmd, args, f) }
+	return cmd, f
+}
+
 func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "agentc",
@@ -84,6 +94,17 @@ func newRoot(a *app) *cobra.Command {
 		newUpgradeCheckCmd(a),
 	)
 	return root
+}
+
+// serveUntilStopped runs serve until SIGINT or SIGTERM cancels its
+// context (serve, mcp stdio, ui); its error is the command's failure.
+func serveUntilStopped(ctx context.Context, serve func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := serve(ctx); err != nil {
+		return failErr(err)
+	}
+	return nil
 }
 
 func run(args []string) int {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,8 +36,7 @@ type runFlags struct {
 }
 
 func newRunCmd(a *app) *cobra.Command {
-	var f runFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "run FILE|OUT.agb --input TEXT [--run NAME] [--session S] [--user U] [--data DIR|--store URL] [--json] [--resume RUN|latest [--value JSON] [--decide ID=ACTION]... [--upgrade]] [--record DIR]",
 		Short: "Run a workflow once against the local store",
 		Long: `Run compiles FILE (or loads verified bytecode) and runs the graph or
@@ -76,10 +73,9 @@ when the run ends, whatever its status.
 Exit status: 0 completed, 1 failed, 2 usage, 3 interrupted (waiting for
 --resume), 130 canceled.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runCommand(cmd.Context(), a, args[0], f)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string, f *runFlags) error {
+		return runCommand(cmd.Context(), a, args[0], *f)
+	})
 	fl := cmd.Flags()
 	fl.StringVar(&f.input, "input", "", "the user's message (a string, or JSON for other input types)")
 	fl.StringVar(&f.run, "run", "", "the graph or agent to run (default: the serve block's run, else the only one)")
@@ -119,80 +115,33 @@ func runCommand(ctx context.Context, a *app, file string, f runFlags) error {
 	}
 	if f.record != "" {
 		opts.Record = model.NewRecording()
-		defer writeRecording(a, opts.Record, f.record)
+		defer opts.Record.Save(f.record, a.warn)
 	}
-	asm, st, r, closeRunner, err := assemble.Open(ctx, opts, target)
-	if err != nil {
+	asm, ch, closeRunner, err := assemble.RunOnce(ctx, opts, target, q)
+	var refused *runtime.UpgradeError
+	switch {
+	case errors.As(err, &refused):
+		return upgradeRefused(a, file, refused)
+	case session.Invalid(err):
+		return usageErr(err)
+	case err != nil:
 		return failErr(err)
 	}
 	defer closeRunner()
-	inv, err := session.New(st).Invocation(ctx, r, q)
-	if session.Invalid(err) {
-		return usageErr(err)
-	} else if err != nil {
-		return failErr(err)
-	}
 	// Ctrl-C cancels the run, and its last events (run_finished) still print.
-	ch, err := r.RunToEnd(ctx, inv)
-	var refused *runtime.UpgradeError
-	if errors.As(err, &refused) {
-		return upgradeRefused(a, file, refused)
-	}
-	if session.Invalid(err) {
-		return usageErr(err)
-	} else if err != nil {
-		return failErr(err)
-	}
-	progress := inspect.NewProgress(asm.Config().Clock.Now)
-	var fin *runtime.Event
-	for e := range ch {
-		if e.Kind == runtime.EventRunFinished {
-			fin = e
-		}
-		if !f.json {
-			if line := progress.Line(e); line != "" && e.Kind == runtime.EventRunError {
-				fmt.Fprintf(a.stderr, "agentc: %s\n", line)
-			} else if line != "" {
-				fmt.Fprintln(a.stderr, line)
-			}
-		} else if b, err := runtime.EncodeEvent(e); err != nil {
-			fmt.Fprintf(a.stderr, "agentc: %v\n", err)
-		} else {
-			fmt.Fprintf(a.stdout, "%s\n", b)
-		}
-	}
-	switch {
-	case fin == nil && ctx.Err() != nil:
-		return &exitError{code: exitCanceled, err: errors.New("canceled")}
-	case fin == nil:
-		return failErr(errors.New("the run ended without run_finished"))
-	case fin.Status == runtime.StatusCompleted:
+	fin := inspect.Watch{Out: a.stdout, Err: a.stderr, JSON: f.json, Prefix: "agentc: "}.Follow(ch, asm.Config().Clock.Now)
+	switch end, err := inspect.End(fin, ctx.Err() != nil); end {
+	case inspect.Completed:
 		if out, ok := inspect.OutputText(fin.Output); ok && !f.json {
 			fmt.Fprintln(a.stdout, out)
 		}
 		return nil
-	case fin.Status == runtime.StatusInterrupted || fin.Status == runtime.StatusNeedsDecision:
+	case inspect.Waiting:
 		fmt.Fprintf(a.stderr, "agentc: %s", session.Hint(fin, "agentc run "+file))
 		return &exitError{code: exitInterrupted}
-	case fin.Status == runtime.StatusCanceled:
-		return &exitError{code: exitCanceled, err: fmt.Errorf("run %s canceled", fin.Run)}
-	case fin.Error != nil:
-		return failErr(fmt.Errorf("run %s failed: %s: %s", fin.Run, fin.Error.Kind, fin.Error.Message))
-	}
-	return failErr(fmt.Errorf("run %s failed", fin.Run))
-}
-
-// writeRecording writes each recorded tool's fixture to dir/TOOL.yaml
-// (Recording.WriteDir) and says so on stderr.
-func writeRecording(a *app, rec *model.Recording, dir string) {
-	paths, err := rec.WriteDir(dir)
-	if len(paths) == 0 && err == nil {
-		fmt.Fprintf(a.stderr, "agentc: --record: no http, exec or mcp tool was called; nothing written\n")
-	}
-	for _, p := range paths {
-		fmt.Fprintf(a.stderr, "agentc: recorded %s (replay: tool %s replay %q)\n", p, strings.TrimSuffix(filepath.Base(p), ".yaml"), filepath.ToSlash(p))
-	}
-	if err != nil {
-		fmt.Fprintf(a.stderr, "agentc: --record: %v\n", err)
+	case inspect.Canceled:
+		return &exitError{code: exitCanceled, err: err}
+	default:
+		return failErr(err)
 	}
 }

@@ -1,17 +1,15 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/agentc/agentc/runtime/assemble"
-	"github.com/agentc/agentc/runtime/workspace"
 )
 
 type serveFlags struct {
@@ -21,8 +19,7 @@ type serveFlags struct {
 }
 
 func newServeCmd(a *app) *cobra.Command {
-	var f serveFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "serve FILE|OUT.agb [--addr HOST:PORT] [--data DIR|--store URL] [--token TOKEN=USER]... [--open]",
 		Short: "Serve a workflow over AG-UI, A2A, the OpenAI chat API and MCP",
 		Long: `Serve compiles FILE (or loads verified bytecode) and serves its serve
@@ -72,15 +69,12 @@ SIGINT or SIGTERM shuts down gracefully: no new runs, running ones get
 they are handed over to another replica, which resumes them), the store is
 closed.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return serveCommand(cmd, a, args[0], f)
-		},
-	}
+	}, func(cmd *cobra.Command, args []string, f *serveFlags) error {
+		return serveCommand(cmd, a, args[0], *f)
+	})
 	fl := cmd.Flags()
 	fl.StringVar(&f.Addr, "addr", "", "listen address (default 127.0.0.1:8080)")
-	fl.StringVar(&f.Data, "data", "", dataHelp)
-	fl.StringVar(&f.Store, "store", "", storeHelp)
-	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
+	addServeStore(fl, &f.ServeFlags)
 	fl.StringArrayVar(&f.Tokens, "token", nil, "a bearer token and the user it authenticates, TOKEN=USER (repeatable)")
 	fl.BoolVar(&f.Open, "open", false, "serve without authentication (loopback addresses only)")
 	fl.IntVar(&f.MaxRuns, "max-runs", 0, "concurrent runs across all protocols (default 64)")
@@ -104,34 +98,28 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return err
 	}
 	f.Set = cmd.Flags().Changed
-	set, err := assemble.ResolveServe(f.ServeFlags, prog, proj.Root, nil)
+	sv, err := assemble.StartServe(cmd.Context(), f.ServeFlags, prog, enc, proj.Root, f.logFormat, a.stderr, agentcVersion(), a.warn)
 	if err != nil {
-		return usageErr(err)
+		return serveErr(err)
 	}
-	if err := set.CheckAuth(); err != nil {
-		return usageErr(err)
-	}
-	if err := assemble.ExecConfinement(prog, workspace.Confinement(), set.Tokens, set.Open, nil, a.warn); err != nil {
-		return usageErr(err)
-	}
-	logger, err := assemble.RequestLogger(f.logFormat, a.stderr)
-	if err != nil {
-		return usageErr(err)
-	}
-	opts := assemble.Process(prog, enc, proj.Root, set.Data, a.warn)
-	opts.Logger = logger
-	sv, err := assemble.NewServed(cmd.Context(), opts, prog, set, agentcVersion(), a.warn)
+	fmt.Fprintf(a.stderr, "agentc: %s\n", sv)
+	return serveUntilStopped(cmd.Context(), func(ctx context.Context) error { return sv.Run(ctx, f.grace) })
+}
+
+// serveErr is the exit of a server that did not start: 2 for its
+// settings (*assemble.ServeConfigError), else 1.
+func serveErr(err error) error {
 	var confErr *assemble.ServeConfigError
 	if errors.As(err, &confErr) {
 		return usageErr(err)
-	} else if err != nil {
-		return failErr(err)
 	}
-	fmt.Fprintf(a.stderr, "agentc: %s\n", sv)
-	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := sv.Run(ctx, f.grace); err != nil {
-		return failErr(err)
-	}
-	return nil
+	return failErr(err)
+}
+
+// addServeStore adds --data, --store and --app, the store and app of a
+// served program, to fl.
+func addServeStore(fl *pflag.FlagSet, f *assemble.ServeFlags) {
+	fl.StringVar(&f.Data, "data", "", dataHelp)
+	fl.StringVar(&f.Store, "store", "", storeHelp)
+	fl.StringVar(&f.App, "app", "", "app name in session keys (default: the serve block's, else the workflow name)")
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/inspect"
 	"github.com/agentc/agentc/runtime/session"
 	"github.com/agentc/agentc/runtime/store"
@@ -18,13 +17,10 @@ type sessionFlags struct {
 }
 
 func newSessionsCmd(a *app) *cobra.Command {
-	var f sessionFlags
-	cmd := f.bind(&cobra.Command{
+	cmd, f := group[sessionFlags](&cobra.Command{
 		Use:   "sessions list|show|events",
 		Short: "List and inspect the sessions in the local store",
-		Long: `Sessions reads the store agentc run writes (--store, else $AGENTC_STORE,
-else store: in agentc.yaml, else the data directory --data, $AGENTC_DATA,
-./.agentc). --app is the app the sessions belong to: the workflow's
+		Long: `Sessions reads the store agentc run writes ` + storeChosen + `. --app is the app the sessions belong to: the workflow's
 name unless the Runner was given another.
 
   agentc sessions list [--app APP [--user U]]    sessions, by (user, session);
@@ -73,13 +69,9 @@ exist, 2 on usage errors.`,
 		for _, e := range evs {
 			if !f.json {
 				fmt.Fprintln(a.stdout, inspect.EventLine(e))
-				continue
-			}
-			b, err := runtime.EncodeEvent(e)
-			if err != nil {
+			} else if err := (inspect.Watch{Out: a.stdout}).Event(e); err != nil {
 				return failErr(err)
 			}
-			fmt.Fprintf(a.stdout, "%s\n", b)
 		}
 		return nil
 	})

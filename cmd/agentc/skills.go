@@ -17,8 +17,7 @@ type skillsFlags struct {
 }
 
 func newSkillsCmd(a *app) *cobra.Command {
-	var f skillsFlags
-	cmd := f.bind(&cobra.Command{
+	cmd, f := group[skillsFlags](&cobra.Command{
 		Use:   "skills pending|show|approve|reject",
 		Short: "Review the skills evolution proposed",
 		Long: `Skills manages the candidate skills an evolution policy's reviewer drafted

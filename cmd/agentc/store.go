@@ -12,8 +12,7 @@ import (
 )
 
 func newStoreCmd(a *app) *cobra.Command {
-	var g storeCmd
-	cmd := g.bind(&cobra.Command{
+	cmd, g := group[storeCmd](&cobra.Command{
 		Use:   "store check|repair",
 		Short: "Check and repair the local store",
 		Long: `Store checks the Pebble store agentc run and agentc serve write (the

@@ -40,6 +40,16 @@ func (g *storeCmd) bind(cmd *cobra.Command, keyed bool) *cobra.Command {
 	return cmd
 }
 
+// group is cmd as a store command group (bind) with flags F, which embed
+// storeCmd; it returns cmd and the flags.
+func group[F any, P interface {
+	*F
+	bind(*cobra.Command, bool) *cobra.Command
+}](cmd *cobra.Command, keyed bool) (*cobra.Command, P) {
+	f := P(new(F))
+	return f.bind(cmd, keyed), f
+}
+
 // sub adds a subcommand to the group that runs fn with an Inspector over
 // the selected store or, when agentc serve holds that Pebble store, with the
 // client of its inspector API (spec/inspector.md, "The CLI on a served

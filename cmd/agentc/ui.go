@@ -2,17 +2,11 @@ package main
 
 import (
 	"fmt"
-	"net"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/server"
-	"github.com/agentc/agentc/runtime/server/ui"
-	"github.com/agentc/agentc/runtime/store/dial"
 )
 
 type uiFlags struct {
@@ -21,8 +15,7 @@ type uiFlags struct {
 }
 
 func newUICmd(a *app) *cobra.Command {
-	var f uiFlags
-	cmd := &cobra.Command{
+	cmd, f := command(&cobra.Command{
 		Use:   "ui [FILE] [--data DIR | --store URL] [--addr 127.0.0.1:0]",
 		Short: "Inspect a store's runs in the browser",
 		Long: `UI serves the run inspector (spec/inspector.md) over the selected store
@@ -38,44 +31,33 @@ evolution queue decided.
 
 The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if !server.IsLoopback(f.addr) {
-				return usageErr(fmt.Errorf("--addr %s: agentc ui serves loopback addresses only (127.0.0.1, ::1, localhost)", f.addr))
-			}
-			ctx := cmd.Context()
-			target, err := f.target()
+	}, func(cmd *cobra.Command, args []string, f *uiFlags) error {
+		if !server.IsLoopback(f.addr) {
+			return usageErr(fmt.Errorf("--addr %s: agentc ui serves loopback addresses only (127.0.0.1, ::1, localhost)", f.addr))
+		}
+		ctx := cmd.Context()
+		target, err := f.target()
+		if err != nil {
+			return err
+		}
+		var o *assemble.Options
+		if len(args) == 1 {
+			prog, enc, proj, err := loadInProject(a, args[0])
 			if err != nil {
 				return err
 			}
-			var o *assemble.Options
-			if len(args) == 1 {
-				prog, enc, proj, err := loadInProject(a, args[0])
-				if err != nil {
-					return err
-				}
-				opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
-				o = &opts
-			}
-			h, closeFn, err := assemble.OpenInspector(ctx, o, target)
-			if err != nil {
-				return failErr(err)
-			}
-			defer closeFn()
-			l, err := net.Listen("tcp", f.addr)
-			if err != nil {
-				return failErr(fmt.Errorf("listen: %w", err))
-			}
-			token := ui.NewToken()
-			fmt.Fprintf(a.stdout, "http://%s%s#token=%s\n", l.Addr(), ui.PagePath, token)
-			fmt.Fprintf(a.stderr, "agentc: inspecting store %s on http://%s%s (open the address above; Ctrl-C stops)\n", dial.Display(target), l.Addr(), ui.PagePath)
-			sctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-			defer stop()
-			if err := h.ServeLocal(sctx, l, token); err != nil {
-				return failErr(err)
-			}
-			return nil
-		},
-	}
+			opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
+			o = &opts
+		}
+		in, err := assemble.StartInspector(ctx, o, target, f.addr)
+		if err != nil {
+			return failErr(err)
+		}
+		defer in.Close()
+		fmt.Fprintln(a.stdout, in.URL())
+		fmt.Fprintf(a.stderr, "agentc: %s\n", in)
+		return serveUntilStopped(ctx, in.Serve)
+	})
 	f.storeFlags.add(cmd.Flags())
 	cmd.Flags().StringVar(&f.addr, "addr", "127.0.0.1:0", "listen address, loopback only (port 0: any free port)")
 	return cmd

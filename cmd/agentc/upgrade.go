@@ -14,8 +14,7 @@ import (
 )
 
 func newUpgradeCheckCmd(a *app) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
+	cmd, asJSON := command(&cobra.Command{
 		Use:   "upgrade-check OLD NEW [--json]",
 		Short: "Prove that runs waiting on OLD can move to NEW",
 		Long: `Upgrade-check compiles OLD and NEW (.agent files, or verified .agb bytecode)
@@ -32,23 +31,22 @@ passes; otherwise the run keeps its program.
 Exit status: 0 compatible, 1 incompatible, 2 usage (a file that does not
 read or compile).`,
 		Args: cobra.ExactArgs(2),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			var progs [2]*bytecode.Program
-			var projs [2]*project.Project
-			for i, f := range args {
-				var err error
-				if progs[i], _, projs[i], err = loadInProject(a, f); err != nil {
-					var ee *exitError
-					if errors.As(err, &ee) && ee.code == exitFail {
-						ee.code = exitUsage // a program that does not compile is no verdict
-					}
-					return err
+	}, func(cmd *cobra.Command, args []string, asJSON *bool) error {
+		var progs [2]*bytecode.Program
+		var projs [2]*project.Project
+		for i, f := range args {
+			var err error
+			if progs[i], _, projs[i], err = loadInProject(a, f); err != nil {
+				var ee *exitError
+				if errors.As(err, &ee) && ee.code == exitFail {
+					ee.code = exitUsage // a program that does not compile is no verdict
 				}
+				return err
 			}
-			return upgradeCheck(a, args, projs, upgrade.Check(progs[0], progs[1]), asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the diagnostics as JSON on standard output")
+		}
+		return upgradeCheck(a, args, projs, upgrade.Check(progs[0], progs[1]), *asJSON)
+	})
+	cmd.Flags().BoolVar(asJSON, "json", false, "print the diagnostics as JSON on standard output")
 	return cmd
 }
 
@@ -65,11 +63,7 @@ func upgradeCheck(a *app, files []string, projs [2]*project.Project, rep *upgrad
 		if err := diag.WriteText(a.stderr, ds, srcs); err != nil {
 			return failErr(err)
 		}
-		verdict := "compatible: runs waiting on %s can move to %s\n"
-		if !rep.Compatible() {
-			verdict = "incompatible: runs waiting on %s keep their program; %s cannot take them\n"
-		}
-		fmt.Fprintf(a.stderr, verdict, files[0], files[1])
+		fmt.Fprintln(a.stderr, rep.Verdict(files[0], files[1]))
 	}
 	if !rep.Compatible() {
 		return failed

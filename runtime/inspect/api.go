@@ -32,6 +32,15 @@ type API interface {
 
 var _ API = (*Inspector)(nil)
 
+// RunOrLatest is the run a command names, args[0] (its arguments), else
+// LatestRun.
+func RunOrLatest(ctx context.Context, in API, args ...string) (string, error) {
+	if len(args) > 0 {
+		return args[0], nil
+	}
+	return LatestRun(ctx, in)
+}
+
 // LatestRun is the id of the newest run in the sessions in reaches (an
 // app's, or every app's): the newest run of the session updated last (a
 // run's start updates its session; run ids grow with time). It is what a

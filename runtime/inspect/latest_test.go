@@ -40,6 +40,12 @@ func TestLatestRun(t *testing.T) {
 	if id, err := LatestRun(context.Background(), api); err != nil || id != "run_3" {
 		t.Errorf("latest %q, %v", id, err)
 	}
+	if id, err := RunOrLatest(context.Background(), api); err != nil || id != "run_3" {
+		t.Errorf("RunOrLatest() = %s, %v", id, err)
+	}
+	if id, err := RunOrLatest(context.Background(), fakeAPI{}, "run_9"); err != nil || id != "run_9" {
+		t.Errorf("RunOrLatest(run_9) = %s, %v", id, err)
+	}
 	if _, err := LatestRun(context.Background(), fakeAPI{}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("empty store: %v", err)
 	}

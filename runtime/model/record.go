@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/agentc/agentc/runtime"
@@ -161,4 +162,20 @@ func (r *Recording) WriteDir(dir string) ([]string, error) {
 		paths = append(paths, p)
 	}
 	return paths, errors.Join(errs...)
+}
+
+// Save is WriteDir for agentc run --record DIR: say gets, for each file
+// written, the test-block line that replays it, that nothing was written
+// when no tool was called, and WriteDir's error.
+func (r *Recording) Save(dir string, say func(string)) {
+	paths, err := r.WriteDir(dir)
+	if len(paths) == 0 && err == nil {
+		say("--record: no http, exec or mcp tool was called; nothing written")
+	}
+	for _, p := range paths {
+		say(fmt.Sprintf("recorded %s (replay: tool %s replay %q)", p, strings.TrimSuffix(filepath.Base(p), ".yaml"), filepath.ToSlash(p)))
+	}
+	if err != nil {
+		say(fmt.Sprintf("--record: %v", err))
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,5 +118,32 @@ func TestRecordingWriteDir(t *testing.T) {
 	}
 	if b, err := os.ReadFile(paths[1]); err != nil || !bytes.Equal(b, rec.Fixture("b")) {
 		t.Fatalf("b.yaml: %v\n%s", err, b)
+	}
+}
+
+// TestRecordingSave: Save names each file with the line that replays it,
+// says when nothing was called, and reports a directory it cannot make.
+func TestRecordingSave(t *testing.T) {
+	base := t.TempDir()
+	var notes []string
+	say := func(s string) { notes = append(notes, s) }
+	rec := NewRecording()
+	rec.Save(filepath.Join(base, "none"), say)
+	live := &liveTool{outs: []json.RawMessage{json.RawMessage(`1`)}, errs: []error{nil}}
+	_, _ = rec.Wrap("web", live).Call(context.Background(), runtime.ToolRequest{Args: json.RawMessage(`{}`)})
+	dir := filepath.Join(base, "fx")
+	rec.Save(dir, say)
+	blocker := filepath.Join(base, "file")
+	if err := os.WriteFile(blocker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rec.Save(filepath.Join(blocker, "sub"), say)
+	p := filepath.Join(dir, "web.yaml")
+	want := []string{
+		"--record: no http, exec or mcp tool was called; nothing written",
+		fmt.Sprintf("recorded %s (replay: tool web replay %q)", p, filepath.ToSlash(p)),
+	}
+	if len(notes) != 3 || notes[0] != want[0] || notes[1] != want[1] || !strings.HasPrefix(notes[2], "--record: mkdir ") {
+		t.Fatalf("notes:\n%s", strings.Join(notes, "\n"))
 	}
 }

@@ -62,6 +62,15 @@ func (r *Report) Compatible() bool {
 	return !slices.ContainsFunc(r.Issues, func(i Issue) bool { return i.Severity == diag.Error })
 }
 
+// Verdict is the check's conclusion for a person, the program versions
+// named old and new (agentc upgrade-check OLD NEW).
+func (r *Report) Verdict(old, new string) string {
+	if !r.Compatible() {
+		return fmt.Sprintf("incompatible: runs waiting on %s keep their program; %s cannot take them", old, new)
+	}
+	return fmt.Sprintf("compatible: runs waiting on %s can move to %s", old, new)
+}
+
 // Error renders the errors on one line each (the refusal's message).
 func (r *Report) Error() string {
 	var b strings.Builder

@@ -232,3 +232,16 @@ func TestPlanListSize(t *testing.T) {
 		}
 	}
 }
+
+// TestVerdict: the conclusion names both versions and says which way the
+// check went.
+func TestVerdict(t *testing.T) {
+	ok := &upgrade.Report{}
+	bad := &upgrade.Report{Issues: []upgrade.Issue{{Severity: diag.Error}}}
+	if got := ok.Verdict("a.agent", "b.agent"); got != "compatible: runs waiting on a.agent can move to b.agent" {
+		t.Errorf("compatible: %s", got)
+	}
+	if got := bad.Verdict("a.agent", "b.agent"); got != "incompatible: runs waiting on a.agent keep their program; b.agent cannot take them" {
+		t.Errorf("incompatible: %s", got)
+	}
+}
