@@ -846,17 +846,6 @@ func writeAddText(x *syntax.AddExpr) string {
 	return sb.String()
 }
 
-func addPrimary(x *syntax.AddExpr) syntax.Primary {
-	if x == nil || len(x.Tail) > 0 || x.Head == nil || len(x.Head.Tail) > 0 || x.Head.Head == nil {
-		return nil
-	}
-	u := x.Head.Head
-	if u.Postfix == nil || len(u.Postfix.Sel) > 0 {
-		return nil
-	}
-	return u.Postfix.Primary
-}
-
 // literalText renders a bool or string literal operand as it appears in a
 // domain ("true", "\"a\"").
 func literalText(x *syntax.AddExpr) (string, bool) {

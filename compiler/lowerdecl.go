@@ -13,14 +13,13 @@ import (
 
 func (l *lowerer) model(m *Model) {
 	out := bytecode.Model{Name: m.Name(), Span: l.span(m.Span())}
-	for _, a := range attrList(m.Attrs) {
-		if a.Name == "provider" {
+	l.lowerAttrs(&out.Attrs, "model."+m.Name(), modelSchema, m.Attrs, func(a *Attr) bool {
+		switch {
+		case a.Name == "provider":
 			if len(a.Symbols) == 1 {
 				out.Provider = a.Symbols[0]
 			}
-			continue
-		}
-		if a.Name == "price" && a.Block != nil {
+		case a.Name == "price" && a.Block != nil:
 			// Flat, as price.input, price.output, price.cached: the model
 			// table's attribute list holds them without a format change.
 			for _, b := range attrList(a.Block) {
@@ -30,10 +29,11 @@ func (l *lowerer) model(m *Model) {
 				}
 				out.Attrs = append(out.Attrs, at...)
 			}
-			continue
+		default:
+			return false
 		}
-		out.Attrs = l.appendAttr(out.Attrs, "model."+m.Name(), modelSchema, a)
-	}
+		return true
+	})
 	l.p.Models[l.models[m]] = out
 }
 
@@ -42,9 +42,7 @@ func (l *lowerer) skill(s *Skill) {
 	if s.Dir == "." {
 		l.errorf(BadPath, s.Span(), "skill %s: the folder is the module root; put SKILL.md in a folder of its own", s.Name())
 	}
-	for _, a := range attrList(s.Attrs) {
-		out.Attrs = l.appendAttr(out.Attrs, "skill."+s.Name(), skillSchema, a)
-	}
+	l.lowerAttrs(&out.Attrs, "skill."+s.Name(), skillSchema, s.Attrs, nil)
 	l.p.Skills[l.skills[s]] = out
 }
 
@@ -56,19 +54,32 @@ var policyKinds = map[DeclKind]bytecode.PolicyKind{
 func (l *lowerer) policy(pl *Policy) {
 	out := bytecode.Policy{Kind: policyKinds[pl.Kind()], Name: pl.Name(), Span: l.span(pl.Span())}
 	what := pl.Kind().String() + "." + pl.Name()
-	for _, a := range attrList(pl.Attrs) {
-		if a.Name == "publish" && a.HasConst && a.Const.Kind() == types.ValString {
-			// A folder written relative to the declaring file is stored
-			// relative to the module root, like every path of a program.
-			if p, err := resolveRel(pl.file, a.Const.Str()); err == nil {
-				out.Attrs = append(out.Attrs, bytecode.Attr{Name: a.Name, Kind: bytecode.AttrConst,
-					Const: l.constant(types.MakeString(p)), Span: l.span(a.Span)})
-				continue
-			}
+	l.lowerAttrs(&out.Attrs, what, policySchemas[pl.Kind()], pl.Attrs, func(a *Attr) bool {
+		if a.Name != "publish" || !a.HasConst || a.Const.Kind() != types.ValString {
+			return false
 		}
-		out.Attrs = l.appendAttr(out.Attrs, what, policySchemas[pl.Kind()], a)
-	}
+		// A folder written relative to the declaring file is stored
+		// relative to the module root, like every path of a program.
+		p, err := resolveRel(pl.file, a.Const.Str())
+		if err != nil {
+			return false
+		}
+		out.Attrs = append(out.Attrs, bytecode.Attr{Name: a.Name, Kind: bytecode.AttrConst,
+			Const: l.constant(types.MakeString(p)), Span: l.span(a.Span)})
+		return true
+	})
 	l.p.Policies[l.policies[pl]] = out
+}
+
+// lowerAttrs appends the attributes of attrs to *out, lowered by schema
+// (owner names them), except those own takes (own nil: none): it stores
+// them itself and reports true.
+func (l *lowerer) lowerAttrs(out *[]bytecode.Attr, owner string, schema *blockSchema, attrs *Attrs, own func(*Attr) bool) {
+	for _, a := range attrList(attrs) {
+		if own == nil || !own(a) {
+			*out = l.appendAttr(*out, owner, schema, a)
+		}
+	}
 }
 
 func attrList(a *Attrs) []*Attr {
@@ -106,7 +117,7 @@ func (l *lowerer) tool(t *Tool) {
 		}
 	case ImplHTTP:
 		im.Kind, im.Method = bytecode.ImplHTTP, "GET"
-		for _, a := range attrList(t.Impl.Attrs) {
+		l.lowerAttrs(&im.Options, what, httpSchema, t.Impl.Attrs, func(a *Attr) bool {
 			switch a.Name {
 			case "method":
 				if len(a.Symbols) == 1 {
@@ -115,38 +126,34 @@ func (l *lowerer) tool(t *Tool) {
 			case "url":
 				im.URL = l.template(what+".url", a.Value, types.StringType)
 			case "headers":
-				if entries, ok := mapEntries(a.Value); ok {
-					for _, en := range entries {
-						im.Headers = append(im.Headers, l.entryAttr(what+".header."+en.key, en, a.Type))
-					}
-					continue
+				entries, ok := mapEntries(a.Value)
+				if !ok {
+					return false
 				}
-				im.Options = l.appendAttr(im.Options, what, httpSchema, a)
+				for _, en := range entries {
+					im.Headers = append(im.Headers, l.entryAttr(what+".header."+en.key, en, a.Type))
+				}
 			default:
-				im.Options = l.appendAttr(im.Options, what, httpSchema, a)
+				return false
 			}
-		}
+			return true
+		})
 	case ImplExec:
 		im.Kind = bytecode.ImplExec
-		for _, a := range attrList(t.Impl.Attrs) {
-			switch a.Name {
-			case "command":
+		l.lowerAttrs(&im.Options, what, execSchema, t.Impl.Attrs, func(a *Attr) bool {
+			switch {
+			case a.Name == "command":
 				l.argv(im, what, a)
-			case "timeout":
-				if a.HasConst && a.Const.Kind() == types.ValDuration {
-					im.Timeout = a.Const.Duration()
-					continue
-				}
-				im.Options = l.appendAttr(im.Options, what, execSchema, a)
+			case a.Name == "timeout" && a.HasConst && a.Const.Kind() == types.ValDuration:
+				im.Timeout = a.Const.Duration()
 			default:
-				im.Options = l.appendAttr(im.Options, what, execSchema, a)
+				return false
 			}
-		}
+			return true
+		})
 	case ImplMCP:
 		im.Kind = bytecode.ImplMCP
-		for _, a := range attrList(t.Impl.Attrs) {
-			im.Options = l.appendAttr(im.Options, what, mcpToolSchema, a)
-		}
+		l.lowerAttrs(&im.Options, what, mcpToolSchema, t.Impl.Attrs, nil)
 		// The server's lock key (agentc mcp lock groups tools by it) and
 		// the lock file's hash: a changed lock changes the program.
 		if key := mcpServerKey(t.Impl.Attrs); key != "" {
@@ -158,12 +165,9 @@ func (l *lowerer) tool(t *Tool) {
 	default:
 		l.internal("tool %s has no implementation", name)
 	}
-	for _, a := range attrList(t.Attrs) {
-		if a.Name == "effect" {
-			continue // Tool.Effect
-		}
-		out.Attrs = l.appendAttr(out.Attrs, what, toolSchema, a)
-	}
+	l.lowerAttrs(&out.Attrs, what, toolSchema, t.Attrs, func(a *Attr) bool {
+		return a.Name == "effect" // Tool.Effect
+	})
 	l.p.Tools[l.tools[t]] = out
 }
 
@@ -273,30 +277,25 @@ func (l *lowerer) appendAttr(out []bytecode.Attr, owner string, schema *blockSch
 
 // ref converts a declaration to a table reference.
 func (l *lowerer) ref(d Decl) (bytecode.Ref, bool) {
-	var (
-		kind bytecode.RefKind
-		i    uint32
-		ok   bool
-	)
 	switch d := d.(type) {
 	case *Graph:
-		kind = bytecode.RefGraph
-		i, ok = l.graphs[d]
+		return refIn(l.graphs, bytecode.RefGraph, d)
 	case *Agent:
-		kind = bytecode.RefAgent
-		i, ok = l.agents[d]
+		return refIn(l.agents, bytecode.RefAgent, d)
 	case *Tool:
-		kind = bytecode.RefTool
-		i, ok = l.tools[d]
+		return refIn(l.tools, bytecode.RefTool, d)
 	case *Model:
-		kind = bytecode.RefModel
-		i, ok = l.models[d]
+		return refIn(l.models, bytecode.RefModel, d)
 	case *Skill:
-		kind = bytecode.RefSkill
-		i, ok = l.skills[d]
+		return refIn(l.skills, bytecode.RefSkill, d)
 	case *Policy:
-		kind = bytecode.RefPolicy
-		i, ok = l.policies[d]
+		return refIn(l.policies, bytecode.RefPolicy, d)
 	}
+	return bytecode.Ref{}, false
+}
+
+// refIn is the reference of kind to d's entry in the table ix indexes.
+func refIn[T any](ix tableIndex[T], kind bytecode.RefKind, d *T) (bytecode.Ref, bool) {
+	i, ok := ix[d]
 	return bytecode.Ref{Kind: kind, Index: i}, ok
 }

@@ -120,23 +120,24 @@ func (c *checker) expr(e *syntax.Expr, sc *scope, want *types.Type) *types.Type 
 }
 
 func (c *checker) orExpr(x *syntax.OrExpr, sc *scope, want *types.Type) *types.Type {
-	if len(x.Tail) == 0 {
-		return c.andExpr(x.Head, sc, want)
-	}
-	c.boolOperand(c.andExpr(x.Head, sc, nil), x.Head, "or")
-	for _, t := range x.Tail {
-		c.boolOperand(c.andExpr(t, sc, nil), t, "or")
-	}
-	return c.rec(x, types.BoolType)
+	return boolLevel(c, x, "or", x.Head, x.Tail, want, func(a *syntax.AndExpr, want *types.Type) *types.Type { return c.andExpr(a, sc, want) })
 }
 
 func (c *checker) andExpr(x *syntax.AndExpr, sc *scope, want *types.Type) *types.Type {
-	if len(x.Tail) == 0 {
-		return c.notExpr(x.Head, sc, want)
+	return boolLevel(c, x, "and", x.Head, x.Tail, want, func(n *syntax.NotExpr, want *types.Type) *types.Type { return c.notExpr(n, sc, want) })
+}
+
+// boolLevel types x, a level of operands joined by the boolean operator op
+// ("or", "and"): a lone operand passes want through; otherwise each operand
+// (checked by sub) must be bool, and so is x. (The scope is sub's: an
+// argument of a call through a func value escapes.)
+func boolLevel[T syntax.Node](c *checker, x syntax.Node, op string, head T, tail []T, want *types.Type, sub func(T, *types.Type) *types.Type) *types.Type {
+	if len(tail) == 0 {
+		return sub(head, want)
 	}
-	c.boolOperand(c.notExpr(x.Head, sc, nil), x.Head, "and")
-	for _, t := range x.Tail {
-		c.boolOperand(c.notExpr(t, sc, nil), t, "and")
+	c.boolOperand(sub(head, nil), head, op)
+	for _, t := range tail {
+		c.boolOperand(sub(t, nil), t, op)
 	}
 	return c.rec(x, types.BoolType)
 }
@@ -336,28 +337,32 @@ func (c *checker) addExpr(x *syntax.AddExpr, sc *scope, want *types.Type) *types
 	if x == nil {
 		return nil
 	}
-	if len(x.Tail) == 0 {
-		return c.mulExpr(x.Head, sc, want)
-	}
-	t := c.mulExpr(x.Head, sc, nil)
-	for _, op := range x.Tail {
-		r := c.mulExpr(op.Operand, sc, nil)
-		t = c.arith(op.Op, t, r, op)
-	}
-	return c.rec(x, t)
+	return arithLevel(c, x, x.Head, len(x.Tail), func(i int) (*syntax.MulExpr, string, syntax.Node) {
+		return x.Tail[i].Operand, x.Tail[i].Op, x.Tail[i]
+	}, want, func(m *syntax.MulExpr, want *types.Type) *types.Type { return c.mulExpr(m, sc, want) })
 }
 
 func (c *checker) mulExpr(x *syntax.MulExpr, sc *scope, want *types.Type) *types.Type {
 	if x == nil {
 		return nil
 	}
-	if len(x.Tail) == 0 {
-		return c.unary(x.Head, sc, want)
+	return arithLevel(c, x, x.Head, len(x.Tail), func(i int) (*syntax.Unary, string, syntax.Node) {
+		return x.Tail[i].Operand, x.Tail[i].Op, x.Tail[i]
+	}, want, func(u *syntax.Unary, want *types.Type) *types.Type { return c.unary(u, sc, want) })
+}
+
+// arithLevel types x, a left-associative arithmetic level (+ - or * / %)
+// of head and n tails: tail(i) is the i-th operand, its operator and the
+// tail's node. A lone operand passes want through; otherwise each operand
+// (checked by sub) is folded into the type so far by arith.
+func arithLevel[T any](c *checker, x syntax.Node, head T, n int, tail func(int) (T, string, syntax.Node), want *types.Type, sub func(T, *types.Type) *types.Type) *types.Type {
+	if n == 0 {
+		return sub(head, want)
 	}
-	t := c.unary(x.Head, sc, nil)
-	for _, op := range x.Tail {
-		r := c.unary(op.Operand, sc, nil)
-		t = c.arith(op.Op, t, r, op)
+	t := sub(head, nil)
+	for i := range n {
+		operand, op, at := tail(i)
+		t = c.arith(op, t, sub(operand, nil), at)
 	}
 	return c.rec(x, t)
 }
@@ -374,43 +379,20 @@ func (c *checker) arith(op string, a, b *types.Type, at syntax.Node) *types.Type
 		}
 		return types.IntType
 	}
-	switch op {
-	case "+":
-		switch {
-		case isNumeric(a) && isNumeric(b):
-			return num()
-		case (ka == types.KindString || ka == types.KindEnum) && (kb == types.KindString || kb == types.KindEnum):
-			return types.StringType
-		case ka == types.KindDuration && kb == types.KindDuration:
-			return types.DurationType
-		case ka == types.KindList && kb == types.KindList && types.AssignableTo(b, a):
-			return a
-		}
-	case "-":
-		switch {
-		case isNumeric(a) && isNumeric(b):
-			return num()
-		case ka == types.KindDuration && kb == types.KindDuration:
-			return types.DurationType
-		}
-	case "*":
-		switch {
-		case isNumeric(a) && isNumeric(b):
-			return num()
-		case ka == types.KindDuration && kb == types.KindInt, ka == types.KindInt && kb == types.KindDuration:
-			return types.DurationType
-		}
-	case "/":
-		switch {
-		case isNumeric(a) && isNumeric(b):
-			return num()
-		case ka == types.KindDuration && kb == types.KindInt:
-			return types.DurationType
-		}
-	case "%":
-		if ka == types.KindInt && kb == types.KindInt {
-			return types.IntType
-		}
+	dur, ints := types.KindDuration, types.KindInt
+	switch {
+	case op != "%" && isNumeric(a) && isNumeric(b):
+		return num()
+	case op == "%" && ka == ints && kb == ints:
+		return types.IntType
+	case (op == "+" || op == "-") && ka == dur && kb == dur,
+		op == "*" && (ka == dur && kb == ints || ka == ints && kb == dur),
+		op == "/" && ka == dur && kb == ints:
+		return types.DurationType
+	case op == "+" && (ka == types.KindString || ka == types.KindEnum) && (kb == types.KindString || kb == types.KindEnum):
+		return types.StringType
+	case op == "+" && ka == types.KindList && kb == types.KindList && types.AssignableTo(b, a):
+		return a
 	}
 	c.errorf(InvalidOperation, at.Span(), "invalid operation: %s %s %s", a, op, b)
 	return nil
@@ -686,18 +668,9 @@ func (c *checker) listLit(l *syntax.ListLit, sc *scope, want *types.Type) *types
 			c.errorf(InvalidOperation, el.Tag.Span(), "a \": %s\" tag is only allowed in skill grants", el.Tag.Name)
 		}
 	}
-	w := unopt(want)
-	switch w.Kind() {
-	case types.KindList, types.KindMessages:
-		for _, el := range l.Elems {
-			c.expect(el.X, sc, w.Elem(), "list element")
-		}
-		return w
-	case types.KindJSON:
-		for _, el := range l.Elems {
-			c.noSecret(c.expr(el.X, sc, nil), el.X)
-		}
-		return types.ListOf(types.JSONType)
+	switch w := unopt(want); w.Kind() {
+	case types.KindList, types.KindMessages, types.KindJSON:
+		return c.elemsAs(w, len(l.Elems), func(i int) *syntax.Expr { return l.Elems[i].X }, sc, "list element", types.ListOf)
 	}
 	if len(l.Elems) == 0 {
 		return types.ListOf(types.JSONType)
@@ -732,6 +705,26 @@ func (c *checker) listLit(l *syntax.ListLit, sc *scope, want *types.Type) *types
 		elem = types.JSONType
 	}
 	return types.ListOf(elem)
+}
+
+// elemsAs checks the n elements elem(i) of a list or map literal wanted as
+// w, a collection of the literal's kind or json, and returns the literal's
+// type. Each element must fit w's element type (what names one in a
+// diagnostic); wanted as json, the literal is a collection (made by of) of
+// json, and no element may hold a secret.
+func (c *checker) elemsAs(w *types.Type, n int, elem func(int) *syntax.Expr, sc *scope, what string, of func(*types.Type) *types.Type) *types.Type {
+	json := w.Kind() == types.KindJSON
+	for i := range n {
+		if x := elem(i); json {
+			c.noSecret(c.expr(x, sc, nil), x)
+		} else {
+			c.expect(x, sc, w.Elem(), what)
+		}
+	}
+	if json {
+		return of(types.JSONType)
+	}
+	return w
 }
 
 func (c *checker) noSecret(t *types.Type, n syntax.Node) {
@@ -796,16 +789,8 @@ func (c *checker) recordLit(r *syntax.RecordLit, sc *scope, want *types.Type) *t
 			return nil
 		}
 		return w
-	case types.KindMap:
-		for _, en := range r.Entries {
-			c.expect(en.Value, sc, w.Elem(), "map value")
-		}
-		return w
-	case types.KindJSON:
-		for _, en := range r.Entries {
-			c.noSecret(c.expr(en.Value, sc, nil), en.Value)
-		}
-		return types.MapOf(types.JSONType)
+	case types.KindMap, types.KindJSON:
+		return c.elemsAs(w, len(r.Entries), func(i int) *syntax.Expr { return r.Entries[i].Value }, sc, "map value", types.MapOf)
 	}
 	var fields []types.Field
 	ok := true
@@ -993,20 +978,32 @@ func peel(e *syntax.Expr) *syntax.Unary {
 		return nil
 	}
 	cmp := a.Head.Cmp
-	if cmp == nil || cmp.Op != "" || cmp.Left == nil || len(cmp.Left.Tail) > 0 {
+	if cmp == nil || cmp.Op != "" {
 		return nil
 	}
-	m := cmp.Left.Head
-	if m == nil || len(m.Tail) > 0 {
+	return addUnary(cmp.Left)
+}
+
+// addUnary returns the unary operand of an additive operand that has no
+// binary operators, or nil.
+func addUnary(x *syntax.AddExpr) *syntax.Unary {
+	if x == nil || len(x.Tail) > 0 || x.Head == nil || len(x.Head.Tail) > 0 {
 		return nil
 	}
-	return m.Head
+	return x.Head.Head
 }
 
 // primaryOf returns the primary of an expression that is a single primary
 // without selectors or operators.
-func primaryOf(e *syntax.Expr) syntax.Primary {
-	u := peel(e)
+func primaryOf(e *syntax.Expr) syntax.Primary { return unaryPrimary(peel(e)) }
+
+// addPrimary returns the primary of an additive operand that is a single
+// primary without selectors or operators.
+func addPrimary(x *syntax.AddExpr) syntax.Primary { return unaryPrimary(addUnary(x)) }
+
+// unaryPrimary returns u's primary when u is one without selectors or
+// negation, or nil.
+func unaryPrimary(u *syntax.Unary) syntax.Primary {
 	if u == nil || u.Postfix == nil || len(u.Postfix.Sel) > 0 {
 		return nil
 	}

@@ -162,53 +162,34 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
 	sections := []struct {
-		id    byte
-		empty bool
-		body  func(*writer) error
+		id   byte
+		body func(*writer) error
 	}{
-		{secMeta, p.Workflow == "" && p.Doc == "" && len(p.Files) == 0, func(w *writer) error {
+		{secMeta, func(w *writer) error {
 			w.str(p.Workflow)
 			w.str(p.Doc)
 			w.strs(p.Files)
 			return nil
 		}},
-		{secConsts, len(p.Consts) == 0, func(w *writer) error {
-			w.u(len(p.Consts))
-			for i, v := range p.Consts {
-				var err error
-				if w.buf, err = types.AppendValue(w.buf, v); err != nil {
-					return fmt.Errorf("const %d: %w", i, err)
-				}
-			}
-			return nil
-		}},
-		{secTypes, len(p.Types) == 0, func(w *writer) error {
-			w.u(len(p.Types))
-			for i, t := range p.Types {
-				var err error
-				if w.buf, err = types.AppendType(w.buf, t); err != nil {
-					return fmt.Errorf("type %d: %w", i, err)
-				}
-			}
-			return nil
-		}},
-		{secFuncs, len(p.Funcs) == 0, func(w *writer) error { w.strs(p.Funcs); return nil }},
-		{secStates, len(p.States) == 0, func(w *writer) error { return eachOf(w, p.States, (*writer).state) }},
-		{secChunks, len(p.Chunks) == 0, func(w *writer) error { return eachOf(w, p.Chunks, (*writer).chunk) }},
-		{secGraphs, len(p.Graphs) == 0, func(w *writer) error { return eachOf(w, p.Graphs, (*writer).graph) }},
-		{secTools, len(p.Tools) == 0, func(w *writer) error { return eachOf(w, p.Tools, (*writer).tool) }},
-		{secModels, len(p.Models) == 0, func(w *writer) error { return eachOf(w, p.Models, (*writer).model) }},
-		{secAgents, len(p.Agents) == 0, func(w *writer) error { return eachOf(w, p.Agents, (*writer).agent) }},
-		{secSkills, len(p.Skills) == 0, func(w *writer) error { return eachOf(w, p.Skills, (*writer).skill) }},
-		{secPolicies, len(p.Policies) == 0, func(w *writer) error { return eachOf(w, p.Policies, (*writer).policy) }},
-		{secServe, p.Serve == nil, func(w *writer) error { return w.serve(p.Serve) }},
-		{secTests, len(p.Tests) == 0, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
-		{secBudgets, budgetsEmpty(p), func(w *writer) error { return w.budgets(p) }},
-		{secSizes, sizesEmpty(p), func(w *writer) error { return w.sizes(p) }},
+		{secConsts, func(w *writer) error { return appendEach(w, "const", p.Consts, types.AppendValue) }},
+		{secTypes, func(w *writer) error { return appendEach(w, "type", p.Types, types.AppendType) }},
+		{secFuncs, func(w *writer) error { w.strs(p.Funcs); return nil }},
+		{secStates, func(w *writer) error { return eachOf(w, p.States, (*writer).state) }},
+		{secChunks, func(w *writer) error { return eachOf(w, p.Chunks, (*writer).chunk) }},
+		{secGraphs, func(w *writer) error { return eachOf(w, p.Graphs, (*writer).graph) }},
+		{secTools, func(w *writer) error { return eachOf(w, p.Tools, (*writer).tool) }},
+		{secModels, func(w *writer) error { return eachOf(w, p.Models, (*writer).model) }},
+		{secAgents, func(w *writer) error { return eachOf(w, p.Agents, (*writer).agent) }},
+		{secSkills, func(w *writer) error { return eachOf(w, p.Skills, (*writer).skill) }},
+		{secPolicies, func(w *writer) error { return eachOf(w, p.Policies, (*writer).policy) }},
+		{secServe, func(w *writer) error { return w.serve(p.Serve) }},
+		{secTests, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
+		{secBudgets, func(w *writer) error { return w.budgets(p) }},
+		{secSizes, func(w *writer) error { return w.sizes(p) }},
 	}
 	var body writer
 	for _, s := range sections {
-		if s.empty {
+		if sectionEmpty(p, int(s.id)) {
 			continue
 		}
 		body.buf = body.buf[:0]
@@ -290,6 +271,19 @@ func eachOf[T any](w *writer, xs []T, f func(*writer, *T) error) error {
 	for i := range xs {
 		if err := f(w, &xs[i]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// appendEach writes list(X) with one of package types' encoders of X; what
+// names an element in an error.
+func appendEach[T any](w *writer, what string, xs []T, enc func([]byte, T) ([]byte, error)) error {
+	w.u(len(xs))
+	for i, x := range xs {
+		var err error
+		if w.buf, err = enc(w.buf, x); err != nil {
+			return fmt.Errorf("%s %d: %w", what, i, err)
 		}
 	}
 	return nil
@@ -399,45 +393,56 @@ func (w *writer) attrs(as []Attr) error {
 		a := &as[i]
 		w.str(a.Name)
 		w.b(byte(a.Kind))
-		zeroEnv := a.Env.Var == "" && !a.Env.HasDefault && a.Env.Default == "" && a.Env.Type == 0
-		var stray bool
+		rest := *a // the kind's fields are cleared as they are written; the others must be zero
 		switch a.Kind {
 		case AttrConst:
 			w.u32(a.Const)
-			stray = !zeroEnv || a.Code != 0 || len(a.Refs) > 0
+			rest.Const = 0
 		case AttrEnv:
 			w.str(a.Env.Var)
 			w.bool(a.Env.HasDefault)
 			if a.Env.HasDefault {
 				w.str(a.Env.Default)
-			} else if a.Env.Default != "" {
-				stray = true
+				rest.Env.Default = ""
 			}
 			w.u32(a.Env.Type)
-			stray = stray || a.Const != 0 || a.Code != 0 || len(a.Refs) > 0
+			rest.Env.Var, rest.Env.HasDefault, rest.Env.Type = "", false, 0
 		case AttrCode:
 			w.u32(a.Code)
-			stray = !zeroEnv || a.Const != 0 || len(a.Refs) > 0
+			rest.Code = 0
 		case AttrRef:
 			if len(a.Refs) != 1 {
 				return fmt.Errorf("attribute %s: a single reference holds %d refs", a.Name, len(a.Refs))
 			}
 			w.ref(a.Refs[0])
-			stray = !zeroEnv || a.Const != 0 || a.Code != 0
+			rest.Refs = nil
 		case AttrRefs:
 			w.u(len(a.Refs))
 			for _, r := range a.Refs {
 				w.ref(r)
 			}
-			stray = !zeroEnv || a.Const != 0 || a.Code != 0
+			rest.Refs = nil
 		default:
 			return fmt.Errorf("attribute %s: invalid kind %d", a.Name, a.Kind)
 		}
-		if stray {
+		if rest.Const != 0 || rest.Env != (EnvRef{}) || rest.Code != 0 || len(rest.Refs) > 0 {
 			return fmt.Errorf("attribute %s: fields set that its kind does not use", a.Name)
 		}
 		w.span(a.Span)
 	}
+	return nil
+}
+
+// trailer writes the list(attr) span a table entry ends with; kind and
+// name (which may be empty) name the entry in an error.
+func (w *writer) trailer(kind, name string, as []Attr, s Span) error {
+	if err := w.attrs(as); err != nil {
+		if name == "" {
+			return fmt.Errorf("%s: %w", kind, err)
+		}
+		return fmt.Errorf("%s %s: %w", kind, name, err)
+	}
+	w.span(s)
 	return nil
 }
 
@@ -612,51 +617,42 @@ func (w *writer) tool(t *Tool) error {
 	w.b(byte(t.Effect))
 	im := &t.Impl
 	w.b(byte(im.Kind))
-	stray := false
+	rest := *im // the kind's fields are cleared as they are written; the others must be zero
 	switch im.Kind {
 	case ImplBuiltin:
 		w.str(im.Builtin)
-		stray = im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0 || im.Agent != 0
+		rest.Builtin = ""
 	case ImplHTTP:
 		w.str(im.Method)
 		w.u32(im.URL)
 		if err := w.attrs(im.Headers); err != nil {
 			return fmt.Errorf("tool %s: header: %w", t.Name, err)
 		}
-		stray = im.Builtin != "" || len(im.Argv) > 0 || im.Timeout != 0 || im.Agent != 0
+		rest.Method, rest.URL, rest.Headers = "", 0, nil
 	case ImplExec:
 		w.u32s(im.Argv)
 		w.dur(im.Timeout)
-		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || im.Agent != 0
+		rest.Argv, rest.Timeout = nil, 0
 	case ImplMCP:
-		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0 || im.Agent != 0
 	case ImplAgent:
 		w.u32(im.Agent)
-		stray = im.Builtin != "" || im.Method != "" || im.URL != 0 || len(im.Headers) > 0 || len(im.Argv) > 0 || im.Timeout != 0
+		rest.Agent = 0
 	default:
 		return fmt.Errorf("tool %s: invalid implementation kind %d", t.Name, im.Kind)
 	}
-	if stray {
+	if rest.Builtin != "" || rest.Method != "" || rest.URL != 0 || len(rest.Headers) > 0 || len(rest.Argv) > 0 || rest.Timeout != 0 || rest.Agent != 0 {
 		return fmt.Errorf("tool %s: implementation fields set that its kind does not use", t.Name)
 	}
 	if err := w.attrs(im.Options); err != nil {
 		return fmt.Errorf("tool %s: %w", t.Name, err)
 	}
-	if err := w.attrs(t.Attrs); err != nil {
-		return fmt.Errorf("tool %s: %w", t.Name, err)
-	}
-	w.span(t.Span)
-	return nil
+	return w.trailer("tool", t.Name, t.Attrs, t.Span)
 }
 
 func (w *writer) model(m *Model) error {
 	w.str(m.Name)
 	w.str(m.Provider)
-	if err := w.attrs(m.Attrs); err != nil {
-		return fmt.Errorf("model %s: %w", m.Name, err)
-	}
-	w.span(m.Span)
-	return nil
+	return w.trailer("model", m.Name, m.Attrs, m.Span)
 }
 
 func (w *writer) agent(a *Agent) error {
@@ -682,31 +678,19 @@ func (w *writer) agent(a *Agent) error {
 	if err := w.opts("agent "+a.Name, a.Graph); err != nil {
 		return err
 	}
-	if err := w.attrs(a.Attrs); err != nil {
-		return fmt.Errorf("agent %s: %w", a.Name, err)
-	}
-	w.span(a.Span)
-	return nil
+	return w.trailer("agent", a.Name, a.Attrs, a.Span)
 }
 
 func (w *writer) skill(s *Skill) error {
 	w.str(s.Name)
 	w.str(s.Path)
-	if err := w.attrs(s.Attrs); err != nil {
-		return fmt.Errorf("skill %s: %w", s.Name, err)
-	}
-	w.span(s.Span)
-	return nil
+	return w.trailer("skill", s.Name, s.Attrs, s.Span)
 }
 
 func (w *writer) policy(p *Policy) error {
 	w.b(byte(p.Kind))
 	w.str(p.Name)
-	if err := w.attrs(p.Attrs); err != nil {
-		return fmt.Errorf("policy %s: %w", p.Name, err)
-	}
-	w.span(p.Span)
-	return nil
+	return w.trailer("policy", p.Name, p.Attrs, p.Span)
 }
 
 func (w *writer) serve(s *Serve) error {
@@ -715,16 +699,11 @@ func (w *writer) serve(s *Serve) error {
 	for _, pr := range s.Protocols {
 		w.b(byte(pr.Kind))
 		w.str(pr.Path)
-		if err := w.attrs(pr.Attrs); err != nil {
-			return fmt.Errorf("serve protocol %s: %w", pr.Path, err)
+		if err := w.trailer("serve protocol", pr.Path, pr.Attrs, pr.Span); err != nil {
+			return err
 		}
-		w.span(pr.Span)
 	}
-	if err := w.attrs(s.Attrs); err != nil {
-		return fmt.Errorf("serve: %w", err)
-	}
-	w.span(s.Span)
-	return nil
+	return w.trailer("serve", "", s.Attrs, s.Span)
 }
 
 func (w *writer) test(t *Test) error {
@@ -754,9 +733,5 @@ func (w *writer) test(t *Test) error {
 		w.u32(e.Then)
 		w.span(e.Span)
 	}
-	if err := w.attrs(t.Attrs); err != nil {
-		return fmt.Errorf("test %s: %w", t.Name, err)
-	}
-	w.span(t.Span)
-	return nil
+	return w.trailer("test", t.Name, t.Attrs, t.Span)
 }

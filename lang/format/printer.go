@@ -476,10 +476,7 @@ func (p *printer) decl(d syntax.Decl) {
 		p.ident(d.Name, "skill name")
 		p.spacedKw("from")
 		p.str(d.From, "skill folder")
-		if d.Body != nil {
-			p.sp()
-			p.block(d.Body)
-		}
+		p.optBlock(d.Body)
 	case *syntax.State:
 		p.lead(d, "state")
 		p.ident(d.Name, "state name")
@@ -761,10 +758,7 @@ func (p *printer) nodeBody(b syntax.NodeBody) {
 	case *syntax.CallNode:
 		p.lead(b, b.Kind)
 		p.ident(b.Callee, "callee")
-		if b.Args != nil {
-			p.sp()
-			p.block(b.Args)
-		}
+		p.optBlock(b.Args)
 	case *syntax.SetNode:
 		p.lead(b, "set")
 		p.block(b.Body)
@@ -883,12 +877,7 @@ func (p *printer) clause(c *syntax.Clause) {
 	case c.Timeout != nil:
 		p.lead(c, "timeout")
 		p.duration(c.Timeout)
-		if c.Else != nil {
-			p.spacedKw("else")
-			p.kw("->")
-			p.sp()
-			p.ident(c.Else, "timeout exit")
-		}
+		p.elseArrow(c.Else, "timeout exit")
 	case c.Catch != nil:
 		p.tok(start(c), "catch")
 		p.spacedKw("->")
@@ -924,13 +913,28 @@ func (p *printer) edge(e *syntax.Edge) {
 	if e.Max != nil {
 		p.spacedKw("max")
 		p.intLit(e.Max)
-		if e.Else != nil {
-			p.spacedKw("else")
-			p.kw("->")
-			p.sp()
-			p.ident(e.Else, "loop exit")
-		}
+		p.elseArrow(e.Else, "loop exit")
 	}
+}
+
+// optBlock prints an optional block after a space.
+func (p *printer) optBlock(b *syntax.Block) {
+	if b != nil {
+		p.sp()
+		p.block(b)
+	}
+}
+
+// elseArrow prints the exit `else -> target` of a timeout or a loop bound,
+// when there is one.
+func (p *printer) elseArrow(target *syntax.Ident, what string) {
+	if target == nil {
+		return
+	}
+	p.spacedKw("else")
+	p.kw("->")
+	p.sp()
+	p.ident(target, what)
 }
 
 // ---- output ----

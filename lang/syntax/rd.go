@@ -247,6 +247,15 @@ func sepTail[T any](p *rdParser, out []*T, sep string, x func() *T) ([]*T, bool)
 	}
 }
 
+// braced parses "{" X* "}" ; ok is false on any failure.
+func braced[T any](p *rdParser, x func() *T) ([]*T, bool) {
+	if !p.lit("{") {
+		return nil, false
+	}
+	out, ok := many(p, nil, x)
+	return out, ok && p.lit("}")
+}
+
 // commaList parses ( X ( "," X )* ","? )? .
 func commaList[T any](p *rdParser, x func() *T) ([]*T, bool) {
 	opt := p.i
@@ -494,13 +503,7 @@ func (p *rdParser) tool() *Tool {
 	if n.Doc, ok = p.optString(); !ok {
 		return nil
 	}
-	if !p.lit("{") {
-		return nil
-	}
-	if n.Items, ok = many(p, n.Items, p.toolItem); !ok {
-		return nil
-	}
-	if !p.lit("}") {
+	if n.Items, ok = braced(p, p.toolItem); !ok {
 		return nil
 	}
 	p.span(&n.At, start)
@@ -625,21 +628,18 @@ func (p *rdParser) state() *State {
 	start := p.i
 	p.i++
 	name := p.ident()
-	if name == nil || !p.lit("{") {
+	if name == nil {
+		return nil
+	}
+	fields, ok := braced(p, p.field)
+	if !ok {
 		return nil
 	}
 	n := p.alloc.state()
-	n.Name = name
-	var ok bool
-	if n.Fields, ok = p.fields(); !ok || !p.lit("}") {
-		return nil
-	}
+	n.Name, n.Fields = name, fields
 	p.span(&n.At, start)
 	return n
 }
-
-// fields parses Field* ; ok is false on a fatal failure.
-func (p *rdParser) fields() ([]*Field, bool) { return many(p, nil, p.field) }
 
 // Agent = "agent" Ident Ident String? Block .
 func (p *rdParser) agent() *Agent {
@@ -690,13 +690,7 @@ func (p *rdParser) graph() *Graph {
 	if n.Doc, ok = p.optString(); !ok {
 		return nil
 	}
-	if !p.lit("{") {
-		return nil
-	}
-	if n.Items, ok = many(p, n.Items, p.graphItem); !ok {
-		return nil
-	}
-	if !p.lit("}") {
+	if n.Items, ok = braced(p, p.graphItem); !ok {
 		return nil
 	}
 	p.span(&n.At, start)
@@ -1123,18 +1117,15 @@ func (p *rdParser) test() *Test {
 	start := p.i
 	p.i++
 	name := p.str()
-	if name == nil || !p.lit("{") {
+	if name == nil {
+		return nil
+	}
+	items, ok := braced(p, p.testItem)
+	if !ok {
 		return nil
 	}
 	n := p.alloc.test()
-	n.Name = name
-	var ok bool
-	if n.Items, ok = many(p, n.Items, p.testItem); !ok {
-		return nil
-	}
-	if !p.lit("}") {
-		return nil
-	}
+	n.Name, n.Items = name, items
 	p.span(&n.At, start)
 	return n
 }
@@ -1231,17 +1222,12 @@ func (p *rdParser) expect() *Expect {
 // Block = "{" Attr* "}" .
 func (p *rdParser) block() *Block {
 	start := p.i
-	if !p.lit("{") {
+	attrs, ok := braced(p, p.attr)
+	if !ok {
 		return nil
 	}
 	n := p.alloc.block()
-	var ok bool
-	if n.Attrs, ok = many(p, n.Attrs, p.attr); !ok {
-		return nil
-	}
-	if !p.lit("}") {
-		return nil
-	}
+	n.Attrs = attrs
 	p.span(&n.At, start)
 	return n
 }
@@ -1398,14 +1384,12 @@ func (p *rdParser) singleType() *SingleType {
 // RecordType = "{" Field* "}" .
 func (p *rdParser) recordType() *RecordType {
 	start := p.i
-	if !p.lit("{") {
+	fields, ok := braced(p, p.field)
+	if !ok {
 		return nil
 	}
 	n := p.alloc.recordType()
-	var ok bool
-	if n.Fields, ok = p.fields(); !ok || !p.lit("}") {
-		return nil
-	}
+	n.Fields = fields
 	p.span(&n.At, start)
 	return n
 }
