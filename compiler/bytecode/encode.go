@@ -78,46 +78,6 @@ import (
 	"github.com/agentc/agentc/compiler/types"
 )
 
-// Section ids, in file order.
-const (
-	secMeta = iota + 1
-	secConsts
-	secTypes
-	secFuncs
-	secStates
-	secChunks
-	secGraphs
-	secTools
-	secModels
-	secAgents
-	secSkills
-	secPolicies
-	secServe
-	secTests
-	secBudgets
-	secSizes
-	secEnd
-)
-
-var sectionNames = [...]string{
-	secMeta:     "meta",
-	secConsts:   "consts",
-	secTypes:    "types",
-	secFuncs:    "funcs",
-	secStates:   "states",
-	secChunks:   "chunks",
-	secGraphs:   "graphs",
-	secTools:    "tools",
-	secModels:   "models",
-	secAgents:   "agents",
-	secSkills:   "skills",
-	secPolicies: "policies",
-	secServe:    "serve",
-	secTests:    "tests",
-	secBudgets:  "budgets",
-	secSizes:    "sizes",
-}
-
 const headerLen = len(Magic) + 2
 
 // Encode returns the canonical encoding of p, which ends with p's content
@@ -161,42 +121,17 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 	var w writer
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
-	sections := []struct {
-		id   byte
-		body func(*writer) error
-	}{
-		{secMeta, func(w *writer) error {
-			w.str(p.Workflow)
-			w.str(p.Doc)
-			w.strs(p.Files)
-			return nil
-		}},
-		{secConsts, func(w *writer) error { return appendEach(w, "const", p.Consts, types.AppendValue) }},
-		{secTypes, func(w *writer) error { return appendEach(w, "type", p.Types, types.AppendType) }},
-		{secFuncs, func(w *writer) error { w.strs(p.Funcs); return nil }},
-		{secStates, func(w *writer) error { return eachOf(w, p.States, (*writer).state) }},
-		{secChunks, func(w *writer) error { return eachOf(w, p.Chunks, (*writer).chunk) }},
-		{secGraphs, func(w *writer) error { return eachOf(w, p.Graphs, (*writer).graph) }},
-		{secTools, func(w *writer) error { return eachOf(w, p.Tools, (*writer).tool) }},
-		{secModels, func(w *writer) error { return eachOf(w, p.Models, (*writer).model) }},
-		{secAgents, func(w *writer) error { return eachOf(w, p.Agents, (*writer).agent) }},
-		{secSkills, func(w *writer) error { return eachOf(w, p.Skills, (*writer).skill) }},
-		{secPolicies, func(w *writer) error { return eachOf(w, p.Policies, (*writer).policy) }},
-		{secServe, func(w *writer) error { return w.serve(p.Serve) }},
-		{secTests, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
-		{secBudgets, func(w *writer) error { return w.budgets(p) }},
-		{secSizes, func(w *writer) error { return w.sizes(p) }},
-	}
 	var body writer
-	for _, s := range sections {
-		if sectionEmpty(p, int(s.id)) {
+	for id := range sections {
+		s := sectionOf(id)
+		if s == nil || s.empty(p) {
 			continue
 		}
 		body.buf = body.buf[:0]
-		if err := s.body(&body); err != nil {
-			return nil, nil, fmt.Errorf("encode section %s: %w", sectionNames[s.id], err)
+		if err := s.encode(&body, p); err != nil {
+			return nil, nil, fmt.Errorf("encode section %s: %w", s.name, err)
 		}
-		w.buf = append(w.buf, s.id)
+		w.buf = append(w.buf, byte(id))
 		w.u(len(body.buf))
 		w.buf = append(w.buf, body.buf...)
 	}
@@ -647,6 +582,13 @@ func (w *writer) tool(t *Tool) error {
 		return fmt.Errorf("tool %s: %w", t.Name, err)
 	}
 	return w.trailer("tool", t.Name, t.Attrs, t.Span)
+}
+
+func (w *writer) meta(p *Program) error {
+	w.str(p.Workflow)
+	w.str(p.Doc)
+	w.strs(p.Files)
+	return nil
 }
 
 func (w *writer) model(m *Model) error {

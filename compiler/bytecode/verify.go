@@ -81,27 +81,52 @@ func validPath(s string) bool {
 	return path.Clean(s) == s && s != ".." && !strings.HasPrefix(s, "../")
 }
 
+// program runs the check of each present section, in id order.
 func (v *verifier) program() {
-	p := v.p
-	for i, f := range p.Files {
+	for id := range sections {
+		if s := sectionOf(id); s != nil && !s.empty(v.p) {
+			s.verify(v)
+		}
+	}
+}
+
+func (v *verifier) files() {
+	for i, f := range v.p.Files {
 		if !validPath(f) {
 			v.errorf("file %d: %q is not a relative slash-separated path", i, f)
 		}
 	}
-	for i, c := range p.Consts {
+}
+
+func (v *verifier) consts() {
+	for i, c := range v.p.Consts {
 		if c.Kind() == types.ValSecret {
 			v.errorf("const %d: a secret cannot be a constant", i)
 		}
 	}
-	for i, t := range p.Types {
+}
+
+func (v *verifier) types() {
+	for i, t := range v.p.Types {
 		if t.Kind() == types.KindInvalid {
 			v.errorf("type %d: invalid type", i)
 		}
 	}
+}
+
+func (v *verifier) funcs() {
+	p := v.p
 	v.unique("function", len(p.Funcs), func(i int) string { return p.Funcs[i] })
-	for i := range p.States {
+}
+
+func (v *verifier) states() {
+	for i := range v.p.States {
 		v.state(i)
 	}
+}
+
+func (v *verifier) chunks() {
+	p := v.p
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
 		max, err := p.checkChunk(c)
@@ -114,23 +139,43 @@ func (v *verifier) program() {
 			v.errorf("chunk %d (%s): MaxStack %d exceeds the code length %d", i, c.Name, c.MaxStack, len(c.Code))
 		}
 	}
+}
+
+func (v *verifier) graphs() {
+	p := v.p
 	v.unique("graph", len(p.Graphs), func(i int) string { return p.Graphs[i].Name })
 	for i := range p.Graphs {
 		v.graph(i)
 	}
+}
+
+func (v *verifier) tools() {
+	p := v.p
 	v.unique("tool", len(p.Tools), func(i int) string { return p.Tools[i].Name })
 	for i := range p.Tools {
 		v.tool(&p.Tools[i])
 	}
+}
+
+func (v *verifier) models() {
+	p := v.p
 	v.unique("model", len(p.Models), func(i int) string { return p.Models[i].Name })
 	for i := range p.Models {
 		m := &p.Models[i]
 		v.attrs("model "+m.Name, m.Attrs, 0)
 	}
+}
+
+func (v *verifier) agents() {
+	p := v.p
 	v.unique("agent", len(p.Agents), func(i int) string { return p.Agents[i].Name })
 	for i := range p.Agents {
 		v.agent(i)
 	}
+}
+
+func (v *verifier) skills() {
+	p := v.p
 	v.unique("skill", len(p.Skills), func(i int) string { return p.Skills[i].Name })
 	for i := range p.Skills {
 		s := &p.Skills[i]
@@ -139,6 +184,10 @@ func (v *verifier) program() {
 		}
 		v.attrs("skill "+s.Name, s.Attrs, 0)
 	}
+}
+
+func (v *verifier) policies() {
+	p := v.p
 	v.unique("policy", len(p.Policies), func(i int) string { return p.Policies[i].Name })
 	for i := range p.Policies {
 		pl := &p.Policies[i]
@@ -147,18 +196,16 @@ func (v *verifier) program() {
 		}
 		v.attrs("policy "+pl.Name, pl.Attrs, 0)
 	}
-	if p.Serve != nil {
-		v.serve(p.Serve)
-	}
+}
+
+func (v *verifier) tests() {
+	p := v.p
 	v.unique("test", len(p.Tests), func(i int) string { return p.Tests[i].Name })
 	for i := range p.Tests {
 		v.test(&p.Tests[i])
 	}
-	v.budgets()
-	v.sizes()
 }
 
-// unique reports empty and repeated names in a table.
 func (v *verifier) unique(what string, n int, name func(int) string) {
 	if n <= 16 { // small tables: no map
 		for i := 0; i < n; i++ {
