@@ -63,6 +63,9 @@ package bytecode
 //	15 budgets  = limits(serve) list(budget) .       budget.go
 //	16 sizes    = list(uvarint(state) uvarint(field) uvarint(max)) .   sizes.go
 //
+// The sections, with each one's rule for being omitted, encoder, decoder
+// and check, are the one table sections (section.go).
+//
 // Within a node only the body of its kind is encoded; Encode rejects a Node
 // (or ToolImpl, or Attr) whose other parts are not zero, so that nothing is
 // silently dropped and the round trip is exact.

@@ -2,9 +2,9 @@ package bytecode
 
 import "github.com/agentc/agentc/compiler/types"
 
-// sectionDef is everything the format knows about one section (the grammar in
-// encode.go; spec/bytecode.md "Sections"). Encode, Decode and Verify walk
-// sections in id order and know nothing per section themselves.
+// sectionDef is everything the format knows about one section (the grammar
+// in encode.go; spec/bytecode.md "Sections"). Encode, Decode and Verify
+// walk sections in id order and know nothing per section themselves.
 type sectionDef struct {
 	name string
 	// empty is the rule by which Encode omits the section and Decode
@@ -18,8 +18,10 @@ type sectionDef struct {
 	// decoder may use the sections before it (sizes: states).
 	decode func(r *reader, p *Program)
 	// verify checks what Decode does not (cross-references and
-	// invariants) in a present (not empty) section, for Verify.
-	verify func(v *verifier)
+	// invariants) in a present (not empty) section, for Verify. It takes
+	// and returns the verifier by value: a pointer passed through a func
+	// value would move Verify's verifier to the heap.
+	verify func(v verifier) verifier
 }
 
 // sections is the one table of the file's sections, indexed by id. Ids are
@@ -32,65 +34,65 @@ var sections = [...]sectionDef{
 		empty:  func(p *Program) bool { return p.Workflow == "" && p.Doc == "" && len(p.Files) == 0 },
 		encode: (*writer).meta,
 		decode: (*reader).meta,
-		verify: (*verifier).files,
+		verify: verifier.files,
 	},
 	2: {
 		name:   "consts",
 		empty:  func(p *Program) bool { return len(p.Consts) == 0 },
 		encode: func(w *writer, p *Program) error { return appendEach(w, "const", p.Consts, types.AppendValue) },
 		decode: func(r *reader, p *Program) { p.Consts = encoded(r, "const", types.DecodeValue[string]) },
-		verify: (*verifier).consts,
+		verify: verifier.consts,
 	},
 	3: {
 		name:   "types",
 		empty:  func(p *Program) bool { return len(p.Types) == 0 },
 		encode: func(w *writer, p *Program) error { return appendEach(w, "type", p.Types, types.AppendType) },
 		decode: func(r *reader, p *Program) { p.Types = encoded(r, "type", types.DecodeType[string]) },
-		verify: (*verifier).types,
+		verify: verifier.types,
 	},
 	4: {
 		name:   "funcs",
 		empty:  func(p *Program) bool { return len(p.Funcs) == 0 },
 		encode: func(w *writer, p *Program) error { w.strs(p.Funcs); return nil },
 		decode: func(r *reader, p *Program) { p.Funcs = r.strs() },
-		verify: (*verifier).funcs,
+		verify: verifier.funcs,
 	},
-	5:  listSection("states", func(p *Program) *[]State { return &p.States }, 1+spanMin+1, (*writer).state, (*reader).state, (*verifier).states),
-	6:  listSection("chunks", func(p *Program) *[]Chunk { return &p.Chunks }, 5, (*writer).chunk, (*reader).chunk, (*verifier).chunks),
-	7:  listSection("graphs", func(p *Program) *[]Graph { return &p.Graphs }, 6+spanMin, (*writer).graph, (*reader).graph, (*verifier).graphs),
-	8:  listSection("tools", func(p *Program) *[]Tool { return &p.Tools }, 8+spanMin, (*writer).tool, (*reader).tool, (*verifier).tools),
-	9:  listSection("models", func(p *Program) *[]Model { return &p.Models }, 3+spanMin, (*writer).model, (*reader).model, (*verifier).models),
-	10: listSection("agents", func(p *Program) *[]Agent { return &p.Agents }, 14+spanMin, (*writer).agent, (*reader).agent, (*verifier).agents),
-	11: listSection("skills", func(p *Program) *[]Skill { return &p.Skills }, 3+spanMin, (*writer).skill, (*reader).skill, (*verifier).skills),
-	12: listSection("policies", func(p *Program) *[]Policy { return &p.Policies }, 3+spanMin, (*writer).policy, (*reader).policy, (*verifier).policies),
+	5:  listSection("states", func(p *Program) *[]State { return &p.States }, 1+spanMin+1, (*writer).state, (*reader).state, verifier.states),
+	6:  listSection("chunks", func(p *Program) *[]Chunk { return &p.Chunks }, 5, (*writer).chunk, (*reader).chunk, verifier.chunks),
+	7:  listSection("graphs", func(p *Program) *[]Graph { return &p.Graphs }, 6+spanMin, (*writer).graph, (*reader).graph, verifier.graphs),
+	8:  listSection("tools", func(p *Program) *[]Tool { return &p.Tools }, 8+spanMin, (*writer).tool, (*reader).tool, verifier.tools),
+	9:  listSection("models", func(p *Program) *[]Model { return &p.Models }, 3+spanMin, (*writer).model, (*reader).model, verifier.models),
+	10: listSection("agents", func(p *Program) *[]Agent { return &p.Agents }, 14+spanMin, (*writer).agent, (*reader).agent, verifier.agents),
+	11: listSection("skills", func(p *Program) *[]Skill { return &p.Skills }, 3+spanMin, (*writer).skill, (*reader).skill, verifier.skills),
+	12: listSection("policies", func(p *Program) *[]Policy { return &p.Policies }, 3+spanMin, (*writer).policy, (*reader).policy, verifier.policies),
 	13: {
 		name:   "serve",
 		empty:  func(p *Program) bool { return p.Serve == nil },
 		encode: func(w *writer, p *Program) error { return w.serve(p.Serve) },
 		decode: func(r *reader, p *Program) { p.Serve = r.serve() },
-		verify: func(v *verifier) { v.serve(v.p.Serve) }, // present: not nil
+		verify: func(v verifier) verifier { v.serve(v.p.Serve); return v }, // present: not nil
 	},
-	14: listSection("tests", func(p *Program) *[]Test { return &p.Tests }, 9+spanMin, (*writer).test, (*reader).test, (*verifier).tests),
+	14: listSection("tests", func(p *Program) *[]Test { return &p.Tests }, 9+spanMin, (*writer).test, (*reader).test, verifier.tests),
 	15: {
 		name:   "budgets",
 		empty:  budgetsEmpty,
 		encode: (*writer).budgets,
 		decode: (*reader).budgets,
-		verify: (*verifier).budgets,
+		verify: verifier.budgets,
 	},
 	16: {
 		name:   "sizes",
 		empty:  sizesEmpty,
 		encode: (*writer).sizes,
 		decode: (*reader).sizes,
-		verify: (*verifier).sizes,
+		verify: verifier.sizes,
 	},
 }
 
 // listSection is a section that is one table of p, list(X): empty when the
 // table is; min is the fewest bytes an X encodes to.
 func listSection[T any](name string, table func(*Program) *[]T, min int,
-	enc func(*writer, *T) error, dec func(*reader, *T), verify func(*verifier)) sectionDef {
+	enc func(*writer, *T) error, dec func(*reader, *T), verify func(verifier) verifier) sectionDef {
 	return sectionDef{
 		name:   name,
 		empty:  func(p *Program) bool { return len(*table(p)) == 0 },

@@ -46,7 +46,11 @@ const maxProblems = 20
 // problems, one per line.
 func Verify(p *Program) error {
 	v := verifier{p: p}
-	v.program()
+	for id := range sections {
+		if s := sectionOf(id); s != nil && !s.empty(p) {
+			v = s.verify(v)
+		}
+	}
 	if len(v.errs) == 0 {
 		return nil
 	}
@@ -81,51 +85,50 @@ func validPath(s string) bool {
 	return path.Clean(s) == s && s != ".." && !strings.HasPrefix(s, "../")
 }
 
-// program runs the check of each present section, in id order.
-func (v *verifier) program() {
-	for id := range sections {
-		if s := sectionOf(id); s != nil && !s.empty(v.p) {
-			s.verify(v)
-		}
-	}
-}
+// The checks of whole sections, by value for the sections table (see
+// sectionDef.verify).
 
-func (v *verifier) files() {
+func (v verifier) files() verifier {
 	for i, f := range v.p.Files {
 		if !validPath(f) {
 			v.errorf("file %d: %q is not a relative slash-separated path", i, f)
 		}
 	}
+	return v
 }
 
-func (v *verifier) consts() {
+func (v verifier) consts() verifier {
 	for i, c := range v.p.Consts {
 		if c.Kind() == types.ValSecret {
 			v.errorf("const %d: a secret cannot be a constant", i)
 		}
 	}
+	return v
 }
 
-func (v *verifier) types() {
+func (v verifier) types() verifier {
 	for i, t := range v.p.Types {
 		if t.Kind() == types.KindInvalid {
 			v.errorf("type %d: invalid type", i)
 		}
 	}
+	return v
 }
 
-func (v *verifier) funcs() {
+func (v verifier) funcs() verifier {
 	p := v.p
 	v.unique("function", len(p.Funcs), func(i int) string { return p.Funcs[i] })
+	return v
 }
 
-func (v *verifier) states() {
+func (v verifier) states() verifier {
 	for i := range v.p.States {
 		v.state(i)
 	}
+	return v
 }
 
-func (v *verifier) chunks() {
+func (v verifier) chunks() verifier {
 	p := v.p
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
@@ -139,42 +142,47 @@ func (v *verifier) chunks() {
 			v.errorf("chunk %d (%s): MaxStack %d exceeds the code length %d", i, c.Name, c.MaxStack, len(c.Code))
 		}
 	}
+	return v
 }
 
-func (v *verifier) graphs() {
+func (v verifier) graphs() verifier {
 	p := v.p
 	v.unique("graph", len(p.Graphs), func(i int) string { return p.Graphs[i].Name })
 	for i := range p.Graphs {
 		v.graph(i)
 	}
+	return v
 }
 
-func (v *verifier) tools() {
+func (v verifier) tools() verifier {
 	p := v.p
 	v.unique("tool", len(p.Tools), func(i int) string { return p.Tools[i].Name })
 	for i := range p.Tools {
 		v.tool(&p.Tools[i])
 	}
+	return v
 }
 
-func (v *verifier) models() {
+func (v verifier) models() verifier {
 	p := v.p
 	v.unique("model", len(p.Models), func(i int) string { return p.Models[i].Name })
 	for i := range p.Models {
 		m := &p.Models[i]
 		v.attrs("model "+m.Name, m.Attrs, 0)
 	}
+	return v
 }
 
-func (v *verifier) agents() {
+func (v verifier) agents() verifier {
 	p := v.p
 	v.unique("agent", len(p.Agents), func(i int) string { return p.Agents[i].Name })
 	for i := range p.Agents {
 		v.agent(i)
 	}
+	return v
 }
 
-func (v *verifier) skills() {
+func (v verifier) skills() verifier {
 	p := v.p
 	v.unique("skill", len(p.Skills), func(i int) string { return p.Skills[i].Name })
 	for i := range p.Skills {
@@ -184,9 +192,10 @@ func (v *verifier) skills() {
 		}
 		v.attrs("skill "+s.Name, s.Attrs, 0)
 	}
+	return v
 }
 
-func (v *verifier) policies() {
+func (v verifier) policies() verifier {
 	p := v.p
 	v.unique("policy", len(p.Policies), func(i int) string { return p.Policies[i].Name })
 	for i := range p.Policies {
@@ -196,14 +205,16 @@ func (v *verifier) policies() {
 		}
 		v.attrs("policy "+pl.Name, pl.Attrs, 0)
 	}
+	return v
 }
 
-func (v *verifier) tests() {
+func (v verifier) tests() verifier {
 	p := v.p
 	v.unique("test", len(p.Tests), func(i int) string { return p.Tests[i].Name })
 	for i := range p.Tests {
 		v.test(&p.Tests[i])
 	}
+	return v
 }
 
 func (v *verifier) unique(what string, n int, name func(int) string) {
