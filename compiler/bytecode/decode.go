@@ -41,6 +41,9 @@ func decode(b []byte, checkHash bool) (*Program, error) {
 		return nil, errors.New("content hash mismatch")
 	}
 	s := string(b[:end])
+	// One reader for the whole file (it lives on the heap: the sections'
+	// decoders take it through the table).
+	r := reader{s: s}
 	off, last := headerLen, 0
 	for off < end {
 		id := int(s[off])
@@ -52,15 +55,15 @@ func decode(b []byte, checkHash bool) (*Program, error) {
 		if id <= last {
 			return nil, fmt.Errorf("section %s out of order at byte %d", name, off)
 		}
-		hr := reader{s: s, off: off + 1, end: end, sec: name}
-		size := hr.uvarint()
-		if hr.err != nil {
-			return nil, hr.err
+		r.off, r.end, r.sec = off+1, end, name
+		size := r.uvarint()
+		if r.err != nil {
+			return nil, r.err
 		}
-		if size > uint64(end-hr.off) {
+		if size > uint64(end-r.off) {
 			return nil, fmt.Errorf("section %s truncated at byte %d", name, end)
 		}
-		r := reader{s: s, off: hr.off, end: hr.off + int(size), sec: name}
+		r.end = r.off + int(size)
 		sec.decode(&r, p)
 		if r.err == nil && r.off != r.end {
 			r.fail("%d bytes left over", r.end-r.off)
@@ -83,8 +86,9 @@ func decode(b []byte, checkHash bool) (*Program, error) {
 	return p, nil
 }
 
-// reader decodes one section of s, s[off:end]. Errors are sticky; every
-// method returns a zero value once an error is set.
+// reader decodes s[off:end], the section sec (Decode moves it from one
+// section to the next). Errors are sticky; every method returns a zero
+// value once an error is set.
 type reader struct {
 	s        string
 	off, end int
