@@ -36,20 +36,8 @@ var sections = [...]sectionDef{
 		decode: (*reader).meta,
 		verify: verifier.files,
 	},
-	2: {
-		name:   "consts",
-		empty:  func(p *Program) bool { return len(p.Consts) == 0 },
-		encode: func(w *writer, p *Program) error { return appendEach(w, "const", p.Consts, types.AppendValue) },
-		decode: func(r *reader, p *Program) { p.Consts = encoded(r, "const", types.DecodeValue[string]) },
-		verify: verifier.consts,
-	},
-	3: {
-		name:   "types",
-		empty:  func(p *Program) bool { return len(p.Types) == 0 },
-		encode: func(w *writer, p *Program) error { return appendEach(w, "type", p.Types, types.AppendType) },
-		decode: func(r *reader, p *Program) { p.Types = encoded(r, "type", types.DecodeType[string]) },
-		verify: verifier.types,
-	},
+	2: codecSection("consts", "const", func(p *Program) *[]types.Value { return &p.Consts }, types.AppendValue, types.DecodeValue[string], verifier.consts),
+	3: codecSection("types", "type", func(p *Program) *[]*types.Type { return &p.Types }, types.AppendType, types.DecodeType[string], verifier.types),
 	4: {
 		name:   "funcs",
 		empty:  func(p *Program) bool { return len(p.Funcs) == 0 },
@@ -73,33 +61,39 @@ var sections = [...]sectionDef{
 		verify: func(v verifier) verifier { v.serve(v.p.Serve); return v }, // present: not nil
 	},
 	14: listSection("tests", func(p *Program) *[]Test { return &p.Tests }, 9+spanMin, (*writer).test, (*reader).test, verifier.tests),
-	15: {
-		name:   "budgets",
-		empty:  budgetsEmpty,
-		encode: (*writer).budgets,
-		decode: (*reader).budgets,
-		verify: verifier.budgets,
-	},
-	16: {
-		name:   "sizes",
-		empty:  sizesEmpty,
-		encode: (*writer).sizes,
-		decode: (*reader).sizes,
-		verify: verifier.sizes,
-	},
+	15: {name: "budgets", empty: budgetsEmpty, encode: (*writer).budgets, decode: (*reader).budgets, verify: verifier.budgets},
+	16: {name: "sizes", empty: sizesEmpty, encode: (*writer).sizes, decode: (*reader).sizes, verify: verifier.sizes},
 }
 
-// listSection is a section that is one table of p, list(X): empty when the
-// table is; min is the fewest bytes an X encodes to.
-func listSection[T any](name string, table func(*Program) *[]T, min int,
-	enc func(*writer, *T) error, dec func(*reader, *T), verify func(verifier) verifier) sectionDef {
+// tableSection is a section that is one table of p: empty when the table
+// is, encode and decode handle the whole table.
+func tableSection[T any](name string, table func(*Program) *[]T,
+	encode func(*writer, []T) error, decode func(*reader) []T, verify func(verifier) verifier) sectionDef {
 	return sectionDef{
 		name:   name,
 		empty:  func(p *Program) bool { return len(*table(p)) == 0 },
-		encode: func(w *writer, p *Program) error { return eachOf(w, *table(p), enc) },
-		decode: func(r *reader, p *Program) { *table(p) = list(r, min, dec) },
+		encode: func(w *writer, p *Program) error { return encode(w, *table(p)) },
+		decode: func(r *reader, p *Program) { *table(p) = decode(r) },
 		verify: verify,
 	}
+}
+
+// listSection is a table of list(X), X encoded by enc and decoded by dec;
+// min is the fewest bytes an X encodes to.
+func listSection[T any](name string, table func(*Program) *[]T, min int,
+	enc func(*writer, *T) error, dec func(*reader, *T), verify func(verifier) verifier) sectionDef {
+	return tableSection(name, table,
+		func(w *writer, xs []T) error { return eachOf(w, xs, enc) },
+		func(r *reader) []T { return list(r, min, dec) }, verify)
+}
+
+// codecSection is a table in the types package's own encoding
+// (types.AppendValue, types.AppendType); what names an element in errors.
+func codecSection[T any](name, what string, table func(*Program) *[]T,
+	enc func([]byte, T) ([]byte, error), dec func(string) (T, int, error), verify func(verifier) verifier) sectionDef {
+	return tableSection(name, table,
+		func(w *writer, xs []T) error { return appendEach(w, what, xs, enc) },
+		func(r *reader) []T { return encoded(r, what, dec) }, verify)
 }
 
 // sectionOf returns the section with id, or nil when no section has it.
