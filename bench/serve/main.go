@@ -4,7 +4,7 @@
 // persisted: input event, run record, step commits, all synced). It prints a
 // table and one JSON document.
 //
-//	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE] [-observe off|metrics|traces]
+//	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE] [-cpuprofile PREFIX] [-observe off|metrics|traces]
 //
 // The server runs in a child process (this binary re-executed), so that its
 // CPU time and allocations are its own: each row reports the child's CPU
@@ -14,20 +14,26 @@
 // protocol row and the baseline is the server's own overhead (HTTP, auth,
 // JSON, SSE, translation, metrics, logs).
 //
-// Stores live under $AGENTC_BENCH_DIR (default: a temporary directory in
-// the working directory, so that fsyncs hit the same disk as real runs).
+// Each scenario has a child of its own with a fresh store, so that no
+// scenario's baseline is dearer for the runs of the scenarios before it.
+// Stores live under $AGENTC_BENCH_DIR/<scenario> (default: a temporary
+// directory in the working directory, so that fsyncs hit the same disk as
+// real runs).
 package main
 
 import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -104,7 +110,7 @@ func main() {
 	warmup := flag.Int("warmup", 256, "unmeasured requests before each scenario")
 	only := flag.String("only", "", "comma-separated scenarios: openai, openai-stream, agui")
 	jsonOut := flag.String("json", "", "also write the JSON document to this file")
-	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profile during the first scenario's HTTP load to this file")
+	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profiles of each round at -clients to PREFIX-<scenario>-<round>.prof, the baseline's to PREFIX-<scenario>-baseline-<round>.prof, the allocations to PREFIX-<scenario>-allocs.prof")
 	observe := flag.String("observe", "off", "the Runner's instrumentation: "+benchobs.Modes+" (spec/telemetry.md)")
 	flag.Parse()
 	if *child {
@@ -127,6 +133,17 @@ type wallClock struct{}
 func (wallClock) Now() time.Time { return time.Now() }
 func (wallClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
+}
+
+// newID mints ids of the shape agentc serve's (assemble.Assembly.NewID):
+// the time in milliseconds, base 36, then random hex, so that the sessions
+// a scenario creates (an OpenAI session is its completion's id) are keyed
+// in time order, as the baseline's are; a counter in base 36 ("…-z",
+// "…-10") would scatter them over the store's key space and make the
+// Runner's reads dearer than the baseline's for a reason that is the
+// harness's, not the server's.
+func newID(prefix string) string {
+	return prefix + strconv.FormatInt(time.Now().UnixMilli(), 36) + strconv.FormatUint(rand.Uint64(), 16)
 }
 
 type entropy struct{ n atomic.Uint64 }
@@ -171,10 +188,9 @@ func serveChild(observe string) error {
 	if err != nil {
 		return err
 	}
-	var ids atomic.Uint64
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil)) // the request log is written and discarded
 	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: wallClock{},
-		NewID:  func(p string) string { return p + strconv.FormatUint(ids.Add(1), 36) },
+		NewID:  newID,
 		Logger: logger, Limits: server.Limits{MaxRuns: 256}, Metrics: metrics}
 	oa := openai.New(b, openai.Options{})
 	ag := agui.New(b, agui.Options{})
@@ -198,6 +214,17 @@ func serveChild(observe string) error {
 	ctl.HandleFunc("GET /direct", func(w http.ResponseWriter, q *http.Request) {
 		n, _ := strconv.Atoi(q.URL.Query().Get("n"))
 		c, _ := strconv.Atoi(q.URL.Query().Get("c"))
+		if file := q.URL.Query().Get("profile"); file != "" {
+			f, err := os.Create(file)
+			if err == nil {
+				err = pprof.StartCPUProfile(f)
+			}
+			if err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
+			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+		}
 		_ = json.NewEncoder(w).Encode(direct(r, n, c))
 	})
 	var prof *os.File
@@ -220,6 +247,15 @@ func serveChild(observe string) error {
 			pprof.StopCPUProfile()
 			_ = prof.Close()
 			prof = nil
+		}
+	})
+	ctl.HandleFunc("POST /profile/allocs", func(w http.ResponseWriter, q *http.Request) {
+		f, err := os.Create(q.URL.Query().Get("file"))
+		if err == nil {
+			err = errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	})
 	ctlSrv := &http.Server{Handler: ctl}
@@ -273,7 +309,7 @@ func direct(r *art.Runner, n, c int) directResult {
 	res.Before = readStats()
 	res.Wall = fanOut(n, c, func(i int) {
 		t0 := time.Now()
-		ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: "d" + strconv.FormatInt(t0.UnixNano(), 36) + strconv.Itoa(i), Input: "Why does the TLS handshake fail?"})
+		ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: newID("d"), Input: "Why does the TLS handshake fail?"})
 		if err != nil {
 			errs.Add(1)
 			return
@@ -297,7 +333,7 @@ func direct(r *art.Runner, n, c int) directResult {
 
 type scenario struct {
 	name string
-	req  func(i int) (*http.Request, func(body []byte) bool)
+	req  func(base string, i int) (*http.Request, func(body []byte) bool)
 }
 
 func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe string) error {
@@ -305,63 +341,20 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(exe, "-child", "-observe", observe)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	defer func() {
-		_ = stdin.Close()
-		_ = cmd.Wait()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		return fmt.Errorf("child: %w", err)
-	}
-	f := strings.Fields(line)
-	if len(f) != 3 || f[0] != "ADDR" {
-		return fmt.Errorf("child said %q", line)
-	}
-	base, ctl := f[1], f[2]
-	fmt.Fprintf(os.Stderr, "server %s, control %s\n", base, ctl)
-	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, DisableCompression: true}
-	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
-	getStats := func() (stats, error) {
-		var s stats
-		resp, err := hc.Get(ctl + "/stats")
-		if err != nil {
-			return s, err
-		}
-		defer resp.Body.Close()
-		return s, json.NewDecoder(resp.Body).Decode(&s)
-	}
 	const question = "Why does the TLS handshake fail?"
-	post := func(path, body string) *http.Request {
-		req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		return req
-	}
 	scenarios := []scenario{
-		{"openai", func(int) (*http.Request, func([]byte) bool) {
-			return post("/v1/chat/completions", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
+		{"openai", func(base string, _ int) (*http.Request, func([]byte) bool) {
+			return post(base, "/v1/chat/completions", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
 				func(b []byte) bool { return strings.Contains(string(b), `"finish_reason":"stop"`) }
 		}},
-		{"openai-stream", func(int) (*http.Request, func([]byte) bool) {
-			return post("/v1/chat/completions", `{"model":"bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+question+`"}]}`),
+		{"openai-stream", func(base string, _ int) (*http.Request, func([]byte) bool) {
+			return post(base, "/v1/chat/completions", `{"model":"bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+question+`"}]}`),
 				func(b []byte) bool { return strings.HasSuffix(string(b), "data: [DONE]\n\n") }
 		}},
-		{"agui", func(i int) (*http.Request, func([]byte) bool) {
-			id := "t" + strconv.Itoa(i) + "-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-			return post("/agui", `{"threadId":"`+id+`","runId":"r`+id+`","messages":[{"id":"m1","role":"user","content":"`+question+`"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`),
+		{"agui", func(base string, i int) (*http.Request, func([]byte) bool) {
+			// Time-ordered thread ids, as the other scenarios' sessions.
+			id := "t" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(i)
+			return post(base, "/agui", `{"threadId":"`+id+`","runId":"r`+id+`","messages":[{"id":"m1","role":"user","content":"`+question+`"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`),
 				func(b []byte) bool { return strings.Contains(string(b), `"RUN_FINISHED"`) }
 		}},
 	}
@@ -372,108 +365,31 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 		}
 	}
 	var rows []row
-	// The store grows with every run, a bigger store costs the Runner more
-	// per run, and Pebble compacts in the background now and then; so each
-	// scenario is measured in rounds interleaved with rounds of its baseline
-	// on the same store, and the overhead columns compare the two.
-	const rounds = 4
-	baselineRound := func(n, c int) (directResult, error) {
-		resp, err := hc.Get(fmt.Sprintf("%s/direct?n=%d&c=%d", ctl, n, c))
+	// Each scenario gets its own server child with a fresh store: the
+	// Runner's CPU per run grows as the store fills (more levels for a
+	// point read, compactions), so on one store shared by the scenarios
+	// the later ones would be compared with a dearer baseline and their
+	// ratios flattered by their position.
+	for _, sc := range scenarios {
+		if len(want) > 0 && !want[sc.name] {
+			continue
+		}
+		r, err := runScenario(exe, sc, clients, requests, warmup, cpuProfile, observe)
+		rows = append(rows, r...)
 		if err != nil {
-			return directResult{}, err
-		}
-		defer resp.Body.Close()
-		var d directResult
-		return d, json.NewDecoder(resp.Body).Decode(&d)
-	}
-	if _, err := baselineRound(warmup, clients); err != nil { // warm-up
-		return err
-	}
-	offset := warmup
-	// measure runs sc with c clients, n requests in rounds interleaved with
-	// rounds of the baseline.
-	measure := func(sc scenario, n, c int, profile string) error {
-		per := max(1, n/rounds)
-		var (
-			bl, sl         []time.Duration
-			bw, sw         time.Duration
-			bs, ss         stats // summed deltas
-			berrs, serrors int
-		)
-		for range rounds {
-			d, err := baselineRound(per, c)
-			if err != nil {
-				return err
-			}
-			bl, bw, berrs = append(bl, d.Lat...), bw+d.Wall, berrs+d.Errors
-			bs = bs.plus(d.Before, d.After)
-			before, err := getStats()
-			if err != nil {
-				return err
-			}
-			if profile != "" {
-				abs, _ := filepath.Abs(profile)
-				if _, err := hc.Post(ctl+"/profile/start?file="+abs, "", nil); err != nil {
-					return err
-				}
-			}
-			lat, wall, errs := load(hc, sc, per, c, offset)
-			offset += per
-			if profile != "" {
-				if _, err := hc.Post(ctl+"/profile/stop", "", nil); err != nil {
-					return err
-				}
-				profile = "" // the first round only
-			}
-			after, err := getStats()
-			if err != nil {
-				return err
-			}
-			sl, sw, serrors = append(sl, lat...), sw+wall, serrors+errs
-			ss = ss.plus(before, after)
-		}
-		baseline := summarize("  baseline for "+sc.name, bl, bw, stats{}, bs, berrs)
-		r := summarize(sc.name, sl, sw, stats{}, ss, serrors)
-		baseline.Clients, r.Clients = c, c
-		r.OverheadP50 = r.P50ms - baseline.P50ms
-		r.OverheadP99 = r.P99ms - baseline.P99ms
-		r.OverheadCPU = r.CPUus - baseline.CPUus
-		rows = append(rows, baseline, r)
-		return nil
-	}
-	for _, sc := range scenarios {
-		if len(want) > 0 && !want[sc.name] {
-			continue
-		}
-		load(hc, sc, warmup, clients, 0)
-		prof := ""
-		if len(rows) == 0 {
-			prof = cpuProfile
-		}
-		if err := measure(sc, requests, clients, prof); err != nil {
-			return err
-		}
-	}
-	// One client at a time: no queueing, so the latency difference is the
-	// server's own time on a request's path.
-	for _, sc := range scenarios {
-		if len(want) > 0 && !want[sc.name] {
-			continue
-		}
-		if err := measure(sc, min(requests, 400), 1, ""); err != nil {
 			return err
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tclients\treq/s\tp50 ms\tp99 ms\tCPU µs/req\tallocs/req\tKiB/req\tΔp50 ms\tΔp99 ms\tΔCPU µs/req\terrors\t\n")
+	fmt.Fprintf(tw, "scenario\tclients\treq/s\tp50 ms\tp99 ms\tCPU µs/req\t×CPU\tallocs/req\tKiB/req\tΔp50 ms\tΔp99 ms\tΔCPU µs/req\terrors\t\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.0f\t%.0f\t%.1f\t%s\t%s\t%s\t%d\t\n", r.Name, r.Clients, r.RPS, r.P50ms, r.P99ms, r.CPUus, r.Allocs, r.AllocKB,
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.0f\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%d\t\n", r.Name, r.Clients, r.RPS, r.P50ms, r.P99ms, r.CPUus, ratio(r), r.Allocs, r.AllocKB,
 			delta(r.OverheadP50, r.Name), delta(r.OverheadP99, r.Name), delta(r.OverheadCPU, r.Name), r.Errors)
 	}
 	_ = tw.Flush()
 	doc := map[string]any{
 		"requests": requests, "cores": runtime.NumCPU(), "go": runtime.Version(),
-		"store": "pebble (synced)", "model": "scripted, zero latency, 8 deltas", "observe": observe, "rows": rows,
+		"store": "pebble (synced), fresh per scenario", "model": "scripted, zero latency, 8 deltas", "observe": observe, "rows": rows,
 	}
 	b, _ := json.MarshalIndent(doc, "", "  ")
 	fmt.Printf("%s\n", b)
@@ -490,6 +406,210 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 	return nil
 }
 
+// post is a request of the load, authenticated.
+func post(base, path, body string) *http.Request {
+	req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// ratio is a row's server CPU per request over its baseline's.
+func ratio(r row) string {
+	if strings.Contains(r.Name, "baseline") || r.CPUus == r.OverheadCPU {
+		return "-"
+	}
+	return strconv.FormatFloat(r.CPUus/(r.CPUus-r.OverheadCPU), 'f', 2, 64)
+}
+
+// runScenario measures sc in a server child of its own, on a fresh store:
+// with clients at a time, then with one (no queueing, so the latency
+// difference is the server's own time on a request's path). With
+// cpuProfile, the server's CPU profile of each round of the first
+// measurement is written to <cpuProfile>-<scenario>-<round>.prof and the
+// baseline's to <cpuProfile>-<scenario>-baseline-<round>.prof (go tool
+// pprof merges the rounds given together), and the child's allocations
+// (sampled) to <cpuProfile>-<scenario>-allocs.prof.
+func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProfile, observe string) ([]row, error) {
+	cmd := exec.Command(exe, "-child", "-observe", observe)
+	cmd.Stderr = os.Stderr
+	if dir := os.Getenv("AGENTC_BENCH_DIR"); dir != "" {
+		cmd.Env = append(os.Environ(), "AGENTC_BENCH_DIR="+filepath.Join(dir, sc.name))
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	defer func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	}()
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		return nil, fmt.Errorf("child: %w", err)
+	}
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "ADDR" {
+		return nil, fmt.Errorf("child said %q", line)
+	}
+	base, ctl := f[1], f[2]
+	fmt.Fprintf(os.Stderr, "%s: server %s, control %s\n", sc.name, base, ctl)
+	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, DisableCompression: true}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
+	getStats := func() (stats, error) {
+		var s stats
+		resp, err := hc.Get(ctl + "/stats")
+		if err != nil {
+			return s, err
+		}
+		defer resp.Body.Close()
+		return s, json.NewDecoder(resp.Body).Decode(&s)
+	}
+	var rows []row
+	// The store grows with every run, a bigger store costs the Runner more
+	// per run, and Pebble compacts in the background now and then; so the
+	// scenario is measured in rounds interleaved with rounds of its baseline
+	// on the same store, in alternated order, and the overhead columns
+	// compare the two.
+	const rounds = 4
+	baselineRound := func(n, c int, profile string) (directResult, error) {
+		u := fmt.Sprintf("%s/direct?n=%d&c=%d", ctl, n, c)
+		if profile != "" {
+			abs, _ := filepath.Abs(profile)
+			u += "&profile=" + url.QueryEscape(abs)
+		}
+		resp, err := hc.Get(u)
+		if err != nil {
+			return directResult{}, err
+		}
+		defer resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			b, _ := io.ReadAll(resp.Body)
+			return directResult{}, fmt.Errorf("baseline: %s: %s", resp.Status, b)
+		}
+		var d directResult
+		return d, json.NewDecoder(resp.Body).Decode(&d)
+	}
+	if _, err := baselineRound(warmup, clients, ""); err != nil { // warm-up
+		return nil, err
+	}
+	offset := warmup
+	// measure runs sc with c clients, n requests in rounds interleaved with
+	// rounds of the baseline.
+	measure := func(n, c int, profile string) error {
+		per := max(1, n/rounds)
+		var (
+			bl, sl         []time.Duration
+			bw, sw         time.Duration
+			bs, ss         stats // summed deltas
+			berrs, serrors int
+		)
+		for round := range rounds {
+			bprof, sprof := "", ""
+			if profile != "" {
+				bprof = fmt.Sprintf("%s-%s-baseline-%d.prof", profile, sc.name, round)
+				sprof = fmt.Sprintf("%s-%s-%d.prof", profile, sc.name, round)
+			}
+			baselineRun := func() error {
+				d, err := baselineRound(per, c, bprof)
+				if err != nil {
+					return err
+				}
+				bl, bw, berrs = append(bl, d.Lat...), bw+d.Wall, berrs+d.Errors
+				bs = bs.plus(d.Before, d.After)
+				return nil
+			}
+			serverRun := func() error {
+				before, err := getStats()
+				if err != nil {
+					return err
+				}
+				if sprof != "" {
+					abs, _ := filepath.Abs(sprof)
+					if err := control(hc, ctl+"/profile/start?file="+url.QueryEscape(abs)); err != nil {
+						return err
+					}
+				}
+				lat, wall, errs := load(hc, base, sc, per, c, offset)
+				offset += per
+				if sprof != "" {
+					if err := control(hc, ctl+"/profile/stop"); err != nil {
+						return err
+					}
+				}
+				after, err := getStats()
+				if err != nil {
+					return err
+				}
+				sl, sw, serrors = append(sl, lat...), sw+wall, serrors+errs
+				ss = ss.plus(before, after)
+				return nil
+			}
+			// Alternated order (baseline, server, server, baseline, …):
+			// the background work a round leaves (Pebble's flushes and
+			// compactions, the GC's) lands in the next round, so with
+			// the baseline always first every server round would pay
+			// for the baseline round before it.
+			first, second := baselineRun, serverRun
+			if round%2 == 1 {
+				first, second = serverRun, baselineRun
+			}
+			if err := first(); err != nil {
+				return err
+			}
+			if err := second(); err != nil {
+				return err
+			}
+		}
+		baseline := summarize("  baseline for "+sc.name, bl, bw, stats{}, bs, berrs)
+		r := summarize(sc.name, sl, sw, stats{}, ss, serrors)
+		baseline.Clients, r.Clients = c, c
+		r.OverheadP50 = r.P50ms - baseline.P50ms
+		r.OverheadP99 = r.P99ms - baseline.P99ms
+		r.OverheadCPU = r.CPUus - baseline.CPUus
+		rows = append(rows, baseline, r)
+		return nil
+	}
+	load(hc, base, sc, warmup, clients, 0)
+	if err := measure(requests, clients, cpuProfile); err != nil {
+		return rows, err
+	}
+	if cpuProfile != "" {
+		// Every allocation of the child so far (baseline and server),
+		// sampled: the server's own are those under net/http.
+		abs, _ := filepath.Abs(fmt.Sprintf("%s-%s-allocs.prof", cpuProfile, sc.name))
+		if err := control(hc, ctl+"/profile/allocs?file="+url.QueryEscape(abs)); err != nil {
+			return rows, err
+		}
+	}
+	if err := measure(min(requests, 400), 1, ""); err != nil {
+		return rows, err
+	}
+	return rows, nil
+}
+
+// control posts to the child's control endpoint.
+func control(hc *http.Client, u string) error {
+	resp, err := hc.Post(u, "", nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("%s: %s: %s", u, resp.Status, b)
+	}
+	return nil
+}
+
 func delta(v float64, name string) string {
 	if strings.Contains(name, "baseline") {
 		return "-"
@@ -499,11 +619,11 @@ func delta(v float64, name string) string {
 
 // load sends n requests from c clients; it returns each latency, the wall
 // time and the number of failed requests.
-func load(hc *http.Client, sc scenario, n, c, offset int) ([]time.Duration, time.Duration, int) {
+func load(hc *http.Client, base string, sc scenario, n, c, offset int) ([]time.Duration, time.Duration, int) {
 	lat := make([]time.Duration, n)
 	var errs atomic.Int64
 	wall := fanOut(n, c, func(i int) {
-		req, ok := sc.req(offset + i)
+		req, ok := sc.req(base, offset+i)
 		t0 := time.Now()
 		resp, err := hc.Do(req)
 		if err != nil {

@@ -84,6 +84,27 @@ func (s *SSE) Frame(payload []byte) {
 	}
 }
 
+// FrameWith writes one frame whose payload enc appends to the slice it is
+// given (the stream's own buffer: no copy of its own per frame); the next
+// Flush sends it. A payload enc fails on is not written, and its error is
+// returned (the stream goes on).
+func (s *SSE) FrameWith(enc func([]byte) ([]byte, error)) error {
+	if s.err != nil {
+		return nil
+	}
+	b, err := enc(append(s.buf[:0], "data: "...))
+	if err != nil {
+		return err
+	}
+	s.Start()
+	s.arm()
+	s.buf = append(b, '\n', '\n')
+	if _, err := s.w.Write(s.buf); err != nil {
+		s.fail(err)
+	}
+	return nil
+}
+
 // Flush sends what the frames since the last Flush wrote (starting the
 // stream if need be); false once the stream has failed.
 func (s *SSE) Flush() bool {

@@ -40,6 +40,31 @@ func TestSSEFrames(t *testing.T) {
 	}
 }
 
+// FrameWith frames what its encoder appends; an encoder that fails
+// writes nothing, and the stream goes on.
+func TestSSEFrameWith(t *testing.T) {
+	rec := httptest.NewRecorder()
+	s := NewSSE(rec, nil, 0)
+	bad := errors.New("bad")
+	if err := s.FrameWith(func(b []byte) ([]byte, error) { return append(b, "partial"...), bad }); err != bad {
+		t.Fatalf("FrameWith = %v, want the encoder's error", err)
+	}
+	if rec.Body.Len() != 0 || s.started {
+		t.Fatalf("a failed encoder wrote %q", rec.Body.String())
+	}
+	for _, p := range []string{`{"a":1}`, `[DONE]`} {
+		if err := s.FrameWith(func(b []byte) ([]byte, error) { return append(b, p...), nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !s.Flush() {
+		t.Fatalf("Flush: %v", s.Err())
+	}
+	if got, want := rec.Body.String(), "data: {\"a\":1}\n\ndata: [DONE]\n\n"; got != want {
+		t.Errorf("body = %q, want %q", got, want)
+	}
+}
+
 // firing is a clock whose timers fire at once, as a write that outlived
 // its timeout would see.
 type firing struct{}

@@ -361,9 +361,7 @@ func (s *stream) frames(evs ...Event) bool {
 		return false
 	}
 	for i := range evs {
-		if b, err := json.Marshal(&evs[i]); err == nil { // events hold only valid JSON
-			s.sse.Frame(b)
-		}
+		_ = s.sse.FrameWith(evs[i].appendJSON) // events hold only valid JSON: one that did not would be left out
 	}
 	return s.sse.Err() == nil
 }

@@ -3,6 +3,9 @@ package agui
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
+
+	"github.com/agentc/agentc/compiler/types"
 )
 
 // Event types of AG-UI 1.0 that this adapter emits.
@@ -71,12 +74,134 @@ type Interrupt struct {
 
 // jsonString returns s as a JSON string.
 func jsonString(s string) json.RawMessage {
-	b, _ := json.Marshal(s) // a string always marshals
-	return b
+	return types.AppendJSONString(make([]byte, 0, len(s)+len(s)/8+8), s, true) // as encoding/json writes it
+}
+
+// appendJSON appends e as json.Marshal(e) writes it, byte for byte (the
+// members in declaration order, empty optional ones omitted, strings
+// HTML-escaped, raw members compacted), without its reflection and
+// allocations: a stream encodes every event into one reused buffer. An
+// invalid raw member is an error, as it is for json.Marshal.
+func (e *Event) appendJSON(b []byte) ([]byte, error) {
+	b = append(b, `{"type":`...)
+	b = types.AppendJSONString(b, e.Type, true)
+	if e.Timestamp != 0 {
+		b = append(b, `,"timestamp":`...)
+		b = strconv.AppendInt(b, e.Timestamp, 10)
+	}
+	str := func(b []byte, name, v string) []byte {
+		if v == "" {
+			return b
+		}
+		b = append(append(append(b, ',', '"'), name...), '"', ':')
+		return types.AppendJSONString(b, v, true)
+	}
+	var err error
+	raw := func(b []byte, name string, v json.RawMessage) []byte {
+		if len(v) == 0 || err != nil {
+			return b
+		}
+		b = append(append(append(b, ',', '"'), name...), '"', ':')
+		b, err = appendRaw(b, v)
+		return b
+	}
+	b = str(b, "threadId", e.ThreadID)
+	b = str(b, "runId", e.RunID)
+	b = str(b, "stepName", e.StepName)
+	b = str(b, "messageId", e.MessageID)
+	b = str(b, "role", e.Role)
+	b = str(b, "toolCallId", e.ToolCallID)
+	b = str(b, "toolCallName", e.ToolCallName)
+	b = str(b, "parentMessageId", e.ParentMessageID)
+	b = raw(b, "delta", e.Delta)
+	b = str(b, "content", e.Content)
+	b = raw(b, "snapshot", e.Snapshot)
+	b = str(b, "name", e.Name)
+	b = raw(b, "value", e.Value)
+	b = raw(b, "result", e.Result)
+	if err != nil {
+		return b, err
+	}
+	if e.Outcome != nil {
+		o, err := json.Marshal(e.Outcome) // rare (a run's end): as a member is
+		if err != nil {
+			return b, err
+		}
+		b = append(append(b, `,"outcome":`...), o...)
+	}
+	b = str(b, "message", e.Message)
+	b = str(b, "code", e.Code)
+	return append(b, '}'), nil
+}
+
+// appendRaw appends a raw JSON member as json.Marshal does (compacted,
+// with <, >, & and U+2028/U+2029 escaped); an error when it is not valid
+// JSON. Raw members are compact and plain almost always: those are checked
+// and copied, the others go through encoding/json.
+func appendRaw(b []byte, v json.RawMessage) ([]byte, error) {
+	if plainString(v) || plainRaw(v) && json.Valid(v) {
+		return append(b, v...), nil
+	}
+	q, err := json.Marshal(v)
+	return append(b, q...), err
 }
 
 // isNull reports whether raw is empty or the JSON literal null.
 func isNull(raw json.RawMessage) bool {
 	t := bytes.TrimSpace(raw)
 	return len(t) == 0 || bytes.Equal(t, []byte("null"))
+}
+
+// plainRaw reports whether v, if it is valid JSON, is as json.Marshal
+// writes it: no whitespace outside strings, nothing HTML-escaped.
+func plainRaw(v []byte) bool {
+	in := false
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '<' || c == '>' || c == '&' || c == 0xE2: // 0xE2: U+2028, U+2029 start with it
+			return false
+		case in && c == '\\':
+			i++
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\r' || c == '\n'):
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reports whether v is one valid JSON string as json.Marshal
+// writes it (a text delta's), checked without encoding/json's scanner.
+func plainString(v []byte) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	for i := 1; i < len(v)-1; i++ {
+		switch c := v[i]; {
+		case c < 0x20 || c == '"' || c == '<' || c == '>' || c == '&' || c == 0xE2:
+			return false
+		case c == '\\':
+			i++
+			if i == len(v)-1 {
+				return false
+			}
+			switch v[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(v)-1 {
+					return false
+				}
+				for _, h := range v[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						return false
+					}
+				}
+				i += 4
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }

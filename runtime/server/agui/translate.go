@@ -40,9 +40,10 @@ type translator struct {
 	asked     []string       // ids of the messages and tool calls that ask the interrupts
 	interrupt *runtime.Event // the run's interrupt event, if any
 	runErr    *runtime.ErrorInfo
-	run       string // the runtime run id
-	done      bool   // RUN_FINISHED or RUN_ERROR emitted
-	outcome   string // RUN_FINISHED's outcome type, once emitted
+	run       string  // the runtime run id
+	done      bool    // RUN_FINISHED or RUN_ERROR emitted
+	outcome   string  // RUN_FINISHED's outcome type, once emitted
+	out       []Event // translate's result, reused
 }
 
 // taskKey names one node task: a node path and a map item (-1: none).
@@ -124,7 +125,8 @@ func (k taskKey) stepName() string {
 	return k.node + "[" + strconv.Itoa(k.item) + "]"
 }
 
-// translate returns the AG-UI events for one runtime event.
+// translate returns the AG-UI events for one runtime event, in a slice
+// the next call reuses.
 func (t *translator) translate(e *runtime.Event) []Event {
 	if t.done || e.ID != "" && t.seen[e.ID] {
 		return nil
@@ -134,7 +136,8 @@ func (t *translator) translate(e *runtime.Event) []Event {
 	}
 	ts := millis(e.Time)
 	task := taskOf(e)
-	var out []Event
+	out := t.out[:0]
+	defer func() { t.out = out[:0] }()
 	switch e.Kind {
 	case runtime.EventRunStarted:
 		t.run = e.Run

@@ -195,10 +195,8 @@ func writeErrorWith(w http.ResponseWriter, status int, typ, param, code, message
 	_, _ = w.Write(b)
 }
 
-func appendString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always encodes
-	return append(b, q...)
-}
+// appendString appends s as a JSON string, as encoding/json writes it.
+func appendString(b []byte, s string) []byte { return types.AppendJSONString(b, s, true) }
 
 func appendNullable(b []byte, s string) []byte {
 	if s == "" {
