@@ -46,7 +46,11 @@ const maxProblems = 20
 // problems, one per line.
 func Verify(p *Program) error {
 	v := verifier{p: p}
-	v.program()
+	for id := range sections {
+		if s := sectionOf(id); s != nil && !s.empty(p) {
+			v = s.verify(v)
+		}
+	}
 	if len(v.errs) == 0 {
 		return nil
 	}
@@ -81,27 +85,51 @@ func validPath(s string) bool {
 	return path.Clean(s) == s && s != ".." && !strings.HasPrefix(s, "../")
 }
 
-func (v *verifier) program() {
-	p := v.p
-	for i, f := range p.Files {
+// The checks of whole sections, by value for the sections table (see
+// sectionDef.verify).
+
+func (v verifier) files() verifier {
+	for i, f := range v.p.Files {
 		if !validPath(f) {
 			v.errorf("file %d: %q is not a relative slash-separated path", i, f)
 		}
 	}
-	for i, c := range p.Consts {
+	return v
+}
+
+func (v verifier) consts() verifier {
+	for i, c := range v.p.Consts {
 		if c.Kind() == types.ValSecret {
 			v.errorf("const %d: a secret cannot be a constant", i)
 		}
 	}
-	for i, t := range p.Types {
+	return v
+}
+
+func (v verifier) types() verifier {
+	for i, t := range v.p.Types {
 		if t.Kind() == types.KindInvalid {
 			v.errorf("type %d: invalid type", i)
 		}
 	}
+	return v
+}
+
+func (v verifier) funcs() verifier {
+	p := v.p
 	v.unique("function", len(p.Funcs), func(i int) string { return p.Funcs[i] })
-	for i := range p.States {
+	return v
+}
+
+func (v verifier) states() verifier {
+	for i := range v.p.States {
 		v.state(i)
 	}
+	return v
+}
+
+func (v verifier) chunks() verifier {
+	p := v.p
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
 		max, err := p.checkChunk(c)
@@ -114,23 +142,48 @@ func (v *verifier) program() {
 			v.errorf("chunk %d (%s): MaxStack %d exceeds the code length %d", i, c.Name, c.MaxStack, len(c.Code))
 		}
 	}
+	return v
+}
+
+func (v verifier) graphs() verifier {
+	p := v.p
 	v.unique("graph", len(p.Graphs), func(i int) string { return p.Graphs[i].Name })
 	for i := range p.Graphs {
 		v.graph(i)
 	}
+	return v
+}
+
+func (v verifier) tools() verifier {
+	p := v.p
 	v.unique("tool", len(p.Tools), func(i int) string { return p.Tools[i].Name })
 	for i := range p.Tools {
 		v.tool(&p.Tools[i])
 	}
+	return v
+}
+
+func (v verifier) models() verifier {
+	p := v.p
 	v.unique("model", len(p.Models), func(i int) string { return p.Models[i].Name })
 	for i := range p.Models {
 		m := &p.Models[i]
 		v.attrs("model "+m.Name, m.Attrs, 0)
 	}
+	return v
+}
+
+func (v verifier) agents() verifier {
+	p := v.p
 	v.unique("agent", len(p.Agents), func(i int) string { return p.Agents[i].Name })
 	for i := range p.Agents {
 		v.agent(i)
 	}
+	return v
+}
+
+func (v verifier) skills() verifier {
+	p := v.p
 	v.unique("skill", len(p.Skills), func(i int) string { return p.Skills[i].Name })
 	for i := range p.Skills {
 		s := &p.Skills[i]
@@ -139,6 +192,11 @@ func (v *verifier) program() {
 		}
 		v.attrs("skill "+s.Name, s.Attrs, 0)
 	}
+	return v
+}
+
+func (v verifier) policies() verifier {
+	p := v.p
 	v.unique("policy", len(p.Policies), func(i int) string { return p.Policies[i].Name })
 	for i := range p.Policies {
 		pl := &p.Policies[i]
@@ -147,18 +205,18 @@ func (v *verifier) program() {
 		}
 		v.attrs("policy "+pl.Name, pl.Attrs, 0)
 	}
-	if p.Serve != nil {
-		v.serve(p.Serve)
-	}
+	return v
+}
+
+func (v verifier) tests() verifier {
+	p := v.p
 	v.unique("test", len(p.Tests), func(i int) string { return p.Tests[i].Name })
 	for i := range p.Tests {
 		v.test(&p.Tests[i])
 	}
-	v.budgets()
-	v.sizes()
+	return v
 }
 
-// unique reports empty and repeated names in a table.
 func (v *verifier) unique(what string, n int, name func(int) string) {
 	if n <= 16 { // small tables: no map
 		for i := 0; i < n; i++ {
