@@ -145,76 +145,73 @@ func (v verifier) chunks() verifier {
 	return v
 }
 
-func (v verifier) graphs() verifier {
-	p := v.p
-	v.unique("graph", len(p.Graphs), func(i int) string { return p.Graphs[i].Name })
-	for i := range p.Graphs {
-		v.graph(i)
+// checkNamed checks a table of named entries: every name set and unique, then
+// entry i by check (the verifier goes by value, as through the section
+// table: through a func value a pointer to it would move it to the heap).
+func checkNamed[T any](v verifier, what string, xs []T, name func(*T) string, check func(v verifier, i int) verifier) verifier {
+	v.unique(what, len(xs), func(i int) string { return name(&xs[i]) })
+	for i := range xs {
+		v = check(v, i)
 	}
 	return v
+}
+
+func (v verifier) graphs() verifier {
+	return checkNamed(v, "graph", v.p.Graphs, func(g *Graph) string { return g.Name }, func(v verifier, i int) verifier {
+		v.graph(i)
+		return v
+	})
 }
 
 func (v verifier) tools() verifier {
-	p := v.p
-	v.unique("tool", len(p.Tools), func(i int) string { return p.Tools[i].Name })
-	for i := range p.Tools {
-		v.tool(&p.Tools[i])
-	}
-	return v
+	return checkNamed(v, "tool", v.p.Tools, func(t *Tool) string { return t.Name }, func(v verifier, i int) verifier {
+		v.tool(&v.p.Tools[i])
+		return v
+	})
 }
 
 func (v verifier) models() verifier {
-	p := v.p
-	v.unique("model", len(p.Models), func(i int) string { return p.Models[i].Name })
-	for i := range p.Models {
-		m := &p.Models[i]
+	return checkNamed(v, "model", v.p.Models, func(m *Model) string { return m.Name }, func(v verifier, i int) verifier {
+		m := &v.p.Models[i]
 		v.attrs("model "+m.Name, m.Attrs, 0)
-	}
-	return v
+		return v
+	})
 }
 
 func (v verifier) agents() verifier {
-	p := v.p
-	v.unique("agent", len(p.Agents), func(i int) string { return p.Agents[i].Name })
-	for i := range p.Agents {
+	return checkNamed(v, "agent", v.p.Agents, func(a *Agent) string { return a.Name }, func(v verifier, i int) verifier {
 		v.agent(i)
-	}
-	return v
+		return v
+	})
 }
 
 func (v verifier) skills() verifier {
-	p := v.p
-	v.unique("skill", len(p.Skills), func(i int) string { return p.Skills[i].Name })
-	for i := range p.Skills {
-		s := &p.Skills[i]
+	return checkNamed(v, "skill", v.p.Skills, func(s *Skill) string { return s.Name }, func(v verifier, i int) verifier {
+		s := &v.p.Skills[i]
 		if !validPath(s.Path) {
 			v.errorf("skill %s: path %q is not relative and slash-separated", s.Name, s.Path)
 		}
 		v.attrs("skill "+s.Name, s.Attrs, 0)
-	}
-	return v
+		return v
+	})
 }
 
 func (v verifier) policies() verifier {
-	p := v.p
-	v.unique("policy", len(p.Policies), func(i int) string { return p.Policies[i].Name })
-	for i := range p.Policies {
-		pl := &p.Policies[i]
+	return checkNamed(v, "policy", v.p.Policies, func(pl *Policy) string { return pl.Name }, func(v verifier, i int) verifier {
+		pl := &v.p.Policies[i]
 		if pl.Kind == 0 || pl.Kind >= policyKindEnd {
 			v.errorf("policy %s: invalid kind %d", pl.Name, pl.Kind)
 		}
 		v.attrs("policy "+pl.Name, pl.Attrs, 0)
-	}
-	return v
+		return v
+	})
 }
 
 func (v verifier) tests() verifier {
-	p := v.p
-	v.unique("test", len(p.Tests), func(i int) string { return p.Tests[i].Name })
-	for i := range p.Tests {
-		v.test(&p.Tests[i])
-	}
-	return v
+	return checkNamed(v, "test", v.p.Tests, func(t *Test) string { return t.Name }, func(v verifier, i int) verifier {
+		v.test(&v.p.Tests[i])
+		return v
+	})
 }
 
 func (v *verifier) unique(what string, n int, name func(int) string) {
