@@ -153,7 +153,7 @@ func validCost(x float64) bool { return x >= 0 && !math.IsInf(x, 1) }
 // budgets checks section 15: entries name distinct graphs in ascending
 // order; costs are finite and ≥ 0 (NaN fails); an unbounded entry says
 // why and has no upper figures, a bounded one no reason.
-func (v *verifier) budgets() {
+func (v verifier) budgets() verifier {
 	p := v.p
 	check := func(what string, l Limits) {
 		if !validCost(l.Cost) {
@@ -187,6 +187,7 @@ func (v *verifier) budgets() {
 			v.errorf("%s: at least %d model calls is above at most %d", what, b.Bound.MinModelCalls, b.Bound.ModelCalls)
 		}
 	}
+	return v
 }
 
 // BudgetReport is one runnable's bound and budget as `agentc compile`

@@ -171,8 +171,8 @@ func sectionAt(t *testing.T, b []byte, id byte) (int, int) {
 func TestDecodeErrors(t *testing.T) {
 	good := mustEncode(t, supportProgram(t))
 	clone := func() []byte { return append([]byte(nil), good...) }
-	chunksOff, chunksSize := sectionAt(t, good, secChunks)
-	graphsOff, _ := sectionAt(t, good, secGraphs)
+	chunksOff, chunksSize := sectionAt(t, good, secID("chunks"))
+	graphsOff, _ := sectionAt(t, good, secID("graphs"))
 	for _, tc := range []struct {
 		name string
 		in   func() []byte
@@ -193,7 +193,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"out of order", func() []byte {
 			b := clone()
 			end := len(b) - 32
-			return rehash(append(append(b[:end:end], secMeta, 0), b[end:]...))
+			return rehash(append(append(b[:end:end], secID("meta"), 0), b[end:]...))
 		}, "section meta out of order at byte " + itoa(len(good)-32)},
 		{"illegal opcode", func() []byte {
 			b := clone()
@@ -205,7 +205,7 @@ func TestDecodeErrors(t *testing.T) {
 		}, "section chunks: chunk tool.log_dump.url: illegal opcode 0x7f at byte"},
 		{"bad bool", func() []byte {
 			b := clone()
-			off, _ := sectionAt(t, b, secStates)
+			off, _ := sectionAt(t, b, secID("states"))
 			i := off + bytes.Index(b[off:], []byte("question"))
 			// field = str(name) uvarint(type) bool(hasDefault) ...
 			b[i+len("question")+1] = 7
@@ -215,17 +215,17 @@ func TestDecodeErrors(t *testing.T) {
 			b := mustEncode(t, &Program{Workflow: "w"})
 			end := len(b) - 32
 			// A tests section whose size is an overlong varint.
-			return rehash(append(append(b[:end:end], secTests, 0x80, 0x00), b[end:]...))
+			return rehash(append(append(b[:end:end], secID("tests"), 0x80, 0x00), b[end:]...))
 		}, "section tests: non-canonical varint at byte 14"},
 		{"empty section", func() []byte {
 			b := mustEncode(t, &Program{Workflow: "w"})
 			end := len(b) - 32
-			return rehash(append(append(b[:end:end], secFuncs, 1, 0), b[end:]...))
+			return rehash(append(append(b[:end:end], secID("funcs"), 1, 0), b[end:]...))
 		}, "section funcs: empty section at byte 13"},
 		{"left over", func() []byte {
 			b := mustEncode(t, &Program{Workflow: "w"})
 			end := len(b) - 32
-			return rehash(append(append(b[:end:end], secFuncs, 4, 1, 1, 'f', 0), b[end:]...))
+			return rehash(append(append(b[:end:end], secID("funcs"), 4, 1, 1, 'f', 0), b[end:]...))
 		}, "section funcs: 1 bytes left over at byte 18"},
 	} {
 		_, err := Decode(tc.in())

@@ -41,30 +41,34 @@ func decode(b []byte, checkHash bool) (*Program, error) {
 		return nil, errors.New("content hash mismatch")
 	}
 	s := string(b[:end])
+	// One reader for the whole file (it lives on the heap: the sections'
+	// decoders take it through the table).
+	r := reader{s: s}
 	off, last := headerLen, 0
 	for off < end {
 		id := int(s[off])
-		if id == 0 || id >= secEnd {
+		sec := sectionOf(id)
+		if sec == nil {
 			return nil, fmt.Errorf("unknown section id %d at byte %d", id, off)
 		}
-		name := sectionNames[id]
+		name := sec.name
 		if id <= last {
 			return nil, fmt.Errorf("section %s out of order at byte %d", name, off)
 		}
-		hr := reader{s: s, off: off + 1, end: end, sec: name}
-		size := hr.uvarint()
-		if hr.err != nil {
-			return nil, hr.err
+		r.off, r.end, r.sec = off+1, end, name
+		size := r.uvarint()
+		if r.err != nil {
+			return nil, r.err
 		}
-		if size > uint64(end-hr.off) {
+		if size > uint64(end-r.off) {
 			return nil, fmt.Errorf("section %s truncated at byte %d", name, end)
 		}
-		r := reader{s: s, off: hr.off, end: hr.off + int(size), sec: name}
-		r.section(p, id)
+		r.end = r.off + int(size)
+		sec.decode(&r, p)
 		if r.err == nil && r.off != r.end {
 			r.fail("%d bytes left over", r.end-r.off)
 		}
-		if r.err == nil && sectionEmpty(p, id) {
+		if r.err == nil && sec.empty(p) {
 			r.off = off
 			r.fail("empty section")
 		}
@@ -82,48 +86,9 @@ func decode(b []byte, checkHash bool) (*Program, error) {
 	return p, nil
 }
 
-// sectionEmpty is the rule by which Encode omits a section (and Decode
-// rejects one that should have been omitted).
-func sectionEmpty(p *Program, id int) bool {
-	switch id {
-	case secMeta:
-		return p.Workflow == "" && p.Doc == "" && len(p.Files) == 0
-	case secConsts:
-		return len(p.Consts) == 0
-	case secTypes:
-		return len(p.Types) == 0
-	case secFuncs:
-		return len(p.Funcs) == 0
-	case secStates:
-		return len(p.States) == 0
-	case secChunks:
-		return len(p.Chunks) == 0
-	case secGraphs:
-		return len(p.Graphs) == 0
-	case secTools:
-		return len(p.Tools) == 0
-	case secModels:
-		return len(p.Models) == 0
-	case secAgents:
-		return len(p.Agents) == 0
-	case secSkills:
-		return len(p.Skills) == 0
-	case secPolicies:
-		return len(p.Policies) == 0
-	case secServe:
-		return p.Serve == nil
-	case secTests:
-		return len(p.Tests) == 0
-	case secBudgets:
-		return budgetsEmpty(p)
-	case secSizes:
-		return sizesEmpty(p)
-	}
-	return true
-}
-
-// reader decodes one section of s, s[off:end]. Errors are sticky; every
-// method returns a zero value once an error is set.
+// reader decodes s[off:end], the section sec (Decode moves it from one
+// section to the next). Errors are sticky; every method returns a zero
+// value once an error is set.
 type reader struct {
 	s        string
 	off, end int
@@ -377,49 +342,22 @@ func encoded[T any](r *reader, what string, decode func(string) (T, int, error))
 	return xs
 }
 
-func (r *reader) section(p *Program, id int) {
-	switch id {
-	case secMeta:
-		p.Workflow = r.str()
-		p.Doc = r.str()
-		p.Files = r.strs()
-	case secConsts:
-		p.Consts = encoded(r, "const", types.DecodeValue[string])
-	case secTypes:
-		p.Types = encoded(r, "type", types.DecodeType[string])
-	case secFuncs:
-		p.Funcs = r.strs()
-	case secStates:
-		p.States = list(r, 1+spanMin+1, (*reader).state)
-	case secChunks:
-		p.Chunks = list(r, 5, (*reader).chunk)
-	case secGraphs:
-		p.Graphs = list(r, 6+spanMin, (*reader).graph)
-	case secTools:
-		p.Tools = list(r, 8+spanMin, (*reader).tool)
-	case secModels:
-		p.Models = list(r, 3+spanMin, func(r *reader, m *Model) {
-			m.Name, m.Provider, m.Attrs, m.Span = r.str(), r.str(), r.attrs(), r.span()
-		})
-	case secAgents:
-		p.Agents = list(r, 14+spanMin, (*reader).agent)
-	case secSkills:
-		p.Skills = list(r, 3+spanMin, func(r *reader, s *Skill) {
-			s.Name, s.Path, s.Attrs, s.Span = r.str(), r.str(), r.attrs(), r.span()
-		})
-	case secPolicies:
-		p.Policies = list(r, 3+spanMin, func(r *reader, pl *Policy) {
-			pl.Kind, pl.Name, pl.Attrs, pl.Span = PolicyKind(r.byte()), r.str(), r.attrs(), r.span()
-		})
-	case secServe:
-		p.Serve = r.serve()
-	case secTests:
-		p.Tests = list(r, 9+spanMin, (*reader).test)
-	case secBudgets:
-		r.budgets(p)
-	case secSizes:
-		r.sizes(p)
-	}
+func (r *reader) meta(p *Program) {
+	p.Workflow = r.str()
+	p.Doc = r.str()
+	p.Files = r.strs()
+}
+
+func (r *reader) model(m *Model) {
+	m.Name, m.Provider, m.Attrs, m.Span = r.str(), r.str(), r.attrs(), r.span()
+}
+
+func (r *reader) skill(s *Skill) {
+	s.Name, s.Path, s.Attrs, s.Span = r.str(), r.str(), r.attrs(), r.span()
+}
+
+func (r *reader) policy(pl *Policy) {
+	pl.Kind, pl.Name, pl.Attrs, pl.Span = PolicyKind(r.byte()), r.str(), r.attrs(), r.span()
 }
 
 // nested reports an error from the types codec at its absolute offset.

@@ -63,6 +63,9 @@ package bytecode
 //	15 budgets  = limits(serve) list(budget) .       budget.go
 //	16 sizes    = list(uvarint(state) uvarint(field) uvarint(max)) .   sizes.go
 //
+// The sections, with each one's rule for being omitted, encoder, decoder
+// and check, are the one table sections (section.go).
+//
 // Within a node only the body of its kind is encoded; Encode rejects a Node
 // (or ToolImpl, or Attr) whose other parts are not zero, so that nothing is
 // silently dropped and the round trip is exact.
@@ -77,46 +80,6 @@ import (
 
 	"github.com/agentc/agentc/compiler/types"
 )
-
-// Section ids, in file order.
-const (
-	secMeta = iota + 1
-	secConsts
-	secTypes
-	secFuncs
-	secStates
-	secChunks
-	secGraphs
-	secTools
-	secModels
-	secAgents
-	secSkills
-	secPolicies
-	secServe
-	secTests
-	secBudgets
-	secSizes
-	secEnd
-)
-
-var sectionNames = [...]string{
-	secMeta:     "meta",
-	secConsts:   "consts",
-	secTypes:    "types",
-	secFuncs:    "funcs",
-	secStates:   "states",
-	secChunks:   "chunks",
-	secGraphs:   "graphs",
-	secTools:    "tools",
-	secModels:   "models",
-	secAgents:   "agents",
-	secSkills:   "skills",
-	secPolicies: "policies",
-	secServe:    "serve",
-	secTests:    "tests",
-	secBudgets:  "budgets",
-	secSizes:    "sizes",
-}
 
 const headerLen = len(Magic) + 2
 
@@ -161,42 +124,17 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 	var w writer
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
-	sections := []struct {
-		id   byte
-		body func(*writer) error
-	}{
-		{secMeta, func(w *writer) error {
-			w.str(p.Workflow)
-			w.str(p.Doc)
-			w.strs(p.Files)
-			return nil
-		}},
-		{secConsts, func(w *writer) error { return appendEach(w, "const", p.Consts, types.AppendValue) }},
-		{secTypes, func(w *writer) error { return appendEach(w, "type", p.Types, types.AppendType) }},
-		{secFuncs, func(w *writer) error { w.strs(p.Funcs); return nil }},
-		{secStates, func(w *writer) error { return eachOf(w, p.States, (*writer).state) }},
-		{secChunks, func(w *writer) error { return eachOf(w, p.Chunks, (*writer).chunk) }},
-		{secGraphs, func(w *writer) error { return eachOf(w, p.Graphs, (*writer).graph) }},
-		{secTools, func(w *writer) error { return eachOf(w, p.Tools, (*writer).tool) }},
-		{secModels, func(w *writer) error { return eachOf(w, p.Models, (*writer).model) }},
-		{secAgents, func(w *writer) error { return eachOf(w, p.Agents, (*writer).agent) }},
-		{secSkills, func(w *writer) error { return eachOf(w, p.Skills, (*writer).skill) }},
-		{secPolicies, func(w *writer) error { return eachOf(w, p.Policies, (*writer).policy) }},
-		{secServe, func(w *writer) error { return w.serve(p.Serve) }},
-		{secTests, func(w *writer) error { return eachOf(w, p.Tests, (*writer).test) }},
-		{secBudgets, func(w *writer) error { return w.budgets(p) }},
-		{secSizes, func(w *writer) error { return w.sizes(p) }},
-	}
 	var body writer
-	for _, s := range sections {
-		if sectionEmpty(p, int(s.id)) {
+	for id := range sections {
+		s := sectionOf(id)
+		if s == nil || s.empty(p) {
 			continue
 		}
 		body.buf = body.buf[:0]
-		if err := s.body(&body); err != nil {
-			return nil, nil, fmt.Errorf("encode section %s: %w", sectionNames[s.id], err)
+		if err := s.encode(&body, p); err != nil {
+			return nil, nil, fmt.Errorf("encode section %s: %w", s.name, err)
 		}
-		w.buf = append(w.buf, s.id)
+		w.buf = append(w.buf, byte(id))
 		w.u(len(body.buf))
 		w.buf = append(w.buf, body.buf...)
 	}
@@ -647,6 +585,13 @@ func (w *writer) tool(t *Tool) error {
 		return fmt.Errorf("tool %s: %w", t.Name, err)
 	}
 	return w.trailer("tool", t.Name, t.Attrs, t.Span)
+}
+
+func (w *writer) meta(p *Program) error {
+	w.str(p.Workflow)
+	w.str(p.Doc)
+	w.strs(p.Files)
+	return nil
 }
 
 func (w *writer) model(m *Model) error {

@@ -88,7 +88,7 @@ func (r *reader) sizes(p *Program) {
 }
 
 // sizes checks that every sized field is a list (or an optional list).
-func (v *verifier) sizes() {
+func (v verifier) sizes() verifier {
 	p := v.p
 	for i := range p.States {
 		st := &p.States[i]
@@ -101,6 +101,7 @@ func (v *verifier) sizes() {
 			}
 		}
 	}
+	return v
 }
 
 // Sizable reports whether a field of type t may declare a size: a list,

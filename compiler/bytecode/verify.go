@@ -46,7 +46,11 @@ const maxProblems = 20
 // problems, one per line.
 func Verify(p *Program) error {
 	v := verifier{p: p}
-	v.program()
+	for id := range sections {
+		if s := sectionOf(id); s != nil && !s.empty(p) {
+			v = s.verify(v)
+		}
+	}
 	if len(v.errs) == 0 {
 		return nil
 	}
@@ -81,27 +85,51 @@ func validPath(s string) bool {
 	return path.Clean(s) == s && s != ".." && !strings.HasPrefix(s, "../")
 }
 
-func (v *verifier) program() {
-	p := v.p
-	for i, f := range p.Files {
+// The checks of whole sections, by value for the sections table (see
+// sectionDef.verify).
+
+func (v verifier) files() verifier {
+	for i, f := range v.p.Files {
 		if !validPath(f) {
 			v.errorf("file %d: %q is not a relative slash-separated path", i, f)
 		}
 	}
-	for i, c := range p.Consts {
+	return v
+}
+
+func (v verifier) consts() verifier {
+	for i, c := range v.p.Consts {
 		if c.Kind() == types.ValSecret {
 			v.errorf("const %d: a secret cannot be a constant", i)
 		}
 	}
-	for i, t := range p.Types {
+	return v
+}
+
+func (v verifier) types() verifier {
+	for i, t := range v.p.Types {
 		if t.Kind() == types.KindInvalid {
 			v.errorf("type %d: invalid type", i)
 		}
 	}
+	return v
+}
+
+func (v verifier) funcs() verifier {
+	p := v.p
 	v.unique("function", len(p.Funcs), func(i int) string { return p.Funcs[i] })
-	for i := range p.States {
+	return v
+}
+
+func (v verifier) states() verifier {
+	for i := range v.p.States {
 		v.state(i)
 	}
+	return v
+}
+
+func (v verifier) chunks() verifier {
+	p := v.p
 	for i := range p.Chunks {
 		c := &p.Chunks[i]
 		max, err := p.checkChunk(c)
@@ -114,51 +142,78 @@ func (v *verifier) program() {
 			v.errorf("chunk %d (%s): MaxStack %d exceeds the code length %d", i, c.Name, c.MaxStack, len(c.Code))
 		}
 	}
-	v.unique("graph", len(p.Graphs), func(i int) string { return p.Graphs[i].Name })
-	for i := range p.Graphs {
+	return v
+}
+
+// checkNamed checks a table of named entries: every name set and unique, then
+// entry i by check (the verifier goes by value, as through the section
+// table: through a func value a pointer to it would move it to the heap).
+func checkNamed[T any](v verifier, what string, xs []T, name func(*T) string, check func(v verifier, i int) verifier) verifier {
+	v.unique(what, len(xs), func(i int) string { return name(&xs[i]) })
+	for i := range xs {
+		v = check(v, i)
+	}
+	return v
+}
+
+func (v verifier) graphs() verifier {
+	return checkNamed(v, "graph", v.p.Graphs, func(g *Graph) string { return g.Name }, func(v verifier, i int) verifier {
 		v.graph(i)
-	}
-	v.unique("tool", len(p.Tools), func(i int) string { return p.Tools[i].Name })
-	for i := range p.Tools {
-		v.tool(&p.Tools[i])
-	}
-	v.unique("model", len(p.Models), func(i int) string { return p.Models[i].Name })
-	for i := range p.Models {
-		m := &p.Models[i]
+		return v
+	})
+}
+
+func (v verifier) tools() verifier {
+	return checkNamed(v, "tool", v.p.Tools, func(t *Tool) string { return t.Name }, func(v verifier, i int) verifier {
+		v.tool(&v.p.Tools[i])
+		return v
+	})
+}
+
+func (v verifier) models() verifier {
+	return checkNamed(v, "model", v.p.Models, func(m *Model) string { return m.Name }, func(v verifier, i int) verifier {
+		m := &v.p.Models[i]
 		v.attrs("model "+m.Name, m.Attrs, 0)
-	}
-	v.unique("agent", len(p.Agents), func(i int) string { return p.Agents[i].Name })
-	for i := range p.Agents {
+		return v
+	})
+}
+
+func (v verifier) agents() verifier {
+	return checkNamed(v, "agent", v.p.Agents, func(a *Agent) string { return a.Name }, func(v verifier, i int) verifier {
 		v.agent(i)
-	}
-	v.unique("skill", len(p.Skills), func(i int) string { return p.Skills[i].Name })
-	for i := range p.Skills {
-		s := &p.Skills[i]
+		return v
+	})
+}
+
+func (v verifier) skills() verifier {
+	return checkNamed(v, "skill", v.p.Skills, func(s *Skill) string { return s.Name }, func(v verifier, i int) verifier {
+		s := &v.p.Skills[i]
 		if !validPath(s.Path) {
 			v.errorf("skill %s: path %q is not relative and slash-separated", s.Name, s.Path)
 		}
 		v.attrs("skill "+s.Name, s.Attrs, 0)
-	}
-	v.unique("policy", len(p.Policies), func(i int) string { return p.Policies[i].Name })
-	for i := range p.Policies {
-		pl := &p.Policies[i]
+		return v
+	})
+}
+
+func (v verifier) policies() verifier {
+	return checkNamed(v, "policy", v.p.Policies, func(pl *Policy) string { return pl.Name }, func(v verifier, i int) verifier {
+		pl := &v.p.Policies[i]
 		if pl.Kind == 0 || pl.Kind >= policyKindEnd {
 			v.errorf("policy %s: invalid kind %d", pl.Name, pl.Kind)
 		}
 		v.attrs("policy "+pl.Name, pl.Attrs, 0)
-	}
-	if p.Serve != nil {
-		v.serve(p.Serve)
-	}
-	v.unique("test", len(p.Tests), func(i int) string { return p.Tests[i].Name })
-	for i := range p.Tests {
-		v.test(&p.Tests[i])
-	}
-	v.budgets()
-	v.sizes()
+		return v
+	})
 }
 
-// unique reports empty and repeated names in a table.
+func (v verifier) tests() verifier {
+	return checkNamed(v, "test", v.p.Tests, func(t *Test) string { return t.Name }, func(v verifier, i int) verifier {
+		v.test(&v.p.Tests[i])
+		return v
+	})
+}
+
 func (v *verifier) unique(what string, n int, name func(int) string) {
 	if n <= 16 { // small tables: no map
 		for i := 0; i < n; i++ {
