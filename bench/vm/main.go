@@ -11,8 +11,9 @@
 //	fanout     fan-out of 8 tool nodes + join all, per superstep; baseline: 8
 //	           goroutines started and joined with a WaitGroup
 //	durable    superstep of a run through the Runner, its checkpointer and the
-//	           Pebble store; baseline: a raw Pebble synced batch of the same
-//	           records and bytes, interleaved with the runs
+//	           Pebble store; baseline: the commit's own batch, read back from
+//	           the store's WAL and replayed byte for byte as a raw synced
+//	           Pebble batch beside each commit (twin.go)
 //	concurrent durable steps/s of 8 concurrent runs vs 1
 //	bytes      checkpoint bytes per step, 10 KiB field + 200 messages, one
 //	           200-byte message appended per step; baseline: the bytes the

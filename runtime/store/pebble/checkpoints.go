@@ -32,6 +32,7 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 			return fail(fmt.Errorf("a run's first checkpoint must be full: %w", store.ErrInvalid))
 		}
 		var done store.Committed
+		var sr sessionRecord
 		b := s.db.NewBatchWithSize(len(cp.State) + 512)
 		batchOK := false
 		defer func() {
@@ -42,11 +43,11 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 
 		if len(c.Events) > 0 {
 			defer s.locks.lock(sessionKey(hd.run.Session))()
-			first, err := s.appendEvents(b, hd.run.Session, c.Events, cp.Time)
+			first, r, err := s.appendEvents(b, hd.run.Session, c.Events, cp.Time)
 			if err != nil {
 				return fail(err)
 			}
-			done.FirstEvent = first
+			done.FirstEvent, sr = first, r
 		}
 		if len(c.Journal) > 0 {
 			done.FirstJournal = hd.journalNext
@@ -86,7 +87,11 @@ func (s *Store) CommitStep(ctx context.Context, c store.StepCommit) (store.Commi
 			b.Set(runKey(cp.Run), runCodec.value(hd.run), nil)
 		}
 		batchOK = true
-		if err := s.apply(b); err != nil {
+		err = s.apply(b)
+		if len(c.Events) > 0 {
+			s.wroteSession(hd.run.Session, sr, err)
+		}
+		if err != nil {
 			s.heads.drop(cp.Run)
 			return fail(err)
 		}

@@ -17,6 +17,10 @@ import (
 // refilled from Pebble, so dropping one (DeleteRun, a failed apply, the size
 // bound) is always safe. Nothing else writes the directory: Pebble's lock
 // excludes other processes.
+//
+// Session records (the last event sequence, the times) are cached the same
+// way, under the session's keyed lock (sessions.go): CommitStep appends a
+// step's events without a point read.
 type runHead struct {
 	run         store.Run
 	latest      uint64 // step of the latest checkpoint, when hasLatest
@@ -27,34 +31,36 @@ type runHead struct {
 	pending bool
 }
 
-// maxHeads bounds the cache; past it the cache starts over.
+// maxHeads bounds each cache; past it the cache starts over.
 const maxHeads = 4096
 
-type heads struct {
+// headCache is a bounded map of write-path records (run heads, session
+// records) under the invariants above.
+type headCache[K comparable, V any] struct {
 	mu sync.Mutex
-	m  map[string]runHead
+	m  map[K]V
 }
 
-func (h *heads) get(run string) (runHead, bool) {
+func (h *headCache[K, V]) get(k K) (V, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	hd, ok := h.m[run]
-	return hd, ok
+	v, ok := h.m[k]
+	return v, ok
 }
 
-func (h *heads) put(run string, hd runHead) {
+func (h *headCache[K, V]) put(k K, v V) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m == nil || len(h.m) >= maxHeads {
-		h.m = make(map[string]runHead)
+		h.m = make(map[K]V)
 	}
-	h.m[run] = hd
+	h.m[k] = v
 }
 
-func (h *heads) drop(run string) {
+func (h *headCache[K, V]) drop(k K) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	delete(h.m, run)
+	delete(h.m, k)
 }
 
 // head returns the run's head, reading it from Pebble on a miss; a missing

@@ -25,15 +25,23 @@ const markFile = "agentc.wal-mark"
 
 const markMagic = 0x61676d31 // "agm1"
 
-// walMark tracks the live WAL and writes the mark.
+const markSize = 24
+
+// walMark tracks the live WAL and writes the mark. Where the platform
+// allows (mark_unix.go), the mark file is mapped shared, so that a commit
+// records its mark with a store to memory rather than a write call (the
+// page cache is the file's: a process crash keeps it), and the live WAL is
+// held open, so that its size is an fstat rather than a path lookup.
 type walMark struct {
 	dir string
 
 	mu   sync.Mutex
 	f    *os.File
+	mem  []byte // the mark file, mapped (nil: written with pwrite)
 	num  uint32 // live WAL number (0: unknown)
 	path string
-	last int64 // size last written
+	log  *os.File // the live WAL, held open (nil: stat by path)
+	last int64    // size last written
 }
 
 // listener reports WAL creation to the mark.
@@ -43,6 +51,10 @@ func (m *walMark) listener() *pebble.EventListener {
 			m.mu.Lock()
 			defer m.mu.Unlock()
 			m.num, m.path, m.last = uint32(info.FileNum), info.Path, -1
+			if m.log != nil {
+				m.log.Close()
+			}
+			m.log = holdLog(info.Path)
 		},
 	}
 }
@@ -57,7 +69,19 @@ func (m *walMark) start() error {
 	if err := m.update(); err != nil {
 		return err
 	}
-	return errors.Join(f.Sync(), syncDir(m.dir))
+	if fi, err := f.Stat(); err == nil && fi.Size() < markSize {
+		// No WAL yet: a zeroed mark, which reads as none, to map.
+		if err := f.Truncate(markSize); err != nil {
+			return fmt.Errorf("open store %s: %w", m.dir, err)
+		}
+	}
+	if err := errors.Join(f.Sync(), syncDir(m.dir)); err != nil {
+		return err
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.mem = mapMark(f)
+	return nil
 }
 
 // update records the live WAL's size. Called after a synced commit returns,
@@ -69,20 +93,28 @@ func (m *walMark) update() error {
 	if m.f == nil || m.num == 0 {
 		return nil
 	}
-	fi, err := os.Stat(m.path)
+	var fi os.FileInfo
+	var err error
+	if m.log != nil {
+		fi, err = m.log.Stat()
+	} else {
+		fi, err = os.Stat(m.path)
+	}
 	if err != nil {
 		return nil // rotated away meanwhile: the next commit records the new log
 	}
 	if fi.Size() == m.last {
 		return nil
 	}
-	var b [24]byte
+	var b [markSize]byte
 	binary.BigEndian.PutUint32(b[0:], markMagic)
 	binary.BigEndian.PutUint32(b[4:], m.num)
 	binary.BigEndian.PutUint64(b[8:], uint64(fi.Size()))
 	binary.BigEndian.PutUint32(b[16:], 0)
 	binary.BigEndian.PutUint32(b[20:], crc32.Checksum(b[:20], castagnoli))
-	if _, err := m.f.WriteAt(b[:], 0); err != nil {
+	if m.mem != nil {
+		copy(m.mem, b[:])
+	} else if _, err := m.f.WriteAt(b[:], 0); err != nil {
 		return fmt.Errorf("store %s: record the WAL mark: %w", m.dir, err)
 	}
 	m.last = fi.Size()
@@ -93,11 +125,19 @@ func (m *walMark) update() error {
 func (m *walMark) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.f == nil {
-		return nil
+	var err error
+	if m.log != nil {
+		err = m.log.Close()
+		m.log = nil
 	}
-	err := m.f.Close()
-	m.f = nil
+	if m.mem != nil {
+		err = errors.Join(err, unmapMark(m.mem))
+		m.mem = nil
+	}
+	if m.f != nil {
+		err = errors.Join(err, m.f.Close())
+		m.f = nil
+	}
 	return err
 }
 
@@ -105,7 +145,7 @@ func (m *walMark) close() error {
 // is no usable mark.
 func readMark(dir string) (num uint32, size int64, ok bool) {
 	b, err := os.ReadFile(filepath.Join(dir, markFile))
-	if err != nil || len(b) < 24 {
+	if err != nil || len(b) < markSize {
 		return 0, 0, false
 	}
 	if binary.BigEndian.Uint32(b[0:]) != markMagic || crc32.Checksum(b[:20], castagnoli) != binary.BigEndian.Uint32(b[20:]) {

@@ -127,8 +127,9 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 		defer s.locks.lock(sessionKey(r.Session))()
 		b := s.db.NewBatch()
 		var first uint64
+		var sr sessionRecord
 		if len(events) > 0 {
-			if first, err = s.appendEvents(b, r.Session, events, now); err != nil {
+			if first, sr, err = s.appendEvents(b, r.Session, events, now); err != nil {
 				b.Close()
 				return 0, fmt.Errorf("end run %s: %w", id, err)
 			}
@@ -139,7 +140,11 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 		}
 		b.Set(runKey(id), runCodec.value(r), nil)
 		s.heads.drop(id)
-		if err := s.apply(b); err != nil {
+		err = s.apply(b)
+		if len(events) > 0 {
+			s.wroteSession(r.Session, sr, err)
+		}
+		if err != nil {
 			return 0, fmt.Errorf("end run %s: %w", id, err)
 		}
 		return first, nil

@@ -12,8 +12,40 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
-// getSession reads a session's record.
+// getSession reads a session's record, from the cache when it holds it
+// (heads.go); only a holder of the session's lock fills the cache
+// (lockedSession).
 func (s *Store) getSession(k store.SessionKey) (sessionRecord, error) {
+	if r, ok := s.sessions.get(k); ok {
+		return r, nil
+	}
+	return s.readSession(k)
+}
+
+// lockedSession is getSession for a holder of the session's lock.
+func (s *Store) lockedSession(k store.SessionKey) (sessionRecord, error) {
+	if r, ok := s.sessions.get(k); ok {
+		return r, nil
+	}
+	r, err := s.readSession(k)
+	if err == nil {
+		s.sessions.put(k, r)
+	}
+	return r, err
+}
+
+// wroteSession updates the cache after a batch writing session k's record
+// r was applied (err nil) or failed.
+func (s *Store) wroteSession(k store.SessionKey, r sessionRecord, err error) {
+	if err != nil {
+		s.sessions.drop(k)
+		return
+	}
+	s.sessions.put(k, r)
+}
+
+// readSession reads a session's record from Pebble.
+func (s *Store) readSession(k store.SessionKey) (sessionRecord, error) {
 	key := sessionKey(k)
 	p, err := s.get(key)
 	if err != nil {
@@ -30,7 +62,7 @@ func (r sessionRecord) session(k store.SessionKey) store.Session {
 func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now time.Time) (store.Session, bool, error) {
 	return store.Op2(ctx, &s.gate, k.Check(), func() (store.Session, bool, error) {
 		defer s.locks.lock(sessionKey(k))()
-		r, err := s.getSession(k)
+		r, err := s.lockedSession(k)
 		if err == nil {
 			return r.session(k), false, nil
 		}
@@ -40,7 +72,9 @@ func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now 
 		r = sessionRecord{created: now, updated: now}
 		b := s.db.NewBatch()
 		b.Set(sessionKey(k), sessionCodec.value(r), nil)
-		if err := s.apply(b); err != nil {
+		err = s.apply(b)
+		s.wroteSession(k, r, err)
+		if err != nil {
 			return store.Session{}, false, fmt.Errorf("create session %s: %w", k, err)
 		}
 		return r.session(k), true, nil
@@ -59,11 +93,12 @@ func (s *Store) GetSession(ctx context.Context, k store.SessionKey) (store.Sessi
 }
 
 // appendEvents adds events to b under the next sequences of session k and
-// updates its record; the caller holds the session's lock.
-func (s *Store) appendEvents(b *pebble.Batch, k store.SessionKey, events [][]byte, now time.Time) (uint64, error) {
-	r, err := s.getSession(k)
+// updates its record, which it returns for wroteSession; the caller holds
+// the session's lock.
+func (s *Store) appendEvents(b *pebble.Batch, k store.SessionKey, events [][]byte, now time.Time) (uint64, sessionRecord, error) {
+	r, err := s.lockedSession(k)
 	if err != nil {
-		return 0, err
+		return 0, r, err
 	}
 	first := r.lastSeq + 1
 	p := eventPrefix(k)
@@ -73,7 +108,7 @@ func (s *Store) appendEvents(b *pebble.Batch, k store.SessionKey, events [][]byt
 	}
 	r.updated = now
 	b.Set(sessionKey(k), sessionCodec.value(r), nil)
-	return first, nil
+	return first, r, nil
 }
 
 // AppendEvents implements store.Sessions.
@@ -87,12 +122,14 @@ func (s *Store) AppendEvents(ctx context.Context, k store.SessionKey, events [][
 			return 0, nil
 		}
 		b := s.db.NewBatch()
-		first, err := s.appendEvents(b, k, events, now)
+		first, r, err := s.appendEvents(b, k, events, now)
 		if err != nil {
 			b.Close()
 			return 0, fmt.Errorf("append events: %w", err)
 		}
-		if err := s.apply(b); err != nil {
+		err = s.apply(b)
+		s.wroteSession(k, r, err)
+		if err != nil {
 			return 0, fmt.Errorf("append events to %s: %w", k, err)
 		}
 		return first, nil
@@ -120,7 +157,7 @@ func (s *Store) ListEvents(ctx context.Context, k store.SessionKey, after uint64
 func (s *Store) PutSessionState(ctx context.Context, k store.SessionKey, state []byte, now time.Time) error {
 	return store.Op0(ctx, &s.gate, nil, func() error {
 		defer s.locks.lock(sessionKey(k))()
-		r, err := s.getSession(k)
+		r, err := s.lockedSession(k)
 		if err != nil {
 			return fmt.Errorf("put state: %w", err)
 		}
@@ -128,7 +165,9 @@ func (s *Store) PutSessionState(ctx context.Context, k store.SessionKey, state [
 		b := s.db.NewBatch()
 		b.Set(stateKey(k), store.Frame(state), nil)
 		b.Set(sessionKey(k), sessionCodec.value(r), nil)
-		if err := s.apply(b); err != nil {
+		err = s.apply(b)
+		s.wroteSession(k, r, err)
+		if err != nil {
 			return fmt.Errorf("put state of %s: %w", k, err)
 		}
 		return nil
@@ -157,7 +196,7 @@ func (s *Store) PutSummary(ctx context.Context, k store.SessionKey, sum store.Su
 	return store.Op0(ctx, &s.gate, nil, func() error {
 		defer s.locks.lock(sessionKey(k))()
 		fail := func(err error) error { return fmt.Errorf("put summary %q of %s: %w", sum.FilterKey, k, err) }
-		r, err := s.getSession(k)
+		r, err := s.lockedSession(k)
 		if err != nil {
 			return fail(err)
 		}
@@ -228,7 +267,7 @@ func (s *Store) ListSessions(ctx context.Context, f store.SessionFilter) ([]stor
 func (s *Store) DeleteSession(ctx context.Context, k store.SessionKey, cond func(store.Session) bool) (bool, error) {
 	return store.Op(ctx, &s.gate, nil, func() (bool, error) {
 		defer s.locks.lock(sessionKey(k))()
-		r, err := s.getSession(k)
+		r, err := s.lockedSession(k)
 		if err != nil {
 			return false, fmt.Errorf("delete %w", err)
 		}
@@ -252,6 +291,7 @@ func (s *Store) DeleteSession(ctx context.Context, k store.SessionKey, cond func
 		for _, p := range sessionOwned(k) {
 			b.DeleteRange(p, store.PrefixEnd(p), nil)
 		}
+		s.sessions.drop(k)
 		if err := s.apply(b); err != nil {
 			return false, fmt.Errorf("delete session %s: %w", k, err)
 		}

@@ -43,7 +43,8 @@ type Store struct {
 	gate store.Gate
 
 	locks            keyLocks
-	heads            heads
+	heads            headCache[string, runHead]
+	sessions         headCache[store.SessionKey, sessionRecord]
 	store.LeaseRules // AcquireLease, RenewLease, ReleaseLease over stepLease
 }
 
