@@ -2,8 +2,10 @@ package agui
 
 import (
 	"bytes"
+	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // FuzzParseInput: any body parses or is refused without panicking; a user
@@ -14,12 +16,23 @@ func FuzzParseInput(f *testing.F) {
 		`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":[{"type":"text","text":"a"},{"type":"image","source":{"type":"data","value":"iVBORw0KGgo=","mimeType":"image/png"}}]}]}`,
 		`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":[{"type":"document","source":{"type":"url","value":"https://x/y"}}]}]}`,
 		`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":[{"type":"image","source":{"type":"file","value":"f"}}]}]}`,
-		`{}`, `[]`, `{"threadId":1}`,
+		`{"threadId":"t","runId":"r","messages":[{"id":"a","role":"assistant","content":null,"toolCalls":[{"id":"c1","type":"function","function":{"name":"f","arguments":"{}"}}]},{"id":"b","role":"tool","content":"ok","toolCallId":"c1"}],"resume":[{"interruptId":"i","status":"resolved","payload":{"x":1}}],"protocolVersion":null}`,
+		`{"threadId":"t","runId":"r","messages":[null]}`, `{"threadId":"t","runId":"r","messages":[]} x`,
+		`{}`, `[]`, `{"threadId":1}`, `null`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		in, err := parseInput(bytes.NewReader(body))
+		if utf8.Valid(body) {
+			// Decoded in one pass or member by member: the same input.
+			if fast, ferr := parseDecoded(body); ferr == nil {
+				slow, serr := parseMembers(body)
+				if serr != nil || !reflect.DeepEqual(fast, slow) {
+					t.Fatalf("%s: decoded once %+v, member by member %+v, %v", body, fast, slow, serr)
+				}
+			}
+		}
 		if err != nil {
 			return
 		}
