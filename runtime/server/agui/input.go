@@ -58,15 +58,15 @@ func badInput(format string, args ...any) error {
 }
 
 // wireInput mirrors RunAgentInput with raw members, so that a missing member,
-// a null and a value of the wrong type can each be told apart.
+// a null and a value of the wrong type can each be told apart. The members
+// the adapter does not read (state, forwardedProps) are accepted as any
+// JSON, like unknown ones, and not kept.
 type wireInput struct {
 	ThreadID        json.RawMessage `json:"threadId"`
 	RunID           json.RawMessage `json:"runId"`
 	Messages        json.RawMessage `json:"messages"`
 	Tools           json.RawMessage `json:"tools"`
 	Context         json.RawMessage `json:"context"`
-	State           json.RawMessage `json:"state"`
-	ForwardedProps  json.RawMessage `json:"forwardedProps"`
 	ProtocolVersion json.RawMessage `json:"protocolVersion"`
 	ParentRunID     json.RawMessage `json:"parentRunId"`
 	Resume          json.RawMessage `json:"resume"`
@@ -212,11 +212,30 @@ func requiredString(raw json.RawMessage, name string) (string, error) {
 	if len(raw) == 0 {
 		return "", badInput("%s: required", name)
 	}
+	if s, ok := unescaped(raw); ok {
+		return s, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil || isNull(raw) {
 		return "", badInput("%s: must be a string", name)
 	}
 	return s, nil
+}
+
+// unescaped returns the JSON string literal raw as json.Unmarshal does
+// when it has no escape (ok false otherwise): its bytes between the quotes
+// (the body is valid UTF-8, checked before any decoding).
+func unescaped(raw []byte) (string, bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	for _, c := range raw[1 : n-1] {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(raw[1 : n-1]), true
 }
 
 func optionalString(raw json.RawMessage, name string) error {
@@ -326,6 +345,9 @@ func messageOf(w *wireMessage) (message, error) {
 // peer drop a part it cannot use; other parts carry no text and are
 // skipped.
 func contentParts(raw json.RawMessage) (string, []runtime.InputFile, error) {
+	if s, ok := unescaped(raw); ok {
+		return s, nil, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil && !isNull(raw) {
 		return s, nil, nil
