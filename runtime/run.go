@@ -44,8 +44,9 @@ type activeRun struct {
 
 	// outMu orders the hand-off to out: held is the scheduler's events
 	// not yet handed over (hold), which go before any later event.
-	outMu sync.Mutex
-	held  []*Event
+	outMu   sync.Mutex
+	held    []*Event
+	heldBuf [4]*Event // held's first array: a step's events without allocating
 
 	input      types.Value     // a new run's input
 	sampling   *Sampling       // the invocation's sampling parameters (nil: the declarations')
@@ -102,6 +103,7 @@ func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Inv
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
 		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
+	a.held = a.heldBuf[:0]
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
 		a.inv = r.ids.nextWithPrefix("inv_")
