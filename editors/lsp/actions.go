@@ -47,16 +47,38 @@ func (s *Server) declaredIn(root, self, name string) []string {
 		consider(e.name, e.text.src)
 	}
 	// The file's own folder first (wherever it is), then the root's tree.
-	dir := path.Dir(self)
-	if ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir))); err == nil {
-		for _, ent := range ents {
-			if rel := path.Join(dir, ent.Name()); !ent.IsDir() && strings.HasSuffix(rel, ".agent") && !seen[rel] {
-				if src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel))); err == nil {
-					consider(rel, src)
-				}
-			}
+	read := func(rel string) {
+		if seen[rel] {
+			return
+		}
+		if src, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(rel))); err == nil {
+			consider(rel, src)
 		}
 	}
+	agentFilesIn(root, path.Dir(self), read)
+	walkAgentFiles(root, read)
+	slices.Sort(out)
+	return out
+}
+
+// agentFilesIn calls f with the root-relative name of each .agent file in
+// the folder dir of root (not below it).
+func agentFilesIn(root, dir string, f func(rel string)) {
+	ents, err := os.ReadDir(filepath.Join(root, filepath.FromSlash(dir)))
+	if err != nil {
+		return
+	}
+	for _, ent := range ents {
+		if rel := path.Join(dir, ent.Name()); !ent.IsDir() && strings.HasSuffix(rel, ".agent") {
+			f(rel)
+		}
+	}
+}
+
+// walkAgentFiles calls f with the root-relative name of each .agent file
+// under root, skipping testdata, hidden folders and node_modules, at most
+// maxScan files.
+func walkAgentFiles(root string, f func(rel string)) {
 	n := 0
 	_ = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -74,21 +96,11 @@ func (s *Server) declaredIn(root, self, name string) []string {
 		if n++; n > maxScan {
 			return filepath.SkipAll
 		}
-		rel, err := filepath.Rel(root, p)
-		if err != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		if seen[rel] {
-			return nil
-		}
-		if src, err := os.ReadFile(p); err == nil {
-			consider(rel, src)
+		if rel, err := filepath.Rel(root, p); err == nil {
+			f(filepath.ToSlash(rel))
 		}
 		return nil
 	})
-	slices.Sort(out)
-	return out
 }
 
 // declNames are the names a file declares at the top level.

@@ -1,8 +1,10 @@
 package lsp
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -239,14 +241,18 @@ func (s *Server) definition(p *textDocumentPositionParams) ([]Location, error) {
 	return []Location{loc}, nil
 }
 
-// allOccurrences collects the occurrences of id over the checks of every
-// open document of root (each holds its import closure), de-duplicated
-// and in file and offset order.
-func (s *Server) allOccurrences(root, id string) []diag.Span {
+// allOccurrences collects the occurrences of id, which is spelled name,
+// de-duplicated and in file and offset order: over the checks of every
+// open document of root (each holds its import closure), and of every
+// other .agent file whose text holds name — in the folders of the open
+// documents (wherever they are) and under root (walkAgentFiles) — checked
+// from the disk under the open buffers: a file that imports a declaration
+// is found whether or not it is open.
+func (s *Server) allOccurrences(root, id, name string) []diag.Span {
 	seen := map[string]bool{}
 	var out []diag.Span
-	for _, e := range s.sameRoot(root) {
-		for _, sp := range occurrences(e.info, id) {
+	add := func(info *compiler.Info) {
+		for _, sp := range occurrences(info, id) {
 			k := fmt.Sprintf("%s@%d", sp.File, sp.Start.Offset)
 			if !seen[k] {
 				seen[k] = true
@@ -254,6 +260,29 @@ func (s *Server) allOccurrences(root, id string) []diag.Span {
 			}
 		}
 	}
+	done := map[string]bool{}
+	docs := s.sameRoot(root)
+	for _, e := range docs {
+		add(e.info)
+		done[e.name] = true
+	}
+	cfg := s.config(root)
+	check := func(rel string) {
+		if done[rel] {
+			return
+		}
+		done[rel] = true
+		if t, ok := s.textOf(root, rel); !ok || !bytes.Contains(t.src, []byte(name)) {
+			return
+		}
+		pkg, _ := compiler.Load(cfg, rel)
+		info, _ := compiler.Check(cfg, pkg)
+		add(info)
+	}
+	for _, e := range docs {
+		agentFilesIn(root, path.Dir(e.name), check)
+	}
+	walkAgentFiles(root, check)
 	slices.SortFunc(out, func(a, b diag.Span) int {
 		if a.File != b.File {
 			return strings.Compare(a.File, b.File)
@@ -276,7 +305,7 @@ func (s *Server) references(p *referenceParams) ([]Location, error) {
 	if id == "" {
 		return out, nil
 	}
-	for _, sp := range s.allOccurrences(d.root, id) {
+	for _, sp := range s.allOccurrences(d.root, id, t.name) {
 		if !p.Context.IncludeDeclaration && sp == t.def {
 			continue
 		}
@@ -339,7 +368,7 @@ func (s *Server) rename(p *renameParams) (*WorkspaceEdit, error) {
 		return nil, err
 	}
 	edit := &WorkspaceEdit{Changes: map[string][]TextEdit{}}
-	for _, sp := range s.allOccurrences(d.root, t.id()) {
+	for _, sp := range s.allOccurrences(d.root, t.id(), t.name) {
 		loc, ok := s.location(d.root, sp)
 		if !ok {
 			continue

@@ -137,8 +137,17 @@ func TestRename(t *testing.T) {
 	}
 	var edit WorkspaceEdit
 	c.request("textDocument/rename", renameParams{TextDocument: textDocumentIdentifier{URI: mainURI}, Position: pos(t, src, "judge {", 0, 1), NewName: "arbiter"}, &edit)
-	if len(edit.Changes[mainURI]) != 1 || len(edit.Changes[libURI]) != 1 {
-		t.Fatalf("rename edits = %+v, want one in each file", edit.Changes)
+	// other.agent imports lib.agent too; it is not open, and it is edited.
+	otherURI := uriOf(filepath.Join(abs(t, "testdata/fixture"), "other.agent"))
+	if len(edit.Changes[mainURI]) != 1 || len(edit.Changes[libURI]) != 1 || len(edit.Changes[otherURI]) != 1 || len(edit.Changes) != 3 {
+		t.Fatalf("rename edits = %+v, want one in each of the three files", edit.Changes)
+	}
+	other, err := os.ReadFile(abs(t, "testdata/fixture/other.agent"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := edit.Changes[otherURI][0].Range.Start, pos(t, string(other), "judge {", 0, 0); got != want {
+		t.Errorf("rename in other.agent at %+v, want %+v", got, want)
 	}
 	for _, bad := range []string{"9lives", "has space", "graph", ""} {
 		if err := c.call("textDocument/rename", renameParams{TextDocument: textDocumentIdentifier{URI: mainURI}, Position: pos(t, src, "judge {", 0, 1), NewName: bad}, nil); err == nil {
