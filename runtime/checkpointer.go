@@ -32,7 +32,7 @@ func (c *checkpointer) CommitStep(ctx context.Context, rec *vm.StepRecord) error
 	a := c.a
 	delta := a.stateDelta(rec)
 	if delta != nil {
-		a.send(delta)
+		a.hold(delta)
 	}
 	events := a.takeStep(delta)
 	if rec.Status == vm.StatusCompleted || rec.Status == vm.StatusInterrupted {
@@ -46,6 +46,7 @@ func (c *checkpointer) CommitStep(ctx context.Context, rec *vm.StepRecord) error
 		return nil
 	}
 	_, err := a.commit(ctx, rec, events, "")
+	a.releaseDue()
 	if a.runSpan != nil {
 		a.endStep(storeErrorInfo(err))
 	}

@@ -221,6 +221,7 @@ func (c *callCtx) taskID() string {
 
 // Call implements vm.Host.
 func (h *host) Call(ctx context.Context, req vm.CallRequest) (types.Value, error) {
+	h.a.release() // the step's node_started go out before the call runs
 	sc := h.scope
 	if sc == nil {
 		sc = &taskScope{node: req.NodeIndex, item: req.MapIndex, step: req.Step}

@@ -42,6 +42,12 @@ type activeRun struct {
 	callerDone <-chan struct{}
 	out        chan *Event
 
+	// outMu orders the hand-off to out: held is the scheduler's events
+	// not yet handed over (hold), which go before any later event.
+	outMu   sync.Mutex
+	held    []*Event
+	heldBuf [4]*Event // held's first array: a step's events without allocating
+
 	input      types.Value     // a new run's input
 	sampling   *Sampling       // the invocation's sampling parameters (nil: the declarations')
 	client     []ToolSpec      // the invocation's client tools (Invocation.ClientTools)
@@ -97,6 +103,7 @@ func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Inv
 	rctx, cancel := context.WithCancel(ctx)
 	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
 		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
+	a.held = a.heldBuf[:0]
 	a.unlink = context.AfterFunc(r.stop, cancel)
 	if a.inv == "" {
 		a.inv = r.ids.nextWithPrefix("inv_")
@@ -133,9 +140,57 @@ func (a *activeRun) newEvent(kind EventKind, author, node string, step uint64) *
 	}
 }
 
-// send delivers e to the caller, unless the caller gave up (its ctx is
-// done) or the Runner stopped waiting for runs.
+// send delivers the held events and then e to the caller.
 func (a *activeRun) send(e *Event) {
+	a.outMu.Lock()
+	a.releaseLocked()
+	a.deliver(e)
+	a.outMu.Unlock()
+}
+
+// hold keeps an event of the scheduler's goroutine until the next send,
+// host call, commit or the run's end hands it over (spec/events.md, "When
+// the stream delivers"): a step of inline nodes wakes the caller once,
+// not once per event.
+func (a *activeRun) hold(e *Event) {
+	a.outMu.Lock()
+	a.held = append(a.held, e)
+	a.outMu.Unlock()
+}
+
+// holdFor is how long held events may wait for a step boundary to hand
+// them over with later ones (releaseDue).
+const holdFor = time.Millisecond
+
+// releaseDue delivers the held events once the oldest is holdFor old (on
+// the Runner's clock): a chain of quick inline steps wakes the caller
+// about once a millisecond, not once per step.
+func (a *activeRun) releaseDue() {
+	a.outMu.Lock()
+	if len(a.held) > 0 && a.r.clock.Now().Sub(a.held[0].Time) >= holdFor {
+		a.releaseLocked()
+	}
+	a.outMu.Unlock()
+}
+
+// release delivers the held events.
+func (a *activeRun) release() {
+	a.outMu.Lock()
+	a.releaseLocked()
+	a.outMu.Unlock()
+}
+
+func (a *activeRun) releaseLocked() {
+	for _, e := range a.held {
+		a.deliver(e)
+	}
+	clear(a.held)
+	a.held = a.held[:0]
+}
+
+// deliver hands e to the caller, unless the caller gave up (its ctx is
+// done) or the Runner stopped waiting for runs. outMu is held.
+func (a *activeRun) deliver(e *Event) {
 	select {
 	case a.out <- e:
 	case <-a.callerDone:
@@ -161,7 +216,7 @@ func (a *activeRun) onVM(e vm.Event) {
 		if a.r.obs != nil {
 			a.openStep(e.Step)
 		}
-		a.send(a.newEvent(EventNodeStarted, a.root, a.rel(e.Node), e.Step))
+		a.hold(a.newEvent(EventNodeStarted, a.root, a.rel(e.Node), e.Step))
 	case vm.EventNodeFinished, vm.EventNodeFailed:
 		kind := EventNodeFinished
 		if e.Kind == vm.EventNodeFailed {
@@ -171,7 +226,7 @@ func (a *activeRun) onVM(e vm.Event) {
 		if e.Err != nil {
 			ev.Error = a.errorInfo(e.Err)
 		}
-		a.send(ev)
+		a.hold(ev)
 		a.mu.Lock()
 		a.sched = append(a.sched, ev)
 		a.mu.Unlock()
@@ -288,6 +343,7 @@ func (a *activeRun) execute() {
 // the session, hands it to the post-run workers, and sends the terminal
 // events.
 func (a *activeRun) finish(res *vm.Result, runErr error) {
+	a.release()
 	if a.lost.Load() {
 		a.abandon()
 		return
