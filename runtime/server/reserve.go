@@ -75,7 +75,10 @@ type Reservation struct {
 // (Reserved).
 func (b *Backend) Reserve(ctx context.Context, user, coll, key string, value []byte, started func(prev []byte) (bool, error)) (Reservation, error) {
 	for range 3 {
-		err := b.Docs.ApplyDocs(ctx, store.DocOp{Coll: coll, Key: key, Value: value, IfAbsent: true})
+		// Deferred: the run it precedes starts with a synced write of the
+		// same store, which makes it durable first; lost in a crash
+		// before that, nothing of its request had started.
+		err := b.Docs.ApplyDocs(ctx, store.DocOp{Coll: coll, Key: key, Value: value, IfAbsent: true, Deferred: true})
 		if err == nil {
 			return Reservation{Reserved: true}, nil
 		}

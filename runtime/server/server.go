@@ -530,6 +530,22 @@ func (w *statusWriter) Flush() {
 
 func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// SetWriteDeadline is what http.ResponseController finds before it
+// unwraps: it sets the connection's deadline, and a zero one — a stream
+// that bounds its writes itself (SSE.ClearWriteDeadline) — also turns the
+// per-write deadline off, so its writes no longer reset it, and a past
+// deadline set by a stream's watchdog stays set until the stream ends.
+// Only the handler's goroutine clears it; the watchdog sets a past one.
+func (w *statusWriter) SetWriteDeadline(t time.Time) error {
+	if t.IsZero() {
+		w.writeTimeout = 0
+	}
+	if w.rc == nil {
+		return http.NewResponseController(w.ResponseWriter).SetWriteDeadline(t)
+	}
+	return w.rc.SetWriteDeadline(t)
+}
+
 func (w *statusWriter) status() int {
 	if !w.wrote {
 		return http.StatusOK

@@ -34,6 +34,7 @@ type SSE struct {
 	OnFail  func()
 	started bool
 	stop    func() bool // the armed watchdog
+	expire  func()      // the watchdog's call, made once per stream
 	buf     []byte
 	err     error
 }
@@ -133,12 +134,15 @@ func (s *SSE) arm() {
 	if s.stop != nil || s.clock == nil {
 		return
 	}
-	s.stop = s.clock.AfterFunc(s.timeout, func() {
-		_ = s.rc.SetWriteDeadline(expired)
-		if s.OnFail != nil {
-			s.OnFail()
+	if s.expire == nil {
+		s.expire = func() {
+			_ = s.rc.SetWriteDeadline(expired)
+			if s.OnFail != nil {
+				s.OnFail()
+			}
 		}
-	})
+	}
+	s.stop = s.clock.AfterFunc(s.timeout, s.expire)
 }
 
 func (s *SSE) fail(err error) {

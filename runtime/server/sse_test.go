@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"errors"
+	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -90,5 +92,67 @@ func TestSSEWatchdog(t *testing.T) {
 	s.Frame([]byte(`{}`))
 	if s.Flush() || rec.Body.Len() != n {
 		t.Error("a failed stream wrote again")
+	}
+}
+
+// deadlineRecorder is a ResponseWriter whose connection deadlines are
+// recorded, as http.ResponseController sets them.
+type deadlineRecorder struct {
+	*httptest.ResponseRecorder
+	set []time.Time
+}
+
+func (d *deadlineRecorder) SetWriteDeadline(t time.Time) error {
+	d.set = append(d.set, t)
+	return nil
+}
+
+// A stream that clears the write deadline through the server's
+// statusWriter turns its per-write deadline off (its writes no longer
+// reset one), and a past deadline its watchdog sets stays set: a stuck
+// write still unblocks. A response that does not clear it keeps one
+// deadline per write and flush.
+func TestStatusWriterClearedDeadline(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		clear bool
+		want  []string // "zero", "future", "past": the deadlines set, in order
+	}{
+		{"per write", false, []string{"future", "future", "future", "past", "future"}},
+		{"cleared by a stream", true, []string{"zero", "past"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+			sw := &statusWriter{ResponseWriter: rec, rc: http.NewResponseController(rec), writeTimeout: time.Minute}
+			s := NewSSE(sw, nil, 0)
+			if tc.clear {
+				s.ClearWriteDeadline()
+			}
+			s.Frame([]byte(`{"a":1}`))
+			s.Frame([]byte(`{"b":2}`))
+			if !s.Flush() {
+				t.Fatal(s.Err())
+			}
+			// The watchdog's deadline, then one more write.
+			_ = http.NewResponseController(sw).SetWriteDeadline(expired)
+			s.Frame([]byte(`[DONE]`))
+			var got []string
+			for _, d := range rec.set {
+				switch {
+				case d.IsZero():
+					got = append(got, "zero")
+				case d.Equal(expired):
+					got = append(got, "past")
+				default:
+					got = append(got, "future")
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("deadlines set %v, want %v", got, tc.want)
+			}
+			if want := "data: {\"a\":1}\n\ndata: {\"b\":2}\n\ndata: [DONE]\n\n"; rec.Body.String() != want {
+				t.Errorf("body %q, want %q", rec.Body.String(), want)
+			}
+		})
 	}
 }

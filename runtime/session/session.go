@@ -55,6 +55,21 @@ func (s *Service) Get(ctx context.Context, key store.SessionKey) (Info, error) {
 	return Info{Key: key, Created: rec.Created, Updated: rec.Updated, Events: rec.LastSeq, Runs: runs}, nil
 }
 
+// Exists reports whether the session has a record: a session without one
+// has no runs (the Runner creates it before its first run, and a session
+// with runs is never deleted). It reads one record — the store's own
+// session cache where it has one — where Runs scans the run index.
+func (s *Service) Exists(ctx context.Context, key store.SessionKey) (bool, error) {
+	_, err := s.st.GetSession(ctx, key)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("session %s: %w", key, err)
+	}
+	return true, nil
+}
+
 // Runs returns the session's runs, by run id.
 func (s *Service) Runs(ctx context.Context, key store.SessionKey) ([]store.Run, error) {
 	var out []store.Run

@@ -76,6 +76,20 @@ func TestService(t *testing.T) {
 		t.Fatalf("Get of a missing session: %v", err)
 	}
 
+	for _, tc := range []struct {
+		key  store.SessionKey
+		want bool
+	}{
+		{key, true},
+		{store.SessionKey{App: "app", User: "v", Session: "s1"}, true},
+		{store.SessionKey{App: "app", User: "u", Session: "nope"}, false},
+		{store.SessionKey{App: "app", User: "w", Session: "s1"}, false}, // another user's thread id
+	} {
+		if ok, err := svc.Exists(ctx, tc.key); err != nil || ok != tc.want {
+			t.Errorf("Exists(%v) = %v, %v; want %v", tc.key, ok, err, tc.want)
+		}
+	}
+
 	list, err := svc.List(ctx, session.ListFilter{App: "app", User: "u"})
 	if err != nil || len(list) != 2 || list[0].Key.Session != "s1" || list[1].Key.Session != "s2" || list[0].Events != 8 {
 		t.Fatalf("List: %+v %v", list, err)

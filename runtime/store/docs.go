@@ -17,7 +17,8 @@ type Docs interface {
 	// with IfAbsent makes the whole batch ErrConflict when its key exists at
 	// the time of the write (checked atomically with it); deleting a missing
 	// key is a no-op. The ops of one batch name distinct keys (else
-	// ErrInvalid).
+	// ErrInvalid). A batch whose every op is Deferred may return before it
+	// is durable (see DocOp.Deferred).
 	ApplyDocs(ctx context.Context, ops ...DocOp) error
 	// GetDoc returns the document's value, or ErrNotFound.
 	GetDoc(ctx context.Context, coll, key string) ([]byte, error)
@@ -33,6 +34,14 @@ type DocOp struct {
 	Value     []byte
 	Delete    bool
 	IfAbsent  bool // put only: fail the batch when the key exists
+	// Deferred lets a store whose log orders every write (Pebble) apply a
+	// batch of only Deferred ops without a sync of its own: it is visible
+	// at once and durable once a later synced write of the same store
+	// returns (the log is synced in order), and a crash before that may
+	// lose it. Only a write whose loss in a crash is harmless may be
+	// Deferred. A store whose every write is its own transaction
+	// (PostgreSQL, memory) ignores it.
+	Deferred bool
 }
 
 // Doc is one stored document.

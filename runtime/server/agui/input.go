@@ -58,22 +58,26 @@ func badInput(format string, args ...any) error {
 }
 
 // wireInput mirrors RunAgentInput with raw members, so that a missing member,
-// a null and a value of the wrong type can each be told apart.
+// a null and a value of the wrong type can each be told apart. The members
+// the adapter does not read (state, forwardedProps) are accepted as any
+// JSON, like unknown ones, and not kept.
 type wireInput struct {
 	ThreadID        json.RawMessage `json:"threadId"`
 	RunID           json.RawMessage `json:"runId"`
 	Messages        json.RawMessage `json:"messages"`
 	Tools           json.RawMessage `json:"tools"`
 	Context         json.RawMessage `json:"context"`
-	State           json.RawMessage `json:"state"`
-	ForwardedProps  json.RawMessage `json:"forwardedProps"`
 	ProtocolVersion json.RawMessage `json:"protocolVersion"`
 	ParentRunID     json.RawMessage `json:"parentRunId"`
 	Resume          json.RawMessage `json:"resume"`
 }
 
 // parseInput reads one RunAgentInput from r. Every error is an *inputError
-// naming the offending member (or the body's size or JSON error).
+// naming the offending member (or the body's size or JSON error). The body
+// is decoded once (parseDecoded); a body that decoding does not take as
+// it is — anything malformed — is read again member by member
+// (parseMembers), which names what is wrong. A body both accept reads
+// the same through either (FuzzParseInput).
 func parseInput(r io.Reader) (*runInput, error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
@@ -85,11 +89,77 @@ func parseInput(r io.Reader) (*runInput, error) {
 	if !utf8.Valid(body) {
 		return nil, badInput("request body is not UTF-8")
 	}
+	if in, err := parseDecoded(body); err == nil {
+		return in, nil
+	}
+	return parseMembers(body)
+}
+
+// decodedInput is wireInput with its messages decoded in the same pass.
+type decodedInput struct {
+	wireInput
+	Messages []wireMessage `json:"messages"`
+}
+
+// parseDecoded reads body decoded in one pass; any error means only that
+// parseMembers must tell what is wrong.
+func parseDecoded(body []byte) (*runInput, error) {
+	var w decodedInput
+	if err := json.Unmarshal(body, &w); err != nil {
+		return nil, err
+	}
+	if w.Messages == nil { // missing or null
+		return nil, errors.New("messages: required")
+	}
+	in, err := inputHead(&w.wireInput)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Messages) > 0 {
+		in.Messages = make([]message, 0, len(w.Messages))
+	}
+	for i := range w.Messages {
+		m, err := messageOf(&w.Messages[i])
+		if err != nil {
+			return nil, err
+		}
+		in.Messages = append(in.Messages, m)
+	}
+	return in, inputTail(in, &w.wireInput)
+}
+
+// parseMembers reads body member by member, naming the first that is
+// wrong.
+func parseMembers(body []byte) (*runInput, error) {
 	var w wireInput
 	if err := decodeStrict(body, &w); err != nil {
 		return nil, badInput("request body is not a RunAgentInput JSON object: %v", err)
 	}
+	in, err := inputHead(&w)
+	if err != nil {
+		return nil, err
+	}
+	if len(w.Messages) == 0 {
+		return nil, badInput("messages: required")
+	}
+	var raws []json.RawMessage
+	if err := json.Unmarshal(w.Messages, &raws); err != nil || raws == nil {
+		return nil, badInput("messages: must be an array")
+	}
+	for i, raw := range raws {
+		m, err := parseMessage(raw)
+		if err != nil {
+			return nil, badInput("messages[%d]: %v", i, err)
+		}
+		in.Messages = append(in.Messages, m)
+	}
+	return in, inputTail(in, &w)
+}
+
+// inputHead reads the ids and the optional strings of w.
+func inputHead(w *wireInput) (*runInput, error) {
 	in := &runInput{}
+	var err error
 	if in.ThreadID, err = requiredString(w.ThreadID, "threadId"); err != nil {
 		return nil, err
 	}
@@ -107,30 +177,20 @@ func parseInput(r io.Reader) (*runInput, error) {
 	if err := optionalString(w.ParentRunID, "parentRunId"); err != nil {
 		return nil, err
 	}
-	if len(w.Messages) == 0 {
-		return nil, badInput("messages: required")
-	}
-	var raws []json.RawMessage
-	if err := json.Unmarshal(w.Messages, &raws); err != nil || raws == nil {
-		return nil, badInput("messages: must be an array")
-	}
-	for i, raw := range raws {
-		m, err := parseMessage(raw)
-		if err != nil {
-			return nil, badInput("messages[%d]: %v", i, err)
-		}
-		in.Messages = append(in.Messages, m)
-	}
+	return in, nil
+}
+
+// inputTail reads the tools, context and resume entries of w into in.
+func inputTail(in *runInput, w *wireInput) error {
+	var err error
 	if in.Tools, err = parseTools(w.Tools); err != nil {
-		return nil, err
+		return err
 	}
 	if err := checkContext(w.Context); err != nil {
-		return nil, err
+		return err
 	}
-	if in.Resume, err = parseResume(w.Resume); err != nil {
-		return nil, err
-	}
-	return in, nil
+	in.Resume, err = parseResume(w.Resume)
+	return err
 }
 
 // decodeStrict decodes one JSON object and refuses trailing data.
@@ -152,11 +212,30 @@ func requiredString(raw json.RawMessage, name string) (string, error) {
 	if len(raw) == 0 {
 		return "", badInput("%s: required", name)
 	}
+	if s, ok := unescaped(raw); ok {
+		return s, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err != nil || isNull(raw) {
 		return "", badInput("%s: must be a string", name)
 	}
 	return s, nil
+}
+
+// unescaped returns the JSON string literal raw as json.Unmarshal does
+// when it has no escape (ok false otherwise): its bytes between the quotes
+// (the body is valid UTF-8, checked before any decoding).
+func unescaped(raw []byte) (string, bool) {
+	n := len(raw)
+	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
+		return "", false
+	}
+	for _, c := range raw[1 : n-1] {
+		if c == '\\' || c == '"' || c < 0x20 {
+			return "", false
+		}
+	}
+	return string(raw[1 : n-1]), true
 }
 
 func optionalString(raw json.RawMessage, name string) error {
@@ -200,6 +279,11 @@ func parseMessage(raw json.RawMessage) (message, error) {
 	if err := json.Unmarshal(raw, &w); err != nil {
 		return message{}, err
 	}
+	return messageOf(&w)
+}
+
+// messageOf reads one decoded message.
+func messageOf(w *wireMessage) (message, error) {
 	var m message
 	var err error
 	if m.ID, err = requiredString(w.ID, "id"); err != nil {
@@ -261,6 +345,9 @@ func parseMessage(raw json.RawMessage) (message, error) {
 // peer drop a part it cannot use; other parts carry no text and are
 // skipped.
 func contentParts(raw json.RawMessage) (string, []runtime.InputFile, error) {
+	if s, ok := unescaped(raw); ok {
+		return s, nil, nil
+	}
 	var s string
 	if err := json.Unmarshal(raw, &s); err == nil && !isNull(raw) {
 		return s, nil, nil

@@ -68,12 +68,15 @@ func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, runID, i
 }
 
 // settleRun records the run runID's request started, or (run "") releases
-// runID when none started.
+// runID when none started. Deferred (spec/serve.md, "Re-sent requests"):
+// a settlement lost in a crash leaves the reservation's claim, which a
+// re-sent request completes with the run its invocation started, or
+// replaces when none did.
 func (h *handler) settleRun(ctx context.Context, key store.SessionKey, runID, run string) {
-	op := store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Delete: true}
+	op := store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Delete: true, Deferred: true}
 	if run != "" {
 		b, _ := json.Marshal(runRecord{Run: run})
-		op = store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Value: b}
+		op = store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Value: b, Deferred: true}
 	}
 	if err := h.docs.ApplyDocs(context.WithoutCancel(ctx), op); err != nil {
 		h.log.Warn("agui: record a runId", "run", run, "err", err)

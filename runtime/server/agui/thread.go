@@ -84,6 +84,14 @@ type pendingItem struct {
 // for nothing (no run yet, or its latest run is not paused, or the client
 // abandoned it).
 func (h *handler) threadState(ctx context.Context, key store.SessionKey) (*waiting, error) {
+	// A new thread has no session yet: one record read, not a scan of
+	// the run index.
+	if ok, err := h.sessions.Exists(ctx, key); err != nil || !ok {
+		if err != nil {
+			return nil, fmt.Errorf("agui: thread %s: %w", key.Session, err)
+		}
+		return nil, nil
+	}
 	runs, err := h.sessions.Runs(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("agui: thread %s: %w", key.Session, err)

@@ -25,7 +25,7 @@ type translator struct {
 	newID           func(prefix string) string
 	frontend        func(name string) bool // a frontend tool of this request
 
-	seen     map[string]bool       // runtime event ids already translated
+	seen     map[string]bool       // runtime event ids already translated (sized for a run of a few dozen events)
 	texts    map[textKey]string    // open text messages
 	lastText map[taskKey]string    // the last text message of a task's current turn
 	calls    map[callKey]*toolCall // tool calls started
@@ -72,7 +72,7 @@ func newTranslator(threadID, runID string, newID func(string) string, frontend f
 		frontend = func(string) bool { return false }
 	}
 	return &translator{threadID: threadID, runID: runID, newID: newID, frontend: frontend,
-		seen: map[string]bool{}, texts: map[textKey]string{}, lastText: map[taskKey]string{},
+		seen: make(map[string]bool, 32), texts: map[textKey]string{}, lastText: map[taskKey]string{},
 		calls: map[callKey]*toolCall{}, members: map[string]byte{}}
 }
 

@@ -251,6 +251,7 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 	// events costs one write to the socket, a lone frame goes out at once),
 	// each flush bounded by the slow-client write timeout.
 	out := server.NewSSE(w, c.h.b.Clock, c.h.b.Limits.WithDefaults().WriteTimeout)
+	out.ClearWriteDeadline() // its watchdog bounds each flush: no deadline per write
 	out.Start()
 	prefix := c.chunkPrefix()
 	chunk := make([]byte, 0, 512)

@@ -26,8 +26,9 @@ func docPrefix(coll, prefix string) []byte {
 }
 
 // ApplyDocs implements store.Docs. The batch's keys are locked in key order
-// (so two batches never deadlock) across the existence checks and the synced
-// write.
+// (so two batches never deadlock) across the existence checks and the
+// write, synced unless every op is Deferred: the WAL is one ordered log, so
+// the next synced commit (whoever makes it) makes the batch durable too.
 func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
 	return store.Op0(ctx, &s.gate, store.Wrapf(store.CheckDocOps(ops), "apply docs"), func() error {
 		keys := make([]store.Key, len(ops))
@@ -53,14 +54,20 @@ func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
 			}
 		}
 		b := s.db.NewBatch()
+		deferred := true
 		for i, op := range ops {
+			deferred = deferred && op.Deferred
 			if op.Delete {
 				b.Delete(keys[i], nil)
 				continue
 			}
 			b.Set(keys[i], store.Frame(op.Value), nil)
 		}
-		if err := s.apply(b); err != nil {
+		apply := s.apply
+		if deferred {
+			apply = s.applyDeferred
+		}
+		if err := apply(b); err != nil {
 			return fmt.Errorf("apply docs: %w", err)
 		}
 		return nil

@@ -150,6 +150,18 @@ func tailNum(key []byte) (uint64, error) {
 	return last.Num, nil
 }
 
+// applyDeferred commits b without a sync: visible at once, durable with
+// the next synced commit (the WAL is written in commit order). The WAL
+// mark is left to that commit: it records only what a sync covered.
+func (s *Store) applyDeferred(b *pebble.Batch) error {
+	err := guard(s.dir, "commit", func() error { return b.Commit(pebble.NoSync) })
+	err = errors.Join(err, b.Close())
+	if err != nil {
+		return namePebbleError(s.dir, "commit", err)
+	}
+	return nil
+}
+
 // apply commits b synced and closes it, then records the WAL mark. An
 // error from the engine names the file it is about.
 func (s *Store) apply(b *pebble.Batch) error {

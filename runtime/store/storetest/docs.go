@@ -96,6 +96,18 @@ func testDocs(t *testing.T, s store.Store) {
 		t.Errorf("after overwrite+delete: %q", docKeys(ds))
 	}
 
+	// Deferred ops are written (visible at once) and checked like any other.
+	must(t, s.ApplyDocs(ctx, store.DocOp{Coll: "mem", Key: p("app", "ann", "d1"), Value: []byte("later"), IfAbsent: true, Deferred: true}))
+	wantErr(t, "deferred IfAbsent on an existing key",
+		s.ApplyDocs(ctx, store.DocOp{Coll: "mem", Key: p("app", "ann", "d1"), Value: []byte("again"), IfAbsent: true, Deferred: true}), store.ErrConflict)
+	must(t, s.ApplyDocs(ctx, store.DocOp{Coll: "mem", Key: p("app", "ann", "d1"), Value: []byte("settled"), Deferred: true}))
+	if v, err := s.GetDoc(ctx, "mem", p("app", "ann", "d1")); err != nil || string(v) != "settled" {
+		t.Errorf("deferred put read back = %q, %v", v, err)
+	}
+	must(t, s.ApplyDocs(ctx, store.DocOp{Coll: "mem", Key: p("app", "ann", "d1"), Delete: true, Deferred: true}))
+	_, err = s.GetDoc(ctx, "mem", p("app", "ann", "d1"))
+	wantErr(t, "deferred deletion", err, store.ErrNotFound)
+
 	// Invalid batches.
 	for name, ops := range map[string][]store.DocOp{
 		"empty collection":   {{Key: "k", Value: []byte("v")}},
