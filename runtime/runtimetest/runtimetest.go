@@ -75,3 +75,28 @@ func CompileSource(t testing.TB, name, src string) *bytecode.Program {
 	t.Helper()
 	return Compile(t, fstest.MapFS{name: {Data: []byte(src)}}, name)
 }
+
+// MapOfApprovals is source text (declarations, no workflow header) of a
+// graph batch(question → answer) whose map runs two items of the sub-graph
+// gate, each waiting at its own interrupt check ("Approve {item}?",
+// returns bool): the shape of the tests of interrupts inside sub-runs.
+const MapOfApprovals = `state Gate { item: string, ok: bool = false, verdict: string = "" }
+
+graph gate(Gate) input item output verdict {
+  node check = interrupt "Approve {item}?" returns bool into ok
+  node mark  = set { verdict = item + " checked" }
+  start -> check
+  check -> mark
+  mark  -> end
+}
+
+state Batch { question: string, items: list<string> = ["x", "y"], verdicts: list<string> = [] reduce append, answer: string = "" }
+
+graph batch(Batch) input question output answer {
+  node each = map i in items { graph gate { item = i } } into verdicts
+  node done = set { answer = join(verdicts, ", ") }
+  start -> each
+  each  -> done
+  done  -> end
+}
+`

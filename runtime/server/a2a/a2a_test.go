@@ -77,26 +77,7 @@ graph pair(Pair) input question output answer {
   both   -> end
 }
 
-state Gate { item: string, ok: bool = false, verdict: string = "" }
-
-graph gate(Gate) input item output verdict {
-  node check = interrupt "Approve {item}?" returns bool into ok
-  node mark  = set { verdict = item + " checked" }
-  start -> check
-  check -> mark
-  mark  -> end
-}
-
-state Batch { question: string, items: list<string> = ["x", "y"], verdicts: list<string> = [] reduce append, answer: string = "" }
-
-graph batch(Batch) input question output answer {
-  node each = map i in items { graph gate { item = i } } into verdicts
-  node done = set { answer = join(verdicts, ", ") }
-  start -> each
-  each  -> done
-  done  -> end
-}
-
+` + runtimetest.MapOfApprovals + `
 state Nap { question: string, answer: string = "" }
 
 graph nap(Nap) input question output answer {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/store"
 )
@@ -745,30 +746,7 @@ func TestRunTimeout(t *testing.T) {
 }
 
 // nestedSource: a map whose items run a sub-graph that asks for approval.
-const nestedSource = `workflow nested
-
-state Gate { item: string, ok: bool = false, verdict: string = "" }
-
-graph gate(Gate) input item output verdict {
-  node check = interrupt "Approve {item}?" returns bool into ok
-  node mark  = set { verdict = item + " checked" }
-  start -> check
-  check -> mark
-  mark  -> end
-}
-
-state Batch { question: string, items: list<string> = ["x", "y"], verdicts: list<string> = [] reduce append, answer: string = "" }
-
-graph batch(Batch) input question output answer {
-  node each = map i in items { graph gate { item = i } } into verdicts
-  node done = set { answer = join(verdicts, ", ") }
-  start -> each
-  each  -> done
-  done  -> end
-}
-
-serve { run = batch }
-`
+const nestedSource = "workflow nested\n\n" + runtimetest.MapOfApprovals + "\nserve { run = batch }\n"
 
 // TestSubRunInterruptsByID: interrupts inside a sub-graph run by each
 // item of a map are pending with their path ids, and an object keyed by
