@@ -42,7 +42,8 @@ type graphBuild struct {
 	// brokenIn targets whose source failed. The graph's checks stay quiet
 	// about what the missing edge would have given (follow-on errors).
 	brokenOut, brokenWhen, brokenIn []bool
-	edgeSlab                        []Edge // the declared edges (see newEdge)
+	edgeSlab                        []Edge  // the declared edges (see newEdge)
+	order                           []*Node // reverse postorder, once computed (rpo)
 }
 
 // newEdge returns a pointer to a copy of e in the edge slab (or a new

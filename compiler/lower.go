@@ -63,8 +63,9 @@ type lowerer struct {
 	strConsts map[string]uint32 // interned string and int constants (the common ones),
 	intConsts map[int64]uint32  // so that most CONSTs skip the builder's encoding
 
-	x       exprCompiler // the expression compiler, reused by every chunk
-	nameBuf []byte       // scratch for chunk names
+	x       exprCompiler          // the expression compiler, reused by every chunk
+	cb      bytecode.ChunkBuilder // the chunk builder, likewise
+	nameBuf []byte                // scratch for chunk names
 }
 
 // lower turns a checked Info (without errors) into a Program. It returns
@@ -176,11 +177,12 @@ func (l *lowerer) index() {
 	for i, a := range info.Agents {
 		l.lowered[i] = l.planAgentGraph(a)
 	}
-	// About one chunk per edge and two per node; growing the slice of
-	// chunk headers one doubling at a time would copy it again and again.
+	// Room for the chunks: growing the slice of chunk headers one doubling
+	// at a time would copy it again and again. A graph's chunks are its set
+	// values, conditions, call arguments and the like (graphChunks).
 	n := 8 * (len(info.Agents) + len(info.Tools) + len(info.Tests))
 	for _, g := range info.Graphs {
-		n += len(g.Edges) + 2*len(g.Nodes)
+		n += graphChunks(g)
 	}
 	l.p.Chunks = make([]bytecode.Chunk, 0, n)
 	l.p.Tools = make([]bytecode.Tool, len(l.tools))
@@ -188,6 +190,36 @@ func (l *lowerer) index() {
 	l.p.Skills = make([]bytecode.Skill, len(info.Skills))
 	l.p.Policies = make([]bytecode.Policy, len(info.Policies))
 	l.p.Agents = make([]bytecode.Agent, len(info.Agents))
+}
+
+// graphChunks estimates the chunks graph lowering makes for g: one per set
+// item, condition, call argument, map list, wait and prompt.
+func graphChunks(g *Graph) int {
+	n := 0
+	for _, nd := range g.Nodes {
+		switch nd.Kind {
+		case NodeSet:
+			n += len(nd.Set)
+		case NodeCall:
+			if nd.Call != nil {
+				n += len(attrList(nd.Call.Args))
+			}
+		case NodeMap:
+			n++
+			if nd.Map != nil && nd.Map.Body != nil {
+				n += len(attrList(nd.Map.Body.Args))
+			}
+		case NodeStart, NodeEnd, NodeJoin:
+		default:
+			n++
+		}
+	}
+	for _, e := range g.Edges {
+		if e.When != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // tableIndex is the position of each entry of a program table.

@@ -72,7 +72,8 @@ func (l *lowerer) chunk(name string, sc *exprScope, e *syntax.Expr, want *types.
 // exprCompiler serves every chunk: chunks are never built inside another.)
 func (l *lowerer) chunkFunc(name string, sc *exprScope, emit func(x *exprCompiler)) uint32 {
 	x := &l.x
-	*x = exprCompiler{l: l, c: l.pb.NewChunk(name, sc.state, sc.locals), sc: sc, what: name}
+	l.pb.StartChunk(&l.cb, name, sc.state, sc.locals)
+	*x = exprCompiler{l: l, c: &l.cb, sc: sc, what: name}
 	emit(x)
 	x.emit(bytecode.RETURN, 0)
 	i, err := x.c.Finish()

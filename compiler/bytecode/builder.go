@@ -89,6 +89,15 @@ func intern[K comparable, V any](index map[K]uint32, table *[]V, k K, v V) uint3
 // NewChunk starts a chunk named name that reads state schema `state` (or
 // None) and numLocals local slots.
 func (b *ProgramBuilder) NewChunk(name string, state int32, numLocals uint32) *ChunkBuilder {
+	c := new(ChunkBuilder)
+	b.StartChunk(c, name, state, numLocals)
+	return c
+}
+
+// StartChunk is NewChunk reusing c, a builder that is new or finished (a
+// compiler that builds one chunk at a time keeps one builder, and its label
+// and fixup tables, for all of them).
+func (b *ProgramBuilder) StartChunk(c *ChunkBuilder, name string, state int32, numLocals uint32) {
 	if len(b.code) < chunkCode {
 		b.code = make([]Insn, blockCode)
 	}
@@ -97,7 +106,8 @@ func (b *ProgramBuilder) NewChunk(name string, state int32, numLocals uint32) *C
 	}
 	code, spans := b.code[:0:chunkCode], b.spans[:0:chunkSpans]
 	b.code, b.spans = b.code[chunkCode:], b.spans[chunkSpans:]
-	return &ChunkBuilder{pb: b, c: Chunk{Name: name, State: state, NumLocals: numLocals, Code: code, Spans: spans}}
+	*c = ChunkBuilder{pb: b, c: Chunk{Name: name, State: state, NumLocals: numLocals, Code: code, Spans: spans},
+		labels: c.labels[:0], fixups: c.fixups[:0]}
 }
 
 // Label is a forward jump target inside one ChunkBuilder.
@@ -203,7 +213,7 @@ func (c *ChunkBuilder) Bind(l Label) {
 
 // Finish patches the jumps, proves the stack discipline, records MaxStack,
 // appends the chunk to the program and returns its index. The builder must
-// not be used afterwards.
+// not be used afterwards, except to start another chunk (StartChunk).
 func (c *ChunkBuilder) Finish() (uint32, error) {
 	for _, f := range c.fixups {
 		pc := c.labels[f.label]

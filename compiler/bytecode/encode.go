@@ -124,19 +124,24 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 	var w writer
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
-	var body writer
 	for id := range sections {
 		s := sectionOf(id)
 		if s == nil || s.empty(p) {
 			continue
 		}
-		body.buf = body.buf[:0]
-		if err := s.encode(&body, p); err != nil {
+		// The section is encoded in place, then moved up past its id and
+		// length (a memmove, instead of a second buffer and a copy).
+		start := len(w.buf)
+		if err := s.encode(&w, p); err != nil {
 			return nil, nil, fmt.Errorf("encode section %s: %w", s.name, err)
 		}
-		w.buf = append(w.buf, byte(id))
-		w.u(len(body.buf))
-		w.buf = append(w.buf, body.buf...)
+		var hdr [1 + binary.MaxVarintLen64]byte
+		hdr[0] = byte(id)
+		k := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.buf)-start))
+		w.room(k)
+		w.buf = w.buf[:len(w.buf)+k]
+		copy(w.buf[start+k:], w.buf[start:len(w.buf)-k])
+		copy(w.buf[start:], hdr[:k])
 	}
 	states := make([][32]byte, len(p.States))
 	for i := range p.States {
