@@ -72,21 +72,6 @@ func (c *checker) buildGraph(g *Graph) {
 	if !ok {
 		return
 	}
-	b := &graphBuild{g: g, syn: syn, file: g.file, byName: map[string]*Node{}, structured: map[*Call]bool{}}
-	c.graphs[g] = b
-	if syn.Doc != nil {
-		g.Doc, _ = syn.Doc.Literal()
-	}
-	g.State, _ = c.lookup(syn.State, g.file, "state", DeclState).(*State)
-	g.Start = &Node{Name: "start", Kind: NodeStart, Span: g.span, Index: 0}
-	g.End = &Node{Name: "end", Kind: NodeEnd, Span: g.span, Index: 1}
-	g.Nodes = []*Node{g.Start, g.End}
-	b.byName["start"], b.byName["end"] = g.Start, g.End
-	if g.State != nil {
-		g.Input = c.bindingField(g, syn.Input, "input")
-		g.Output = c.bindingField(g, syn.Output, "output")
-	}
-
 	// Nodes and edges come from two slabs (sized by the declarations; the
 	// slices never grow, so the pointers into them stay valid).
 	nNodes, nEdges := 0, 0
@@ -101,6 +86,21 @@ func (c *checker) buildGraph(g *Graph) {
 			}
 		}
 	}
+	b := &graphBuild{g: g, syn: syn, file: g.file, byName: make(map[string]*Node, nNodes+2), structured: map[*Call]bool{}}
+	c.graphs[g] = b
+	if syn.Doc != nil {
+		g.Doc, _ = syn.Doc.Literal()
+	}
+	g.State, _ = c.lookup(syn.State, g.file, "state", DeclState).(*State)
+	g.Start = &Node{Name: "start", Kind: NodeStart, Span: g.span, Index: 0}
+	g.End = &Node{Name: "end", Kind: NodeEnd, Span: g.span, Index: 1}
+	g.Nodes = []*Node{g.Start, g.End}
+	b.byName["start"], b.byName["end"] = g.Start, g.End
+	if g.State != nil {
+		g.Input = c.bindingField(g, syn.Input, "input")
+		g.Output = c.bindingField(g, syn.Output, "output")
+	}
+
 	nodeSlab := make([]Node, 0, nNodes)
 	b.edgeSlab = make([]Edge, 0, nEdges)
 	g.Nodes = slices.Grow(g.Nodes, nNodes)
@@ -526,7 +526,9 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 			n.Set = append(n.Set, c.setItem(SetItem{Field: f, Value: a.Value, Span: a.Span()}))
 			t := c.expr(a.Value, sc, writeWant(f))
 			c.noSecret(t, a.Value)
-			c.checkLiteralSize(f, a.Value, "the value set to "+f.Name)
+			if f.MaxLen > 0 { // (the message is built only when it may be needed)
+				c.checkLiteralSize(f, a.Value, "the value set to "+f.Name)
+			}
 			if t != nil && f.Type != nil && !c.writeFits(t, f) {
 				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", wordsOf(f).verb, t, wordsOf(f).prep, f.Name, f.Type)
 			}
