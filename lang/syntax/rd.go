@@ -70,10 +70,11 @@ const maxRecursion = 10_000
 // at(i) for i ≥ len(toks) is the synthetic EOF token, which no terminal
 // matches, so the cursor never moves past it.
 type rdParser struct {
-	toks []lexer.Token // the declaration's tokens, EOF excluded
-	eof  lexer.Token   // synthetic EOF just past the last token
-	i    int           // cursor: index of the next token
-	rec  int           // current recursion depth (see maxRecursion)
+	file string  // the declaration's file, for positions
+	toks []token // the declaration's tokens, EOF excluded
+	eof  token   // synthetic EOF just past the last token
+	i    int     // cursor: index of the next token
+	rec  int     // current recursion depth (see maxRecursion)
 
 	// Failure bookkeeping. A limit failure (too many repetitions or too
 	// deep) is sticky: the whole declaration fails.
@@ -93,32 +94,39 @@ type rdParser struct {
 // parseDeclRD parses the tokens of one declaration (EOF excluded; eof is the
 // token placed just past the last one). It returns the declaration, or nil
 // and one syntax error.
+// Tokens are in participle's form (as the oracle takes them), all of one
+// file.
 func parseDeclRD(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
-	return new(rdAlloc).parseDecl(toks, eof)
+	u := unit{file: eof.Pos.Filename, toks: make([]token, len(toks))}
+	for i, t := range toks {
+		u.toks[i] = tokenAt(tokType(t.Type), t.Value, t.Pos)
+	}
+	return new(rdAlloc).parseDecl(u, tokenAt(tokType(eof.Type), eof.Value, eof.Pos))
 }
 
-// parseDecl is parseDeclRD allocating the nodes from a.
-func (a *rdAlloc) parseDecl(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
-	p := rdParser{toks: toks, eof: eof, alloc: a}
+// parseDecl parses the tokens of unit u, allocating the nodes from a.
+func (a *rdAlloc) parseDecl(u unit, eof token) (Decl, *diag.Diagnostic) {
+	file, toks := u.file, u.toks
+	p := rdParser{file: file, toks: toks, eof: eof, alloc: a}
 	if d := p.unit(); d != nil {
 		return d, nil
 	}
 	if p.limitMsg != "" {
 		return nil, p.errorAt(p.limitAt, p.limitCode, p.limitMsg)
 	}
-	q := rdParser{toks: toks, eof: eof, diag: true, far: -1, alloc: new(rdAlloc)}
+	q := rdParser{file: file, toks: toks, eof: eof, diag: true, far: -1, alloc: new(rdAlloc)}
 	q.unit()
 	return nil, q.syntaxError()
 }
 
 func (p *rdParser) errorAt(i int, code diag.Code, msg string) *diag.Diagnostic {
 	t := p.at(i)
-	end := endOf(*t)
-	if end.Offset == t.Pos.Offset {
+	end := t.end(p.file)
+	if end.Offset == int(t.Offset) {
 		end.Offset++
 		end.Column++
 	}
-	return &diag.Diagnostic{Severity: diag.Error, Code: code, Summary: msg, Subject: spanOf(t.Pos, end)}
+	return &diag.Diagnostic{Severity: diag.Error, Code: code, Summary: msg, Subject: spanOf(t.pos(p.file), end)}
 }
 
 // syntaxError builds the diagnostic of a diagnostic-mode pass.
@@ -127,7 +135,7 @@ func (p *rdParser) syntaxError() *diag.Diagnostic {
 	if at < 0 {
 		at = p.i
 	}
-	msg := "unexpected " + describe(*p.at(at))
+	msg := "unexpected " + describe(p.at(at).lex(p.file))
 	if len(p.exp) > 0 {
 		msg += "; expected " + orList(p.exp)
 	}
@@ -271,14 +279,14 @@ func commaList[T any](p *rdParser, x func() *T) ([]*T, bool) {
 	return out, true
 }
 
-func (p *rdParser) at(i int) *lexer.Token {
+func (p *rdParser) at(i int) *token {
 	if i < len(p.toks) {
 		return &p.toks[i]
 	}
 	return &p.eof
 }
 
-func (p *rdParser) tok() *lexer.Token { return p.at(p.i) }
+func (p *rdParser) tok() *token { return p.at(p.i) }
 
 // is reports whether the next token's value is s (any token type).
 func (p *rdParser) is(s string) bool { return p.at(p.i).Value == s }
@@ -298,7 +306,7 @@ func (p *rdParser) lit(s string) bool {
 // span sets a node's Pos to the token at start and EndPos to the end of
 // the last token it consumed.
 func (p *rdParser) span(a *At, start int) {
-	setPos(&a.Pos, &p.at(start).Pos)
+	p.setPos(&a.Pos, p.at(start))
 	p.setEnd(&a.EndPos, start)
 }
 
@@ -306,7 +314,7 @@ func (p *rdParser) span(a *At, start int) {
 // or to the start token's position when the node consumed nothing.
 func (p *rdParser) setEnd(dst *lexer.Position, start int) {
 	if p.i <= start {
-		setPos(dst, &p.at(start).Pos)
+		p.setPos(dst, p.at(start))
 		return
 	}
 	last := p.i - 1
@@ -314,18 +322,18 @@ func (p *rdParser) setEnd(dst *lexer.Position, start int) {
 		last-- // a synthetic closer occupies no source text
 	}
 	t := p.at(last)
-	setPos(dst, &t.Pos)
+	p.setPos(dst, t)
 	dst.Advance(t.Value)
 }
 
-// setPos copies a position field by field: a whole-struct copy of a type
-// holding a pointer compiles to typedmemmove, whose bulk write barrier
-// dominated the profile while the GC was marking.
-func setPos(dst, src *lexer.Position) {
-	dst.Filename = src.Filename
-	dst.Offset = src.Offset
-	dst.Line = src.Line
-	dst.Column = src.Column
+// setPos sets dst to the position of t, field by field: a whole-struct copy
+// of a type holding a pointer compiles to typedmemmove, whose bulk write
+// barrier dominated the profile while the GC was marking.
+func (p *rdParser) setPos(dst *lexer.Position, t *token) {
+	dst.Filename = p.file
+	dst.Offset = int(t.Offset)
+	dst.Line = int(t.Line)
+	dst.Column = int(t.Column)
 }
 
 // ---- declarations ----
@@ -1405,7 +1413,7 @@ func (p *rdParser) ident() *Ident {
 	}
 	n := p.alloc.ident()
 	n.Name = t.Value
-	setPos(&n.Pos, &t.Pos)
+	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
 	return n
@@ -1420,7 +1428,7 @@ func (p *rdParser) intLit() *IntLit {
 	}
 	n := p.alloc.intLit()
 	n.Text = t.Value
-	setPos(&n.Pos, &t.Pos)
+	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
 	return n
@@ -1435,7 +1443,7 @@ func (p *rdParser) durLit() *DurationLit {
 	}
 	n := p.alloc.durLit()
 	n.Text = t.Value
-	setPos(&n.Pos, &t.Pos)
+	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
 	return n
