@@ -46,13 +46,14 @@ type graphBuild struct {
 	order                           []*Node // reverse postorder, once computed (rpo)
 }
 
-// newEdge returns a pointer to a copy of e in the edge slab (or a new
-// edge once the slab is full).
-func (b *graphBuild) newEdge(e Edge) *Edge {
+// newEdge returns a zero edge from the edge slab (or a new one once the
+// slab is full). (Taking the edge by value would make every argument
+// escape: one heap copy per edge, slab or not.)
+func (b *graphBuild) newEdge() *Edge {
 	if len(b.edgeSlab) == cap(b.edgeSlab) {
-		return &e
+		return new(Edge)
 	}
-	b.edgeSlab = append(b.edgeSlab, e)
+	b.edgeSlab = b.edgeSlab[:len(b.edgeSlab)+1]
 	return &b.edgeSlab[len(b.edgeSlab)-1]
 }
 
@@ -120,8 +121,9 @@ func (c *checker) buildGraph(g *Graph) {
 			related(c.errorf(diag.DuplicateName, nd.Name.Span(), "node %s is declared twice", name), "first declared here", prev.Span)
 			continue
 		}
-		nodeSlab = append(nodeSlab, Node{Name: name, Span: nd.Name.Span(), Index: len(g.Nodes), Syntax: nd})
+		nodeSlab = nodeSlab[:len(nodeSlab)+1] // (fields set one by one: no struct copy)
 		n := &nodeSlab[len(nodeSlab)-1]
+		n.Name, n.Span, n.Index, n.Syntax = name, nd.Name.Span(), len(g.Nodes), nd
 		switch body := nd.Body.(type) {
 		case *syntax.CallNode:
 			n.Kind = NodeCall
@@ -137,6 +139,7 @@ func (c *checker) buildGraph(g *Graph) {
 		case *syntax.WaitNode:
 			n.Kind = NodeWait
 		default:
+			*n = Node{}
 			nodeSlab = nodeSlab[:len(nodeSlab)-1]
 			continue
 		}
@@ -166,7 +169,8 @@ func (c *checker) buildGraph(g *Graph) {
 		if from == nil || to == nil {
 			continue
 		}
-		e := b.newEdge(Edge{From: from, To: to, Span: es.Span(), Syntax: es, Kind: EdgeAlways, Case: -1})
+		e := b.newEdge()
+		e.From, e.To, e.Span, e.Syntax, e.Kind, e.Case = from, to, es.Span(), es, EdgeAlways, -1
 		switch {
 		case es.When != nil:
 			e.Kind, e.When = EdgeWhen, es.When
@@ -188,7 +192,8 @@ func (c *checker) buildGraph(g *Graph) {
 					b.markBroken(&b.brokenOut, from)
 					continue
 				}
-				el := b.newEdge(Edge{From: from, To: target, Kind: EdgeElse, Span: at, Syntax: es, Parent: e, Case: -1})
+				el := b.newEdge()
+				el.From, el.To, el.Kind, el.Span, el.Syntax, el.Parent, el.Case = from, target, EdgeElse, at, es, e, -1
 				e.Else = el
 				c.addEdge(g, el)
 			}

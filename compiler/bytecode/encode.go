@@ -121,7 +121,7 @@ func HashOf(b []byte) (h [32]byte) {
 // encode returns the encoding of p and the hash of each of its state
 // schemas.
 func encode(p *Program) ([]byte, [][32]byte, error) {
-	var w writer
+	w := writer{buf: make([]byte, 0, sizeHint(p))}
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
 	for id := range sections {
@@ -153,6 +153,24 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 	}
 	h := sha256.Sum256(w.buf)
 	return append(w.buf, h[:]...), states, nil
+}
+
+// sizeHint estimates the encoded size of p from its chunks and graphs (the
+// bulk of a large program), erring high: a buffer grown by doubling would
+// allocate about twice the size.
+func sizeHint(p *Program) int {
+	n := 256 + 32*(len(p.Consts)+len(p.Types)+len(p.Funcs)+len(p.Tools)+len(p.Agents))
+	for i := range p.Chunks {
+		c := &p.Chunks[i]
+		n += 6 + len(c.Name) + 2*len(c.Code) + 14*len(c.Spans)
+	}
+	for i := range p.Graphs {
+		for j := range p.Graphs[i].Nodes {
+			nd := &p.Graphs[i].Nodes[j]
+			n += 40 + len(nd.Name) + 16*len(nd.Edges)
+		}
+	}
+	return n + n/8
 }
 
 // StateHash returns the hash of state schema i: SHA-256 over its fields'
