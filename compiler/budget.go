@@ -319,7 +319,7 @@ func (b *budgets) listSize(list *syntax.Expr) (int64, bool) {
 	case *syntax.ListLit:
 		return int64(len(p.Elems)), true
 	case *syntax.Name:
-		if r, ok := b.c.info.Refs[p]; ok && r.Kind == RefField && r.Field != nil && r.Field.MaxLen > 0 {
+		if r, ok := b.c.info.Refs.Get(p); ok && r.Kind == RefField && r.Field != nil && r.Field.MaxLen > 0 {
 			return int64(r.Field.MaxLen), true
 		}
 	}

@@ -54,12 +54,10 @@ func newChecker(cfg Config, pkg *Package) *checker {
 		cfg: cfg, uni: uni, pkg: pkg,
 		info: &Info{
 			Package: pkg, Universe: uni,
-			// About one expression per 24 bytes and one name per 32 in
-			// typical sources; sizing up front avoids rehashing.
 			// Dense code has about one typed expression and one reference
-			// per 12 bytes; sized for that, the maps do not grow.
-			ExprTypes: make(map[syntax.Node]*types.Type, pkg.srcBytes/12),
-			Refs:      make(map[syntax.Node]Ref, pkg.srcBytes/12),
+			// per 12 bytes; sized for that, the tables seldom grow.
+			ExprTypes: newNodeTable[*types.Type](pkg.srcBytes / 12),
+			Refs:      newNodeTable[Ref](pkg.srcBytes / 12),
 			byName:    map[string]Decl{},
 		},
 		visible:  map[string]map[string]bool{},

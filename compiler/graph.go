@@ -264,7 +264,7 @@ func (c *checker) bindingField(g *Graph, id *syntax.Ident, what string) *Field {
 		c.unknownField(g.State, id)
 		return nil
 	}
-	c.info.Refs[id] = Ref{Kind: RefField, Field: f}
+	c.info.Refs.set(id, Ref{Kind: RefField, Field: f})
 	return f
 }
 
@@ -291,7 +291,7 @@ func (c *checker) edgeEnd(b *graphBuild, id *syntax.Ident, from bool) *Node {
 		c.errorf(diag.UnknownName, id.Span(), "graph %s has no node %s", b.g.name, id.Name).Detail = suggest(id.Name, names)
 		return nil
 	}
-	c.info.Refs[id] = Ref{Kind: RefNode, Node: n}
+	c.info.Refs.set(id, Ref{Kind: RefNode, Node: n})
 	switch {
 	case from && n.Kind == NodeEnd:
 		c.errorf(StartEndMisuse, id.Span(), "end has no out-edges: a branch that reaches end is over")
@@ -363,7 +363,7 @@ func (c *checker) nodeClauses(b *graphBuild, n *Node) {
 			c.unknownField(b.g.State, cl.Into)
 			continue
 		}
-		c.info.Refs[cl.Into] = Ref{Kind: RefField, Field: f}
+		c.info.Refs.set(cl.Into, Ref{Kind: RefField, Field: f})
 		n.Into, n.IntoSpan = f, cl.Into.Span()
 	}
 }
@@ -527,7 +527,7 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 				c.expr(a.Value, sc, nil)
 				continue
 			}
-			c.info.Refs[a.Key] = Ref{Kind: RefField, Field: f}
+			c.info.Refs.set(a.Key, Ref{Kind: RefField, Field: f})
 			n.Set = append(n.Set, c.setItem(SetItem{Field: f, Value: a.Value, Span: a.Span()}))
 			t := c.expr(a.Value, sc, writeWant(f))
 			c.noSecret(t, a.Value)

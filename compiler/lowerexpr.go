@@ -150,7 +150,7 @@ var fallible = [bytecode.OpcodeMax + 1]bool{
 	bytecode.MAKEMAP: true, bytecode.MAKERECORD: true, bytecode.INTERP: true, bytecode.CONV: true,
 }
 
-func (x *exprCompiler) typeOf(n syntax.Node) *types.Type { return x.l.info.ExprTypes[n] }
+func (x *exprCompiler) typeOf(n syntax.Node) *types.Type { return x.l.info.ExprTypes.Of(n) }
 
 // expr compiles an expression whose value goes where want is expected (nil:
 // anywhere).
@@ -360,7 +360,7 @@ func (x *exprCompiler) str(s *syntax.String) {
 }
 
 func (x *exprCompiler) name(n *syntax.Name) {
-	ref, ok := x.l.info.Refs[n]
+	ref, ok := x.l.info.Refs.Get(n)
 	x.at(n)
 	switch {
 	case !ok:
@@ -448,7 +448,7 @@ func (x *exprCompiler) record(r *syntax.RecordLit) {
 const maxCallArgs = 255
 
 func (x *exprCompiler) call(call *syntax.Call) {
-	ref := x.l.info.Refs[call]
+	ref := x.l.info.Refs.Of(call)
 	f := ref.Func
 	if ref.Kind != RefFunc || f == nil {
 		x.l.internal("chunk %s: call does not resolve", x.what)

@@ -1,0 +1,89 @@
+package compiler
+
+import (
+	"testing"
+
+	"github.com/agentc/agentc/lang/syntax"
+)
+
+// TestNodeTable checks the side table against a Go map of the same
+// operations: lookups, overwrites, growth past the hint, insertion order,
+// and keys that compare by value (a node passed by value, not pointer).
+func TestNodeTable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		hint  int
+		nodes int
+	}{
+		{"zero value", -1, 300},
+		{"no hint", 0, 10},
+		{"exact hint", 500, 500},
+		{"hint far too small", 8, 2000},
+		{"hint too large", 4000, 3},
+		{"empty", 100, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m NodeTable[int]
+			if tc.hint >= 0 {
+				m = newNodeTable[int](tc.hint)
+			}
+			want := map[syntax.Node]int{}
+			var order []syntax.Node
+			for i := range tc.nodes {
+				var n syntax.Node = &syntax.Ident{Name: "x"}
+				if i%7 == 3 {
+					n = &syntax.Name{Ident: "y"}
+				}
+				m.set(n, i)
+				want[n] = i
+				order = append(order, n)
+				if i%5 == 0 { // overwrite an earlier node
+					k := order[i/2]
+					m.set(k, -i)
+					want[k] = -i
+				}
+			}
+			if m.Len() != len(want) {
+				t.Fatalf("Len = %d, want %d", m.Len(), len(want))
+			}
+			for k, v := range want {
+				if got, ok := m.Get(k); !ok || got != v {
+					t.Fatalf("Get(%p) = %d, %v; want %d, true", k, got, ok, v)
+				}
+			}
+			if _, ok := m.Get(&syntax.Ident{Name: "x"}); ok {
+				t.Fatal("Get of a node never set reports a value")
+			}
+			if got := m.Of(&syntax.Name{}); got != 0 {
+				t.Fatalf("Of of a node never set = %d, want 0", got)
+			}
+			i := 0
+			for k, v := range m.All() {
+				if k != order[i] || v != want[k] {
+					t.Fatalf("All()[%d] = %p %d, want %p %d (insertion order)", i, k, v, order[i], want[order[i]])
+				}
+				i++
+			}
+			if i != len(order) {
+				t.Fatalf("All yielded %d entries, want %d", i, len(order))
+			}
+		})
+	}
+
+	// Keys compare as map keys: two equal values are one key.
+	var m NodeTable[string]
+	m.set(syntax.Ident{Name: "v"}, "first")
+	m.set(syntax.Ident{Name: "v"}, "second")
+	if got, ok := m.Get(syntax.Ident{Name: "v"}); !ok || got != "second" || m.Len() != 1 {
+		t.Fatalf("value key: Get = %q, %v, Len %d; want second, true, 1", got, ok, m.Len())
+	}
+
+	// A nil table is empty.
+	var nilTable *NodeTable[int]
+	if _, ok := nilTable.Get(&syntax.Ident{}); ok || nilTable.Len() != 0 {
+		t.Fatal("nil table is not empty")
+	}
+	for range nilTable.All() {
+		t.Fatal("nil table yields entries")
+	}
+}
