@@ -278,16 +278,7 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 	g := &ss.Program.Graphs[ss.Graph]
 	var fe FieldErrors
 	for _, key := range slices.Sorted(maps.Keys(values)) {
-		full := key
-		if !strings.Contains(full, "/") {
-			full = run.Runnable + "/" + key
-		}
-		i := slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
-		if i < 0 && full == key {
-			// A path relative to the runnable ("each/0/review/ask").
-			full = run.Runnable + "/" + key
-			i = slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
-		}
+		full, i := runtime.AnswerTarget(run.Runnable, key, ss.Interrupts, func(p runtime.PendingInterrupt) string { return p.ID })
 		if i < 0 {
 			fe = append(fe, FieldError{Field: key, Message: "no such pending interrupt"})
 			continue
