@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -128,21 +129,12 @@ func (pr *program) bind(models map[string]Model, tools map[string]Tool) error {
 	}
 	var parts []string
 	if len(missingModels) > 0 {
-		parts = append(parts, "models "+sortedKeys(missingModels))
+		parts = append(parts, "models "+strings.Join(slices.Sorted(maps.Keys(missingModels)), ", "))
 	}
 	if len(missingTools) > 0 {
-		parts = append(parts, "tools "+sortedKeys(missingTools))
+		parts = append(parts, "tools "+strings.Join(slices.Sorted(maps.Keys(missingTools)), ", "))
 	}
 	return fmt.Errorf("runtime: the program needs implementations of %s", strings.Join(parts, " and "))
-}
-
-func sortedKeys(m map[string]bool) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
-	return strings.Join(ks, ", ")
 }
 
 // host is the run's vm.Host: it dispatches tool nodes to Tool.Call, llm

@@ -1,6 +1,10 @@
 package runtime
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"slices"
+	"strings"
+)
 
 // Invocation is the work order of one external request against a run: an
 // AG-UI request, an OpenAI request, a CLI run, a resume (spec/runner.md).
@@ -79,8 +83,8 @@ type ResumeRequest struct {
 	// Run is the run id (run_<ULID>).
 	Run string `json:"run"`
 	// Values answer pending interrupts by id: "graph/node" as the interrupt
-	// event reports it, or the bare node name. Each is decoded as the
-	// interrupt's declared type.
+	// event reports it, or the bare node name (AnswerTarget). Each is
+	// decoded as the interrupt's declared type.
 	Values map[string]json.RawMessage `json:"values,omitempty"`
 	// Decisions settle side effects of a needs_decision run, by the
 	// decision's id.
@@ -88,6 +92,24 @@ type ResumeRequest struct {
 	// Upgrade moves a run waiting on another program to the Runner's
 	// (program.go; at least RunnerConfig.Upgrade applies).
 	Upgrade Upgrade `json:"-"`
+}
+
+// AnswerTarget finds the pending interrupt a key of ResumeRequest.Values
+// answers in a run of runnable root: i is its index in pending (-1: none),
+// whose ids id returns, and full its id. A key without "/" is a node of
+// root; one with is a full id or, failing that, a path relative to root
+// ("fan/2/sub/approve").
+func AnswerTarget[T any](root, key string, pending []T, id func(T) string) (full string, i int) {
+	full = key
+	if !strings.Contains(full, "/") {
+		full = root + "/" + key
+	}
+	i = slices.IndexFunc(pending, func(p T) bool { return id(p) == full })
+	if i < 0 && full == key {
+		full = root + "/" + key
+		i = slices.IndexFunc(pending, func(p T) bool { return id(p) == full })
+	}
+	return full, i
 }
 
 // DecisionRequest settles one side effect that may or may not have

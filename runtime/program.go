@@ -15,7 +15,6 @@ import (
 	"sync/atomic"
 
 	"github.com/agentc/agentc/compiler/bytecode"
-	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/vm"
 	"github.com/agentc/agentc/vm/upgrade"
@@ -196,9 +195,4 @@ func checkpointHash(run *store.Run, latest *store.Checkpoint) string {
 		return latest.ProgramHash
 	}
 	return run.ProgramHash
-}
-
-// interruptType is the resume type of interrupt node n of p's graph g.
-func (p *program) interruptType(n *bytecode.Node) *types.Type {
-	return p.prog.Types[n.Interrupt.Resume]
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -75,16 +74,7 @@ func (r *Runner) prepareResume(ctx context.Context, a *activeRun, run *store.Run
 		return fmt.Errorf("runtime: resume %s: interrupts of step %d: %w", run.ID, latest.Step, err)
 	}
 	for key, raw := range req.Values {
-		id := key
-		if !strings.Contains(id, "/") {
-			id = a.root + "/" + key
-		}
-		i := slices.IndexFunc(waiting, func(w waitingInterrupt) bool { return w.id == id })
-		if i < 0 && id == key {
-			// A path relative to the runnable ("fan/2/sub/approve").
-			id = a.root + "/" + key
-			i = slices.IndexFunc(waiting, func(w waitingInterrupt) bool { return w.id == id })
-		}
+		id, i := AnswerTarget(a.root, key, waiting, func(w waitingInterrupt) string { return w.id })
 		if i < 0 {
 			ids := make([]string, len(waiting))
 			for j, w := range waiting {

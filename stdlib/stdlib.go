@@ -122,17 +122,6 @@ func Universe() *builtin.Universe {
 	return u
 }
 
-// ImplTools returns the Impl tools by name (what stdlib/tools implements).
-func ImplTools() map[string]*Tool {
-	m := map[string]*Tool{}
-	for _, t := range toolTable {
-		if t.Kind == Impl {
-			m[t.Name] = t
-		}
-	}
-	return m
-}
-
 func sortFuncs(fs []*Func) []*Func {
 	sort.Slice(fs, func(a, b int) bool { return fs[a].Name < fs[b].Name })
 	return fs

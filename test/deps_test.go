@@ -86,9 +86,9 @@ var allowed = map[string][]string{
 
 	"runtime/server":        {"runtime", "runtime/session"},
 	"runtime/server/agui":   {"runtime/server"},
-	"runtime/server/a2a":    {"runtime/server", "runtime/outbound"},
+	"runtime/server/a2a":    {"runtime/server", "runtime/outbound", "internal/jsonrpc"},
 	"runtime/server/openai": {"runtime/server"},
-	"runtime/server/mcp":    {"runtime/server"},
+	"runtime/server/mcp":    {"runtime/server", "internal/jsonrpc"},
 	// The run inspector: its JSON API over inspect, and its pages.
 	"runtime/server/ui": {"runtime/server", "runtime/inspect"},
 
@@ -98,8 +98,11 @@ var allowed = map[string][]string{
 	// The language server: the compiler's loader, checker and Info, the
 	// formatter, over an overlay of the editor's buffers (no stdlib: the
 	// command hands it the universe).
-	"editors/lsp": {"compiler", "compiler/project", "compiler/types", "lang/diag", "lang/format", "lang/syntax"},
+	"editors/lsp": {"compiler", "compiler/project", "compiler/types", "lang/diag", "lang/format", "lang/syntax", "internal/jsonrpc"},
 
+	// What JSON-RPC 2.0 defines (version, standard error codes), for the
+	// language server, A2A and MCP.
+	"internal/jsonrpc": {},
 	// A fake OpenAI-compatible endpoint for tests (net/http only).
 	"internal/openaitest": {},
 	// A side effect cut off mid-call, for the tests of decisions.

@@ -29,16 +29,6 @@ type Project struct {
 	IgnoreMCPLocks bool
 }
 
-// Open finds the project of the working directory; u is the compiler's
-// universe (stdlib.Universe(), so that `run = builtin.NAME` is checked).
-func Open(u *compiler.Universe) (*Project, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, fmt.Errorf("working directory: %w", err)
-	}
-	return At(wd, u), nil
-}
-
 // OpenFor is the project of the file or folder path names (relative to the
 // working directory or absolute): its root is the nearest ancestor of path
 // holding agentc.yaml or .git, as the go command finds go.mod, so a file

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/agentc/agentc/internal/jsonrpc"
 )
 
 // The base protocol of LSP: JSON-RPC 2.0 messages, each preceded by a
@@ -22,15 +24,16 @@ import (
 // is refused rather than allocated.
 const maxMessage = 64 << 20
 
-// JSON-RPC and LSP error codes.
+// The error codes: LSP's own, and JSON-RPC's standard ones (package
+// jsonrpc) by this package's names.
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
 	codeNotInitialized = -32002
 	codeRequestFailed  = -32803
+	codeParseError     = jsonrpc.ParseError
+	codeInvalidRequest = jsonrpc.InvalidRequest
+	codeMethodNotFound = jsonrpc.MethodNotFound
+	codeInvalidParams  = jsonrpc.InvalidParams
+	codeInternalError  = jsonrpc.InternalError
 )
 
 // message is any JSON-RPC message: a request (ID and Method), a
@@ -117,7 +120,7 @@ type writer struct {
 }
 
 func (w *writer) write(m *message) error {
-	m.JSONRPC = "2.0"
+	m.JSONRPC = jsonrpc.Version
 	body, err := json.Marshal(m)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -276,17 +277,8 @@ func (in *Inspector) CheckAnswers(ctx context.Context, id string, step int64, va
 	}
 	g := &ss.Program.Graphs[ss.Graph]
 	var fe FieldErrors
-	for _, key := range sortedKeys(values) {
-		full := key
-		if !strings.Contains(full, "/") {
-			full = run.Runnable + "/" + key
-		}
-		i := slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
-		if i < 0 && full == key {
-			// A path relative to the runnable ("each/0/review/ask").
-			full = run.Runnable + "/" + key
-			i = slices.IndexFunc(ss.Interrupts, func(p runtime.PendingInterrupt) bool { return p.ID == full })
-		}
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		full, i := runtime.AnswerTarget(run.Runnable, key, ss.Interrupts, func(p runtime.PendingInterrupt) string { return p.ID })
 		if i < 0 {
 			fe = append(fe, FieldError{Field: key, Message: "no such pending interrupt"})
 			continue
@@ -327,7 +319,7 @@ func (in *Inspector) CheckEdits(ctx context.Context, id string, step uint64, set
 		return err
 	}
 	var fe FieldErrors
-	for _, name := range sortedKeys(set) {
+	for _, name := range slices.Sorted(maps.Keys(set)) {
 		i := slices.IndexFunc(ss.Fields, func(f runtime.StateField) bool { return f.Name == name })
 		if i < 0 || strings.HasPrefix(name, "$") {
 			fe = append(fe, FieldError{Field: name, Message: "the state has no such field"})
@@ -344,15 +336,6 @@ func (in *Inspector) CheckEdits(ctx context.Context, id string, step uint64, set
 		return fe
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]json.RawMessage) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // Change is one field that differs between two steps' states. Op is

@@ -23,6 +23,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentc/agentc/internal/jsonrpc"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/server"
 )
@@ -185,12 +186,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	v, verr := negotiate(r)
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		h.reply(w, v, nullID, nil, &rpcError{Code: CodeInvalidRequest, Message: "Request payload validation error: use POST", status: http.StatusMethodNotAllowed})
+		h.reply(w, v, nullID, nil, &rpcError{Code: jsonrpc.InvalidRequest, Message: "Request payload validation error: use POST", status: http.StatusMethodNotAllowed})
 		return
 	}
 	user := server.UserFrom(r.Context())
 	if user == "" {
-		h.reply(w, v, nullID, nil, &rpcError{Code: CodeInvalidRequest, Message: "the request is not authenticated", status: http.StatusUnauthorized})
+		h.reply(w, v, nullID, nil, &rpcError{Code: jsonrpc.InvalidRequest, Message: "the request is not authenticated", status: http.StatusUnauthorized})
 		return
 	}
 	lim := h.b.Limits.WithDefaults()
@@ -198,7 +199,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			h.reply(w, v, nullID, nil, &rpcError{Code: CodeInvalidRequest, Message: "Request payload validation error: body larger than the server's limit", status: http.StatusRequestEntityTooLarge})
+			h.reply(w, v, nullID, nil, &rpcError{Code: jsonrpc.InvalidRequest, Message: "Request payload validation error: body larger than the server's limit", status: http.StatusRequestEntityTooLarge})
 			return
 		}
 		h.reply(w, v, nullID, nil, parseError())
@@ -225,11 +226,11 @@ func WriteError(w http.ResponseWriter, r *http.Request, status int, code, messag
 	if verr != nil {
 		v = V10
 	}
-	e := &rpcError{Code: CodeInvalidRequest, Message: message, reason: strings.ToUpper(code)}
+	e := &rpcError{Code: jsonrpc.InvalidRequest, Message: message, reason: strings.ToUpper(code)}
 	if status >= 500 {
-		e.Code = CodeInternal
+		e.Code = jsonrpc.InternalError
 	}
-	writeJSON(w, status, rpcResponse{JSONRPC: "2.0", ID: nullID, Error: e.withDetails(v)})
+	writeJSON(w, status, rpcResponse{JSONRPC: jsonrpc.Version, ID: nullID, Error: e.withDetails(v)})
 }
 
 // methods maps each version's method names to operations.
@@ -293,24 +294,24 @@ func (h *Handler) dispatch(w http.ResponseWriter, r *http.Request, v Version, us
 // counts errors.
 func (h *Handler) reply(w http.ResponseWriter, v Version, id []byte, result any, e *rpcError) {
 	if e == nil {
-		writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: "2.0", ID: id, Result: result})
+		writeJSON(w, http.StatusOK, rpcResponse{JSONRPC: jsonrpc.Version, ID: id, Result: result})
 		return
 	}
 	h.b.Metrics.Error(Proto, codeLabel(e.Code))
 	status := e.status
 	if status == 0 {
 		status = http.StatusOK
-		if e.Code == CodeInternal {
+		if e.Code == jsonrpc.InternalError {
 			status = http.StatusInternalServerError
 		}
 	}
-	writeJSON(w, status, rpcResponse{JSONRPC: "2.0", ID: id, Error: e.withDetails(v)})
+	writeJSON(w, status, rpcResponse{JSONRPC: jsonrpc.Version, ID: id, Error: e.withDetails(v)})
 }
 
 func codeLabel(code int) string {
 	return map[int]string{
-		CodeParseError: "parse_error", CodeInvalidRequest: "invalid_request", CodeMethodNotFound: "method_not_found",
-		CodeInvalidParams: "invalid_params", CodeInternal: "internal", CodeTaskNotFound: "task_not_found",
+		jsonrpc.ParseError: "parse_error", jsonrpc.InvalidRequest: "invalid_request", jsonrpc.MethodNotFound: "method_not_found",
+		jsonrpc.InvalidParams: "invalid_params", jsonrpc.InternalError: "internal", CodeTaskNotFound: "task_not_found",
 		CodeTaskNotCancelable: "task_not_cancelable", CodePushNotSupported: "push_not_supported",
 		CodeUnsupportedOperation: "unsupported_operation", CodeContentTypeNotSupported: "content_type_not_supported",
 		CodeExtendedCardNotConfigured: "extended_card_not_configured", CodeVersionNotSupported: "version_not_supported",
@@ -321,9 +322,9 @@ func codeLabel(code int) string {
 func (h *Handler) startError(err error) *rpcError {
 	switch {
 	case errors.Is(err, server.ErrOverloaded):
-		return &rpcError{Code: CodeInternal, Message: "Server overloaded: too many concurrent runs; retry later", status: http.StatusServiceUnavailable}
+		return &rpcError{Code: jsonrpc.InternalError, Message: "Server overloaded: too many concurrent runs; retry later", status: http.StatusServiceUnavailable}
 	case errors.Is(err, server.ErrShuttingDown), errors.Is(err, runtime.ErrClosed):
-		return &rpcError{Code: CodeInternal, Message: "The server is shutting down", status: http.StatusServiceUnavailable}
+		return &rpcError{Code: jsonrpc.InternalError, Message: "The server is shutting down", status: http.StatusServiceUnavailable}
 	case errors.Is(err, runtime.ErrSessionBusy):
 		return unsupported("the context has a task in progress; send the next message when it has finished")
 	case errors.Is(err, runtime.ErrInvalidInvocation), errors.Is(err, runtime.ErrInvalidResume):

@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentc/agentc/internal/jsonrpc"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/store"
@@ -597,7 +598,7 @@ func (c *call) cancelTask() (any, *rpcError) {
 			select {
 			case <-lt.done:
 			case <-c.r.Context().Done():
-				return nil, &rpcError{Code: CodeInternal, Message: "canceled while waiting for the task to stop", status: http.StatusServiceUnavailable}
+				return nil, &rpcError{Code: jsonrpc.InternalError, Message: "canceled while waiting for the task to stop", status: http.StatusServiceUnavailable}
 			}
 			continue
 		}

@@ -11,16 +11,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/agentc/agentc/internal/jsonrpc"
 	"github.com/agentc/agentc/runtime/server"
 )
 
-// JSON-RPC error codes (A2A 1.0 §5.4 and §9.5).
+// A2A's JSON-RPC error codes (A2A 1.0 §5.4 and §9.5), beside the standard
+// ones of package jsonrpc.
 const (
-	CodeParseError                = -32700
-	CodeInvalidRequest            = -32600
-	CodeMethodNotFound            = -32601
-	CodeInvalidParams             = -32602
-	CodeInternal                  = -32603
 	CodeTaskNotFound              = -32001
 	CodeTaskNotCancelable         = -32002
 	CodePushNotSupported          = -32003
@@ -46,23 +43,23 @@ type rpcError struct {
 func (e *rpcError) Error() string { return fmt.Sprintf("%d %s", e.Code, e.Message) }
 
 func parseError() *rpcError {
-	return &rpcError{Code: CodeParseError, Message: "Invalid JSON payload"}
+	return &rpcError{Code: jsonrpc.ParseError, Message: "Invalid JSON payload"}
 }
 
 func invalidRequest(why string) *rpcError {
-	return &rpcError{Code: CodeInvalidRequest, Message: "Request payload validation error: " + why}
+	return &rpcError{Code: jsonrpc.InvalidRequest, Message: "Request payload validation error: " + why}
 }
 
 func methodNotFound(v Version, m string) *rpcError {
-	return &rpcError{Code: CodeMethodNotFound, Message: fmt.Sprintf("Method not found: %q is not an A2A %s method", m, v)}
+	return &rpcError{Code: jsonrpc.MethodNotFound, Message: fmt.Sprintf("Method not found: %q is not an A2A %s method", m, v)}
 }
 
 func invalidParams(field, why string) *rpcError {
-	return &rpcError{Code: CodeInvalidParams, Message: "Invalid parameters: " + why, field: field}
+	return &rpcError{Code: jsonrpc.InvalidParams, Message: "Invalid parameters: " + why, field: field}
 }
 
 func internalError() *rpcError {
-	return &rpcError{Code: CodeInternal, Message: "Internal error"}
+	return &rpcError{Code: jsonrpc.InternalError, Message: "Internal error"}
 }
 
 func taskNotFound(id string) *rpcError {
@@ -170,8 +167,8 @@ func parseRequest(body []byte) (rpcRequest, *rpcError) {
 	default:
 		return req, invalidRequest("id must be a string or a number")
 	}
-	var jsonrpc string
-	if raw, ok := env["jsonrpc"]; !ok || json.Unmarshal(raw, &jsonrpc) != nil || jsonrpc != "2.0" {
+	var version string
+	if raw, ok := env["jsonrpc"]; !ok || json.Unmarshal(raw, &version) != nil || version != jsonrpc.Version {
 		return req, invalidRequest(`jsonrpc must be "2.0"`)
 	}
 	if raw, ok := env["method"]; !ok || json.Unmarshal(raw, &req.Method) != nil || req.Method == "" {
@@ -263,7 +260,7 @@ func (s *sseWriter) start() { s.sse.Start() }
 
 // send writes one result frame; false once the client is gone.
 func (s *sseWriter) send(result any) bool {
-	b, err := json.Marshal(rpcResponse{JSONRPC: "2.0", ID: s.id, Result: result})
+	b, err := json.Marshal(rpcResponse{JSONRPC: jsonrpc.Version, ID: s.id, Result: result})
 	if err != nil {
 		b = []byte(internalErrorJSON)
 	}

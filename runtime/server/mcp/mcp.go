@@ -45,6 +45,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/internal/jsonrpc"
 	"github.com/agentc/agentc/runtime/server"
 )
 
@@ -372,9 +373,9 @@ func verify(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, er
 // response without an id, as the streamable HTTP transport answers a
 // request it refuses.
 func WriteError(w http.ResponseWriter, _ *http.Request, status int, code, message string) {
-	rpc := -32600 // invalid request
+	rpc := jsonrpc.InvalidRequest
 	if status >= 500 {
-		rpc = -32603 // internal error
+		rpc = jsonrpc.InternalError
 	}
 	b := []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":`)
 	b = strconv.AppendInt(b, int64(rpc), 10)

@@ -3,7 +3,6 @@ package pebble
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"regexp"
 	"runtime/debug"
 	"strings"
@@ -109,12 +108,4 @@ func guard(dir, doing string, f func() error) (err error) {
 		}
 	}()
 	return f()
-}
-
-// rel returns path relative to dir for messages.
-func rel(dir, path string) string {
-	if r, err := filepath.Rel(dir, path); err == nil {
-		return r
-	}
-	return path
 }
