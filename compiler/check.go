@@ -57,7 +57,7 @@ func newChecker(cfg Config, pkg *Package) *checker {
 			// Dense code has about one typed expression and one reference
 			// per 12 bytes; sized for that, the tables seldom grow.
 			ExprTypes: newNodeTable[*types.Type](pkg.srcBytes / 12),
-			Refs:      newNodeTable[Ref](pkg.srcBytes / 12),
+			Refs:      newRefTable(pkg.srcBytes / 12),
 			byName:    map[string]Decl{},
 		},
 		visible:  map[string]map[string]bool{},

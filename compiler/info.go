@@ -47,7 +47,7 @@ type Info struct {
 	ExprTypes NodeTable[*types.Type]
 	// Refs maps each *syntax.Name, *syntax.Call and *syntax.Ident that names
 	// something to what it names.
-	Refs NodeTable[Ref]
+	Refs RefTable
 
 	byName map[string]Decl
 }

@@ -156,3 +156,106 @@ func (m *NodeTable[V]) All() iter.Seq2[syntax.Node, V] {
 		}
 	}
 }
+
+// RefTable is Info.Refs: a NodeTable of references, each stored as its
+// kind and the one thing it names (a Ref holds a field for every kind,
+// 80 bytes; packed, 24), so that the table of a large graph's few thousand
+// names stays small. A Ref that names more than one thing is stored whole.
+type RefTable struct{ t NodeTable[packedRef] }
+
+type packedRef struct {
+	kind RefKind
+	to   any // *Field, *Node, Decl, *Func, string (Var or Symbol) or, for any other Ref, *Ref
+}
+
+func newRefTable(hint int) RefTable { return RefTable{newNodeTable[packedRef](hint)} }
+
+func pack(r Ref) packedRef {
+	p := packedRef{kind: r.Kind}
+	var only bool
+	switch r.Kind {
+	case RefField:
+		p.to, only = r.Field, r == Ref{Kind: r.Kind, Field: r.Field}
+	case RefNode:
+		p.to, only = r.Node, r == Ref{Kind: r.Kind, Node: r.Node}
+	case RefDecl:
+		p.to, only = r.Decl, r == Ref{Kind: r.Kind, Decl: r.Decl}
+	case RefFunc:
+		p.to, only = r.Func, r == Ref{Kind: r.Kind, Func: r.Func}
+	case RefVar, RefLoopVar:
+		p.to, only = r.Var, r == Ref{Kind: r.Kind, Var: r.Var}
+	case RefSymbol:
+		p.to, only = r.Symbol, r == Ref{Kind: r.Kind, Symbol: r.Symbol}
+	}
+	if !only {
+		whole := new(Ref) // (not &r: r would escape on every call)
+		*whole = r
+		p.to = whole
+	}
+	return p
+}
+
+func (p packedRef) ref() Ref {
+	if r, ok := p.to.(*Ref); ok {
+		return *r
+	}
+	r := Ref{Kind: p.kind}
+	switch p.kind {
+	case RefField:
+		r.Field, _ = p.to.(*Field)
+	case RefNode:
+		r.Node, _ = p.to.(*Node)
+	case RefDecl:
+		r.Decl, _ = p.to.(Decl)
+	case RefFunc:
+		r.Func, _ = p.to.(*Func)
+	case RefVar, RefLoopVar:
+		r.Var, _ = p.to.(string)
+	case RefSymbol:
+		r.Symbol, _ = p.to.(string)
+	}
+	return r
+}
+
+// Len returns the number of references.
+func (m *RefTable) Len() int {
+	if m == nil {
+		return 0
+	}
+	return m.t.Len()
+}
+
+// Get returns what n names and whether it names anything.
+func (m *RefTable) Get(n syntax.Node) (Ref, bool) {
+	if m == nil {
+		return Ref{}, false
+	}
+	p, ok := m.t.Get(n)
+	if !ok {
+		return Ref{}, false
+	}
+	return p.ref(), true
+}
+
+// Of returns what n names, or the zero Ref.
+func (m *RefTable) Of(n syntax.Node) Ref {
+	r, _ := m.Get(n)
+	return r
+}
+
+func (m *RefTable) set(n syntax.Node, r Ref) { m.t.set(n, pack(r)) }
+
+// All yields every name and what it names, in the order they were
+// resolved.
+func (m *RefTable) All() iter.Seq2[syntax.Node, Ref] {
+	return func(yield func(syntax.Node, Ref) bool) {
+		if m == nil {
+			return
+		}
+		for n, p := range m.t.All() {
+			if !yield(n, p.ref()) {
+				return
+			}
+		}
+	}
+}

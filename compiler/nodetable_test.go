@@ -87,3 +87,48 @@ func TestNodeTable(t *testing.T) {
 		t.Fatal("nil table yields entries")
 	}
 }
+
+// TestRefTable: every kind of reference comes back as it was set, packed or
+// (naming more than one thing) whole.
+func TestRefTable(t *testing.T) {
+	f, n, fn := &Field{Name: "f"}, &Node{Name: "n"}, &Func{Name: "len"}
+	d := &Graph{}
+	refs := []Ref{
+		{Kind: RefField, Field: f},
+		{Kind: RefField}, // a field that did not resolve
+		{Kind: RefNode, Node: n},
+		{Kind: RefLoopVar, Var: "item"},
+		{Kind: RefVar, Var: "input"},
+		{Kind: RefDecl, Decl: d},
+		{Kind: RefDecl}, // a nil declaration
+		{Kind: RefFunc, Func: fn},
+		{Kind: RefSymbol, Symbol: "low"},
+		{Kind: RefLoopVar, Node: n, Var: "item"}, // two things: stored whole
+		{},
+	}
+	m := newRefTable(4)
+	var keys []syntax.Node
+	for i, r := range refs {
+		k := &syntax.Ident{Name: string(rune('a' + i))}
+		keys = append(keys, k)
+		m.set(k, r)
+	}
+	for i, k := range keys {
+		if got, ok := m.Get(k); !ok || got != refs[i] {
+			t.Errorf("Get(ref %d) = %+v, %v; want %+v", i, got, ok, refs[i])
+		}
+	}
+	i := 0
+	for k, r := range m.All() {
+		if k != keys[i] || r != refs[i] {
+			t.Errorf("All()[%d] = %+v, want %+v", i, r, refs[i])
+		}
+		i++
+	}
+	if m.Len() != len(refs) || i != len(refs) {
+		t.Errorf("Len %d, All yielded %d; want %d", m.Len(), i, len(refs))
+	}
+	if r, ok := m.Get(&syntax.Ident{}); ok || r != (Ref{}) {
+		t.Errorf("Get of an unset node = %+v, %v", r, ok)
+	}
+}
