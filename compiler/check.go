@@ -41,8 +41,23 @@ type checker struct {
 	graphs   map[*Graph]*graphBuild
 	mcpLocks map[string]*mcpLock // declaring file -> its MCP lock file
 
-	edgeBlock []*Edge   // shares for nodes' edge lists (edgeList)
-	setItems  []SetItem // blocks of set items (setItem)
+	edgeBlock []*Edge    // shares for nodes' edge lists (edgeList)
+	setItems  []SetItem  // blocks of set items (setItem)
+	setLists  []*SetItem // shares for set nodes' item lists
+	writes    []*Field   // shares for nodes' write lists (nodeWrites)
+}
+
+// share returns an empty slice with room for n, taken from *block (a new
+// block of at least 512 when it is short): many small lists cost one
+// allocation per block instead of one each. The share is capped, so an
+// append past it gets an array of its own and never reaches a neighbour.
+func share[T any](block *[]T, n int) []T {
+	if len(*block) < n {
+		*block = make([]T, max(n, 512))
+	}
+	out := (*block)[:0:n]
+	*block = (*block)[n:]
+	return out
 }
 
 func newChecker(cfg Config, pkg *Package) *checker {

@@ -211,10 +211,7 @@ func (c *checker) buildGraph(g *Graph) {
 		if len(n.In) == 0 {
 			continue
 		}
-		if len(preds) < len(n.In) {
-			preds = make([]*Node, max(len(n.In), 1024))
-		}
-		n.Preds, preds = preds[:0:len(n.In)], preds[len(n.In):]
+		n.Preds = share(&preds, len(n.In))
 		for _, e := range n.In {
 			n.Preds = append(n.Preds, e.From)
 		}
@@ -244,12 +241,8 @@ func (c *checker) addEdge(g *Graph, e *Edge) {
 // allocation per block, not one per list); its cap keeps an append past it
 // from reaching a neighbour's share.
 func (c *checker) edgeList(l []*Edge, e *Edge) []*Edge {
-	const share = 2
 	if cap(l) == 0 {
-		if len(c.edgeBlock) < share {
-			c.edgeBlock = make([]*Edge, 512*share)
-		}
-		l, c.edgeBlock = c.edgeBlock[:0:share], c.edgeBlock[share:]
+		l = share(&c.edgeBlock, 2)
 	}
 	return append(l, e)
 }
@@ -503,6 +496,9 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 		if len(attrs) > 8 {
 			seen = make(map[string]diag.Span, len(attrs))
 		}
+		if len(attrs) > 0 && n.Set == nil {
+			n.Set = share(&c.setLists, len(attrs))
+		}
 		for i, a := range attrs {
 			if a.Key == nil {
 				continue
@@ -537,6 +533,9 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 			if t != nil && f.Type != nil && !c.writeFits(t, f) {
 				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", wordsOf(f).verb, t, wordsOf(f).prep, f.Name, f.Type)
 			}
+		}
+		if len(n.Set) == 0 {
+			n.Set = nil // nothing set: nil, as without the share
 		}
 	case *syntax.MapNode:
 		m := n.Map

@@ -106,7 +106,7 @@ func (c *checker) checkGraph(g *Graph) {
 	a.assigned = b.in
 	for _, n := range g.Nodes[2:] {
 		c.checkNode(b, n)
-		n.Writes = nodeWrites(n)
+		n.Writes = c.nodeWrites(n)
 	}
 	scopes := make([]*scope, len(g.Nodes))
 	for _, e := range g.Edges {
@@ -126,11 +126,11 @@ func (c *checker) checkGraph(g *Graph) {
 	a.tags = b.tags
 }
 
-func nodeWrites(n *Node) []*Field {
+func (c *checker) nodeWrites(n *Node) []*Field {
 	if n.Into == nil && len(n.Set) == 0 {
 		return nil
 	}
-	out := make([]*Field, 0, len(n.Set)+1)
+	out := share(&c.writes, len(n.Set)+1)
 	add := func(f *Field) {
 		if f != nil && !slices.Contains(out, f) { // a node writes few fields
 			out = append(out, f)

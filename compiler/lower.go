@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -66,6 +67,26 @@ type lowerer struct {
 	x       exprCompiler          // the expression compiler, reused by every chunk
 	cb      bytecode.ChunkBuilder // the chunk builder, likewise
 	nameBuf []byte                // scratch for chunk names
+	names   []byte                // the block chunk names are kept in (keep)
+
+	edges   []bytecode.Edge   // shares for nodes' route tables
+	assigns []bytecode.Assign // shares for set nodes' assignments
+}
+
+// keep returns b as a string stored in the lowerer's name block: a graph's
+// chunk names cost one allocation per block instead of one each. Bytes
+// handed out are never written again (the block only grows at its end, and
+// a full block is replaced, not reused), so the strings stay immutable.
+func (l *lowerer) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(l.names)-len(l.names) < len(b) {
+		l.names = make([]byte, 0, max(4096, len(b)))
+	}
+	start := len(l.names)
+	l.names = append(l.names, b...)
+	return unsafe.String(&l.names[start], len(b))
 }
 
 // lower turns a checked Info (without errors) into a Program. It returns

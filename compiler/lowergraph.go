@@ -71,7 +71,7 @@ func (gl *graphLowerer) chunkName(n *Node, part string, i int) string {
 		b = strconv.AppendInt(b, int64(i), 10)
 	}
 	gl.l.nameBuf = b
-	return string(b)
+	return gl.l.keep(b)
 }
 
 func (gl *graphLowerer) node(n *Node) bytecode.Node {
@@ -104,6 +104,9 @@ func (gl *graphLowerer) node(n *Node) bytecode.Node {
 		pol = mergePolicies(n.Policies, m.Item)
 	case NodeSet:
 		out.Kind = bytecode.NodeSet
+		if len(n.Set) > 0 {
+			out.Set = share(&l.assigns, len(n.Set))
+		}
 		for _, it := range n.Set {
 			name := gl.chunkName(n, "set."+it.Field.Name, -1)
 			var code uint32
@@ -283,7 +286,10 @@ var edgeKinds = map[EdgeKind]bytecode.EdgeKind{
 
 // routes lowers a node's declared out-edges into its route table.
 func (gl *graphLowerer) routes(out *bytecode.Node, n *Node) {
-	out.Edges = make([]bytecode.Edge, 0, len(n.Out))
+	out.Edges = []bytecode.Edge{} // (empty, not nil, as ever)
+	if len(n.Out) > 0 {
+		out.Edges = share(&gl.l.edges, len(n.Out))
+	}
 	for _, e := range n.Out {
 		kind, ok := edgeKinds[e.Kind]
 		if !ok {

@@ -229,11 +229,32 @@ func many[T any](p *rdParser, out []*T, x func() *T) ([]*T, bool) {
 		if v == nil {
 			return out, p.soft(item)
 		}
-		out = append(out, v)
+		out = appendNode(p.alloc, out, v)
 		if !p.repeated(&count) {
 			return nil, false
 		}
 	}
+}
+
+// appendNode is append(out, v), except that a list's first element goes in
+// a one-element share of the allocator's pointer block: most lists of a
+// node (attributes, operator tails) hold one element, and this saves an
+// allocation for each. A second element moves the list to an array of its
+// own, as append does with any full slice.
+func appendNode[T any](a *rdAlloc, out []*T, v *T) []*T {
+	if out != nil {
+		return append(out, v)
+	}
+	if len(a.ptrs) == 0 {
+		a.ptrs = make([]unsafe.Pointer, 1024)
+	}
+	a.ptrs[0] = unsafe.Pointer(v)
+	// A *T and an unsafe.Pointer have the same representation, so the
+	// share is a valid []*T (and the block, []unsafe.Pointer, is scanned
+	// for pointers like one).
+	one := unsafe.Slice((**T)(unsafe.Pointer(&a.ptrs[0])), 1)
+	a.ptrs = a.ptrs[1:]
+	return one
 }
 
 // sepTail parses ( sep X )* , the tail of X ( sep X )* .
@@ -2037,6 +2058,7 @@ type rdAlloc struct {
 	unarys         slab[Unary]
 	workflows      slab[Workflow]
 	texts          slab[string]
+	ptrs           []unsafe.Pointer // one-element lists (appendNode)
 }
 
 func (a *rdAlloc) addExpr() *AddExpr             { return a.addExprs.get() }
