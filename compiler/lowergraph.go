@@ -35,7 +35,7 @@ func (l *lowerer) graph(g *Graph) {
 	gl.loop = gl.plain
 	gl.loop.locals, gl.loop.loop = 1, true
 	for i, n := range g.Nodes {
-		out.Nodes[i] = gl.node(n)
+		gl.node(&out.Nodes[i], n)
 	}
 	l.p.Graphs[l.graphs[g]] = out
 }
@@ -74,12 +74,11 @@ func (gl *graphLowerer) chunkName(n *Node, part string, i int) string {
 	return gl.l.keep(b)
 }
 
-func (gl *graphLowerer) node(n *Node) bytecode.Node {
+// node lowers n into out, a zero Node (filled in place, field by field:
+// a Node returned by value would be copied with a bulk write barrier).
+func (gl *graphLowerer) node(out *bytecode.Node, n *Node) {
 	l := gl.l
-	out := bytecode.Node{
-		Name: n.Name, Span: l.span(n.Span), Into: fieldIndex(n.Into), Catch: bytecode.None,
-		Effect: effectOf(n.Effect),
-	}
+	out.Name, out.Span, out.Into, out.Catch, out.Effect = n.Name, l.span(n.Span), fieldIndex(n.Into), bytecode.None, effectOf(n.Effect)
 	pol := n.Policies
 	switch n.Kind {
 	case NodeStart:
@@ -145,9 +144,8 @@ func (gl *graphLowerer) node(n *Node) bytecode.Node {
 	default:
 		l.internal("graph %s: node %s has kind %s", gl.g.Name(), n.Name, n.Kind)
 	}
-	gl.policies(&out, pol)
-	gl.routes(&out, n)
-	return out
+	gl.policies(out, pol)
+	gl.routes(out, n)
 }
 
 // writeType is the type a set value is converted to before its field's
