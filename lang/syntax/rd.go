@@ -344,7 +344,7 @@ func (p *rdParser) setEnd(dst *lexer.Position, start int) {
 	}
 	t := p.at(last)
 	p.setPos(dst, t)
-	dst.Advance(t.Value)
+	advance(dst, t.Value)
 }
 
 // setPos sets dst to the position of t, field by field: a whole-struct copy
