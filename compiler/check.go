@@ -11,6 +11,7 @@ import (
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/syntax"
+	"unsafe"
 )
 
 // Check runs every check on pkg. It returns the Info it built (also when it
@@ -45,6 +46,30 @@ type checker struct {
 	setItems  []SetItem  // blocks of set items (setItem)
 	setLists  []*SetItem // shares for set nodes' item lists
 	writes    []*Field   // shares for nodes' write lists (nodeWrites)
+}
+
+// chunks hands out zeroed *T from chunks of at most 32 KiB, sized for the
+// expected count: a few allocations for all, and pointers that stay valid.
+// (One array for thousands of nodes would be a large object: fresh pages,
+// zeroed and faulted in on every compile.)
+type chunks[T any] struct {
+	buf  []T
+	left int // how many more are expected
+}
+
+func (c *chunks[T]) get() *T {
+	if len(c.buf) == 0 {
+		var zero T
+		size := max(1, min(c.left, 32<<10/int(unsafe.Sizeof(zero))))
+		if c.left <= 0 {
+			size = 8 // more than expected
+		}
+		c.left -= size
+		c.buf = make([]T, size)
+	}
+	x := &c.buf[0]
+	c.buf = c.buf[1:]
+	return x
 }
 
 // share returns an empty slice with room for n, taken from *block (a new

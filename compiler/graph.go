@@ -42,20 +42,13 @@ type graphBuild struct {
 	// brokenIn targets whose source failed. The graph's checks stay quiet
 	// about what the missing edge would have given (follow-on errors).
 	brokenOut, brokenWhen, brokenIn []bool
-	edgeSlab                        []Edge  // the declared edges (see newEdge)
-	order                           []*Node // reverse postorder, once computed (rpo)
+	edges                           chunks[Edge] // the declared edges (see newEdge)
+	order                           []*Node      // reverse postorder, once computed (rpo)
 }
 
-// newEdge returns a zero edge from the edge slab (or a new one once the
-// slab is full). (Taking the edge by value would make every argument
-// escape: one heap copy per edge, slab or not.)
-func (b *graphBuild) newEdge() *Edge {
-	if len(b.edgeSlab) == cap(b.edgeSlab) {
-		return new(Edge)
-	}
-	b.edgeSlab = b.edgeSlab[:len(b.edgeSlab)+1]
-	return &b.edgeSlab[len(b.edgeSlab)-1]
-}
+// newEdge returns a zero edge from the graph's edge chunks. (Taking the
+// edge by value would make every argument escape: one heap copy per edge.)
+func (b *graphBuild) newEdge() *Edge { return b.edges.get() }
 
 // markBroken records an edge of n whose other end did not resolve.
 func (b *graphBuild) markBroken(marks *[]bool, n *Node) {
@@ -73,8 +66,7 @@ func (c *checker) buildGraph(g *Graph) {
 	if !ok {
 		return
 	}
-	// Nodes and edges come from two slabs (sized by the declarations; the
-	// slices never grow, so the pointers into them stay valid).
+	// Nodes and edges come from chunks sized by the declarations.
 	nNodes, nEdges := 0, 0
 	for _, it := range syn.Items {
 		switch {
@@ -102,8 +94,8 @@ func (c *checker) buildGraph(g *Graph) {
 		g.Output = c.bindingField(g, syn.Output, "output")
 	}
 
-	nodeSlab := make([]Node, 0, nNodes)
-	b.edgeSlab = make([]Edge, 0, nEdges)
+	nodeSlab := chunks[Node]{left: nNodes}
+	b.edges.left = nEdges
 	g.Nodes = slices.Grow(g.Nodes, nNodes)
 
 	// Nodes.
@@ -121,8 +113,7 @@ func (c *checker) buildGraph(g *Graph) {
 			related(c.errorf(diag.DuplicateName, nd.Name.Span(), "node %s is declared twice", name), "first declared here", prev.Span)
 			continue
 		}
-		nodeSlab = nodeSlab[:len(nodeSlab)+1] // (fields set one by one: no struct copy)
-		n := &nodeSlab[len(nodeSlab)-1]
+		n := nodeSlab.get() // (fields set one by one: no struct copy)
 		n.Name, n.Span, n.Index, n.Syntax = name, nd.Name.Span(), len(g.Nodes), nd
 		switch body := nd.Body.(type) {
 		case *syntax.CallNode:
@@ -139,8 +130,7 @@ func (c *checker) buildGraph(g *Graph) {
 		case *syntax.WaitNode:
 			n.Kind = NodeWait
 		default:
-			*n = Node{}
-			nodeSlab = nodeSlab[:len(nodeSlab)-1]
+			*n = Node{} // (a slot left unused)
 			continue
 		}
 		g.Nodes = append(g.Nodes, n)
