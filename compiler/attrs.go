@@ -181,7 +181,7 @@ var compactionSchema = &blockSchema{what: "compaction", attrs: []attrSpec{
 }}
 
 var recallSchema = &blockSchema{what: "recall", attrs: []attrSpec{
-	constA("search", tBool, "offer session_search"),
+	constA("search", tBool, "allow session_search calls (false: every call is refused)"),
 	constA("load_window", tInt, "events loaded on each side by session_load").atLeast(0).atMost(2),
 	constA("preload", tInt, "hits from the user's other sessions injected up front").atLeast(0),
 	wordsA("scopes", "where session_search may look", "current_hidden", "current_session", "other_sessions", "all_sessions"),

@@ -253,12 +253,23 @@ func (p *program) decisionType(g *bytecode.Graph, root, id string) *types.Type {
 // run --resume latest` resumes (spec/runner.md, "Resuming"). ErrNotFound
 // (wrapped) when there is none.
 func (r *Runner) LatestResumable(ctx context.Context, user, session string) (string, error) {
+	return latestResumable(ctx, r.st, store.RunFilter{App: r.app, User: user, Session: session}, r.driving)
+}
+
+// LatestResumableIn is LatestResumable over st for app, before any Runner
+// drives a run of it (what a process resolves "latest" to before it
+// assembles its Runner).
+func LatestResumableIn(ctx context.Context, st store.Runs, app, user, session string) (string, error) {
+	return latestResumable(ctx, st, store.RunFilter{App: app, User: user, Session: session}, func(string) bool { return false })
+}
+
+func latestResumable(ctx context.Context, st store.Runs, f store.RunFilter, driving func(run string) bool) (string, error) {
 	best := ""
-	err := r.eachRun(ctx, store.RunFilter{App: r.app, User: user, Session: session}, func(run store.Run) {
+	err := eachRun(ctx, st, f, func(run store.Run) {
 		switch run.Status {
 		case store.RunInterrupted, store.RunStatus(StatusNeedsDecision):
 		case store.RunRunning:
-			if r.driving(run.ID) {
+			if driving(run.ID) {
 				return
 			}
 		default:
@@ -267,10 +278,10 @@ func (r *Runner) LatestResumable(ctx context.Context, user, session string) (str
 		best = max(best, run.ID)
 	})
 	if err != nil {
-		return "", fmt.Errorf("runtime: runs of session %s: %w", session, err)
+		return "", fmt.Errorf("runtime: runs of session %s: %w", f.Session, err)
 	}
 	if best == "" {
-		return "", fmt.Errorf("runtime: session %s of user %s has no run to resume (interrupted, needs_decision, or cut off while running): %w", session, user, store.ErrNotFound)
+		return "", fmt.Errorf("runtime: session %s of user %s has no run to resume (interrupted, needs_decision, or cut off while running): %w", f.Session, f.User, store.ErrNotFound)
 	}
 	return best, nil
 }
@@ -294,7 +305,7 @@ func (r *Runner) Orphans(ctx context.Context) ([]store.Run, error) {
 // only every TTL/2.
 func (r *Runner) ScanOrphans(ctx context.Context) (orphans []store.Run, next time.Time, err error) {
 	var out []store.Run
-	err = r.eachRun(ctx, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
+	err = eachRun(ctx, r.st, store.RunFilter{App: r.app, Status: store.RunRunning}, func(run store.Run) {
 		if run.Status == store.RunRunning && !r.driving(run.ID) {
 			out = append(out, run)
 		}
@@ -308,10 +319,10 @@ func (r *Runner) ScanOrphans(ctx context.Context) (orphans []store.Run, next tim
 	return out, next, nil
 }
 
-// eachRun calls fn with every run matching f, page by page.
-func (r *Runner) eachRun(ctx context.Context, f store.RunFilter, fn func(store.Run)) error {
+// eachRun calls fn for every run of st that f selects, page by page.
+func eachRun(ctx context.Context, st store.Runs, f store.RunFilter, fn func(store.Run)) error {
 	for {
-		runs, next, err := r.st.ListRuns(ctx, f)
+		runs, next, err := st.ListRuns(ctx, f)
 		if err != nil {
 			return err
 		}

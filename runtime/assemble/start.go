@@ -1,7 +1,9 @@
 package assemble
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,6 +23,11 @@ import (
 // the events are read. A request that does not fit the store satisfies
 // session.Invalid; an upgrade the check refuses is *runtime.UpgradeError.
 func RunOnce(ctx context.Context, o Options, target string, q session.Request) (asm *Assembly, events <-chan *runtime.Event, close func(), err error) {
+	if q.Resume != "" && o.Replay == nil {
+		if o.Replay, err = resumedReplay(ctx, o, target, q); err != nil {
+			return nil, nil, nil, err
+		}
+	}
 	asm, st, r, close, err := Open(ctx, o, target)
 	if err != nil {
 		return nil, nil, nil, err
@@ -34,6 +41,27 @@ func RunOnce(ctx context.Context, o Options, target string, q session.Request) (
 		return nil, nil, nil, err
 	}
 	return asm, events, close, nil
+}
+
+// resumedReplay is the default test block of the runnable of the run q
+// resumes, read from the store at target before the Runner is assembled
+// (session.Service.RunToResume), for a program whose replay the process
+// could not choose (several runnables, no serve block): a run resumed
+// without OPENAI_API_KEY replays the fixtures it started with.
+func resumedReplay(ctx context.Context, o Options, target string, q session.Request) (t *bytecode.Test, err error) {
+	st, err := dial.Open(ctx, target)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, st.Close()) }()
+	run, err := session.New(st).RunToResume(ctx, cmp.Or(o.App, o.Program.Workflow), q.User, q.Session, q.Resume)
+	if err != nil {
+		return nil, err
+	}
+	if gi, ok := o.Program.Runnable(run.Runnable); ok {
+		return replayOf(o.Program, gi), nil
+	}
+	return nil, nil
 }
 
 // StartServe is agentc serve once its program prog loaded (enc its

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
 )
 
 // Request is a run a person asks for on a command line (agentc run): a
@@ -89,6 +90,25 @@ func (s *Service) Continue(ctx context.Context, r *runtime.Runner, user, session
 		return runtime.Invocation{}, err
 	}
 	return runtime.Invocation{User: key.User, Session: key.Session, Resume: req}, nil
+}
+
+// RunToResume is the run a person names to continue (run id, or "latest"
+// of the session (user, session) of app, as Continue resolves it) read
+// before any Runner of the process drives a run: what a process that
+// chooses its assembly by the run reads first. Errors wrap ErrNoRun.
+func (s *Service) RunToResume(ctx context.Context, app, user, session, run string) (store.Run, error) {
+	if run == "latest" {
+		id, err := runtime.LatestResumableIn(ctx, s.st, app, user, session)
+		if err != nil {
+			return store.Run{}, &noRunError{msg: err.Error(), err: err}
+		}
+		run = id
+	}
+	r, err := s.st.GetRun(ctx, run)
+	if err != nil {
+		return store.Run{}, &noRunError{msg: fmt.Sprintf("run %s: %v", run, err), err: err}
+	}
+	return r, nil
 }
 
 // Hint tells a person what a run that stopped needs, from its
