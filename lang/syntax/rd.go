@@ -71,6 +71,7 @@ const maxRecursion = 10_000
 // matches, so the cursor never moves past it.
 type rdParser struct {
 	file string  // the declaration's file, for positions
+	text string  // the file's source: token values are substrings of it
 	toks []token // the declaration's tokens, EOF excluded
 	eof  token   // synthetic EOF just past the last token
 	i    int     // cursor: index of the next token
@@ -91,37 +92,24 @@ type rdParser struct {
 	alloc *rdAlloc
 }
 
-// parseDeclRD parses the tokens of one declaration (EOF excluded; eof is the
-// token placed just past the last one). It returns the declaration, or nil
-// and one syntax error.
-// Tokens are in participle's form (as the oracle takes them), all of one
-// file.
-func parseDeclRD(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
-	u := unit{file: eof.Pos.Filename, toks: make([]token, len(toks))}
-	for i, t := range toks {
-		u.toks[i] = tokenAt(tokType(t.Type), t.Value, t.Pos)
-	}
-	return new(rdAlloc).parseDecl(u, tokenAt(tokType(eof.Type), eof.Value, eof.Pos))
-}
-
 // parseDecl parses the tokens of unit u, allocating the nodes from a.
 func (a *rdAlloc) parseDecl(u unit, eof token) (Decl, *diag.Diagnostic) {
-	file, toks := u.file, u.toks
-	p := rdParser{file: file, toks: toks, eof: eof, alloc: a}
+	file, text, toks := u.file, u.text, u.toks
+	p := rdParser{file: file, text: text, toks: toks, eof: eof, alloc: a}
 	if d := p.unit(); d != nil {
 		return d, nil
 	}
 	if p.limitMsg != "" {
 		return nil, p.errorAt(p.limitAt, p.limitCode, p.limitMsg)
 	}
-	q := rdParser{file: file, toks: toks, eof: eof, diag: true, far: -1, alloc: new(rdAlloc)}
+	q := rdParser{file: file, text: text, toks: toks, eof: eof, diag: true, far: -1, alloc: new(rdAlloc)}
 	q.unit()
 	return nil, q.syntaxError()
 }
 
 func (p *rdParser) errorAt(i int, code diag.Code, msg string) *diag.Diagnostic {
 	t := p.at(i)
-	end := t.end(p.file)
+	end := t.end(p.file, p.text)
 	if end.Offset == int(t.Offset) {
 		end.Offset++
 		end.Column++
@@ -135,7 +123,7 @@ func (p *rdParser) syntaxError() *diag.Diagnostic {
 	if at < 0 {
 		at = p.i
 	}
-	msg := "unexpected " + describe(p.at(at).lex(p.file))
+	msg := "unexpected " + describe(p.at(at).lex(p.file, p.text))
 	if len(p.exp) > 0 {
 		msg += "; expected " + orList(p.exp)
 	}
@@ -309,12 +297,15 @@ func (p *rdParser) at(i int) *token {
 
 func (p *rdParser) tok() *token { return p.at(p.i) }
 
+// val is the text of token t.
+func (p *rdParser) val(t *token) string { return p.text[t.Offset : t.Offset+t.Len] }
+
 // is reports whether the next token's value is s (any token type).
-func (p *rdParser) is(s string) bool { return p.at(p.i).Value == s }
+func (p *rdParser) is(s string) bool { return p.val(p.at(p.i)) == s }
 
 // lit consumes the next token if its value is s (any token type).
 func (p *rdParser) lit(s string) bool {
-	if p.at(p.i).Value == s {
+	if p.val(p.at(p.i)) == s {
 		p.i++
 		return true
 	}
@@ -339,12 +330,12 @@ func (p *rdParser) setEnd(dst *lexer.Position, start int) {
 		return
 	}
 	last := p.i - 1
-	for last > start && p.at(last).Value == "" {
+	for last > start && p.at(last).Len == 0 {
 		last-- // a synthetic closer occupies no source text
 	}
 	t := p.at(last)
 	p.setPos(dst, t)
-	advance(dst, t.Value)
+	advance(dst, p.val(t))
 }
 
 // setPos sets dst to the position of t, field by field: a whole-struct copy
@@ -375,7 +366,7 @@ func (p *rdParser) unit() Decl {
 // decl parses the Decl union. Its members start with distinct keywords, so
 // at most one can match.
 func (p *rdParser) decl() Decl {
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "workflow":
 		if n := p.workflow(); n != nil {
 			return n
@@ -470,7 +461,7 @@ func (p *rdParser) importDecl() *Import {
 // BlockDecl = ("model" | ...) Ident Block .
 func (p *rdParser) blockDecl() *BlockDecl {
 	start := p.i
-	kind := p.tok().Value
+	kind := p.val(p.tok())
 	p.i++
 	name := p.ident()
 	if name == nil {
@@ -542,9 +533,9 @@ func (p *rdParser) tool() *Tool {
 // ToolItem = "input" Type | "output" Type | "run" "=" ToolRun | Attr .
 func (p *rdParser) toolItem() *ToolItem {
 	start := p.i
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "input", "output":
-		out := p.tok().Value == "output"
+		out := p.val(p.tok()) == "output"
 		p.i++
 		if t := p.typ(); t != nil {
 			n := p.alloc.toolItem()
@@ -588,7 +579,7 @@ func (p *rdParser) toolItem() *ToolItem {
 func (p *rdParser) toolRun() *ToolRun {
 	start := p.i
 	n := p.alloc.toolRun()
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "builtin":
 		p.i++
 		if p.lit(".") {
@@ -808,7 +799,7 @@ func (p *rdParser) clauses() ([]*Clause, bool) { return many(p, nil, p.clause) }
 // The members start with distinct keywords.
 func (p *rdParser) nodeBody() NodeBody {
 	start := p.i
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "llm", "tool", "agent", "graph":
 		if n := p.callNode(); n != nil {
 			return n
@@ -844,7 +835,7 @@ func (p *rdParser) nodeBody() NodeBody {
 // CallNode = ("llm" | "tool" | "agent" | "graph") Ident Block? .
 func (p *rdParser) callNode() *CallNode {
 	start := p.i
-	kind := p.tok().Value
+	kind := p.val(p.tok())
 	p.i++
 	callee := p.ident()
 	if callee == nil {
@@ -930,7 +921,7 @@ func (p *rdParser) interruptNode() *InterruptNode {
 func (p *rdParser) joinNode() *JoinNode {
 	start := p.i
 	p.i++
-	mode := p.tok().Value
+	mode := p.val(p.tok())
 	if mode != "all" && mode != "any" {
 		p.want(`"all" or "any"`)
 		return nil
@@ -962,7 +953,7 @@ func (p *rdParser) waitNode() *WaitNode {
 func (p *rdParser) clause() *Clause {
 	start := p.i
 	var n *Clause
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "retry":
 		if r := p.retry(); r != nil {
 			n = p.alloc.clause()
@@ -1163,7 +1154,7 @@ func (p *rdParser) test() *Test {
 func (p *rdParser) testItem() *TestItem {
 	start := p.i
 	n := p.alloc.testItem()
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "model", "tool":
 		if n.Replay = p.replay(); n.Replay != nil {
 			p.span(&n.At, start)
@@ -1194,7 +1185,7 @@ func (p *rdParser) testItem() *TestItem {
 // Replay = ( "model" | "tool" ) Ident "replay" String .
 func (p *rdParser) replay() *Replay {
 	start := p.i
-	kind := p.tok().Value
+	kind := p.val(p.tok())
 	p.i++
 	name := p.ident()
 	if name == nil || !p.lit("replay") {
@@ -1366,7 +1357,7 @@ func (p *rdParser) singleType() *SingleType {
 	start := p.i
 	n := p.alloc.singleType()
 	done := false
-	switch v := p.tok().Value; v {
+	switch v := p.val(p.tok()); v {
 	case "list", "map":
 		p.i++
 		if p.lit("<") {
@@ -1433,7 +1424,7 @@ func (p *rdParser) ident() *Ident {
 		return nil
 	}
 	n := p.alloc.ident()
-	n.Name = t.Value
+	n.Name = p.val(t)
 	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
@@ -1448,7 +1439,7 @@ func (p *rdParser) intLit() *IntLit {
 		return nil
 	}
 	n := p.alloc.intLit()
-	n.Text = t.Value
+	n.Text = p.val(t)
 	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
@@ -1463,7 +1454,7 @@ func (p *rdParser) durLit() *DurationLit {
 		return nil
 	}
 	n := p.alloc.durLit()
-	n.Text = t.Value
+	n.Text = p.val(t)
 	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
@@ -1480,7 +1471,7 @@ func (p *rdParser) str() *String {
 	}
 	p.i++
 	n := p.alloc.str()
-	n.Open = t.Value
+	n.Open = p.val(t)
 	var ok bool
 	if n.Parts, ok = many(p, n.Parts, p.strPart); !ok {
 		return nil
@@ -1490,7 +1481,7 @@ func (p *rdParser) str() *String {
 		p.want("the end of the string")
 		return nil
 	}
-	n.Close = t.Value
+	n.Close = p.val(t)
 	p.i++
 	p.span(&n.At, start)
 	return n
@@ -1503,7 +1494,7 @@ func (p *rdParser) strPart() *StrPart {
 	switch t.Type {
 	case tokText:
 		n := p.alloc.strPart()
-		n.Text = p.alloc.text(t.Value)
+		n.Text = p.alloc.text(p.val(t))
 		p.i++
 		p.span(&n.At, start)
 		return n
@@ -1622,11 +1613,11 @@ func (p *rdParser) cmpExpr() *CmpExpr {
 	n.Left = left
 	opt := p.i
 	op, width := "", 1
-	switch v := p.tok().Value; v {
+	switch v := p.val(p.tok()); v {
 	case "==", "!=", "<=", ">=", "<", ">", "in":
 		op = v
 	case "not":
-		if p.at(p.i+1).Value == "in" {
+		if p.val(p.at(p.i+1)) == "in" {
 			op, width = "notin", 2 // participle concatenates the captured tokens
 		}
 	}
@@ -1663,7 +1654,7 @@ func (p *rdParser) addExpr() *AddExpr {
 
 func (p *rdParser) addOp() *AddOp {
 	start := p.i
-	op := p.tok().Value
+	op := p.val(p.tok())
 	if op != "+" && op != "-" {
 		p.want("an operator")
 		return nil
@@ -1698,7 +1689,7 @@ func (p *rdParser) mulExpr() *MulExpr {
 
 func (p *rdParser) mulOp() *MulOp {
 	start := p.i
-	op := p.tok().Value
+	op := p.val(p.tok())
 	if op != "*" && op != "/" && op != "%" {
 		return nil
 	}
@@ -1762,7 +1753,7 @@ func (p *rdParser) postfix() *Postfix {
 func (p *rdParser) selector() *Selector {
 	start := p.i
 	var s *Selector
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case ".":
 		p.i++
 		if id := p.ident(); id != nil {
@@ -1796,7 +1787,7 @@ func (p *rdParser) primary() Primary {
 	if t.Type == tokIdent {
 		// Call: an identifier followed by "(". When the "(" is missing
 		// the Call fails softly and Literal or Name takes the identifier.
-		if p.at(start+1).Value == "(" {
+		if p.val(p.at(start+1)) == "(" {
 			if c := p.call(); c != nil {
 				return c
 			}
@@ -1808,7 +1799,7 @@ func (p *rdParser) primary() Primary {
 	switch t.Type {
 	case tokFloat, tokDuration, tokInt:
 		n := p.alloc.literal()
-		s := p.alloc.text(t.Value)
+		s := p.alloc.text(p.val(t))
 		switch t.Type {
 		case tokFloat:
 			n.Float = s
@@ -1821,10 +1812,10 @@ func (p *rdParser) primary() Primary {
 		p.span(&n.At, start)
 		return n
 	}
-	switch t.Value {
+	switch p.val(t) {
 	case "true", "false":
 		n := p.alloc.literal()
-		n.Bool = p.alloc.text(t.Value)
+		n.Bool = p.alloc.text(p.val(t))
 		p.i++
 		p.span(&n.At, start)
 		return n
@@ -1837,21 +1828,21 @@ func (p *rdParser) primary() Primary {
 	}
 	if t.Type == tokIdent {
 		n := p.alloc.name()
-		n.Ident = t.Value
+		n.Ident = p.val(t)
 		p.i++
 		p.span(&n.At, start)
 		return n
 	}
 	switch {
-	case t.Value == "(":
+	case p.val(t) == "(":
 		if n := p.paren(); n != nil {
 			return n
 		}
-	case t.Value == "[":
+	case p.val(t) == "[":
 		if n := p.listLit(); n != nil {
 			return n
 		}
-	case t.Value == "{":
+	case p.val(t) == "{":
 		if n := p.recordLit(); n != nil {
 			return n
 		}

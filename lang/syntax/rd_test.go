@@ -180,7 +180,7 @@ type lexUnit struct {
 
 // units lexes src the way Parse does and returns its declaration units.
 func units(src []byte) []lexUnit {
-	toks, _ := scan("d.agent", src)
+	toks, text, _ := scan("d.agent", src)
 	code := make([]token, 0, len(toks))
 	for _, t := range toks {
 		if t.Type != tokComment {
@@ -188,10 +188,35 @@ func units(src []byte) []lexUnit {
 		}
 	}
 	var out []lexUnit
-	for _, u := range splitDecls("d.agent", code) {
-		out = append(out, lexUnit{toks: lexTokens(u.file, u.toks), maxDepth: u.maxDepth})
+	for _, u := range splitDecls("d.agent", text, code) {
+		out = append(out, lexUnit{toks: lexTokens(u.file, u.text, u.toks), maxDepth: u.maxDepth})
 	}
 	return out
+}
+
+// parseDeclRD parses the tokens of one declaration (EOF excluded; eof is the
+// token placed just past the last one) with the hand-written parser. The
+// tokens are in participle's form (as the oracle takes them), all of one
+// file, each value at its offset (as the lexer's are, and relay's); the
+// parser's tokens point into a source rebuilt from them.
+func parseDeclRD(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
+	size := eof.Pos.Offset
+	for _, t := range toks {
+		size = max(size, t.Pos.Offset+len(t.Value))
+	}
+	src := []byte(strings.Repeat(" ", size))
+	u := unit{file: eof.Pos.Filename, toks: make([]token, len(toks))}
+	for i, t := range toks {
+		copy(src[t.Pos.Offset:], t.Value)
+		u.toks[i] = tokenAt(tokType(t.Type), len(t.Value), t.Pos)
+	}
+	u.text = string(src)
+	for i, t := range toks {
+		if got := u.toks[i].value(u.text); got != t.Value {
+			panic(fmt.Sprintf("parseDeclRD: token %d (%q at offset %d) overlaps another (%q there)", i, t.Value, t.Pos.Offset, got))
+		}
+	}
+	return new(rdAlloc).parseDecl(u, tokenAt(tokType(eof.Type), len(eof.Value), eof.Pos))
 }
 
 func eofAfter(toks []lexer.Token) lexer.Token {
@@ -610,12 +635,12 @@ func parseParticiple(name string, src []byte) (*File, []diag.Diagnostic) {
 	if len(src) > MaxSourceSize || !utf8.Valid(src) {
 		return Parse(name, src) // rejected before any declaration is parsed
 	}
-	toks, diags := scan(name, src)
+	toks, text, diags := scan(name, src)
 	f.EndPos = toks[len(toks)-1].pos(name)
 	code := make([]token, 0, len(toks))
 	for _, t := range toks {
 		if t.Type == tokComment {
-			f.Comments = append(f.Comments, Comment{Text: t.Value, Pos: posOf(t.pos(name)), End: posOf(t.end(name))})
+			f.Comments = append(f.Comments, Comment{Text: t.value(text), Pos: posOf(t.pos(name)), End: posOf(t.end(name, text))})
 			continue
 		}
 		code = append(code, t)
@@ -624,7 +649,7 @@ func parseParticiple(name string, src []byte) (*File, []diag.Diagnostic) {
 		return f, diags
 	}
 	lexical := len(diags)
-	for _, u := range splitDecls(name, code) {
+	for _, u := range splitDecls(name, text, code) {
 		decl, d := parseDeclParticiple(u)
 		if d != nil && !within(diags[:lexical], u) {
 			diags = append(diags, *d)
