@@ -96,7 +96,7 @@ func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
 	if len(diags) >= maxLexErrors {
 		return f, diags // garbage: don't pile syntax errors on top
 	}
-	alloc := new(rdAlloc)
+	alloc := &rdAlloc{limit: chunkLimit(len(code))}
 	lexical := len(diags)
 	for _, unit := range splitDecls(name, text, code) {
 		decl, d := parseDecl(unit, alloc)

@@ -1963,21 +1963,31 @@ func (p *rdParser) recordEntry() *RecordEntry {
 // ---- allocation ----
 
 // slab hands out zeroed *T from chunks that double in size from 8 up to
-// 8 KiB, so a file's nodes cost a few allocations per node type instead of
-// one each. The cap bounds the unused tail of each type's last chunk (with
-// some forty node types, 32 KiB chunks left about 0.3 MB allocated and
-// scanned but unused in a 1,000-node graph); chunks above 32 KiB would take
-// the slow large-object path. A chunk stays alive while any node in it is
+// limit bytes, so a file's nodes cost a few allocations per node type
+// instead of one each. A chunk stays alive while any node in it is
 // referenced; all of them belong to one File.
 type slab[T any] struct {
 	buf  []T
 	size int
 }
 
-func (s *slab[T]) get() *T {
+// Chunk limits (rdAlloc.limit): chunks above 32 KiB would take the slow
+// large-object path; below, the limit trades the unused tail of each
+// type's last chunk (about half a chunk, for each of some twenty types in
+// use) against locality (a node's children sit in fewer, longer runs).
+// chunkLimit sizes it by the file: the tails stay a few percent of its
+// tree, whose nodes cost some 230 bytes per token.
+const (
+	minChunk = 8 << 10
+	maxChunk = 32 << 10
+)
+
+func chunkLimit(tokens int) int { return min(maxChunk, max(minChunk, tokens*2/3)) }
+
+func (s *slab[T]) get(limit int) *T {
 	if len(s.buf) == 0 {
 		var zero T
-		s.size = min(max(2*s.size, 8), max(1, 8<<10/int(unsafe.Sizeof(zero))))
+		s.size = min(max(2*s.size, 8), max(1, max(limit, minChunk)/int(unsafe.Sizeof(zero))))
 		s.buf = make([]T, s.size)
 	}
 	x := &s.buf[0]
@@ -2050,72 +2060,73 @@ type rdAlloc struct {
 	workflows      slab[Workflow]
 	texts          slab[string]
 	ptrs           []unsafe.Pointer // one-element lists (appendNode)
+	limit          int              // chunk size limit in bytes (chunkLimit; 0: minChunk)
 }
 
-func (a *rdAlloc) addExpr() *AddExpr             { return a.addExprs.get() }
-func (a *rdAlloc) addOp() *AddOp                 { return a.addOps.get() }
-func (a *rdAlloc) agent() *Agent                 { return a.agents.get() }
-func (a *rdAlloc) andExpr() *AndExpr             { return a.andExprs.get() }
-func (a *rdAlloc) answer() *Answer               { return a.answers.get() }
-func (a *rdAlloc) attr() *Attr                   { return a.attrs.get() }
-func (a *rdAlloc) block() *Block                 { return a.blocks.get() }
-func (a *rdAlloc) blockDecl() *BlockDecl         { return a.blockDecls.get() }
-func (a *rdAlloc) cache() *Cache                 { return a.caches.get() }
-func (a *rdAlloc) call() *Call                   { return a.calls.get() }
-func (a *rdAlloc) callNode() *CallNode           { return a.callNodes.get() }
-func (a *rdAlloc) clause() *Clause               { return a.clauses.get() }
-func (a *rdAlloc) cmpExpr() *CmpExpr             { return a.cmpExprs.get() }
-func (a *rdAlloc) durLit() *DurationLit          { return a.durLits.get() }
-func (a *rdAlloc) edge() *Edge                   { return a.edges.get() }
-func (a *rdAlloc) expect() *Expect               { return a.expects.get() }
-func (a *rdAlloc) expr() *Expr                   { return a.exprs.get() }
-func (a *rdAlloc) field() *Field                 { return a.fields.get() }
-func (a *rdAlloc) graph() *Graph                 { return a.graphs.get() }
-func (a *rdAlloc) graphItem() *GraphItem         { return a.graphItems.get() }
-func (a *rdAlloc) ident() *Ident                 { return a.idents.get() }
-func (a *rdAlloc) importDecl() *Import           { return a.importDecls.get() }
-func (a *rdAlloc) intLit() *IntLit               { return a.intLits.get() }
-func (a *rdAlloc) interruptNode() *InterruptNode { return a.interruptNodes.get() }
-func (a *rdAlloc) joinNode() *JoinNode           { return a.joinNodes.get() }
-func (a *rdAlloc) waitNode() *WaitNode           { return a.waitNodes.get() }
-func (a *rdAlloc) listElem() *ListElem           { return a.listElems.get() }
-func (a *rdAlloc) listLit() *ListLit             { return a.listLits.get() }
-func (a *rdAlloc) literal() *Literal             { return a.literals.get() }
-func (a *rdAlloc) mapNode() *MapNode             { return a.mapNodes.get() }
-func (a *rdAlloc) mulExpr() *MulExpr             { return a.mulExprs.get() }
-func (a *rdAlloc) mulOp() *MulOp                 { return a.mulOps.get() }
-func (a *rdAlloc) name() *Name                   { return a.names.get() }
-func (a *rdAlloc) nodeDecl() *NodeDecl           { return a.nodeDecls.get() }
-func (a *rdAlloc) notExpr() *NotExpr             { return a.notExprs.get() }
-func (a *rdAlloc) orExpr() *OrExpr               { return a.orExprs.get() }
-func (a *rdAlloc) paren() *Paren                 { return a.parens.get() }
-func (a *rdAlloc) postfix() *Postfix             { return a.postfixs.get() }
-func (a *rdAlloc) recordEntry() *RecordEntry     { return a.recordEntrys.get() }
-func (a *rdAlloc) recordLit() *RecordLit         { return a.recordLits.get() }
-func (a *rdAlloc) recordType() *RecordType       { return a.recordTypes.get() }
-func (a *rdAlloc) replay() *Replay               { return a.replays.get() }
-func (a *rdAlloc) retry() *Retry                 { return a.retrys.get() }
-func (a *rdAlloc) selector() *Selector           { return a.selectors.get() }
-func (a *rdAlloc) serve() *Serve                 { return a.serves.get() }
-func (a *rdAlloc) setNode() *SetNode             { return a.setNodes.get() }
-func (a *rdAlloc) singleType() *SingleType       { return a.singleTypes.get() }
-func (a *rdAlloc) skill() *Skill                 { return a.skills.get() }
-func (a *rdAlloc) state() *State                 { return a.states.get() }
-func (a *rdAlloc) str() *String                  { return a.strs.get() }
-func (a *rdAlloc) strPart() *StrPart             { return a.strParts.get() }
-func (a *rdAlloc) test() *Test                   { return a.tests.get() }
-func (a *rdAlloc) testItem() *TestItem           { return a.testItems.get() }
-func (a *rdAlloc) tool() *Tool                   { return a.tools.get() }
-func (a *rdAlloc) toolItem() *ToolItem           { return a.toolItems.get() }
-func (a *rdAlloc) toolRun() *ToolRun             { return a.toolRuns.get() }
-func (a *rdAlloc) typ() *Type                    { return a.typs.get() }
-func (a *rdAlloc) typeDecl() *TypeDecl           { return a.typeDecls.get() }
-func (a *rdAlloc) unary() *Unary                 { return a.unarys.get() }
-func (a *rdAlloc) workflow() *Workflow           { return a.workflows.get() }
+func (a *rdAlloc) addExpr() *AddExpr             { return a.addExprs.get(a.limit) }
+func (a *rdAlloc) addOp() *AddOp                 { return a.addOps.get(a.limit) }
+func (a *rdAlloc) agent() *Agent                 { return a.agents.get(a.limit) }
+func (a *rdAlloc) andExpr() *AndExpr             { return a.andExprs.get(a.limit) }
+func (a *rdAlloc) answer() *Answer               { return a.answers.get(a.limit) }
+func (a *rdAlloc) attr() *Attr                   { return a.attrs.get(a.limit) }
+func (a *rdAlloc) block() *Block                 { return a.blocks.get(a.limit) }
+func (a *rdAlloc) blockDecl() *BlockDecl         { return a.blockDecls.get(a.limit) }
+func (a *rdAlloc) cache() *Cache                 { return a.caches.get(a.limit) }
+func (a *rdAlloc) call() *Call                   { return a.calls.get(a.limit) }
+func (a *rdAlloc) callNode() *CallNode           { return a.callNodes.get(a.limit) }
+func (a *rdAlloc) clause() *Clause               { return a.clauses.get(a.limit) }
+func (a *rdAlloc) cmpExpr() *CmpExpr             { return a.cmpExprs.get(a.limit) }
+func (a *rdAlloc) durLit() *DurationLit          { return a.durLits.get(a.limit) }
+func (a *rdAlloc) edge() *Edge                   { return a.edges.get(a.limit) }
+func (a *rdAlloc) expect() *Expect               { return a.expects.get(a.limit) }
+func (a *rdAlloc) expr() *Expr                   { return a.exprs.get(a.limit) }
+func (a *rdAlloc) field() *Field                 { return a.fields.get(a.limit) }
+func (a *rdAlloc) graph() *Graph                 { return a.graphs.get(a.limit) }
+func (a *rdAlloc) graphItem() *GraphItem         { return a.graphItems.get(a.limit) }
+func (a *rdAlloc) ident() *Ident                 { return a.idents.get(a.limit) }
+func (a *rdAlloc) importDecl() *Import           { return a.importDecls.get(a.limit) }
+func (a *rdAlloc) intLit() *IntLit               { return a.intLits.get(a.limit) }
+func (a *rdAlloc) interruptNode() *InterruptNode { return a.interruptNodes.get(a.limit) }
+func (a *rdAlloc) joinNode() *JoinNode           { return a.joinNodes.get(a.limit) }
+func (a *rdAlloc) waitNode() *WaitNode           { return a.waitNodes.get(a.limit) }
+func (a *rdAlloc) listElem() *ListElem           { return a.listElems.get(a.limit) }
+func (a *rdAlloc) listLit() *ListLit             { return a.listLits.get(a.limit) }
+func (a *rdAlloc) literal() *Literal             { return a.literals.get(a.limit) }
+func (a *rdAlloc) mapNode() *MapNode             { return a.mapNodes.get(a.limit) }
+func (a *rdAlloc) mulExpr() *MulExpr             { return a.mulExprs.get(a.limit) }
+func (a *rdAlloc) mulOp() *MulOp                 { return a.mulOps.get(a.limit) }
+func (a *rdAlloc) name() *Name                   { return a.names.get(a.limit) }
+func (a *rdAlloc) nodeDecl() *NodeDecl           { return a.nodeDecls.get(a.limit) }
+func (a *rdAlloc) notExpr() *NotExpr             { return a.notExprs.get(a.limit) }
+func (a *rdAlloc) orExpr() *OrExpr               { return a.orExprs.get(a.limit) }
+func (a *rdAlloc) paren() *Paren                 { return a.parens.get(a.limit) }
+func (a *rdAlloc) postfix() *Postfix             { return a.postfixs.get(a.limit) }
+func (a *rdAlloc) recordEntry() *RecordEntry     { return a.recordEntrys.get(a.limit) }
+func (a *rdAlloc) recordLit() *RecordLit         { return a.recordLits.get(a.limit) }
+func (a *rdAlloc) recordType() *RecordType       { return a.recordTypes.get(a.limit) }
+func (a *rdAlloc) replay() *Replay               { return a.replays.get(a.limit) }
+func (a *rdAlloc) retry() *Retry                 { return a.retrys.get(a.limit) }
+func (a *rdAlloc) selector() *Selector           { return a.selectors.get(a.limit) }
+func (a *rdAlloc) serve() *Serve                 { return a.serves.get(a.limit) }
+func (a *rdAlloc) setNode() *SetNode             { return a.setNodes.get(a.limit) }
+func (a *rdAlloc) singleType() *SingleType       { return a.singleTypes.get(a.limit) }
+func (a *rdAlloc) skill() *Skill                 { return a.skills.get(a.limit) }
+func (a *rdAlloc) state() *State                 { return a.states.get(a.limit) }
+func (a *rdAlloc) str() *String                  { return a.strs.get(a.limit) }
+func (a *rdAlloc) strPart() *StrPart             { return a.strParts.get(a.limit) }
+func (a *rdAlloc) test() *Test                   { return a.tests.get(a.limit) }
+func (a *rdAlloc) testItem() *TestItem           { return a.testItems.get(a.limit) }
+func (a *rdAlloc) tool() *Tool                   { return a.tools.get(a.limit) }
+func (a *rdAlloc) toolItem() *ToolItem           { return a.toolItems.get(a.limit) }
+func (a *rdAlloc) toolRun() *ToolRun             { return a.toolRuns.get(a.limit) }
+func (a *rdAlloc) typ() *Type                    { return a.typs.get(a.limit) }
+func (a *rdAlloc) typeDecl() *TypeDecl           { return a.typeDecls.get(a.limit) }
+func (a *rdAlloc) unary() *Unary                 { return a.unarys.get(a.limit) }
+func (a *rdAlloc) workflow() *Workflow           { return a.workflows.get(a.limit) }
 
 // text returns a pointer to a copy of s (for the *string captures).
 func (a *rdAlloc) text(s string) *string {
-	x := a.texts.get()
+	x := a.texts.get(a.limit)
 	*x = s
 	return x
 }
