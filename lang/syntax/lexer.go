@@ -222,9 +222,8 @@ func (s *scanner) errorf(code diag.Code, at, end lexer.Position, format string, 
 	s.diags = append(s.diags, diag.Diagnostic{Severity: diag.Error, Code: code, Summary: fmt.Sprintf(format, args...), Subject: spanOf(at, end)})
 }
 
-// emit appends the token of the next n bytes and moves past it. Values are
-// substrings of s.text (one allocation per file, not per token); the token
-// is written field by field, which avoids a bulk write barrier per token.
+// emit appends the token of the next n bytes and moves past it (its value
+// is s.text at its offset: no allocation per token).
 func (s *scanner) emit(typ tokType, n int) {
 	s.push(typ, n)
 	s.advance(n)
