@@ -87,11 +87,14 @@ func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
 	code := toks[:0] // comments are filtered out in place
 	for i := range toks {
 		t := &toks[i]
-		if t.Type == tokComment {
+		switch {
+		case t.Type == tokComment:
 			f.Comments = append(f.Comments, Comment{Text: t.value(text), Pos: posOf(t.pos(name)), End: posOf(t.end(name, text))})
-			continue
+		case len(code) == i: // no comment so far: the token is in place
+			code = code[:i+1]
+		default:
+			code = append(code, *t)
 		}
-		code = append(code, *t)
 	}
 	if len(diags) >= maxLexErrors {
 		return f, diags // garbage: don't pile syntax errors on top
