@@ -69,6 +69,10 @@ type lowerer struct {
 	nameBuf []byte                // scratch for chunk names
 	names   []byte                // the block chunk names are kept in (keep)
 
+	// typeHint and refHint are where the last lookups in Info.ExprTypes
+	// and Info.Refs hit (NodeTable.getNear).
+	typeHint, refHint int
+
 	edges   []bytecode.Edge   // shares for nodes' route tables
 	assigns []bytecode.Assign // shares for set nodes' assignments
 }

@@ -150,7 +150,14 @@ var fallible = [bytecode.OpcodeMax + 1]bool{
 	bytecode.MAKEMAP: true, bytecode.MAKERECORD: true, bytecode.INTERP: true, bytecode.CONV: true,
 }
 
-func (x *exprCompiler) typeOf(n syntax.Node) *types.Type { return x.l.info.ExprTypes.Of(n) }
+func (x *exprCompiler) typeOf(n syntax.Node) *types.Type { return x.l.typeOf(n) }
+
+// typeOf is the checked type of n (Info.ExprTypes, looked up near the last
+// hit: lowering visits the tree in the checker's order).
+func (l *lowerer) typeOf(n syntax.Node) *types.Type {
+	t, _ := l.info.ExprTypes.getNear(n, &l.typeHint)
+	return t
+}
 
 // expr compiles an expression whose value goes where want is expected (nil:
 // anywhere).
@@ -360,7 +367,7 @@ func (x *exprCompiler) str(s *syntax.String) {
 }
 
 func (x *exprCompiler) name(n *syntax.Name) {
-	ref, ok := x.l.info.Refs.Get(n)
+	ref, ok := x.l.info.Refs.getNear(n, &x.l.refHint)
 	x.at(n)
 	switch {
 	case !ok:
@@ -448,7 +455,7 @@ func (x *exprCompiler) record(r *syntax.RecordLit) {
 const maxCallArgs = 255
 
 func (x *exprCompiler) call(call *syntax.Call) {
-	ref := x.l.info.Refs.Of(call)
+	ref, _ := x.l.info.Refs.getNear(call, &x.l.refHint)
 	f := ref.Func
 	if ref.Kind != RefFunc || f == nil {
 		x.l.internal("chunk %s: call does not resolve", x.what)

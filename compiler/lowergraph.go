@@ -112,7 +112,7 @@ func (gl *graphLowerer) node(out *bytecode.Node, n *Node) {
 			if r := gl.mergeLiteral(n, it); r != nil {
 				code = l.chunkFunc(name, gl.scope(false), func(x *exprCompiler) { x.partial = r; x.expr(it.Value, nil) })
 			} else {
-				code = l.chunk(name, gl.scope(false), it.Value, writeType(it.Field, l.info.ExprTypes.Of(it.Value)))
+				code = l.chunk(name, gl.scope(false), it.Value, writeType(it.Field, l.typeOf(it.Value)))
 			}
 			out.Set = append(out.Set, bytecode.Assign{Field: uint32(it.Field.Index), Code: code})
 		}

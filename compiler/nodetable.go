@@ -88,6 +88,31 @@ func (m *NodeTable[V]) find(n syntax.Node) (slot int, e *nodeEntry[V]) {
 	}
 }
 
+// getNear is Get for a caller whose lookups mostly follow the order in
+// which the entries were recorded (lowering walks the tree as the checker
+// did): it first looks at the entries around *hint, the index of its last
+// hit, and leaves *hint at this one. In a large program the slot table and
+// the entries are out of cache, and a hashed lookup is two dependent misses;
+// the neighbours of the last hit are usually in cache.
+func (m *NodeTable[V]) getNear(n syntax.Node, hint *int) (V, bool) {
+	var zero V
+	if m == nil || m.n == 0 {
+		return zero, false
+	}
+	for i := max(*hint-2, 0); i < min(*hint+6, m.n); i++ {
+		if e := m.at(i); e.node == n {
+			*hint = i
+			return e.val, true
+		}
+	}
+	s, e := m.find(n)
+	if e == nil {
+		return zero, false
+	}
+	*hint = int(m.slots[s] - 1)
+	return e.val, true
+}
+
 // Get returns the value of n and whether n has one.
 func (m *NodeTable[V]) Get(n syntax.Node) (V, bool) {
 	if m == nil || m.n == 0 {
@@ -231,6 +256,18 @@ func (m *RefTable) Get(n syntax.Node) (Ref, bool) {
 		return Ref{}, false
 	}
 	p, ok := m.t.Get(n)
+	if !ok {
+		return Ref{}, false
+	}
+	return p.ref(), true
+}
+
+// getNear is Get through NodeTable.getNear.
+func (m *RefTable) getNear(n syntax.Node, hint *int) (Ref, bool) {
+	if m == nil {
+		return Ref{}, false
+	}
+	p, ok := m.t.getNear(n, hint)
 	if !ok {
 		return Ref{}, false
 	}

@@ -132,3 +132,35 @@ func TestRefTable(t *testing.T) {
 		t.Errorf("Get of an unset node = %+v, %v", r, ok)
 	}
 }
+
+// TestNodeTableGetNear: lookups near the hint, far from it, and of nodes
+// never set agree with Get, and the hint follows the hits.
+func TestNodeTableGetNear(t *testing.T) {
+	m := newNodeTable[int](10)
+	var keys []syntax.Node
+	for i := range 100 {
+		k := &syntax.Ident{Name: "k"}
+		keys = append(keys, k)
+		m.set(k, i)
+	}
+	hint := 0
+	for _, i := range []int{0, 1, 2, 5, 4, 90, 91, 3, 99, 50, 49, 48} {
+		got, ok := m.getNear(keys[i], &hint)
+		if !ok || got != i || hint != i {
+			t.Fatalf("getNear(key %d) = %d, %v, hint %d; want %d, true, hint %d", i, got, ok, hint, i, i)
+		}
+	}
+	if _, ok := m.getNear(&syntax.Ident{}, &hint); ok || hint != 48 {
+		t.Fatalf("getNear of a node never set: ok %v, hint %d (want false, unchanged 48)", ok, hint)
+	}
+	var empty NodeTable[int]
+	if _, ok := empty.getNear(keys[0], &hint); ok {
+		t.Fatal("getNear on an empty table reports a value")
+	}
+	r := newRefTable(4)
+	r.set(keys[0], Ref{Kind: RefVar, Var: "input"})
+	h := 0
+	if got, ok := r.getNear(keys[0], &h); !ok || got != (Ref{Kind: RefVar, Var: "input"}) {
+		t.Fatalf("RefTable.getNear = %+v, %v", got, ok)
+	}
+}
