@@ -476,7 +476,7 @@ func (c *checker) checkAttr(spec *attrSpec, a *syntax.Attr, sc *scope) *Attr {
 		id := &syntax.Ident{At: n.At, Name: n.Ident}
 		out.Type = c.namedType(id, sc.file)
 		if out.Type != nil {
-			c.info.Refs[n] = Ref{Kind: RefDecl, Decl: c.info.byName[n.Ident]}
+			c.info.Refs.set(n, Ref{Kind: RefDecl, Decl: c.info.byName[n.Ident]})
 		}
 	case vCond:
 		csc := &scope{where: spec.where, file: sc.file}
@@ -504,7 +504,7 @@ func (c *checker) word(spec *attrSpec, v *syntax.Expr) (string, bool) {
 	var w string
 	if n, ok := bareName(v); ok {
 		w = n.Ident
-		defer func() { c.info.Refs[n] = Ref{Kind: RefSymbol, Symbol: w} }()
+		defer func() { c.info.Refs.set(n, Ref{Kind: RefSymbol, Symbol: w}) }()
 	} else if s, ok := literalString(v); ok {
 		w = s
 	} else {

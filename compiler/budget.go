@@ -319,7 +319,7 @@ func (b *budgets) listSize(list *syntax.Expr) (int64, bool) {
 	case *syntax.ListLit:
 		return int64(len(p.Elems)), true
 	case *syntax.Name:
-		if r, ok := b.c.info.Refs[p]; ok && r.Kind == RefField && r.Field != nil && r.Field.MaxLen > 0 {
+		if r, ok := b.c.info.Refs.Get(p); ok && r.Kind == RefField && r.Field != nil && r.Field.MaxLen > 0 {
 			return int64(r.Field.MaxLen), true
 		}
 	}
@@ -342,7 +342,7 @@ func (b *budgets) graphBound(g *Graph) Bound {
 		return unbounded("graph "+g.name+" has a cycle without a bound", g.span, 0)
 	}
 	n := len(g.Nodes)
-	visits := make([]int64, n)
+	var visits []int64
 	reach := func(from *Node, k int64) {
 		seen := make([]bool, n)
 		stack := []*Node{from}
@@ -360,6 +360,10 @@ func (b *budgets) graphBound(g *Graph) Bound {
 			}
 		}
 	}
+	// Each node's least model calls, for minCalls; the same block as visits
+	// (both by node index).
+	least := make([]int64, 2*n)
+	visits, least = least[:n:n], least[n:]
 	reach(g.Start, 1)
 	for _, e := range g.Edges {
 		if e.Max > 0 && e.To != nil {
@@ -367,25 +371,26 @@ func (b *budgets) graphBound(g *Graph) Bound {
 		}
 	}
 	out := zeroBound
-	nodes := make([]Bound, n)
 	for _, x := range g.Nodes {
-		nodes[x.Index] = b.node(x)
+		nb := b.node(x)
+		least[x.Index] = nb.MinModelCalls
 		if visits[x.Index] == 0 {
 			continue
 		}
-		nb := nodes[x.Index].times(visits[x.Index])
+		nb = nb.times(visits[x.Index])
 		nb.MinModelCalls = 0
 		out = out.plus(nb)
 	}
-	out.MinModelCalls = minCalls(g, nodes)
+	out.MinModelCalls = minCalls(g, least)
 	return out
 }
 
-// minCalls is the fewest model calls on a path from start to end: leaving
+// minCalls is the fewest model calls on a path from start to end, given
+// each node's least calls by index: leaving
 // a node by a catch route costs nothing (it may have failed before its
 // first call), by any other edge its own minimum. A fan-out's branches all
 // run, so a path's sum is a lower bound.
-func minCalls(g *Graph, nodes []Bound) int64 {
+func minCalls(g *Graph, least []int64) int64 {
 	const inf = math.MaxInt64
 	dist := make([]int64, len(g.Nodes))
 	for i := range dist {
@@ -406,7 +411,7 @@ func minCalls(g *Graph, nodes []Bound) int64 {
 			if e.To == nil {
 				continue
 			}
-			w := nodes[u].MinModelCalls
+			w := least[u]
 			if e.Kind == EdgeCatch {
 				w = 0
 			}

@@ -11,6 +11,7 @@ import (
 	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/lang/syntax"
+	"unsafe"
 )
 
 // Check runs every check on pkg. It returns the Info it built (also when it
@@ -41,8 +42,47 @@ type checker struct {
 	graphs   map[*Graph]*graphBuild
 	mcpLocks map[string]*mcpLock // declaring file -> its MCP lock file
 
-	edgeBlock []*Edge   // shares for nodes' edge lists (edgeList)
-	setItems  []SetItem // blocks of set items (setItem)
+	edgeBlock []*Edge    // shares for nodes' edge lists (edgeList)
+	setItems  []SetItem  // blocks of set items (setItem)
+	setLists  []*SetItem // shares for set nodes' item lists
+	writes    []*Field   // shares for nodes' write lists (nodeWrites)
+}
+
+// chunks hands out zeroed *T from chunks of at most 32 KiB, sized for the
+// expected count: a few allocations for all, and pointers that stay valid.
+// (One array for thousands of nodes would be a large object: fresh pages,
+// zeroed and faulted in on every compile.)
+type chunks[T any] struct {
+	buf  []T
+	left int // how many more are expected
+}
+
+func (c *chunks[T]) get() *T {
+	if len(c.buf) == 0 {
+		var zero T
+		size := max(1, min(c.left, 32<<10/int(unsafe.Sizeof(zero))))
+		if c.left <= 0 {
+			size = 8 // more than expected
+		}
+		c.left -= size
+		c.buf = make([]T, size)
+	}
+	x := &c.buf[0]
+	c.buf = c.buf[1:]
+	return x
+}
+
+// share returns an empty slice with room for n, taken from *block (a new
+// block of at least 512 when it is short): many small lists cost one
+// allocation per block instead of one each. The share is capped, so an
+// append past it gets an array of its own and never reaches a neighbour.
+func share[T any](block *[]T, n int) []T {
+	if len(*block) < n {
+		*block = make([]T, max(n, 512))
+	}
+	out := (*block)[:0:n]
+	*block = (*block)[n:]
+	return out
 }
 
 func newChecker(cfg Config, pkg *Package) *checker {
@@ -54,12 +94,10 @@ func newChecker(cfg Config, pkg *Package) *checker {
 		cfg: cfg, uni: uni, pkg: pkg,
 		info: &Info{
 			Package: pkg, Universe: uni,
-			// About one expression per 24 bytes and one name per 32 in
-			// typical sources; sizing up front avoids rehashing.
 			// Dense code has about one typed expression and one reference
-			// per 12 bytes; sized for that, the maps do not grow.
-			ExprTypes: make(map[syntax.Node]*types.Type, pkg.srcBytes/12),
-			Refs:      make(map[syntax.Node]Ref, pkg.srcBytes/12),
+			// per 12 bytes; sized for that, the tables seldom grow.
+			ExprTypes: newNodeTable[*types.Type](pkg.srcBytes / 12),
+			Refs:      newRefTable(pkg.srcBytes / 12),
 			byName:    map[string]Decl{},
 		},
 		visible:  map[string]map[string]bool{},

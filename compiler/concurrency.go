@@ -237,7 +237,7 @@ func (c *checker) concurrency(b *graphBuild) {
 		}
 	}
 	b.tags = make([][]tag, len(g.Nodes))
-	order := rpo(g)
+	order := b.rpo()
 	updates := make([]int, len(g.Nodes))
 	const exactRounds = 32 // after this many changes, a node's tags only grow (guarantees termination)
 	for changed := true; changed; {
@@ -267,7 +267,7 @@ func (c *checker) concurrency(b *graphBuild) {
 			s.alts[n.Index] = a
 		}
 	}
-	s.dom = computeDominators(g, b.reach)
+	s.dom = computeDominators(g, b.reach, b.rpo())
 	c.needsJoin(s)
 	c.joins(s)
 	c.writeConflicts(b)

@@ -127,7 +127,7 @@ func (c *checker) flow(b *graphBuild) {
 	}
 	copy(b.in[g.Start.Index], init)
 	copy(b.out[g.Start.Index], init)
-	order := rpo(g)
+	order := b.rpo()
 	tmp := newBitset(nf)
 	for changed := true; changed; {
 		changed = false
@@ -178,17 +178,32 @@ func (c *checker) flow(b *graphBuild) {
 	}
 }
 
-// rpo returns the nodes in reverse postorder of a depth-first walk from
-// start (unreachable nodes last, by index).
+// rpo returns the nodes of b's graph in reverse postorder of a depth-first
+// walk from start (unreachable nodes last, by index). The graph's edges do
+// not change once built, so the order is computed once and shared by the
+// analyses (flow, concurrency, dominators); callers must not modify it.
+func (b *graphBuild) rpo() []*Node {
+	if b.order == nil {
+		b.order = rpo(b.g)
+	}
+	return b.order
+}
+
+// rpo computes the reverse postorder of g (see graphBuild.rpo).
 func rpo(g *Graph) []*Node {
 	seen := make([]bool, len(g.Nodes))
-	var post []*Node
+	// The walk fills out from the back: a node is placed when it is done,
+	// so the postorder read backwards is written in place. Unreachable
+	// nodes follow the reachable ones, by index.
+	reached := 0
 	type frame struct {
 		n *Node
 		i int
 	}
-	stack := []frame{{g.Start, 0}}
+	stack := make([]frame, 1, min(len(g.Nodes), 1024))
+	stack[0] = frame{g.Start, 0}
 	seen[g.Start.Index] = true
+	var post []*Node
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
 		if top.i < len(top.n.Out) {
@@ -200,19 +215,27 @@ func rpo(g *Graph) []*Node {
 			}
 			continue
 		}
-		post = append(post, top.n)
+		if post == nil {
+			post = make([]*Node, len(g.Nodes))
+		}
+		reached++
+		post[len(g.Nodes)-reached] = top.n
 		stack = stack[:len(stack)-1]
 	}
-	out := make([]*Node, 0, len(g.Nodes))
-	for i := len(post) - 1; i >= 0; i-- {
-		out = append(out, post[i])
+	out := post[len(g.Nodes)-reached:]
+	out = out[:len(out):len(out)]
+	if reached == len(g.Nodes) {
+		return out
 	}
+	// Move the reachable part to the front, then the rest by index.
+	all := post[:0]
+	all = append(all, out...) // copy forward: source starts at or after destination
 	for _, n := range g.Nodes {
 		if !seen[n.Index] {
-			out = append(out, n)
+			all = append(all, n)
 		}
 	}
-	return out
+	return all
 }
 
 func isNullLiteral(e *syntax.Expr) bool {

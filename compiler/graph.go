@@ -42,18 +42,13 @@ type graphBuild struct {
 	// brokenIn targets whose source failed. The graph's checks stay quiet
 	// about what the missing edge would have given (follow-on errors).
 	brokenOut, brokenWhen, brokenIn []bool
-	edgeSlab                        []Edge // the declared edges (see newEdge)
+	edges                           chunks[Edge] // the declared edges (see newEdge)
+	order                           []*Node      // reverse postorder, once computed (rpo)
 }
 
-// newEdge returns a pointer to a copy of e in the edge slab (or a new
-// edge once the slab is full).
-func (b *graphBuild) newEdge(e Edge) *Edge {
-	if len(b.edgeSlab) == cap(b.edgeSlab) {
-		return &e
-	}
-	b.edgeSlab = append(b.edgeSlab, e)
-	return &b.edgeSlab[len(b.edgeSlab)-1]
-}
+// newEdge returns a zero edge from the graph's edge chunks. (Taking the
+// edge by value would make every argument escape: one heap copy per edge.)
+func (b *graphBuild) newEdge() *Edge { return b.edges.get() }
 
 // markBroken records an edge of n whose other end did not resolve.
 func (b *graphBuild) markBroken(marks *[]bool, n *Node) {
@@ -71,7 +66,20 @@ func (c *checker) buildGraph(g *Graph) {
 	if !ok {
 		return
 	}
-	b := &graphBuild{g: g, syn: syn, file: g.file, byName: map[string]*Node{}, structured: map[*Call]bool{}}
+	// Nodes and edges come from chunks sized by the declarations.
+	nNodes, nEdges := 0, 0
+	for _, it := range syn.Items {
+		switch {
+		case it.Node != nil:
+			nNodes++
+		case it.Edge != nil:
+			nEdges++
+			if it.Edge.Else != nil {
+				nEdges++
+			}
+		}
+	}
+	b := &graphBuild{g: g, syn: syn, file: g.file, byName: make(map[string]*Node, nNodes+2), structured: map[*Call]bool{}}
 	c.graphs[g] = b
 	if syn.Doc != nil {
 		g.Doc, _ = syn.Doc.Literal()
@@ -86,22 +94,8 @@ func (c *checker) buildGraph(g *Graph) {
 		g.Output = c.bindingField(g, syn.Output, "output")
 	}
 
-	// Nodes and edges come from two slabs (sized by the declarations; the
-	// slices never grow, so the pointers into them stay valid).
-	nNodes, nEdges := 0, 0
-	for _, it := range syn.Items {
-		switch {
-		case it.Node != nil:
-			nNodes++
-		case it.Edge != nil:
-			nEdges++
-			if it.Edge.Else != nil {
-				nEdges++
-			}
-		}
-	}
-	nodeSlab := make([]Node, 0, nNodes)
-	b.edgeSlab = make([]Edge, 0, nEdges)
+	nodeSlab := chunks[Node]{left: nNodes}
+	b.edges.left = nEdges
 	g.Nodes = slices.Grow(g.Nodes, nNodes)
 
 	// Nodes.
@@ -119,8 +113,8 @@ func (c *checker) buildGraph(g *Graph) {
 			related(c.errorf(diag.DuplicateName, nd.Name.Span(), "node %s is declared twice", name), "first declared here", prev.Span)
 			continue
 		}
-		nodeSlab = append(nodeSlab, Node{Name: name, Span: nd.Name.Span(), Index: len(g.Nodes), Syntax: nd})
-		n := &nodeSlab[len(nodeSlab)-1]
+		n := nodeSlab.get() // (fields set one by one: no struct copy)
+		n.Name, n.Span, n.Index, n.Syntax = name, nd.Name.Span(), len(g.Nodes), nd
 		switch body := nd.Body.(type) {
 		case *syntax.CallNode:
 			n.Kind = NodeCall
@@ -136,7 +130,7 @@ func (c *checker) buildGraph(g *Graph) {
 		case *syntax.WaitNode:
 			n.Kind = NodeWait
 		default:
-			nodeSlab = nodeSlab[:len(nodeSlab)-1]
+			*n = Node{} // (a slot left unused)
 			continue
 		}
 		g.Nodes = append(g.Nodes, n)
@@ -165,7 +159,8 @@ func (c *checker) buildGraph(g *Graph) {
 		if from == nil || to == nil {
 			continue
 		}
-		e := b.newEdge(Edge{From: from, To: to, Span: es.Span(), Syntax: es, Kind: EdgeAlways, Case: -1})
+		e := b.newEdge()
+		e.From, e.To, e.Span, e.Syntax, e.Kind, e.Case = from, to, es.Span(), es, EdgeAlways, -1
 		switch {
 		case es.When != nil:
 			e.Kind, e.When = EdgeWhen, es.When
@@ -187,7 +182,8 @@ func (c *checker) buildGraph(g *Graph) {
 					b.markBroken(&b.brokenOut, from)
 					continue
 				}
-				el := b.newEdge(Edge{From: from, To: target, Kind: EdgeElse, Span: at, Syntax: es, Parent: e, Case: -1})
+				el := b.newEdge()
+				el.From, el.To, el.Kind, el.Span, el.Syntax, el.Parent, el.Case = from, target, EdgeElse, at, es, e, -1
 				e.Else = el
 				c.addEdge(g, el)
 			}
@@ -205,10 +201,7 @@ func (c *checker) buildGraph(g *Graph) {
 		if len(n.In) == 0 {
 			continue
 		}
-		if len(preds) < len(n.In) {
-			preds = make([]*Node, max(len(n.In), 1024))
-		}
-		n.Preds, preds = preds[:0:len(n.In)], preds[len(n.In):]
+		n.Preds = share(&preds, len(n.In))
 		for _, e := range n.In {
 			n.Preds = append(n.Preds, e.From)
 		}
@@ -238,12 +231,8 @@ func (c *checker) addEdge(g *Graph, e *Edge) {
 // allocation per block, not one per list); its cap keeps an append past it
 // from reaching a neighbour's share.
 func (c *checker) edgeList(l []*Edge, e *Edge) []*Edge {
-	const share = 2
 	if cap(l) == 0 {
-		if len(c.edgeBlock) < share {
-			c.edgeBlock = make([]*Edge, 512*share)
-		}
-		l, c.edgeBlock = c.edgeBlock[:0:share], c.edgeBlock[share:]
+		l = share(&c.edgeBlock, 2)
 	}
 	return append(l, e)
 }
@@ -258,7 +247,7 @@ func (c *checker) bindingField(g *Graph, id *syntax.Ident, what string) *Field {
 		c.unknownField(g.State, id)
 		return nil
 	}
-	c.info.Refs[id] = Ref{Kind: RefField, Field: f}
+	c.info.Refs.set(id, Ref{Kind: RefField, Field: f})
 	return f
 }
 
@@ -285,7 +274,7 @@ func (c *checker) edgeEnd(b *graphBuild, id *syntax.Ident, from bool) *Node {
 		c.errorf(diag.UnknownName, id.Span(), "graph %s has no node %s", b.g.name, id.Name).Detail = suggest(id.Name, names)
 		return nil
 	}
-	c.info.Refs[id] = Ref{Kind: RefNode, Node: n}
+	c.info.Refs.set(id, Ref{Kind: RefNode, Node: n})
 	switch {
 	case from && n.Kind == NodeEnd:
 		c.errorf(StartEndMisuse, id.Span(), "end has no out-edges: a branch that reaches end is over")
@@ -357,7 +346,7 @@ func (c *checker) nodeClauses(b *graphBuild, n *Node) {
 			c.unknownField(b.g.State, cl.Into)
 			continue
 		}
-		c.info.Refs[cl.Into] = Ref{Kind: RefField, Field: f}
+		c.info.Refs.set(cl.Into, Ref{Kind: RefField, Field: f})
 		n.Into, n.IntoSpan = f, cl.Into.Span()
 	}
 }
@@ -497,6 +486,9 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 		if len(attrs) > 8 {
 			seen = make(map[string]diag.Span, len(attrs))
 		}
+		if len(attrs) > 0 && n.Set == nil {
+			n.Set = share(&c.setLists, len(attrs))
+		}
 		for i, a := range attrs {
 			if a.Key == nil {
 				continue
@@ -521,14 +513,19 @@ func (c *checker) checkNode(b *graphBuild, n *Node) {
 				c.expr(a.Value, sc, nil)
 				continue
 			}
-			c.info.Refs[a.Key] = Ref{Kind: RefField, Field: f}
+			c.info.Refs.set(a.Key, Ref{Kind: RefField, Field: f})
 			n.Set = append(n.Set, c.setItem(SetItem{Field: f, Value: a.Value, Span: a.Span()}))
 			t := c.expr(a.Value, sc, writeWant(f))
 			c.noSecret(t, a.Value)
-			c.checkLiteralSize(f, a.Value, "the value set to "+f.Name)
+			if f.MaxLen > 0 { // (the message is built only when it may be needed)
+				c.checkLiteralSize(f, a.Value, "the value set to "+f.Name)
+			}
 			if t != nil && f.Type != nil && !c.writeFits(t, f) {
 				c.errorf(TypeMismatch, a.Value.Span(), "cannot %s %s %s %s (%s)", wordsOf(f).verb, t, wordsOf(f).prep, f.Name, f.Type)
 			}
+		}
+		if len(n.Set) == 0 {
+			n.Set = nil // nothing set: nil, as without the share
 		}
 	case *syntax.MapNode:
 		m := n.Map

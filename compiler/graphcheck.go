@@ -106,7 +106,7 @@ func (c *checker) checkGraph(g *Graph) {
 	a.assigned = b.in
 	for _, n := range g.Nodes[2:] {
 		c.checkNode(b, n)
-		n.Writes = nodeWrites(n)
+		n.Writes = c.nodeWrites(n)
 	}
 	scopes := make([]*scope, len(g.Nodes))
 	for _, e := range g.Edges {
@@ -126,11 +126,11 @@ func (c *checker) checkGraph(g *Graph) {
 	a.tags = b.tags
 }
 
-func nodeWrites(n *Node) []*Field {
+func (c *checker) nodeWrites(n *Node) []*Field {
 	if n.Into == nil && len(n.Set) == 0 {
 		return nil
 	}
-	out := make([]*Field, 0, len(n.Set)+1)
+	out := share(&c.writes, len(n.Set)+1)
 	add := func(f *Field) {
 		if f != nil && !slices.Contains(out, f) { // a node writes few fields
 			out = append(out, f)
@@ -181,10 +181,12 @@ type dominators struct {
 	pre, post []int
 }
 
-func computeDominators(g *Graph, reach []bool) *dominators {
+func computeDominators(g *Graph, reach []bool, order []*Node) *dominators {
 	n := len(g.Nodes)
-	order := rpo(g)
-	rank := make([]int, n)
+	// One block for the per-node tables: rank, idom, depth, pre, post,
+	// and the children lists (first, then the lists themselves).
+	buf := make([]int, 7*n+1)
+	rank, idom := buf[:n:n], buf[n:2*n:2*n]
 	for i := range rank {
 		rank[i] = -1
 	}
@@ -195,7 +197,6 @@ func computeDominators(g *Graph, reach []bool) *dominators {
 			k++
 		}
 	}
-	idom := make([]int, n)
 	for i := range idom {
 		idom[i] = -1
 	}
@@ -236,22 +237,37 @@ func computeDominators(g *Graph, reach []bool) *dominators {
 			}
 		}
 	}
-	d := &dominators{idom: idom, depth: make([]int, n), pre: make([]int, n), post: make([]int, n)}
-	children := make([][]int, n)
-	for v := 0; v < n; v++ {
+	d := &dominators{idom: idom, depth: buf[2*n : 3*n : 3*n], pre: buf[3*n : 4*n : 4*n], post: buf[4*n : 5*n : 5*n]}
+	// children[first[v]:first[v+1]] are v's children in the dominator
+	// tree, by index (counted, then placed).
+	first, children := buf[5*n:6*n+1:6*n+1], buf[6*n+1:]
+	for v := range n {
 		if v != s && idom[v] >= 0 {
-			children[idom[v]] = append(children[idom[v]], v)
+			first[idom[v]+1]++
 		}
 	}
+	for v := range n {
+		first[v+1] += first[v]
+	}
+	fill := d.pre // scratch until the walk below, which starts by clearing it
+	for v := range n {
+		if v != s && idom[v] >= 0 {
+			p := idom[v]
+			children[first[p]+fill[p]] = v
+			fill[p]++
+		}
+	}
+	clear(fill)
 	clock := 0
 	type frame struct{ v, i int }
-	stack := []frame{{s, 0}}
+	stack := make([]frame, 1, min(n, 1024))
+	stack[0] = frame{s, 0}
 	d.pre[s] = clock
 	clock++
 	for len(stack) > 0 {
 		top := &stack[len(stack)-1]
-		if top.i < len(children[top.v]) {
-			c := children[top.v][top.i]
+		if kids := children[first[top.v]:first[top.v+1]]; top.i < len(kids) {
+			c := kids[top.i]
 			top.i++
 			d.depth[c] = d.depth[top.v] + 1
 			d.pre[c] = clock

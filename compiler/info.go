@@ -44,10 +44,10 @@ type Info struct {
 	// with selectors, each Primary, and each interpolated String. Reads of
 	// optional state fields that are definitely assigned have the narrowed
 	// (non-optional) type.
-	ExprTypes map[syntax.Node]*types.Type
+	ExprTypes NodeTable[*types.Type]
 	// Refs maps each *syntax.Name, *syntax.Call and *syntax.Ident that names
 	// something to what it names.
-	Refs map[syntax.Node]Ref
+	Refs RefTable
 
 	byName map[string]Decl
 }
@@ -65,7 +65,7 @@ func (in *Info) TypeOf(n syntax.Node) *types.Type {
 	if in == nil {
 		return nil
 	}
-	return in.ExprTypes[n]
+	return in.ExprTypes.Of(n)
 }
 
 // RefKind says what a name refers to.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unsafe"
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
@@ -63,8 +64,33 @@ type lowerer struct {
 	strConsts map[string]uint32 // interned string and int constants (the common ones),
 	intConsts map[int64]uint32  // so that most CONSTs skip the builder's encoding
 
-	x       exprCompiler // the expression compiler, reused by every chunk
-	nameBuf []byte       // scratch for chunk names
+	x       exprCompiler          // the expression compiler, reused by every chunk
+	cb      bytecode.ChunkBuilder // the chunk builder, likewise
+	nameBuf []byte                // scratch for chunk names
+	names   []byte                // the block chunk names are kept in (keep)
+
+	// typeHint and refHint are where the last lookups in Info.ExprTypes
+	// and Info.Refs hit (NodeTable.getNear).
+	typeHint, refHint int
+
+	edges   []bytecode.Edge   // shares for nodes' route tables
+	assigns []bytecode.Assign // shares for set nodes' assignments
+}
+
+// keep returns b as a string stored in the lowerer's name block: a graph's
+// chunk names cost one allocation per block instead of one each. Bytes
+// handed out are never written again (the block only grows at its end, and
+// a full block is replaced, not reused), so the strings stay immutable.
+func (l *lowerer) keep(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if cap(l.names)-len(l.names) < len(b) {
+		l.names = make([]byte, 0, max(4096, len(b)))
+	}
+	start := len(l.names)
+	l.names = append(l.names, b...)
+	return unsafe.String(&l.names[start], len(b))
 }
 
 // lower turns a checked Info (without errors) into a Program. It returns
@@ -176,11 +202,12 @@ func (l *lowerer) index() {
 	for i, a := range info.Agents {
 		l.lowered[i] = l.planAgentGraph(a)
 	}
-	// About one chunk per edge and two per node; growing the slice of
-	// chunk headers one doubling at a time would copy it again and again.
+	// Room for the chunks: growing the slice of chunk headers one doubling
+	// at a time would copy it again and again. A graph's chunks are its set
+	// values, conditions, call arguments and the like (graphChunks).
 	n := 8 * (len(info.Agents) + len(info.Tools) + len(info.Tests))
 	for _, g := range info.Graphs {
-		n += len(g.Edges) + 2*len(g.Nodes)
+		n += graphChunks(g)
 	}
 	l.p.Chunks = make([]bytecode.Chunk, 0, n)
 	l.p.Tools = make([]bytecode.Tool, len(l.tools))
@@ -188,6 +215,36 @@ func (l *lowerer) index() {
 	l.p.Skills = make([]bytecode.Skill, len(info.Skills))
 	l.p.Policies = make([]bytecode.Policy, len(info.Policies))
 	l.p.Agents = make([]bytecode.Agent, len(info.Agents))
+}
+
+// graphChunks estimates the chunks graph lowering makes for g: one per set
+// item, condition, call argument, map list, wait and prompt.
+func graphChunks(g *Graph) int {
+	n := 0
+	for _, nd := range g.Nodes {
+		switch nd.Kind {
+		case NodeSet:
+			n += len(nd.Set)
+		case NodeCall:
+			if nd.Call != nil {
+				n += len(attrList(nd.Call.Args))
+			}
+		case NodeMap:
+			n++
+			if nd.Map != nil && nd.Map.Body != nil {
+				n += len(attrList(nd.Map.Body.Args))
+			}
+		case NodeStart, NodeEnd, NodeJoin:
+		default:
+			n++
+		}
+	}
+	for _, e := range g.Edges {
+		if e.When != nil {
+			n++
+		}
+	}
+	return n
 }
 
 // tableIndex is the position of each entry of a program table.

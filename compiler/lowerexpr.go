@@ -72,7 +72,8 @@ func (l *lowerer) chunk(name string, sc *exprScope, e *syntax.Expr, want *types.
 // exprCompiler serves every chunk: chunks are never built inside another.)
 func (l *lowerer) chunkFunc(name string, sc *exprScope, emit func(x *exprCompiler)) uint32 {
 	x := &l.x
-	*x = exprCompiler{l: l, c: l.pb.NewChunk(name, sc.state, sc.locals), sc: sc, what: name}
+	l.pb.StartChunk(&l.cb, name, sc.state, sc.locals)
+	*x = exprCompiler{l: l, c: &l.cb, sc: sc, what: name}
 	emit(x)
 	x.emit(bytecode.RETURN, 0)
 	i, err := x.c.Finish()
@@ -149,7 +150,14 @@ var fallible = [bytecode.OpcodeMax + 1]bool{
 	bytecode.MAKEMAP: true, bytecode.MAKERECORD: true, bytecode.INTERP: true, bytecode.CONV: true,
 }
 
-func (x *exprCompiler) typeOf(n syntax.Node) *types.Type { return x.l.info.ExprTypes[n] }
+func (x *exprCompiler) typeOf(n syntax.Node) *types.Type { return x.l.typeOf(n) }
+
+// typeOf is the checked type of n (Info.ExprTypes, looked up near the last
+// hit: lowering visits the tree in the checker's order).
+func (l *lowerer) typeOf(n syntax.Node) *types.Type {
+	t, _ := l.info.ExprTypes.getNear(n, &l.typeHint)
+	return t
+}
 
 // expr compiles an expression whose value goes where want is expected (nil:
 // anywhere).
@@ -359,7 +367,7 @@ func (x *exprCompiler) str(s *syntax.String) {
 }
 
 func (x *exprCompiler) name(n *syntax.Name) {
-	ref, ok := x.l.info.Refs[n]
+	ref, ok := x.l.info.Refs.getNear(n, &x.l.refHint)
 	x.at(n)
 	switch {
 	case !ok:
@@ -447,7 +455,7 @@ func (x *exprCompiler) record(r *syntax.RecordLit) {
 const maxCallArgs = 255
 
 func (x *exprCompiler) call(call *syntax.Call) {
-	ref := x.l.info.Refs[call]
+	ref, _ := x.l.info.Refs.getNear(call, &x.l.refHint)
 	f := ref.Func
 	if ref.Kind != RefFunc || f == nil {
 		x.l.internal("chunk %s: call does not resolve", x.what)

@@ -35,7 +35,7 @@ func (l *lowerer) graph(g *Graph) {
 	gl.loop = gl.plain
 	gl.loop.locals, gl.loop.loop = 1, true
 	for i, n := range g.Nodes {
-		out.Nodes[i] = gl.node(n)
+		gl.node(&out.Nodes[i], n)
 	}
 	l.p.Graphs[l.graphs[g]] = out
 }
@@ -71,15 +71,14 @@ func (gl *graphLowerer) chunkName(n *Node, part string, i int) string {
 		b = strconv.AppendInt(b, int64(i), 10)
 	}
 	gl.l.nameBuf = b
-	return string(b)
+	return gl.l.keep(b)
 }
 
-func (gl *graphLowerer) node(n *Node) bytecode.Node {
+// node lowers n into out, a zero Node (filled in place, field by field:
+// a Node returned by value would be copied with a bulk write barrier).
+func (gl *graphLowerer) node(out *bytecode.Node, n *Node) {
 	l := gl.l
-	out := bytecode.Node{
-		Name: n.Name, Span: l.span(n.Span), Into: fieldIndex(n.Into), Catch: bytecode.None,
-		Effect: effectOf(n.Effect),
-	}
+	out.Name, out.Span, out.Into, out.Catch, out.Effect = n.Name, l.span(n.Span), fieldIndex(n.Into), bytecode.None, effectOf(n.Effect)
 	pol := n.Policies
 	switch n.Kind {
 	case NodeStart:
@@ -104,13 +103,16 @@ func (gl *graphLowerer) node(n *Node) bytecode.Node {
 		pol = mergePolicies(n.Policies, m.Item)
 	case NodeSet:
 		out.Kind = bytecode.NodeSet
+		if len(n.Set) > 0 {
+			out.Set = share(&l.assigns, len(n.Set))
+		}
 		for _, it := range n.Set {
 			name := gl.chunkName(n, "set."+it.Field.Name, -1)
 			var code uint32
 			if r := gl.mergeLiteral(n, it); r != nil {
 				code = l.chunkFunc(name, gl.scope(false), func(x *exprCompiler) { x.partial = r; x.expr(it.Value, nil) })
 			} else {
-				code = l.chunk(name, gl.scope(false), it.Value, writeType(it.Field, l.info.ExprTypes[it.Value]))
+				code = l.chunk(name, gl.scope(false), it.Value, writeType(it.Field, l.typeOf(it.Value)))
 			}
 			out.Set = append(out.Set, bytecode.Assign{Field: uint32(it.Field.Index), Code: code})
 		}
@@ -142,9 +144,8 @@ func (gl *graphLowerer) node(n *Node) bytecode.Node {
 	default:
 		l.internal("graph %s: node %s has kind %s", gl.g.Name(), n.Name, n.Kind)
 	}
-	gl.policies(&out, pol)
-	gl.routes(&out, n)
-	return out
+	gl.policies(out, pol)
+	gl.routes(out, n)
 }
 
 // writeType is the type a set value is converted to before its field's
@@ -283,7 +284,10 @@ var edgeKinds = map[EdgeKind]bytecode.EdgeKind{
 
 // routes lowers a node's declared out-edges into its route table.
 func (gl *graphLowerer) routes(out *bytecode.Node, n *Node) {
-	out.Edges = make([]bytecode.Edge, 0, len(n.Out))
+	out.Edges = []bytecode.Edge{} // (empty, not nil, as ever)
+	if len(n.Out) > 0 {
+		out.Edges = share(&gl.l.edges, len(n.Out))
+	}
 	for _, e := range n.Out {
 		kind, ok := edgeKinds[e.Kind]
 		if !ok {

@@ -109,7 +109,7 @@ func (l *lowerer) test(i int, t *Test) {
 		return 0, false
 	}
 	if t.Input != nil {
-		in := l.info.ExprTypes[t.Input]
+		in := l.info.ExprTypes.Of(t.Input)
 		if a := t.Attrs.Get("input"); a != nil && a.Type != nil {
 			in = a.Type
 		}

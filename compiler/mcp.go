@@ -198,7 +198,7 @@ func (c *checker) checkMCPArgs(t *Tool, args *Attrs, at diag.Span) {
 		if typ != nil && typ.Kind() == types.KindJSON && a.Value != nil {
 			// A json argument is sent as the value it is given: check
 			// that value's type.
-			if et := c.info.ExprTypes[a.Value]; et != nil {
+			if et := c.info.ExprTypes.Of(a.Value); et != nil {
 				typ = et
 			}
 		}

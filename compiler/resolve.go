@@ -174,7 +174,7 @@ func (c *checker) lookupName(name string, at diag.Span, key syntax.Node, file, w
 	o := d.base()
 	o.used = true
 	if key != nil {
-		c.info.Refs[key] = Ref{Kind: RefDecl, Decl: d}
+		c.info.Refs.set(key, Ref{Kind: RefDecl, Decl: d})
 	}
 	if o.bad {
 		return nil

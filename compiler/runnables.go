@@ -272,7 +272,7 @@ func (c *checker) answer(t *Test, g *Graph, a *syntax.Answer, sc *scope) {
 		c.expr(a.Value, sc, nil)
 		return
 	}
-	c.info.Refs[a.Node] = Ref{Kind: RefNode, Node: n}
+	c.info.Refs.set(a.Node, Ref{Kind: RefNode, Node: n})
 	if n.Kind != NodeInterrupt {
 		kind := n.Kind.String()
 		if n.Call != nil {
@@ -318,7 +318,7 @@ func (c *checker) visitedArg(e *syntax.Expr, sc *scope) (*Node, bool) {
 	if !ok {
 		return nil, false
 	}
-	r, ok := c.info.Refs[n]
+	r, ok := c.info.Refs.Get(n)
 	if !ok || r.Node == nil {
 		return nil, sc.graph == nil
 	}

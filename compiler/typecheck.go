@@ -77,7 +77,7 @@ func whereNames(w Where) string {
 
 func (c *checker) rec(n syntax.Node, t *types.Type) *types.Type {
 	if t != nil {
-		c.info.ExprTypes[n] = t
+		c.info.ExprTypes.set(n, t)
 	}
 	return t
 }
@@ -513,7 +513,7 @@ func (c *checker) isField(name string, sc *scope) bool {
 // are definitely assigned.
 func (c *checker) fieldRead(n *syntax.Name, sc *scope, selects bool) *types.Type {
 	f := sc.state.Field(n.Ident)
-	c.info.Refs[n] = Ref{Kind: RefField, Field: f}
+	c.info.Refs.set(n, Ref{Kind: RefField, Field: f})
 	t := f.Type
 	if t == nil {
 		return nil
@@ -614,11 +614,11 @@ func (c *checker) stringExpr(s *syntax.String, sc *scope, want *types.Type) *typ
 // name types a bare name that is not a state field.
 func (c *checker) name(n *syntax.Name, sc *scope) *types.Type {
 	if n.Ident == sc.loopName && sc.loopName != "" {
-		c.info.Refs[n] = Ref{Kind: RefLoopVar, Var: n.Ident}
+		c.info.Refs.set(n, Ref{Kind: RefLoopVar, Var: n.Ident})
 		return sc.loopType
 	}
 	if t, ok := sc.vars[n.Ident]; ok {
-		c.info.Refs[n] = Ref{Kind: RefVar, Var: n.Ident}
+		c.info.Refs.set(n, Ref{Kind: RefVar, Var: n.Ident})
 		return t
 	}
 	if d := c.info.byName[n.Ident]; d != nil {
@@ -839,7 +839,7 @@ func (c *checker) call(call *syntax.Call, sc *scope) *types.Type {
 		}
 		return nil
 	}
-	c.info.Refs[call] = Ref{Kind: RefFunc, Func: f}
+	c.info.Refs.set(call, Ref{Kind: RefFunc, Func: f})
 	if f.Where&sc.where == 0 {
 		c.errorf(FuncNotAllowed, call.Func.Span(), "%s() is only allowed in %s, not in %s", f.Name, whereNames(f.Where), sc.describe())
 		return nil
@@ -931,7 +931,7 @@ func (c *checker) nodeArg(a *syntax.Expr, sc *scope) {
 		c.errorf(diag.UnknownName, n.Span(), "graph %s has no node %s", sc.graph.name, n.Ident).Detail = suggest(n.Ident, names)
 		return
 	}
-	c.info.Refs[n] = Ref{Kind: RefNode, Node: node}
+	c.info.Refs.set(n, Ref{Kind: RefNode, Node: node})
 }
 
 // addType returns the recorded type of an additive operand, looking through
@@ -941,30 +941,30 @@ func (c *checker) addType(x *syntax.AddExpr) *types.Type {
 		return nil
 	}
 	if len(x.Tail) > 0 {
-		return c.info.ExprTypes[x]
+		return c.info.ExprTypes.Of(x)
 	}
 	m := x.Head
 	if m == nil {
 		return nil
 	}
 	if len(m.Tail) > 0 {
-		return c.info.ExprTypes[m]
+		return c.info.ExprTypes.Of(m)
 	}
 	u := m.Head
 	if u == nil {
 		return nil
 	}
 	if u.Neg != nil {
-		return c.info.ExprTypes[u]
+		return c.info.ExprTypes.Of(u)
 	}
 	p := u.Postfix
 	if p == nil {
 		return nil
 	}
 	if len(p.Sel) > 0 {
-		return c.info.ExprTypes[p]
+		return c.info.ExprTypes.Of(p)
 	}
-	return c.info.ExprTypes[p.Primary]
+	return c.info.ExprTypes.Of(p.Primary)
 }
 
 // peel returns the unary operand of an expression that has no binary or

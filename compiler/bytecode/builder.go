@@ -17,21 +17,30 @@ type ProgramBuilder struct {
 	funcs  map[string]uint32
 	files  map[string]uint32
 
-	// code and spans are blocks that new chunks take their first
-	// instructions and spans from (most chunks are a few instructions:
-	// one allocation per block instead of a few per chunk). Each chunk's
-	// share is capped, so a longer chunk grows into an array of its own.
+	// code and spans are blocks that finished chunks take their
+	// instructions and spans from, exactly as many as they have (most
+	// chunks are a few instructions: one allocation per block instead of
+	// a few per chunk). A chunk is built in its builder's scratch slices.
 	code  []Insn
 	spans []PCSpan
 }
 
-// Initial room of a new chunk, and block sizes.
+// Block sizes.
 const (
-	chunkCode  = 8
-	chunkSpans = 4
-	blockCode  = 64 * chunkCode
-	blockSpans = 64 * chunkSpans
+	blockCode  = 512
+	blockSpans = 256
 )
+
+// carve returns n elements of *block, exactly (capped), making a new block
+// of size (or n, if larger) when the current one is short.
+func carve[T any](block *[]T, n, size int) []T {
+	if len(*block) < n {
+		*block = make([]T, max(size, n))
+	}
+	out := (*block)[:n:n]
+	*block = (*block)[n:]
+	return out
+}
 
 // NewProgramBuilder returns a builder for an empty Program.
 func NewProgramBuilder() *ProgramBuilder {
@@ -89,15 +98,21 @@ func intern[K comparable, V any](index map[K]uint32, table *[]V, k K, v V) uint3
 // NewChunk starts a chunk named name that reads state schema `state` (or
 // None) and numLocals local slots.
 func (b *ProgramBuilder) NewChunk(name string, state int32, numLocals uint32) *ChunkBuilder {
-	if len(b.code) < chunkCode {
-		b.code = make([]Insn, blockCode)
+	c := new(ChunkBuilder)
+	b.StartChunk(c, name, state, numLocals)
+	return c
+}
+
+// StartChunk is NewChunk reusing c, a builder that is new or finished (a
+// compiler that builds one chunk at a time keeps one builder, and its label
+// and fixup tables, for all of them).
+func (b *ProgramBuilder) StartChunk(c *ChunkBuilder, name string, state int32, numLocals uint32) {
+	code, spans := c.code[:0], c.spans[:0]
+	if code == nil {
+		code, spans = make([]Insn, 0, 8), make([]PCSpan, 0, 4)
 	}
-	if len(b.spans) < chunkSpans {
-		b.spans = make([]PCSpan, blockSpans)
-	}
-	code, spans := b.code[:0:chunkCode], b.spans[:0:chunkSpans]
-	b.code, b.spans = b.code[chunkCode:], b.spans[chunkSpans:]
-	return &ChunkBuilder{pb: b, c: Chunk{Name: name, State: state, NumLocals: numLocals, Code: code, Spans: spans}}
+	*c = ChunkBuilder{pb: b, c: Chunk{Name: name, State: state, NumLocals: numLocals, Code: code, Spans: spans},
+		labels: c.labels[:0], fixups: c.fixups[:0], code: code, spans: spans}
 }
 
 // Label is a forward jump target inside one ChunkBuilder.
@@ -113,6 +128,10 @@ type ChunkBuilder struct {
 	labels []int // pc per label; -1 while unbound
 	fixups []fixup
 	err    error
+	// code and spans are the scratch c.c is built in, kept for the next
+	// chunk (Finish copies the chunk's out).
+	code  []Insn
+	spans []PCSpan
 }
 
 type fixup struct{ pc, label int }
@@ -203,7 +222,7 @@ func (c *ChunkBuilder) Bind(l Label) {
 
 // Finish patches the jumps, proves the stack discipline, records MaxStack,
 // appends the chunk to the program and returns its index. The builder must
-// not be used afterwards.
+// not be used afterwards, except to start another chunk (StartChunk).
 func (c *ChunkBuilder) Finish() (uint32, error) {
 	for _, f := range c.fixups {
 		pc := c.labels[f.label]
@@ -221,10 +240,19 @@ func (c *ChunkBuilder) Finish() (uint32, error) {
 		return 0, fmt.Errorf("chunk %s: %w", c.c.Name, err)
 	}
 	c.c.MaxStack = uint32(max)
-	if len(c.c.Code) == 0 {
-		c.c.Code = nil // as before the blocks: nil, not empty
+	// Keep the scratch (grown, perhaps) and move the chunk to the blocks;
+	// an empty table stays nil.
+	c.code, c.spans = c.c.Code[:0], c.c.Spans[:0]
+	if n := len(c.c.Code); n > 0 {
+		c.c.Code = carve(&c.pb.code, n, blockCode)
+		copy(c.c.Code, c.code[:n])
+	} else {
+		c.c.Code = nil
 	}
-	if len(c.c.Spans) == 0 {
+	if n := len(c.c.Spans); n > 0 {
+		c.c.Spans = carve(&c.pb.spans, n, blockSpans)
+		copy(c.c.Spans, c.spans[:n])
+	} else {
 		c.c.Spans = nil
 	}
 	i := uint32(len(c.pb.p.Chunks))

@@ -121,22 +121,27 @@ func HashOf(b []byte) (h [32]byte) {
 // encode returns the encoding of p and the hash of each of its state
 // schemas.
 func encode(p *Program) ([]byte, [][32]byte, error) {
-	var w writer
+	w := writer{buf: make([]byte, 0, sizeHint(p))}
 	w.buf = append(w.buf, Magic...)
 	w.buf = binary.LittleEndian.AppendUint16(w.buf, FormatVersion)
-	var body writer
 	for id := range sections {
 		s := sectionOf(id)
 		if s == nil || s.empty(p) {
 			continue
 		}
-		body.buf = body.buf[:0]
-		if err := s.encode(&body, p); err != nil {
+		// The section is encoded in place, then moved up past its id and
+		// length (a memmove, instead of a second buffer and a copy).
+		start := len(w.buf)
+		if err := s.encode(&w, p); err != nil {
 			return nil, nil, fmt.Errorf("encode section %s: %w", s.name, err)
 		}
-		w.buf = append(w.buf, byte(id))
-		w.u(len(body.buf))
-		w.buf = append(w.buf, body.buf...)
+		var hdr [1 + binary.MaxVarintLen64]byte
+		hdr[0] = byte(id)
+		k := 1 + binary.PutUvarint(hdr[1:], uint64(len(w.buf)-start))
+		w.room(k)
+		w.buf = w.buf[:len(w.buf)+k]
+		copy(w.buf[start+k:], w.buf[start:len(w.buf)-k])
+		copy(w.buf[start:], hdr[:k])
 	}
 	states := make([][32]byte, len(p.States))
 	for i := range p.States {
@@ -148,6 +153,24 @@ func encode(p *Program) ([]byte, [][32]byte, error) {
 	}
 	h := sha256.Sum256(w.buf)
 	return append(w.buf, h[:]...), states, nil
+}
+
+// sizeHint estimates the encoded size of p from its chunks and graphs (the
+// bulk of a large program), erring high: a buffer grown by doubling would
+// allocate about twice the size.
+func sizeHint(p *Program) int {
+	n := 256 + 32*(len(p.Consts)+len(p.Types)+len(p.Funcs)+len(p.Tools)+len(p.Agents))
+	for i := range p.Chunks {
+		c := &p.Chunks[i]
+		n += 6 + len(c.Name) + 2*len(c.Code) + 14*len(c.Spans)
+	}
+	for i := range p.Graphs {
+		for j := range p.Graphs[i].Nodes {
+			nd := &p.Graphs[i].Nodes[j]
+			n += 40 + len(nd.Name) + 16*len(nd.Edges)
+		}
+	}
+	return n + n/8
 }
 
 // StateHash returns the hash of state schema i: SHA-256 over its fields'

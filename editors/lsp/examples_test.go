@@ -117,7 +117,7 @@ func TestExamples(t *testing.T) {
 		// this file (one request per distinct name).
 		seen := map[string]bool{}
 		doc := c.serverDoc(uris[f])
-		for k, r := range doc.info.Refs {
+		for k, r := range doc.info.Refs.All() {
 			sp := nameSpan(k)
 			if sp.File != rel || seen[refName(r)] {
 				continue

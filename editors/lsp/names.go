@@ -150,7 +150,7 @@ func targetAt(info *compiler.Info, file string, off int) *target {
 			best = t
 		}
 	}
-	for k, r := range info.Refs {
+	for k, r := range info.Refs.All() {
 		consider(k, nameSpan(k), r)
 	}
 	for _, d := range info.Decls {
@@ -191,7 +191,7 @@ func occurrences(info *compiler.Info, id string) []diag.Span {
 		return nil
 	}
 	var out []diag.Span
-	for k, r := range info.Refs {
+	for k, r := range info.Refs.All() {
 		at := nameSpan(k)
 		if t := resolve(info, at.File, k, at, r); t != nil && t.id() == id {
 			out = append(out, at)
@@ -249,7 +249,7 @@ func reads(info *compiler.Info, n *compiler.Node) []*compiler.Field {
 	}
 	sp := n.Syntax.Span()
 	seen := map[*compiler.Field]bool{}
-	for k, r := range info.Refs {
+	for k, r := range info.Refs.All() {
 		if _, isRead := k.(*syntax.Name); !isRead || r.Kind != compiler.RefField || r.Field == nil {
 			continue
 		}

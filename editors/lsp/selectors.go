@@ -20,7 +20,7 @@ func selectorAt(info *compiler.Info, file string, off int) (span diag.Span, owne
 	if info == nil {
 		return
 	}
-	for k := range info.ExprTypes {
+	for k := range info.ExprTypes.All() {
 		p, isPostfix := k.(*syntax.Postfix)
 		if !isPostfix || len(p.Sel) == 0 || !contains(p.Span(), file, off) {
 			continue

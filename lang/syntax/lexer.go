@@ -17,9 +17,11 @@ import (
 // Token types produced by the lexer. The lexer is stateful: a mode stack
 // tracks code, "..." strings, """...""" text blocks and {expr}
 // interpolations inside them, so strings may nest inside interpolations.
+// The constants are untyped so that they serve both token (the lexer's
+// own, compact) and lexer.Token (participle's, for the oracle).
 const (
-	tokEOF        = lexer.EOF
-	tokComment    = lexer.TokenType(-(iota + 2))
+	tokEOF        = -1 // lexer.EOF
+	tokComment    = -(iota + 2)
 	tokIdent      // identifiers and keywords
 	tokInt        // 42
 	tokFloat      // 4.2, 1e3
@@ -49,6 +51,70 @@ var tokenNames = map[string]lexer.TokenType{
 	"Text":       tokText,
 	"InterpOpen": tokInterpOpen,
 	"InterpEnd":  tokInterpEnd,
+}
+
+// token is a token of one file: participle's lexer.Token without the file
+// name (all tokens of a file share it; the parser adds it to positions),
+// without the value (it is the source text from Offset, Len bytes long)
+// and with 32-bit fields (sources are at most MaxSourceSize bytes). A
+// file's token slice is a third of the size of a []lexer.Token and holds no
+// pointer: less to allocate and clear, nothing for the collector to scan.
+type token struct {
+	Type   tokType
+	Offset int32
+	Len    int32 // 0 for synthetic closers and EOF
+	Line   int32
+	Column int32
+}
+
+type tokType int32
+
+// pos is the position of t in file.
+func (t *token) pos(file string) lexer.Position {
+	return lexer.Position{Filename: file, Offset: int(t.Offset), Line: int(t.Line), Column: int(t.Column)}
+}
+
+// value is t's text in text, the source of its file.
+func (t *token) value(text string) string { return text[t.Offset : t.Offset+t.Len] }
+
+// end is the position just past t in file, whose source is text.
+func (t *token) end(file, text string) lexer.Position {
+	p := t.pos(file)
+	advance(&p, t.value(text))
+	return p
+}
+
+// advance is p.Advance(v), with a fast path for the usual token: ASCII on
+// one line, where the column moves by the length (Advance counts newlines
+// and runes in three passes; nodes' end positions call it for every node).
+func advance(p *lexer.Position, v string) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c >= utf8.RuneSelf || c == '\n' {
+			p.Advance(v)
+			return
+		}
+	}
+	p.Offset += len(v)
+	p.Column += len(v)
+}
+
+// lex converts t to participle's form.
+func (t *token) lex(file, text string) lexer.Token {
+	return lexer.Token{Type: lexer.TokenType(t.Type), Value: t.value(text), Pos: t.pos(file)}
+}
+
+// tokenAt is a token of type typ, n bytes long, at p.
+func tokenAt(typ tokType, n int, p lexer.Position) token {
+	return token{Type: typ, Len: int32(n), Offset: int32(p.Offset), Line: int32(p.Line), Column: int32(p.Column)}
+}
+
+// lexTokens converts a file's tokens to participle's form.
+func lexTokens(file, text string, toks []token) []lexer.Token {
+	out := make([]lexer.Token, len(toks))
+	for i := range toks {
+		out[i] = toks[i].lex(file, text)
+	}
+	return out
 }
 
 // lexDefinition adapts the hand-written lexer to participle. Parsing never
@@ -113,28 +179,35 @@ type scanner struct {
 	text  string // src as one string: token values are substrings of it
 	pos   lexer.Position
 	stack []frame
-	toks  []lexer.Token
+	toks  []token
 	diags []diag.Diagnostic
 	bad   map[string]bool // non-ASCII names already reported
 }
 
-// lexAll splits src into tokens (comments included, whitespace dropped). It
-// never fails: problems become diagnostics and the token stream stays
-// well-formed (every string and interpolation is closed, EOF is last).
+// lexAll is scan with participle's tokens.
 func lexAll(file string, src []byte) ([]lexer.Token, []diag.Diagnostic) {
+	toks, text, diags := scan(file, src)
+	return lexTokens(file, text, toks), diags
+}
+
+// scan splits src into tokens (comments included, whitespace dropped),
+// whose values are substrings of text, src as a string. It never fails:
+// problems become diagnostics and the token stream stays well-formed
+// (every string and interpolation is closed, EOF is last).
+func scan(file string, src []byte) (toks []token, text string, diags []diag.Diagnostic) {
 	s := &scanner{
 		file:  file,
 		src:   src,
 		text:  string(src),
 		pos:   lexer.Position{Filename: file, Line: 1, Column: 1},
 		stack: []frame{{mode: modeCode}},
-		toks:  make([]lexer.Token, 0, len(src)/3+1), // dense code has ~3 bytes per token
+		toks:  make([]token, 0, len(src)/3+1), // dense code has ~3 bytes per token
 	}
 	if bytes.HasPrefix(src, utf8BOM) { // a UTF-8 byte-order mark is accepted and ignored
 		s.pos.Offset = len(utf8BOM)
 	}
 	s.run()
-	return s.toks, s.diags
+	return s.toks, s.text, s.diags
 }
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -149,35 +222,33 @@ func (s *scanner) errorf(code diag.Code, at, end lexer.Position, format string, 
 	s.diags = append(s.diags, diag.Diagnostic{Severity: diag.Error, Code: code, Summary: fmt.Sprintf(format, args...), Subject: spanOf(at, end)})
 }
 
-// emit appends the token of the next n bytes and moves past it. Values are
-// substrings of s.text (one allocation per file, not per token); the token
-// is written field by field, which avoids a bulk write barrier per token.
-func (s *scanner) emit(typ lexer.TokenType, n int) {
-	s.push(typ, s.text[s.pos.Offset:s.pos.Offset+n])
+// emit appends the token of the next n bytes and moves past it (its value
+// is s.text at its offset: no allocation per token).
+func (s *scanner) emit(typ tokType, n int) {
+	s.push(typ, n)
 	s.advance(n)
 }
 
 // emitASCII is emit for a token known to hold only ASCII bytes and no
 // newline (names, numbers, punctuation, quotes, braces).
-func (s *scanner) emitASCII(typ lexer.TokenType, n int) {
-	s.push(typ, s.text[s.pos.Offset:s.pos.Offset+n])
+func (s *scanner) emitASCII(typ tokType, n int) {
+	s.push(typ, n)
 	s.pos.Offset += n
 	s.pos.Column += n
 }
 
-// push appends a token with the given value at the cursor.
-func (s *scanner) push(typ lexer.TokenType, value string) {
+// push appends a token of the next n bytes at the cursor.
+func (s *scanner) push(typ tokType, n int) {
 	if len(s.toks) == cap(s.toks) {
 		s.toks = slices.Grow(s.toks, 1)
 	}
 	s.toks = s.toks[:len(s.toks)+1]
 	t := &s.toks[len(s.toks)-1]
 	t.Type = typ
-	t.Value = value
-	t.Pos.Filename = s.pos.Filename
-	t.Pos.Offset = s.pos.Offset
-	t.Pos.Line = s.pos.Line
-	t.Pos.Column = s.pos.Column
+	t.Len = int32(n)
+	t.Offset = int32(s.pos.Offset)
+	t.Line = int32(s.pos.Line)
+	t.Column = int32(s.pos.Column)
 }
 
 // advance moves the cursor n bytes forward, counting lines and rune columns.
@@ -213,17 +284,17 @@ func (s *scanner) run() {
 		switch f.mode {
 		case modeString:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, "string is not terminated")
-			s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
+			s.toks = append(s.toks, tokenAt(tokStrClose, 0, s.pos))
 		case modeText:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, `text block is not terminated (missing """)`)
-			s.toks = append(s.toks, lexer.Token{Type: tokTextClose, Pos: s.pos})
+			s.toks = append(s.toks, tokenAt(tokTextClose, 0, s.pos))
 		case modeCode:
 			s.errorf(diag.UnterminatedText, f.open, s.pos, "interpolation is not terminated (missing })")
-			s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Pos: s.pos})
+			s.toks = append(s.toks, tokenAt(tokInterpEnd, 0, s.pos))
 		}
 	}
 	s.stack = s.stack[:1]
-	s.toks = append(s.toks, lexer.Token{Type: tokEOF, Pos: s.pos})
+	s.toks = append(s.toks, tokenAt(tokEOF, 0, s.pos))
 }
 
 func isIdentStart(c byte) bool {
@@ -415,7 +486,7 @@ func (s *scanner) number() {
 		s.emitASCII(tokDuration, j-i)
 		return
 	}
-	typ := tokInt
+	typ := tokType(tokInt)
 	if j+1 < len(src) && src[j] == '.' && isDigit(src[j+1]) {
 		typ = tokFloat
 		j++
@@ -526,7 +597,7 @@ func (s *scanner) str() {
 	case c == '\n':
 		s.errorf(diag.UnterminatedText, f.open, s.pos, `string is not terminated before the end of the line (use """ for text blocks)`)
 		s.stack = s.stack[:len(s.stack)-1]
-		s.toks = append(s.toks, lexer.Token{Type: tokStrClose, Pos: s.pos})
+		s.toks = append(s.toks, tokenAt(tokStrClose, 0, s.pos))
 	}
 }
 
@@ -548,22 +619,23 @@ func (s *scanner) quoteEndsString() bool {
 	}
 	for i := len(s.toks) - 1; i >= 0; i-- {
 		if t := s.toks[i]; t.Type != tokComment {
-			return endsOperand(t)
+			return endsOperand(t.Type, t.value(s.text))
 		}
 	}
 	return false
 }
 
-// endsOperand reports whether t can end an operand: a name (not an
-// operator word), a number, a duration, a string, ) or ].
-func endsOperand(t lexer.Token) bool {
-	switch t.Type {
+// endsOperand reports whether a token of type typ and value v can end an
+// operand: a name (not an operator word), a number, a duration, a string,
+// ) or ].
+func endsOperand(typ tokType, v string) bool {
+	switch typ {
 	case tokIdent:
-		return t.Value != "and" && t.Value != "or" && t.Value != "not" && t.Value != "in"
+		return v != "and" && v != "or" && v != "not" && v != "in"
 	case tokInt, tokFloat, tokDuration, tokStrClose, tokTextClose:
 		return true
 	case tokPunct:
-		return t.Value == ")" || t.Value == "]"
+		return v == ")" || v == "]"
 	}
 	return false
 }
@@ -586,18 +658,16 @@ func (s *scanner) unclosedInterp() {
 func (s *scanner) endInterp(i int) {
 	interp := s.stack[i]
 	s.stack = s.stack[:i]
-	s.toks = append(s.toks, lexer.Token{Type: tokInterpEnd, Pos: synthEnd(s.toks)})
+	s.toks = append(s.toks, tokenAt(tokInterpEnd, 0, synthEnd(s.file, s.text, s.toks)))
 	s.errorf(diag.UnterminatedText, interp.open, s.pos, "interpolation is not closed before the end of the string (missing }; write {{ for a literal brace)")
 }
 
 // synthEnd is where a synthetic closer after toks goes: just past the last
 // token that is not a comment, where a node it ends ends too.
-func synthEnd(toks []lexer.Token) lexer.Position {
+func synthEnd(file, text string, toks []token) lexer.Position {
 	for i := len(toks) - 1; i >= 0; i-- {
 		if toks[i].Type != tokComment {
-			p := toks[i].Pos
-			p.Advance(toks[i].Value)
-			return p
+			return toks[i].end(file, text)
 		}
 	}
 	return lexer.Position{}

@@ -82,22 +82,26 @@ func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
 	if !utf8.Valid(src) {
 		return f, []diag.Diagnostic{invalidUTF8(name, src)}
 	}
-	toks, diags := lexAll(name, src)
-	f.EndPos = toks[len(toks)-1].Pos
+	toks, text, diags := scan(name, src)
+	f.EndPos = toks[len(toks)-1].pos(name)
 	code := toks[:0] // comments are filtered out in place
-	for _, t := range toks {
-		if t.Type == tokComment {
-			f.Comments = append(f.Comments, Comment{Text: t.Value, Pos: posOf(t.Pos), End: posOf(endOf(t))})
-			continue
+	for i := range toks {
+		t := &toks[i]
+		switch {
+		case t.Type == tokComment:
+			f.Comments = append(f.Comments, Comment{Text: t.value(text), Pos: posOf(t.pos(name)), End: posOf(t.end(name, text))})
+		case len(code) == i: // no comment so far: the token is in place
+			code = code[:i+1]
+		default:
+			code = append(code, *t)
 		}
-		code = append(code, t)
 	}
 	if len(diags) >= maxLexErrors {
 		return f, diags // garbage: don't pile syntax errors on top
 	}
-	alloc := new(rdAlloc)
+	alloc := &rdAlloc{limit: chunkLimit(len(code))}
 	lexical := len(diags)
-	for _, unit := range splitDecls(code) {
+	for _, unit := range splitDecls(name, text, code) {
 		decl, d := parseDecl(unit, alloc)
 		if d != nil && !within(diags[:lexical], unit) {
 			diags = append(diags, *d) // a lexical error of the declaration is its one error
@@ -111,7 +115,7 @@ func Parse(name string, src []byte) (*File, []diag.Diagnostic) {
 
 // within reports whether one of ds starts inside the source of u.
 func within(ds []diag.Diagnostic, u unit) bool {
-	from, to := u.toks[0].Pos.Offset, endOf(u.toks[len(u.toks)-1]).Offset
+	from, to := int(u.toks[0].Offset), u.toks[len(u.toks)-1].end(u.file, u.text).Offset
 	for _, d := range ds {
 		if d.Subject.Start.Offset >= from && d.Subject.Start.Offset <= to {
 			return true
@@ -146,11 +150,13 @@ func endOf(t lexer.Token) lexer.Position {
 	return p
 }
 
-// unit is the token range of one top-level declaration, EOF not included.
+// unit is the token range of one top-level declaration of file (whose
+// source is text), EOF not included.
 type unit struct {
-	toks     []lexer.Token
-	maxDepth int
-	deepAt   lexer.Token
+	file, text string
+	toks       []token
+	maxDepth   int
+	deepAt     *token // the first token past MaxNesting, if any
 }
 
 // splitDecls cuts the token stream at declaration keywords that stand at
@@ -158,7 +164,7 @@ type unit struct {
 // header is not a cut). If a unit never closes its brackets, it is cut again at
 // declaration keywords in column 1, so one missing "}" does not swallow the
 // rest of the file.
-func splitDecls(toks []lexer.Token) []unit {
+func splitDecls(file, text string, toks []token) []unit {
 	toks = toks[:len(toks)-1] // drop EOF
 	var units []unit
 	start, depth := 0, 0
@@ -167,26 +173,27 @@ func splitDecls(toks []lexer.Token) []unit {
 			return
 		}
 		if unbalanced {
-			units = append(units, recut(toks[start:end])...)
+			units = append(units, recut(file, text, toks[start:end])...)
 		} else {
-			units = append(units, measure(toks[start:end]))
+			units = append(units, measure(file, text, toks[start:end]))
 		}
 		start = end
 	}
-	for i, t := range toks {
-		if depth == 0 && i > start && t.Type == tokIdent && IsDeclKeyword(t.Value) && t.Pos.Line > toks[i-1].Pos.Line {
+	for i := range toks {
+		t := &toks[i]
+		if depth == 0 && i > start && t.Type == tokIdent && t.Line > toks[i-1].Line && IsDeclKeyword(t.value(text)) {
 			flush(i, false)
 		}
-		depth = nextDepth(depth, t)
+		depth = nextDepth(depth, t, text)
 	}
 	flush(len(toks), depth > 0)
 	return units
 }
 
-func nextDepth(depth int, t lexer.Token) int {
+func nextDepth(depth int, t *token, text string) int {
 	switch t.Type {
 	case tokPunct:
-		switch t.Value {
+		switch t.value(text) {
 		case "{", "(", "[":
 			return depth + 1
 		case "}", ")", "]":
@@ -205,27 +212,27 @@ func nextDepth(depth int, t lexer.Token) int {
 }
 
 // recut splits an unbalanced range at column-1 declaration keywords.
-func recut(toks []lexer.Token) []unit {
+func recut(file, text string, toks []token) []unit {
 	var out []unit
 	start := 0
 	for i, t := range toks {
-		if i > start && t.Pos.Column == 1 && t.Type == tokIdent && IsDeclKeyword(t.Value) {
-			out = append(out, measure(toks[start:i]))
+		if i > start && t.Column == 1 && t.Type == tokIdent && IsDeclKeyword(t.value(text)) {
+			out = append(out, measure(file, text, toks[start:i]))
 			start = i
 		}
 	}
-	return append(out, measure(toks[start:]))
+	return append(out, measure(file, text, toks[start:]))
 }
 
-func measure(toks []lexer.Token) unit {
-	u := unit{toks: toks}
+func measure(file, text string, toks []token) unit {
+	u := unit{file: file, text: text, toks: toks}
 	depth := 0
-	for _, t := range toks {
-		depth = nextDepth(depth, t)
+	for i := range toks {
+		depth = nextDepth(depth, &toks[i], text)
 		if depth > u.maxDepth {
 			u.maxDepth = depth
-			if depth > MaxNesting && u.deepAt.Value == "" {
-				u.deepAt = t
+			if depth > MaxNesting && u.deepAt == nil {
+				u.deepAt = &toks[i]
 			}
 		}
 	}
@@ -242,7 +249,9 @@ func parseDecl(u unit, alloc *rdAlloc) (Decl, *diag.Diagnostic) {
 // parseDeclParticiple is parseDecl through participle, the grammar's
 // executable definition; rd_test.go uses it as the oracle.
 func parseDeclParticiple(u unit) (Decl, *diag.Diagnostic) {
-	return parseUnit(u, participleDecl)
+	return parseUnit(u, func(u unit, eof token) (Decl, *diag.Diagnostic) {
+		return participleDecl(lexTokens(u.file, u.text, u.toks), eof.lex(u.file, u.text))
+	})
 }
 
 // participleDecl parses one declaration's tokens (EOF excluded) with
@@ -296,31 +305,32 @@ func fixEnds(v reflect.Value, toks []lexer.Token) {
 }
 
 // parseUnit guards a unit (nesting, leading keyword) and parses it with
-// parse, which gets the unit's tokens and the EOF token just past them.
-func parseUnit(u unit, parse func(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic)) (Decl, *diag.Diagnostic) {
-	first := u.toks[0]
-	last := u.toks[len(u.toks)-1]
+// parse, which gets the unit and the EOF token just past its tokens.
+func parseUnit(u unit, parse func(u unit, eof token) (Decl, *diag.Diagnostic)) (Decl, *diag.Diagnostic) {
+	first := &u.toks[0]
+	last := &u.toks[len(u.toks)-1]
+	keyword := first.value(u.text)
 	bad := func() *BadDecl {
-		b := &BadDecl{Keyword: first.Value}
-		b.Pos, b.EndPos = first.Pos, endOf(last)
-		if IsDeclKeyword(first.Value) && len(u.toks) > 1 && u.toks[1].Type == tokIdent {
-			b.Name = &Ident{Name: u.toks[1].Value}
-			b.Name.Pos, b.Name.EndPos = u.toks[1].Pos, endOf(u.toks[1])
+		b := &BadDecl{Keyword: keyword}
+		b.Pos, b.EndPos = first.pos(u.file), last.end(u.file, u.text)
+		if IsDeclKeyword(keyword) && len(u.toks) > 1 && u.toks[1].Type == tokIdent {
+			b.Name = &Ident{Name: u.toks[1].value(u.text)}
+			b.Name.Pos, b.Name.EndPos = u.toks[1].pos(u.file), u.toks[1].end(u.file, u.text)
 		}
 		return b
 	}
 	if u.maxDepth > MaxNesting {
 		return bad(), &diag.Diagnostic{Severity: diag.Error, Code: diag.NestingTooDeep,
 			Summary: fmt.Sprintf("brackets nest %d levels deep; the limit is %d", u.maxDepth, MaxNesting),
-			Subject: spanOf(u.deepAt.Pos, endOf(u.deepAt))}
+			Subject: spanOf(u.deepAt.pos(u.file), u.deepAt.end(u.file, u.text))}
 	}
-	if first.Type != tokIdent || !IsDeclKeyword(first.Value) {
+	if first.Type != tokIdent || !IsDeclKeyword(keyword) {
 		return nil, &diag.Diagnostic{Severity: diag.Error, Code: diag.SyntaxError,
-			Summary: fmt.Sprintf("unexpected %s; expected a declaration (%s)", describe(first), strings.Join(declWords(), ", ")),
-			Subject: spanOf(first.Pos, endOf(first))}
+			Summary: fmt.Sprintf("unexpected %s; expected a declaration (%s)", describe(first.lex(u.file, u.text)), strings.Join(declWords(), ", ")),
+			Subject: spanOf(first.pos(u.file), first.end(u.file, u.text))}
 	}
-	eof := lexer.Token{Type: tokEOF, Pos: endOf(last)}
-	decl, d := parse(u.toks, eof)
+	eof := tokenAt(tokEOF, 0, last.end(u.file, u.text))
+	decl, d := parse(u, eof)
 	if d != nil {
 		return bad(), d
 	}

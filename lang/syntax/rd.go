@@ -70,10 +70,12 @@ const maxRecursion = 10_000
 // at(i) for i ≥ len(toks) is the synthetic EOF token, which no terminal
 // matches, so the cursor never moves past it.
 type rdParser struct {
-	toks []lexer.Token // the declaration's tokens, EOF excluded
-	eof  lexer.Token   // synthetic EOF just past the last token
-	i    int           // cursor: index of the next token
-	rec  int           // current recursion depth (see maxRecursion)
+	file string  // the declaration's file, for positions
+	text string  // the file's source: token values are substrings of it
+	toks []token // the declaration's tokens, EOF excluded
+	eof  token   // synthetic EOF just past the last token
+	i    int     // cursor: index of the next token
+	rec  int     // current recursion depth (see maxRecursion)
 
 	// Failure bookkeeping. A limit failure (too many repetitions or too
 	// deep) is sticky: the whole declaration fails.
@@ -90,35 +92,29 @@ type rdParser struct {
 	alloc *rdAlloc
 }
 
-// parseDeclRD parses the tokens of one declaration (EOF excluded; eof is the
-// token placed just past the last one). It returns the declaration, or nil
-// and one syntax error.
-func parseDeclRD(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
-	return new(rdAlloc).parseDecl(toks, eof)
-}
-
-// parseDecl is parseDeclRD allocating the nodes from a.
-func (a *rdAlloc) parseDecl(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
-	p := rdParser{toks: toks, eof: eof, alloc: a}
+// parseDecl parses the tokens of unit u, allocating the nodes from a.
+func (a *rdAlloc) parseDecl(u unit, eof token) (Decl, *diag.Diagnostic) {
+	file, text, toks := u.file, u.text, u.toks
+	p := rdParser{file: file, text: text, toks: toks, eof: eof, alloc: a}
 	if d := p.unit(); d != nil {
 		return d, nil
 	}
 	if p.limitMsg != "" {
 		return nil, p.errorAt(p.limitAt, p.limitCode, p.limitMsg)
 	}
-	q := rdParser{toks: toks, eof: eof, diag: true, far: -1, alloc: new(rdAlloc)}
+	q := rdParser{file: file, text: text, toks: toks, eof: eof, diag: true, far: -1, alloc: new(rdAlloc)}
 	q.unit()
 	return nil, q.syntaxError()
 }
 
 func (p *rdParser) errorAt(i int, code diag.Code, msg string) *diag.Diagnostic {
 	t := p.at(i)
-	end := endOf(*t)
-	if end.Offset == t.Pos.Offset {
+	end := t.end(p.file, p.text)
+	if end.Offset == int(t.Offset) {
 		end.Offset++
 		end.Column++
 	}
-	return &diag.Diagnostic{Severity: diag.Error, Code: code, Summary: msg, Subject: spanOf(t.Pos, end)}
+	return &diag.Diagnostic{Severity: diag.Error, Code: code, Summary: msg, Subject: spanOf(t.pos(p.file), end)}
 }
 
 // syntaxError builds the diagnostic of a diagnostic-mode pass.
@@ -127,7 +123,7 @@ func (p *rdParser) syntaxError() *diag.Diagnostic {
 	if at < 0 {
 		at = p.i
 	}
-	msg := "unexpected " + describe(*p.at(at))
+	msg := "unexpected " + describe(p.at(at).lex(p.file, p.text))
 	if len(p.exp) > 0 {
 		msg += "; expected " + orList(p.exp)
 	}
@@ -221,11 +217,32 @@ func many[T any](p *rdParser, out []*T, x func() *T) ([]*T, bool) {
 		if v == nil {
 			return out, p.soft(item)
 		}
-		out = append(out, v)
+		out = appendNode(p.alloc, out, v)
 		if !p.repeated(&count) {
 			return nil, false
 		}
 	}
+}
+
+// appendNode is append(out, v), except that a list's first element goes in
+// a one-element share of the allocator's pointer block: most lists of a
+// node (attributes, operator tails) hold one element, and this saves an
+// allocation for each. A second element moves the list to an array of its
+// own, as append does with any full slice.
+func appendNode[T any](a *rdAlloc, out []*T, v *T) []*T {
+	if out != nil {
+		return append(out, v)
+	}
+	if len(a.ptrs) == 0 {
+		a.ptrs = make([]unsafe.Pointer, 1024)
+	}
+	a.ptrs[0] = unsafe.Pointer(v)
+	// A *T and an unsafe.Pointer have the same representation, so the
+	// share is a valid []*T (and the block, []unsafe.Pointer, is scanned
+	// for pointers like one).
+	one := unsafe.Slice((**T)(unsafe.Pointer(&a.ptrs[0])), 1)
+	a.ptrs = a.ptrs[1:]
+	return one
 }
 
 // sepTail parses ( sep X )* , the tail of X ( sep X )* .
@@ -271,21 +288,24 @@ func commaList[T any](p *rdParser, x func() *T) ([]*T, bool) {
 	return out, true
 }
 
-func (p *rdParser) at(i int) *lexer.Token {
+func (p *rdParser) at(i int) *token {
 	if i < len(p.toks) {
 		return &p.toks[i]
 	}
 	return &p.eof
 }
 
-func (p *rdParser) tok() *lexer.Token { return p.at(p.i) }
+func (p *rdParser) tok() *token { return p.at(p.i) }
+
+// val is the text of token t.
+func (p *rdParser) val(t *token) string { return p.text[t.Offset : t.Offset+t.Len] }
 
 // is reports whether the next token's value is s (any token type).
-func (p *rdParser) is(s string) bool { return p.at(p.i).Value == s }
+func (p *rdParser) is(s string) bool { return p.val(p.at(p.i)) == s }
 
 // lit consumes the next token if its value is s (any token type).
 func (p *rdParser) lit(s string) bool {
-	if p.at(p.i).Value == s {
+	if p.val(p.at(p.i)) == s {
 		p.i++
 		return true
 	}
@@ -298,7 +318,7 @@ func (p *rdParser) lit(s string) bool {
 // span sets a node's Pos to the token at start and EndPos to the end of
 // the last token it consumed.
 func (p *rdParser) span(a *At, start int) {
-	setPos(&a.Pos, &p.at(start).Pos)
+	p.setPos(&a.Pos, p.at(start))
 	p.setEnd(&a.EndPos, start)
 }
 
@@ -306,26 +326,26 @@ func (p *rdParser) span(a *At, start int) {
 // or to the start token's position when the node consumed nothing.
 func (p *rdParser) setEnd(dst *lexer.Position, start int) {
 	if p.i <= start {
-		setPos(dst, &p.at(start).Pos)
+		p.setPos(dst, p.at(start))
 		return
 	}
 	last := p.i - 1
-	for last > start && p.at(last).Value == "" {
+	for last > start && p.at(last).Len == 0 {
 		last-- // a synthetic closer occupies no source text
 	}
 	t := p.at(last)
-	setPos(dst, &t.Pos)
-	dst.Advance(t.Value)
+	p.setPos(dst, t)
+	advance(dst, p.val(t))
 }
 
-// setPos copies a position field by field: a whole-struct copy of a type
-// holding a pointer compiles to typedmemmove, whose bulk write barrier
-// dominated the profile while the GC was marking.
-func setPos(dst, src *lexer.Position) {
-	dst.Filename = src.Filename
-	dst.Offset = src.Offset
-	dst.Line = src.Line
-	dst.Column = src.Column
+// setPos sets dst to the position of t, field by field: a whole-struct copy
+// of a type holding a pointer compiles to typedmemmove, whose bulk write
+// barrier dominated the profile while the GC was marking.
+func (p *rdParser) setPos(dst *lexer.Position, t *token) {
+	dst.Filename = p.file
+	dst.Offset = int(t.Offset)
+	dst.Line = int(t.Line)
+	dst.Column = int(t.Column)
 }
 
 // ---- declarations ----
@@ -346,7 +366,7 @@ func (p *rdParser) unit() Decl {
 // decl parses the Decl union. Its members start with distinct keywords, so
 // at most one can match.
 func (p *rdParser) decl() Decl {
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "workflow":
 		if n := p.workflow(); n != nil {
 			return n
@@ -441,7 +461,7 @@ func (p *rdParser) importDecl() *Import {
 // BlockDecl = ("model" | ...) Ident Block .
 func (p *rdParser) blockDecl() *BlockDecl {
 	start := p.i
-	kind := p.tok().Value
+	kind := p.val(p.tok())
 	p.i++
 	name := p.ident()
 	if name == nil {
@@ -513,9 +533,9 @@ func (p *rdParser) tool() *Tool {
 // ToolItem = "input" Type | "output" Type | "run" "=" ToolRun | Attr .
 func (p *rdParser) toolItem() *ToolItem {
 	start := p.i
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "input", "output":
-		out := p.tok().Value == "output"
+		out := p.val(p.tok()) == "output"
 		p.i++
 		if t := p.typ(); t != nil {
 			n := p.alloc.toolItem()
@@ -559,7 +579,7 @@ func (p *rdParser) toolItem() *ToolItem {
 func (p *rdParser) toolRun() *ToolRun {
 	start := p.i
 	n := p.alloc.toolRun()
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "builtin":
 		p.i++
 		if p.lit(".") {
@@ -779,7 +799,7 @@ func (p *rdParser) clauses() ([]*Clause, bool) { return many(p, nil, p.clause) }
 // The members start with distinct keywords.
 func (p *rdParser) nodeBody() NodeBody {
 	start := p.i
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "llm", "tool", "agent", "graph":
 		if n := p.callNode(); n != nil {
 			return n
@@ -815,7 +835,7 @@ func (p *rdParser) nodeBody() NodeBody {
 // CallNode = ("llm" | "tool" | "agent" | "graph") Ident Block? .
 func (p *rdParser) callNode() *CallNode {
 	start := p.i
-	kind := p.tok().Value
+	kind := p.val(p.tok())
 	p.i++
 	callee := p.ident()
 	if callee == nil {
@@ -901,7 +921,7 @@ func (p *rdParser) interruptNode() *InterruptNode {
 func (p *rdParser) joinNode() *JoinNode {
 	start := p.i
 	p.i++
-	mode := p.tok().Value
+	mode := p.val(p.tok())
 	if mode != "all" && mode != "any" {
 		p.want(`"all" or "any"`)
 		return nil
@@ -933,7 +953,7 @@ func (p *rdParser) waitNode() *WaitNode {
 func (p *rdParser) clause() *Clause {
 	start := p.i
 	var n *Clause
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "retry":
 		if r := p.retry(); r != nil {
 			n = p.alloc.clause()
@@ -1134,7 +1154,7 @@ func (p *rdParser) test() *Test {
 func (p *rdParser) testItem() *TestItem {
 	start := p.i
 	n := p.alloc.testItem()
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case "model", "tool":
 		if n.Replay = p.replay(); n.Replay != nil {
 			p.span(&n.At, start)
@@ -1165,7 +1185,7 @@ func (p *rdParser) testItem() *TestItem {
 // Replay = ( "model" | "tool" ) Ident "replay" String .
 func (p *rdParser) replay() *Replay {
 	start := p.i
-	kind := p.tok().Value
+	kind := p.val(p.tok())
 	p.i++
 	name := p.ident()
 	if name == nil || !p.lit("replay") {
@@ -1337,7 +1357,7 @@ func (p *rdParser) singleType() *SingleType {
 	start := p.i
 	n := p.alloc.singleType()
 	done := false
-	switch v := p.tok().Value; v {
+	switch v := p.val(p.tok()); v {
 	case "list", "map":
 		p.i++
 		if p.lit("<") {
@@ -1404,8 +1424,8 @@ func (p *rdParser) ident() *Ident {
 		return nil
 	}
 	n := p.alloc.ident()
-	n.Name = t.Value
-	setPos(&n.Pos, &t.Pos)
+	n.Name = p.val(t)
+	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
 	return n
@@ -1419,8 +1439,8 @@ func (p *rdParser) intLit() *IntLit {
 		return nil
 	}
 	n := p.alloc.intLit()
-	n.Text = t.Value
-	setPos(&n.Pos, &t.Pos)
+	n.Text = p.val(t)
+	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
 	return n
@@ -1434,8 +1454,8 @@ func (p *rdParser) durLit() *DurationLit {
 		return nil
 	}
 	n := p.alloc.durLit()
-	n.Text = t.Value
-	setPos(&n.Pos, &t.Pos)
+	n.Text = p.val(t)
+	p.setPos(&n.Pos, t)
 	p.i++
 	p.setEnd(&n.EndPos, p.i-1)
 	return n
@@ -1451,7 +1471,7 @@ func (p *rdParser) str() *String {
 	}
 	p.i++
 	n := p.alloc.str()
-	n.Open = t.Value
+	n.Open = p.val(t)
 	var ok bool
 	if n.Parts, ok = many(p, n.Parts, p.strPart); !ok {
 		return nil
@@ -1461,7 +1481,7 @@ func (p *rdParser) str() *String {
 		p.want("the end of the string")
 		return nil
 	}
-	n.Close = t.Value
+	n.Close = p.val(t)
 	p.i++
 	p.span(&n.At, start)
 	return n
@@ -1474,7 +1494,7 @@ func (p *rdParser) strPart() *StrPart {
 	switch t.Type {
 	case tokText:
 		n := p.alloc.strPart()
-		n.Text = p.alloc.text(t.Value)
+		n.Text = p.alloc.text(p.val(t))
 		p.i++
 		p.span(&n.At, start)
 		return n
@@ -1593,11 +1613,11 @@ func (p *rdParser) cmpExpr() *CmpExpr {
 	n.Left = left
 	opt := p.i
 	op, width := "", 1
-	switch v := p.tok().Value; v {
+	switch v := p.val(p.tok()); v {
 	case "==", "!=", "<=", ">=", "<", ">", "in":
 		op = v
 	case "not":
-		if p.at(p.i+1).Value == "in" {
+		if p.val(p.at(p.i+1)) == "in" {
 			op, width = "notin", 2 // participle concatenates the captured tokens
 		}
 	}
@@ -1634,7 +1654,7 @@ func (p *rdParser) addExpr() *AddExpr {
 
 func (p *rdParser) addOp() *AddOp {
 	start := p.i
-	op := p.tok().Value
+	op := p.val(p.tok())
 	if op != "+" && op != "-" {
 		p.want("an operator")
 		return nil
@@ -1669,7 +1689,7 @@ func (p *rdParser) mulExpr() *MulExpr {
 
 func (p *rdParser) mulOp() *MulOp {
 	start := p.i
-	op := p.tok().Value
+	op := p.val(p.tok())
 	if op != "*" && op != "/" && op != "%" {
 		return nil
 	}
@@ -1733,7 +1753,7 @@ func (p *rdParser) postfix() *Postfix {
 func (p *rdParser) selector() *Selector {
 	start := p.i
 	var s *Selector
-	switch p.tok().Value {
+	switch p.val(p.tok()) {
 	case ".":
 		p.i++
 		if id := p.ident(); id != nil {
@@ -1767,7 +1787,7 @@ func (p *rdParser) primary() Primary {
 	if t.Type == tokIdent {
 		// Call: an identifier followed by "(". When the "(" is missing
 		// the Call fails softly and Literal or Name takes the identifier.
-		if p.at(start+1).Value == "(" {
+		if p.val(p.at(start+1)) == "(" {
 			if c := p.call(); c != nil {
 				return c
 			}
@@ -1779,7 +1799,7 @@ func (p *rdParser) primary() Primary {
 	switch t.Type {
 	case tokFloat, tokDuration, tokInt:
 		n := p.alloc.literal()
-		s := p.alloc.text(t.Value)
+		s := p.alloc.text(p.val(t))
 		switch t.Type {
 		case tokFloat:
 			n.Float = s
@@ -1792,10 +1812,10 @@ func (p *rdParser) primary() Primary {
 		p.span(&n.At, start)
 		return n
 	}
-	switch t.Value {
+	switch p.val(t) {
 	case "true", "false":
 		n := p.alloc.literal()
-		n.Bool = p.alloc.text(t.Value)
+		n.Bool = p.alloc.text(p.val(t))
 		p.i++
 		p.span(&n.At, start)
 		return n
@@ -1808,21 +1828,21 @@ func (p *rdParser) primary() Primary {
 	}
 	if t.Type == tokIdent {
 		n := p.alloc.name()
-		n.Ident = t.Value
+		n.Ident = p.val(t)
 		p.i++
 		p.span(&n.At, start)
 		return n
 	}
 	switch {
-	case t.Value == "(":
+	case p.val(t) == "(":
 		if n := p.paren(); n != nil {
 			return n
 		}
-	case t.Value == "[":
+	case p.val(t) == "[":
 		if n := p.listLit(); n != nil {
 			return n
 		}
-	case t.Value == "{":
+	case p.val(t) == "{":
 		if n := p.recordLit(); n != nil {
 			return n
 		}
@@ -1943,8 +1963,7 @@ func (p *rdParser) recordEntry() *RecordEntry {
 // ---- allocation ----
 
 // slab hands out zeroed *T from chunks that double in size from 8 up to
-// 32 KiB (the largest small-object size class: bigger chunks take the slow
-// large-object path), so a file's nodes cost a few allocations per node type
+// limit bytes, so a file's nodes cost a few allocations per node type
 // instead of one each. A chunk stays alive while any node in it is
 // referenced; all of them belong to one File.
 type slab[T any] struct {
@@ -1952,10 +1971,23 @@ type slab[T any] struct {
 	size int
 }
 
-func (s *slab[T]) get() *T {
+// Chunk limits (rdAlloc.limit): chunks above 32 KiB would take the slow
+// large-object path; below, the limit trades the unused tail of each
+// type's last chunk (about half a chunk, for each of some twenty types in
+// use) against locality (a node's children sit in fewer, longer runs).
+// chunkLimit sizes it by the file: the tails stay a few percent of its
+// tree, whose nodes cost some 230 bytes per token.
+const (
+	minChunk = 8 << 10
+	maxChunk = 32 << 10
+)
+
+func chunkLimit(tokens int) int { return min(maxChunk, max(minChunk, tokens*2/3)) }
+
+func (s *slab[T]) get(limit int) *T {
 	if len(s.buf) == 0 {
 		var zero T
-		s.size = min(max(2*s.size, 8), max(1, 32<<10/int(unsafe.Sizeof(zero))))
+		s.size = min(max(2*s.size, 8), max(1, max(limit, minChunk)/int(unsafe.Sizeof(zero))))
 		s.buf = make([]T, s.size)
 	}
 	x := &s.buf[0]
@@ -2027,72 +2059,74 @@ type rdAlloc struct {
 	unarys         slab[Unary]
 	workflows      slab[Workflow]
 	texts          slab[string]
+	ptrs           []unsafe.Pointer // one-element lists (appendNode)
+	limit          int              // chunk size limit in bytes (chunkLimit; 0: minChunk)
 }
 
-func (a *rdAlloc) addExpr() *AddExpr             { return a.addExprs.get() }
-func (a *rdAlloc) addOp() *AddOp                 { return a.addOps.get() }
-func (a *rdAlloc) agent() *Agent                 { return a.agents.get() }
-func (a *rdAlloc) andExpr() *AndExpr             { return a.andExprs.get() }
-func (a *rdAlloc) answer() *Answer               { return a.answers.get() }
-func (a *rdAlloc) attr() *Attr                   { return a.attrs.get() }
-func (a *rdAlloc) block() *Block                 { return a.blocks.get() }
-func (a *rdAlloc) blockDecl() *BlockDecl         { return a.blockDecls.get() }
-func (a *rdAlloc) cache() *Cache                 { return a.caches.get() }
-func (a *rdAlloc) call() *Call                   { return a.calls.get() }
-func (a *rdAlloc) callNode() *CallNode           { return a.callNodes.get() }
-func (a *rdAlloc) clause() *Clause               { return a.clauses.get() }
-func (a *rdAlloc) cmpExpr() *CmpExpr             { return a.cmpExprs.get() }
-func (a *rdAlloc) durLit() *DurationLit          { return a.durLits.get() }
-func (a *rdAlloc) edge() *Edge                   { return a.edges.get() }
-func (a *rdAlloc) expect() *Expect               { return a.expects.get() }
-func (a *rdAlloc) expr() *Expr                   { return a.exprs.get() }
-func (a *rdAlloc) field() *Field                 { return a.fields.get() }
-func (a *rdAlloc) graph() *Graph                 { return a.graphs.get() }
-func (a *rdAlloc) graphItem() *GraphItem         { return a.graphItems.get() }
-func (a *rdAlloc) ident() *Ident                 { return a.idents.get() }
-func (a *rdAlloc) importDecl() *Import           { return a.importDecls.get() }
-func (a *rdAlloc) intLit() *IntLit               { return a.intLits.get() }
-func (a *rdAlloc) interruptNode() *InterruptNode { return a.interruptNodes.get() }
-func (a *rdAlloc) joinNode() *JoinNode           { return a.joinNodes.get() }
-func (a *rdAlloc) waitNode() *WaitNode           { return a.waitNodes.get() }
-func (a *rdAlloc) listElem() *ListElem           { return a.listElems.get() }
-func (a *rdAlloc) listLit() *ListLit             { return a.listLits.get() }
-func (a *rdAlloc) literal() *Literal             { return a.literals.get() }
-func (a *rdAlloc) mapNode() *MapNode             { return a.mapNodes.get() }
-func (a *rdAlloc) mulExpr() *MulExpr             { return a.mulExprs.get() }
-func (a *rdAlloc) mulOp() *MulOp                 { return a.mulOps.get() }
-func (a *rdAlloc) name() *Name                   { return a.names.get() }
-func (a *rdAlloc) nodeDecl() *NodeDecl           { return a.nodeDecls.get() }
-func (a *rdAlloc) notExpr() *NotExpr             { return a.notExprs.get() }
-func (a *rdAlloc) orExpr() *OrExpr               { return a.orExprs.get() }
-func (a *rdAlloc) paren() *Paren                 { return a.parens.get() }
-func (a *rdAlloc) postfix() *Postfix             { return a.postfixs.get() }
-func (a *rdAlloc) recordEntry() *RecordEntry     { return a.recordEntrys.get() }
-func (a *rdAlloc) recordLit() *RecordLit         { return a.recordLits.get() }
-func (a *rdAlloc) recordType() *RecordType       { return a.recordTypes.get() }
-func (a *rdAlloc) replay() *Replay               { return a.replays.get() }
-func (a *rdAlloc) retry() *Retry                 { return a.retrys.get() }
-func (a *rdAlloc) selector() *Selector           { return a.selectors.get() }
-func (a *rdAlloc) serve() *Serve                 { return a.serves.get() }
-func (a *rdAlloc) setNode() *SetNode             { return a.setNodes.get() }
-func (a *rdAlloc) singleType() *SingleType       { return a.singleTypes.get() }
-func (a *rdAlloc) skill() *Skill                 { return a.skills.get() }
-func (a *rdAlloc) state() *State                 { return a.states.get() }
-func (a *rdAlloc) str() *String                  { return a.strs.get() }
-func (a *rdAlloc) strPart() *StrPart             { return a.strParts.get() }
-func (a *rdAlloc) test() *Test                   { return a.tests.get() }
-func (a *rdAlloc) testItem() *TestItem           { return a.testItems.get() }
-func (a *rdAlloc) tool() *Tool                   { return a.tools.get() }
-func (a *rdAlloc) toolItem() *ToolItem           { return a.toolItems.get() }
-func (a *rdAlloc) toolRun() *ToolRun             { return a.toolRuns.get() }
-func (a *rdAlloc) typ() *Type                    { return a.typs.get() }
-func (a *rdAlloc) typeDecl() *TypeDecl           { return a.typeDecls.get() }
-func (a *rdAlloc) unary() *Unary                 { return a.unarys.get() }
-func (a *rdAlloc) workflow() *Workflow           { return a.workflows.get() }
+func (a *rdAlloc) addExpr() *AddExpr             { return a.addExprs.get(a.limit) }
+func (a *rdAlloc) addOp() *AddOp                 { return a.addOps.get(a.limit) }
+func (a *rdAlloc) agent() *Agent                 { return a.agents.get(a.limit) }
+func (a *rdAlloc) andExpr() *AndExpr             { return a.andExprs.get(a.limit) }
+func (a *rdAlloc) answer() *Answer               { return a.answers.get(a.limit) }
+func (a *rdAlloc) attr() *Attr                   { return a.attrs.get(a.limit) }
+func (a *rdAlloc) block() *Block                 { return a.blocks.get(a.limit) }
+func (a *rdAlloc) blockDecl() *BlockDecl         { return a.blockDecls.get(a.limit) }
+func (a *rdAlloc) cache() *Cache                 { return a.caches.get(a.limit) }
+func (a *rdAlloc) call() *Call                   { return a.calls.get(a.limit) }
+func (a *rdAlloc) callNode() *CallNode           { return a.callNodes.get(a.limit) }
+func (a *rdAlloc) clause() *Clause               { return a.clauses.get(a.limit) }
+func (a *rdAlloc) cmpExpr() *CmpExpr             { return a.cmpExprs.get(a.limit) }
+func (a *rdAlloc) durLit() *DurationLit          { return a.durLits.get(a.limit) }
+func (a *rdAlloc) edge() *Edge                   { return a.edges.get(a.limit) }
+func (a *rdAlloc) expect() *Expect               { return a.expects.get(a.limit) }
+func (a *rdAlloc) expr() *Expr                   { return a.exprs.get(a.limit) }
+func (a *rdAlloc) field() *Field                 { return a.fields.get(a.limit) }
+func (a *rdAlloc) graph() *Graph                 { return a.graphs.get(a.limit) }
+func (a *rdAlloc) graphItem() *GraphItem         { return a.graphItems.get(a.limit) }
+func (a *rdAlloc) ident() *Ident                 { return a.idents.get(a.limit) }
+func (a *rdAlloc) importDecl() *Import           { return a.importDecls.get(a.limit) }
+func (a *rdAlloc) intLit() *IntLit               { return a.intLits.get(a.limit) }
+func (a *rdAlloc) interruptNode() *InterruptNode { return a.interruptNodes.get(a.limit) }
+func (a *rdAlloc) joinNode() *JoinNode           { return a.joinNodes.get(a.limit) }
+func (a *rdAlloc) waitNode() *WaitNode           { return a.waitNodes.get(a.limit) }
+func (a *rdAlloc) listElem() *ListElem           { return a.listElems.get(a.limit) }
+func (a *rdAlloc) listLit() *ListLit             { return a.listLits.get(a.limit) }
+func (a *rdAlloc) literal() *Literal             { return a.literals.get(a.limit) }
+func (a *rdAlloc) mapNode() *MapNode             { return a.mapNodes.get(a.limit) }
+func (a *rdAlloc) mulExpr() *MulExpr             { return a.mulExprs.get(a.limit) }
+func (a *rdAlloc) mulOp() *MulOp                 { return a.mulOps.get(a.limit) }
+func (a *rdAlloc) name() *Name                   { return a.names.get(a.limit) }
+func (a *rdAlloc) nodeDecl() *NodeDecl           { return a.nodeDecls.get(a.limit) }
+func (a *rdAlloc) notExpr() *NotExpr             { return a.notExprs.get(a.limit) }
+func (a *rdAlloc) orExpr() *OrExpr               { return a.orExprs.get(a.limit) }
+func (a *rdAlloc) paren() *Paren                 { return a.parens.get(a.limit) }
+func (a *rdAlloc) postfix() *Postfix             { return a.postfixs.get(a.limit) }
+func (a *rdAlloc) recordEntry() *RecordEntry     { return a.recordEntrys.get(a.limit) }
+func (a *rdAlloc) recordLit() *RecordLit         { return a.recordLits.get(a.limit) }
+func (a *rdAlloc) recordType() *RecordType       { return a.recordTypes.get(a.limit) }
+func (a *rdAlloc) replay() *Replay               { return a.replays.get(a.limit) }
+func (a *rdAlloc) retry() *Retry                 { return a.retrys.get(a.limit) }
+func (a *rdAlloc) selector() *Selector           { return a.selectors.get(a.limit) }
+func (a *rdAlloc) serve() *Serve                 { return a.serves.get(a.limit) }
+func (a *rdAlloc) setNode() *SetNode             { return a.setNodes.get(a.limit) }
+func (a *rdAlloc) singleType() *SingleType       { return a.singleTypes.get(a.limit) }
+func (a *rdAlloc) skill() *Skill                 { return a.skills.get(a.limit) }
+func (a *rdAlloc) state() *State                 { return a.states.get(a.limit) }
+func (a *rdAlloc) str() *String                  { return a.strs.get(a.limit) }
+func (a *rdAlloc) strPart() *StrPart             { return a.strParts.get(a.limit) }
+func (a *rdAlloc) test() *Test                   { return a.tests.get(a.limit) }
+func (a *rdAlloc) testItem() *TestItem           { return a.testItems.get(a.limit) }
+func (a *rdAlloc) tool() *Tool                   { return a.tools.get(a.limit) }
+func (a *rdAlloc) toolItem() *ToolItem           { return a.toolItems.get(a.limit) }
+func (a *rdAlloc) toolRun() *ToolRun             { return a.toolRuns.get(a.limit) }
+func (a *rdAlloc) typ() *Type                    { return a.typs.get(a.limit) }
+func (a *rdAlloc) typeDecl() *TypeDecl           { return a.typeDecls.get(a.limit) }
+func (a *rdAlloc) unary() *Unary                 { return a.unarys.get(a.limit) }
+func (a *rdAlloc) workflow() *Workflow           { return a.workflows.get(a.limit) }
 
 // text returns a pointer to a copy of s (for the *string captures).
 func (a *rdAlloc) text(s string) *string {
-	x := a.texts.get()
+	x := a.texts.get(a.limit)
 	*x = s
 	return x
 }

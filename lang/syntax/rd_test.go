@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/parser"
-	"go/token"
+	gotoken "go/token"
 	"io/fs"
 	"math/rand/v2"
 	"os"
@@ -155,13 +155,13 @@ var edgeCases = []string{
 }
 
 func goStringLiterals(t testing.TB, path string) []string {
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, 0)
+	f, err := parser.ParseFile(gotoken.NewFileSet(), path, nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []string
 	ast.Inspect(f, func(n ast.Node) bool {
-		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+		if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == gotoken.STRING {
 			if s, err := strconv.Unquote(lit.Value); err == nil && s != "" {
 				out = append(out, s)
 			}
@@ -171,16 +171,52 @@ func goStringLiterals(t testing.TB, path string) []string {
 	return out
 }
 
+// lexUnit is a declaration unit with participle's tokens (the form the
+// oracle and the token-stream mutators take).
+type lexUnit struct {
+	toks     []lexer.Token
+	maxDepth int
+}
+
 // units lexes src the way Parse does and returns its declaration units.
-func units(src []byte) []unit {
-	toks, _ := lexAll("d.agent", src)
-	code := make([]lexer.Token, 0, len(toks))
+func units(src []byte) []lexUnit {
+	toks, text, _ := scan("d.agent", src)
+	code := make([]token, 0, len(toks))
 	for _, t := range toks {
 		if t.Type != tokComment {
 			code = append(code, t)
 		}
 	}
-	return splitDecls(code)
+	var out []lexUnit
+	for _, u := range splitDecls("d.agent", text, code) {
+		out = append(out, lexUnit{toks: lexTokens(u.file, u.text, u.toks), maxDepth: u.maxDepth})
+	}
+	return out
+}
+
+// parseDeclRD parses the tokens of one declaration (EOF excluded; eof is the
+// token placed just past the last one) with the hand-written parser. The
+// tokens are in participle's form (as the oracle takes them), all of one
+// file, each value at its offset (as the lexer's are, and relay's); the
+// parser's tokens point into a source rebuilt from them.
+func parseDeclRD(toks []lexer.Token, eof lexer.Token) (Decl, *diag.Diagnostic) {
+	size := eof.Pos.Offset
+	for _, t := range toks {
+		size = max(size, t.Pos.Offset+len(t.Value))
+	}
+	src := []byte(strings.Repeat(" ", size))
+	u := unit{file: eof.Pos.Filename, toks: make([]token, len(toks))}
+	for i, t := range toks {
+		copy(src[t.Pos.Offset:], t.Value)
+		u.toks[i] = tokenAt(tokType(t.Type), len(t.Value), t.Pos)
+	}
+	u.text = string(src)
+	for i, t := range toks {
+		if got := u.toks[i].value(u.text); got != t.Value {
+			panic(fmt.Sprintf("parseDeclRD: token %d (%q at offset %d) overlaps another (%q there)", i, t.Value, t.Pos.Offset, got))
+		}
+	}
+	return new(rdAlloc).parseDecl(u, tokenAt(tokType(eof.Type), len(eof.Value), eof.Pos))
 }
 
 func eofAfter(toks []lexer.Token) lexer.Token {
@@ -599,12 +635,12 @@ func parseParticiple(name string, src []byte) (*File, []diag.Diagnostic) {
 	if len(src) > MaxSourceSize || !utf8.Valid(src) {
 		return Parse(name, src) // rejected before any declaration is parsed
 	}
-	toks, diags := lexAll(name, src)
-	f.EndPos = toks[len(toks)-1].Pos
-	code := make([]lexer.Token, 0, len(toks))
+	toks, text, diags := scan(name, src)
+	f.EndPos = toks[len(toks)-1].pos(name)
+	code := make([]token, 0, len(toks))
 	for _, t := range toks {
 		if t.Type == tokComment {
-			f.Comments = append(f.Comments, Comment{Text: t.Value, Pos: posOf(t.Pos), End: posOf(endOf(t))})
+			f.Comments = append(f.Comments, Comment{Text: t.value(text), Pos: posOf(t.pos(name)), End: posOf(t.end(name, text))})
 			continue
 		}
 		code = append(code, t)
@@ -613,7 +649,7 @@ func parseParticiple(name string, src []byte) (*File, []diag.Diagnostic) {
 		return f, diags
 	}
 	lexical := len(diags)
-	for _, u := range splitDecls(code) {
+	for _, u := range splitDecls(name, text, code) {
 		decl, d := parseDeclParticiple(u)
 		if d != nil && !within(diags[:lexical], u) {
 			diags = append(diags, *d)
@@ -1098,7 +1134,7 @@ func (s *refScanner) number() {
 		s.emit(tokDuration, s.pos, j-i)
 		return
 	}
-	typ := tokInt
+	typ := lexer.TokenType(tokInt)
 	if j+1 < len(src) && src[j] == '.' && refIsDigit(src[j+1]) {
 		typ = tokFloat
 		j++
