@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"math/bits"
 	"strings"
 
 	"github.com/agentc/agentc/lang/syntax"
@@ -53,14 +52,6 @@ func (b bitset) equal(o bitset) bool {
 		}
 	}
 	return true
-}
-
-func (b bitset) count() int {
-	n := 0
-	for _, w := range b {
-		n += bits.OnesCount64(w)
-	}
-	return n
 }
 
 // flow computes b.in and b.out for every node.
