@@ -47,7 +47,7 @@ func (s *Store) lockedSession(k store.SessionKey) (sessionRecord, error) {
 // cached is what the cache's entry r tells of session k.
 func (r sessionRecord) cached(k store.SessionKey) (sessionRecord, error) {
 	if r.absent {
-		return sessionRecord{}, &sessionError{k, store.ErrNotFound}
+		return sessionRecord{}, &sessionError{k: k, err: store.ErrNotFound}
 	}
 	return r, nil
 }
@@ -67,7 +67,7 @@ func (s *Store) readSession(k store.SessionKey) (sessionRecord, error) {
 	key := sessionKey(k)
 	p, err := s.get(key)
 	if err != nil {
-		return sessionRecord{}, &sessionError{k, err}
+		return sessionRecord{}, &sessionError{k: k, err: err}
 	}
 	return sessionCodec.decode(key, p, sessionRecord{})
 }
@@ -75,11 +75,14 @@ func (s *Store) readSession(k store.SessionKey) (sessionRecord, error) {
 // sessionError is a failed read of session k's record, worded only when
 // asked (a missing record is an answer, not a failure, to most callers).
 type sessionError struct {
+	op  string // what read it, "" or a prefix ending in a space
 	k   store.SessionKey
 	err error
 }
 
-func (e *sessionError) Error() string { return "session " + e.k.String() + ": " + e.err.Error() }
+func (e *sessionError) Error() string {
+	return e.op + "session " + e.k.String() + ": " + e.err.Error()
+}
 func (e *sessionError) Unwrap() error { return e.err }
 
 func (r sessionRecord) session(k store.SessionKey) store.Session {
@@ -113,6 +116,10 @@ func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now 
 func (s *Store) GetSession(ctx context.Context, k store.SessionKey) (store.Session, error) {
 	return store.Op(ctx, &s.gate, nil, func() (store.Session, error) {
 		r, err := s.getSession(k)
+		if se, ok := err.(*sessionError); ok {
+			se.op = "get " // getSession's own, fresh: worded only when asked
+			return store.Session{}, se
+		}
 		if err != nil {
 			return store.Session{}, fmt.Errorf("get %w", err)
 		}
