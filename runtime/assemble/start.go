@@ -23,7 +23,7 @@ import (
 // the events are read. A request that does not fit the store satisfies
 // session.Invalid; an upgrade the check refuses is *runtime.UpgradeError.
 func RunOnce(ctx context.Context, o Options, target string, q session.Request) (asm *Assembly, events <-chan *runtime.Event, close func(), err error) {
-	if q.Resume != "" && o.Replay == nil {
+	if q.Resume != "" && o.Replay == nil && len(o.Program.Tests) > 0 {
 		if o.Replay, err = resumedReplay(ctx, o, target, q); err != nil {
 			return nil, nil, nil, err
 		}
