@@ -138,7 +138,8 @@ func (wallClock) AfterFunc(d time.Duration, f func()) func() bool {
 // newID mints ids of the shape agentc serve's (assemble.Assembly.NewID):
 // the time in milliseconds, base 36, then random hex, so that the sessions
 // a scenario creates (an OpenAI session is its completion's id) are keyed
-// in time order, as the baseline's are; a counter in base 36 ("…-z",
+// in time order, as the baseline's are (with the scenario's prefix,
+// scenario.session); a counter in base 36 ("…-z",
 // "…-10") would scatter them over the store's key space and make the
 // Runner's reads dearer than the baseline's for a reason that is the
 // harness's, not the server's.
@@ -214,6 +215,7 @@ func serveChild(observe string) error {
 	ctl.HandleFunc("GET /direct", func(w http.ResponseWriter, q *http.Request) {
 		n, _ := strconv.Atoi(q.URL.Query().Get("n"))
 		c, _ := strconv.Atoi(q.URL.Query().Get("c"))
+		prefix := q.URL.Query().Get("session")
 		if file := q.URL.Query().Get("profile"); file != "" {
 			f, err := os.Create(file)
 			if err == nil {
@@ -225,7 +227,7 @@ func serveChild(observe string) error {
 			}
 			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 		}
-		_ = json.NewEncoder(w).Encode(direct(r, n, c))
+		_ = json.NewEncoder(w).Encode(direct(r, n, c, prefix))
 	})
 	var prof *os.File
 	ctl.HandleFunc("POST /profile/start", func(w http.ResponseWriter, q *http.Request) {
@@ -301,15 +303,16 @@ type directResult struct {
 	Errors int             `json:"errors"`
 }
 
-// direct runs n invocations through the Runner with c at a time.
-func direct(r *art.Runner, n, c int) directResult {
+// direct runs n invocations through the Runner with c at a time, each in a
+// new session newID(prefix) names.
+func direct(r *art.Runner, n, c int, prefix string) directResult {
 	var res directResult
 	lat := make([]time.Duration, n)
 	var errs atomic.Int64
 	res.Before = readStats()
 	res.Wall = fanOut(n, c, func(i int) {
 		t0 := time.Now()
-		ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: newID("d"), Input: "Why does the TLS handshake fail?"})
+		ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: newID(prefix), Input: "Why does the TLS handshake fail?"})
 		if err != nil {
 			errs.Add(1)
 			return
@@ -333,7 +336,12 @@ func direct(r *art.Runner, n, c int) directResult {
 
 type scenario struct {
 	name string
-	req  func(base string, i int) (*http.Request, func(body []byte) bool)
+	// session is the prefix of the sessions the scenario's requests create
+	// (newID's), which its baseline's sessions get too: both are keyed in
+	// time order in the same part of the store's key space, so that
+	// neither's reads land in blocks the other's keys make dearer.
+	session string
+	req     func(base string, i int) (*http.Request, func(body []byte) bool)
 }
 
 func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe string) error {
@@ -343,17 +351,17 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 	}
 	const question = "Why does the TLS handshake fail?"
 	scenarios := []scenario{
-		{"openai", func(base string, _ int) (*http.Request, func([]byte) bool) {
+		{"openai", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
 			return post(base, "/v1/chat/completions", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
 				func(b []byte) bool { return strings.Contains(string(b), `"finish_reason":"stop"`) }
 		}},
-		{"openai-stream", func(base string, _ int) (*http.Request, func([]byte) bool) {
+		{"openai-stream", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
 			return post(base, "/v1/chat/completions", `{"model":"bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+question+`"}]}`),
 				func(b []byte) bool { return strings.HasSuffix(string(b), "data: [DONE]\n\n") }
 		}},
-		{"agui", func(base string, i int) (*http.Request, func([]byte) bool) {
+		{"agui", "t", func(base string, _ int) (*http.Request, func([]byte) bool) {
 			// Time-ordered thread ids, as the other scenarios' sessions.
-			id := "t" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(i)
+			id := newID("t")
 			return post(base, "/agui", `{"threadId":"`+id+`","runId":"r`+id+`","messages":[{"id":"m1","role":"user","content":"`+question+`"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`),
 				func(b []byte) bool { return strings.Contains(string(b), `"RUN_FINISHED"`) }
 		}},
@@ -481,7 +489,7 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 	// compare the two.
 	const rounds = 4
 	baselineRound := func(n, c int, profile string) (directResult, error) {
-		u := fmt.Sprintf("%s/direct?n=%d&c=%d", ctl, n, c)
+		u := fmt.Sprintf("%s/direct?n=%d&c=%d&session=%s", ctl, n, c, url.QueryEscape(sc.session))
 		if profile != "" {
 			abs, _ := filepath.Abs(profile)
 			u += "&profile=" + url.QueryEscape(abs)

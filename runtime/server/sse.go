@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	goruntime "runtime"
 	"time"
 )
 
@@ -150,4 +151,18 @@ func (s *SSE) fail(err error) {
 	if s.OnFail != nil {
 		s.OnFail()
 	}
+}
+
+// Idle reports whether no event waits in ch, the channel a stream's frames
+// come from, after the goroutines ready to run (the run's among them) have
+// had their turn once: a stream flushes when Idle, so that a burst still
+// being produced — the stream's opening frames and the run's first events,
+// a model's deltas — costs one write to the socket, and a frame no further
+// event follows at once is sent at once (spec/serve.md, "Streams").
+func Idle[T any](ch <-chan T) bool {
+	if len(ch) > 0 {
+		return false
+	}
+	goruntime.Gosched()
+	return len(ch) == 0
 }

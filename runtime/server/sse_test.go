@@ -156,3 +156,24 @@ func TestStatusWriterClearedDeadline(t *testing.T) {
 		})
 	}
 }
+
+// TestIdle checks the flush rule's test: an event waiting is not idle, a
+// channel nothing is sent on is, and so is one whose events were taken.
+func TestIdle(t *testing.T) {
+	ch := make(chan int, 2)
+	if !Idle(ch) {
+		t.Fatal("an empty channel is not idle")
+	}
+	ch <- 1
+	if Idle(ch) {
+		t.Fatal("a channel with an event waiting is idle")
+	}
+	<-ch
+	if !Idle(ch) {
+		t.Fatal("a drained channel is not idle")
+	}
+	close(ch)
+	if !Idle(ch) {
+		t.Fatal("a closed, drained channel is not idle")
+	}
+}

@@ -83,6 +83,11 @@ func CheckDocOps(ops []DocOp) error {
 // of the first parts of another is its prefix, and only of keys under it.
 func DocPath(parts ...string) string {
 	var b strings.Builder
+	n := 0
+	for _, p := range parts {
+		n += len(p) + 2
+	}
+	b.Grow(n) // one allocation when no part holds 0x00
 	for _, p := range parts {
 		for i := 0; i < len(p); i++ {
 			if p[i] == 0 {

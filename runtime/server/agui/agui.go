@@ -173,15 +173,16 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key st
 	tr.latest = func() (map[string]json.RawMessage, bool) {
 		return h.runState(ctx, runtime.Invocation{User: key.User, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
 	}
-	// A batch of events is flushed when no further event is waiting (as
-	// the OpenAI stream does): a burst costs one write, not one per event.
+	// A batch of events is flushed when no further event is waiting
+	// (server.Idle, as the OpenAI stream does): a burst costs one write,
+	// not one per event.
 	// Flush stops the batch's write watchdog too: every batch written is
 	// flushed, at the latest when the loop ends.
 	first := tr.start(h.b.Clock.Now(), state)
 	ok := s.frames(first...)
 	pending := len(first) > 0
 	flush := func(now bool) {
-		if pending && (now || !ok || tr.done || len(run.Events) == 0) {
+		if pending && (now || !ok || tr.done || server.Idle(run.Events)) {
 			ok = s.sse.Flush() && ok
 			pending = false
 		}

@@ -406,7 +406,7 @@ func contentParts(raw json.RawMessage) (string, []runtime.InputFile, error) {
 }
 
 func parseTools(raw json.RawMessage) ([]tool, error) {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || isNull(raw) || emptyArray(raw) {
 		return nil, nil
 	}
 	var ws []struct {
@@ -426,7 +426,7 @@ func parseTools(raw json.RawMessage) ([]tool, error) {
 }
 
 func checkContext(raw json.RawMessage) error {
-	if len(raw) == 0 || isNull(raw) {
+	if len(raw) == 0 || isNull(raw) || emptyArray(raw) {
 		return nil
 	}
 	var cs []struct {
@@ -507,4 +507,15 @@ func (in *runInput) hasTool(name string) bool {
 		}
 	}
 	return false
+}
+
+// emptyArray reports whether raw, a valid JSON value, is an empty array
+// (what most clients send for no tools and no context): it needs no
+// decoding.
+func emptyArray(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	if len(t) < 2 || t[0] != '[' || t[len(t)-1] != ']' {
+		return false
+	}
+	return len(bytes.TrimSpace(t[1:len(t)-1])) == 0
 }

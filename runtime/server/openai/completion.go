@@ -247,9 +247,10 @@ func (c *completion) appendUsage(b []byte) []byte {
 // deltas, one finish chunk, the usage chunk when asked, [DONE]. A run that
 // fails after the stream started ends with an error frame and [DONE].
 func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, run *server.Run) {
-	// Frames are flushed whenever no further event is ready (a burst of
-	// events costs one write to the socket, a lone frame goes out at once),
-	// each flush bounded by the slow-client write timeout.
+	// Frames are flushed whenever no further event is ready (server.Idle:
+	// a burst of events, the role chunk with the first deltas when they
+	// follow at once, costs one write to the socket; a lone frame goes out
+	// at once), each flush bounded by the slow-client write timeout.
 	out := server.NewSSE(w, c.h.b.Clock, c.h.b.Limits.WithDefaults().WriteTimeout)
 	out.ClearWriteDeadline() // its watchdog bounds each flush: no deadline per write
 	out.Start()
@@ -268,24 +269,29 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		chunk = append(chunk, '}')
 		out.Frame(chunk)
 	}
+	pending := false // frames written since the last flush
 	text := func(s string) {
 		if s != "" {
 			send(append(appendString(append(make([]byte, 0, len(s)+16), `{"content":`...), s), '}'), "")
+			pending = true
+		}
+	}
+	flush := func() {
+		if pending && server.Idle(run.Events) {
+			out.Flush()
+			pending = false
 		}
 	}
 	send([]byte(`{"role":"assistant","content":""}`), "")
-	if len(run.Events) == 0 {
-		out.Flush()
-	}
+	pending = true
+	flush()
 	for e := range run.Events {
 		if out.Err() != nil {
 			cancel() // the client is gone or too slow: stop the run
 			continue
 		}
 		text(c.observe(e))
-		if len(run.Events) == 0 {
-			out.Flush()
-		}
+		flush()
 	}
 	defer out.Flush()
 	if out.Err() != nil || ctx.Err() != nil {

@@ -20,7 +20,12 @@ import (
 //
 // Session records (the last event sequence, the times) are cached the same
 // way, under the session's keyed lock (sessions.go): CommitStep appends a
-// step's events without a point read.
+// step's events without a point read. So is a session's absence, read
+// before GetOrCreateSession creates it (a new session's first reads):
+// every writer of a session record holds its lock and updates the entry
+// after its batch is applied (GetOrCreateSession, AppendEvents,
+// PutSessionState, CommitStep, EndRun) or drops it (DeleteSession, a
+// failed apply), so an absent entry never outlives the record's creation.
 type runHead struct {
 	run         store.Run
 	latest      uint64 // step of the latest checkpoint, when hasLatest

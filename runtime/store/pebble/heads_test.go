@@ -1,6 +1,9 @@
 package pebble
 
 import (
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,4 +75,73 @@ func TestSessionCacheAgreesWithPebble(t *testing.T) {
 	if err != nil || !created || got.LastSeq != 0 {
 		t.Fatalf("recreated: %+v created=%v, %v", got, created, err)
 	}
+}
+
+// TestSessionCacheRemembersAbsence checks the cache's entries for sessions
+// with no record: read once, served from the cache, and never served once
+// the session exists — also while readers and the creator race.
+func TestSessionCacheRemembersAbsence(t *testing.T) {
+	s, err := Open(t.TempDir(), nil)
+	must(t, err)
+	defer s.Close()
+	k := store.SessionKey{App: "app", User: "u", Session: "new"}
+	if _, err := s.GetSession(ctx, k); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetSession of a new session: %v, want not found", err)
+	}
+	if r, ok := s.sessions.get(k); !ok || !r.absent {
+		t.Fatalf("cache after a miss: %+v (%v), want an absent entry", r, ok)
+	}
+	if _, err := s.GetSession(ctx, k); err == nil || err.Error() != "get session app/u/new: store: not found" {
+		t.Fatalf("GetSession from the cache: %v", err)
+	}
+	if _, err := s.AppendEvents(ctx, k, [][]byte{[]byte(`{}`)}, t0); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("AppendEvents to a session not created: %v", err)
+	}
+	if _, created, err := s.GetOrCreateSession(ctx, k, t0); err != nil || !created {
+		t.Fatalf("GetOrCreateSession = created %v, %v", created, err)
+	}
+	if _, err := s.GetSession(ctx, k); err != nil {
+		t.Fatalf("GetSession after creation: %v", err)
+	}
+	if ok, err := s.DeleteSession(ctx, k, nil); err != nil || !ok {
+		t.Fatalf("DeleteSession = %v, %v", ok, err)
+	}
+	if _, err := s.GetSession(ctx, k); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("GetSession after deletion: %v", err)
+	}
+	if _, created, err := s.GetOrCreateSession(ctx, k, t0); err != nil || !created {
+		t.Fatalf("recreated = %v, %v", created, err)
+	}
+
+	// Readers race each session's creation: once created, it is found.
+	var wg sync.WaitGroup
+	for i := range 64 {
+		k := store.SessionKey{App: "app", User: "u", Session: fmt.Sprintf("s%d", i)}
+		created := make(chan struct{})
+		for range 2 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-created:
+						if _, err := s.GetSession(ctx, k); err != nil {
+							t.Errorf("GetSession of %s after its creation: %v", k, err)
+						}
+						return
+					default:
+						if _, err := s.GetSession(ctx, k); err != nil && !errors.Is(err, store.ErrNotFound) {
+							t.Errorf("GetSession of %s: %v", k, err)
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Go(func() {
+			defer close(created)
+			if _, _, err := s.GetOrCreateSession(ctx, k, t0); err != nil {
+				t.Errorf("GetOrCreateSession %s: %v", k, err)
+			}
+		})
+	}
+	wg.Wait()
 }

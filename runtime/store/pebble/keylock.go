@@ -11,3 +11,7 @@ type keyLocks struct{ m store.KeyedMutex[string] }
 
 // lock locks key and returns its unlock.
 func (l *keyLocks) lock(key []byte) (unlock func()) { return l.m.Lock(string(key)) }
+
+// tryLock locks key when no one holds it; ok is false (and nothing held)
+// when someone does.
+func (l *keyLocks) tryLock(key []byte) (unlock func(), ok bool) { return l.m.TryLock(string(key)) }

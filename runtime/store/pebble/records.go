@@ -241,6 +241,9 @@ func checkpointFields(f fields, c *store.Checkpoint) {
 type sessionRecord struct {
 	created, updated time.Time
 	lastSeq          uint64
+	// absent is only ever set in the session cache (heads.go): the key
+	// holds no record. Not encoded.
+	absent bool
 }
 
 // attemptNum decodes an attempt stored as a key's number part.

@@ -13,25 +13,43 @@ import (
 )
 
 // getSession reads a session's record, from the cache when it holds it
-// (heads.go); only a holder of the session's lock fills the cache
-// (lockedSession).
+// (heads.go). Only a holder of the session's lock fills the cache: on a
+// miss, getSession takes the lock when it is free (lockedSession), and
+// reads Pebble past the cache when it is not.
 func (s *Store) getSession(k store.SessionKey) (sessionRecord, error) {
 	if r, ok := s.sessions.get(k); ok {
-		return r, nil
+		return r.cached(k)
+	}
+	if unlock, ok := s.locks.tryLock(sessionKey(k)); ok {
+		defer unlock()
+		return s.lockedSession(k)
 	}
 	return s.readSession(k)
 }
 
-// lockedSession is getSession for a holder of the session's lock.
+// lockedSession is getSession for a holder of the session's lock; it
+// caches what it reads, the record or its absence (a new session's reads
+// before its creation are the common case).
 func (s *Store) lockedSession(k store.SessionKey) (sessionRecord, error) {
 	if r, ok := s.sessions.get(k); ok {
-		return r, nil
+		return r.cached(k)
 	}
 	r, err := s.readSession(k)
-	if err == nil {
+	switch {
+	case err == nil:
 		s.sessions.put(k, r)
+	case errors.Is(err, store.ErrNotFound):
+		s.sessions.put(k, sessionRecord{absent: true})
 	}
 	return r, err
+}
+
+// cached is what the cache's entry r tells of session k.
+func (r sessionRecord) cached(k store.SessionKey) (sessionRecord, error) {
+	if r.absent {
+		return sessionRecord{}, &sessionError{k: k, err: store.ErrNotFound}
+	}
+	return r, nil
 }
 
 // wroteSession updates the cache after a batch writing session k's record
@@ -49,10 +67,23 @@ func (s *Store) readSession(k store.SessionKey) (sessionRecord, error) {
 	key := sessionKey(k)
 	p, err := s.get(key)
 	if err != nil {
-		return sessionRecord{}, fmt.Errorf("session %s: %w", k, err)
+		return sessionRecord{}, &sessionError{k: k, err: err}
 	}
 	return sessionCodec.decode(key, p, sessionRecord{})
 }
+
+// sessionError is a failed read of session k's record, worded only when
+// asked (a missing record is an answer, not a failure, to most callers).
+type sessionError struct {
+	op  string // what read it, "" or a prefix ending in a space
+	k   store.SessionKey
+	err error
+}
+
+func (e *sessionError) Error() string {
+	return e.op + "session " + e.k.String() + ": " + e.err.Error()
+}
+func (e *sessionError) Unwrap() error { return e.err }
 
 func (r sessionRecord) session(k store.SessionKey) store.Session {
 	return store.Session{Key: k, Created: r.created, Updated: r.updated, LastSeq: r.lastSeq}
@@ -85,6 +116,10 @@ func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now 
 func (s *Store) GetSession(ctx context.Context, k store.SessionKey) (store.Session, error) {
 	return store.Op(ctx, &s.gate, nil, func() (store.Session, error) {
 		r, err := s.getSession(k)
+		if se, ok := err.(*sessionError); ok {
+			se.op = "get " // getSession's own, fresh: worded only when asked
+			return store.Session{}, se
+		}
 		if err != nil {
 			return store.Session{}, fmt.Errorf("get %w", err)
 		}
@@ -116,7 +151,7 @@ func (s *Store) AppendEvents(ctx context.Context, k store.SessionKey, events [][
 	return store.Op(ctx, &s.gate, nil, func() (uint64, error) {
 		defer s.locks.lock(sessionKey(k))()
 		if len(events) == 0 {
-			if _, err := s.getSession(k); err != nil {
+			if _, err := s.lockedSession(k); err != nil {
 				return 0, fmt.Errorf("append events: %w", err)
 			}
 			return 0, nil
