@@ -25,24 +25,32 @@ import (
 // protocol row could measure.
 
 // floorHandler reads the request's body, then writes the recorded bytes:
-// a JSON body with its length in one write, or an event stream ending with
-// its connection (Transfer-Encoding identity, as server.SSE) in two writes,
-// the opening frame and the rest — the least a streamed reply takes under
-// the flush rule (spec/serve.md, "Streams").
+// a JSON body with its length in one write, or an event stream in two
+// writes, the opening frame and the rest — the least a streamed reply takes
+// under the flush rule (spec/serve.md, "Streams"). A stream ends with its
+// connection (Transfer-Encoding identity), as server.SSE's do, or, on the
+// chunked floor, with a chunked body's terminator on a connection kept
+// alive: the difference is what a connection per stream costs.
 type floorHandler struct {
+	*recording
+	chunked bool
+}
+
+// recording is the response the floor replays, recorded from the server.
+type recording struct {
 	mu    sync.Mutex
 	body  []byte
 	sse   bool
 	split int // the first write's length, for a stream
 }
 
-func (f *floorHandler) set(body []byte, sse bool, split int) {
+func (f *recording) set(body []byte, sse bool, split int) {
 	f.mu.Lock()
 	f.body, f.sse, f.split = body, sse, split
 	f.mu.Unlock()
 }
 
-func (f *floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (f floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if _, err := io.Copy(io.Discard, r.Body); err != nil {
 		return
 	}
@@ -59,7 +67,9 @@ func (f *floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	h.Set("Transfer-Encoding", "identity")
+	if !f.chunked {
+		h.Set("Transfer-Encoding", "identity")
+	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_, _ = w.Write(body[:split])
@@ -68,19 +78,19 @@ func (f *floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = rc.Flush()
 }
 
-// floorChild serves the floor and a control endpoint (GET /stats, POST
-// /floor?sse=0|1&split=N with the response to replay as the body) until
-// its stdin closes.
+// floorChild serves the floor, a control endpoint (GET /stats, POST
+// /floor?sse=0|1&split=N with the response to replay as the body) and the
+// chunked floor, on three addresses it prints, until its stdin closes.
 func floorChild() error {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
+	var ls [3]net.Listener
+	for i := range ls {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		ls[i] = l
 	}
-	sl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	floor := &floorHandler{}
+	rec := &recording{}
 	ctl := http.NewServeMux()
 	ctl.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 		_ = json.NewEncoder(w).Encode(readStats())
@@ -92,16 +102,20 @@ func floorChild() error {
 			http.Error(w, "bad floor response", http.StatusBadRequest)
 			return
 		}
-		floor.set(body, q.URL.Query().Get("sse") == "1", split)
+		rec.set(body, q.URL.Query().Get("sse") == "1", split)
 	})
-	ctlSrv := &http.Server{Handler: ctl}
-	srv := &http.Server{Handler: floor}
-	go func() { _ = ctlSrv.Serve(sl) }() // owned here: closed below
-	go func() { _ = srv.Serve(l) }()     // owned here: closed below
-	fmt.Printf("ADDR http://%s http://%s\n", l.Addr(), sl.Addr())
+	srvs := []*http.Server{{Handler: floorHandler{recording: rec}}, {Handler: ctl}, {Handler: floorHandler{recording: rec, chunked: true}}}
+	for i, srv := range srvs {
+		go func() { _ = srv.Serve(ls[i]) }() // owned here: closed below
+	}
+	fmt.Printf("ADDR http://%s http://%s http://%s\n", ls[0].Addr(), ls[1].Addr(), ls[2].Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }() // ends with stdin
 	<-ctx.Done()
-	return errors.Join(ctlSrv.Close(), srv.Close())
+	var err error
+	for _, srv := range srvs {
+		err = errors.Join(err, srv.Close())
+	}
+	return err
 }

@@ -28,6 +28,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -513,15 +514,16 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 		return nil, err
 	}
 	offset := warmup
+	stream := false // the scenario's responses are event streams (record)
 	// measure runs sc with c clients, n requests in rounds interleaved with
 	// rounds of the baseline.
 	measure := func(n, c int, profile string) error {
 		per := max(1, n/rounds)
 		var (
-			bl, sl, fl            []time.Duration
-			bw, sw, fw            time.Duration
-			bs, ss, fs            stats // summed deltas
-			berrs, serrors, ferrs int
+			bl, sl         []time.Duration
+			bw, sw         time.Duration
+			bs, ss         stats // summed deltas
+			berrs, serrors int
 		)
 		for round := range rounds {
 			bprof, sprof := "", ""
@@ -580,37 +582,53 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 				return err
 			}
 		}
-		// The floor after the rounds, in its own child, which does nothing
-		// in the background: the server child's rounds stay back to back.
-		for range rounds {
-			before, err := getStats(floor.ctl)
-			if err != nil {
-				return err
-			}
-			lat, wall, errs := load(hc, floor.base, sc, per, c, 0)
-			after, err := getStats(floor.ctl)
-			if err != nil {
-				return err
-			}
-			fl, fw, ferrs = append(fl, lat...), fw+wall, ferrs+errs
-			fs = fs.plus(before, after)
-		}
 		baseline := summarize("  baseline for "+sc.name, bl, bw, stats{}, bs, berrs)
 		r := summarize(sc.name, sl, sw, stats{}, ss, serrors)
 		baseline.Clients, r.Clients = c, c
 		r.OverheadP50 = r.P50ms - baseline.P50ms
 		r.OverheadP99 = r.P99ms - baseline.P99ms
 		r.OverheadCPU = r.CPUus - baseline.CPUus
-		f := summarize("  floor for "+sc.name, fl, fw, stats{}, fs, ferrs)
-		f.Clients = c
 		if baseline.CPUus > 0 {
 			r.Ratio = r.CPUus / baseline.CPUus
-			f.Ratio = (baseline.CPUus + f.CPUus) / baseline.CPUus
 		}
-		rows = append(rows, baseline, r, f)
+		rows = append(rows, baseline, r)
+		// The floors after the rounds, in their own child, which does
+		// nothing in the background: the server child's rounds stay back
+		// to back.
+		floors := []struct{ name, base string }{{"  floor for " + sc.name, floor.base}}
+		if stream && len(floor.more) > 0 {
+			floors = append(floors, struct{ name, base string }{"  chunked floor for " + sc.name, floor.more[0]})
+		}
+		for _, fb := range floors {
+			var (
+				fl    []time.Duration
+				fw    time.Duration
+				fs    stats
+				ferrs int
+			)
+			for range rounds {
+				before, err := getStats(floor.ctl)
+				if err != nil {
+					return err
+				}
+				lat, wall, errs := load(hc, fb.base, sc, per, c, 0)
+				after, err := getStats(floor.ctl)
+				if err != nil {
+					return err
+				}
+				fl, fw, ferrs = append(fl, lat...), fw+wall, ferrs+errs
+				fs = fs.plus(before, after)
+			}
+			f := summarize(fb.name, fl, fw, stats{}, fs, ferrs)
+			f.Clients = c
+			if baseline.CPUus > 0 {
+				f.Ratio = (baseline.CPUus + f.CPUus) / baseline.CPUus
+			}
+			rows = append(rows, f)
+		}
 		return nil
 	}
-	if err := record(hc, base, floor, sc); err != nil {
+	if stream, err = record(hc, base, floor, sc); err != nil {
 		return nil, err
 	}
 	load(hc, floor.base, sc, warmup, clients, 0)
@@ -636,6 +654,7 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 // transport floor, each with its control endpoint.
 type child struct {
 	base, ctl string
+	more      []string // further addresses (the floor's: its chunked floor)
 	stop      func()
 }
 
@@ -666,43 +685,43 @@ func startChild(exe string, env []string, args ...string) (child, error) {
 		return child{}, fmt.Errorf("child %v: %w", args, err)
 	}
 	f := strings.Fields(line)
-	if len(f) != 3 || f[0] != "ADDR" {
+	if len(f) < 3 || f[0] != "ADDR" {
 		stop()
 		return child{}, fmt.Errorf("child %v said %q", args, line)
 	}
-	return child{base: f[1], ctl: f[2], stop: stop}, nil
+	return child{base: f[1], ctl: f[2], more: f[3:], stop: stop}, nil
 }
 
 // record makes one request of sc to the server at base and has the floor
 // replay its response: a stream's first write is its opening frame.
-func record(hc *http.Client, base string, floor child, sc scenario) error {
+func record(hc *http.Client, base string, floor child, sc scenario) (stream bool, err error) {
 	req, ok := sc.req(base, 0)
 	resp, err := hc.Do(req)
 	if err != nil {
-		return err
+		return false, err
 	}
 	body, err := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	if err != nil || resp.StatusCode != http.StatusOK || !ok(body) {
-		return fmt.Errorf("%s: recording a response: status %d: %.300s (%v)", sc.name, resp.StatusCode, body, err)
+		return false, fmt.Errorf("%s: recording a response: status %d: %.300s (%v)", sc.name, resp.StatusCode, body, err)
 	}
-	sse, split := "0", 0
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		sse = "1"
-		if i := strings.Index(string(body), "\n\n"); i >= 0 {
+	split := 0
+	stream = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if stream {
+		if i := bytes.Index(body, []byte("\n\n")); i >= 0 {
 			split = i + 2
 		}
 	}
-	u := fmt.Sprintf("%s/floor?sse=%s&split=%d", floor.ctl, sse, split)
-	resp, err = hc.Post(u, "application/octet-stream", strings.NewReader(string(body)))
+	u := fmt.Sprintf("%s/floor?sse=%d&split=%d", floor.ctl, map[bool]int{true: 1}[stream], split)
+	resp, err = hc.Post(u, "application/octet-stream", bytes.NewReader(body))
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s", u, resp.Status)
+		return false, fmt.Errorf("%s: %s", u, resp.Status)
 	}
-	return nil
+	return stream, nil
 }
 
 // control posts to the child's control endpoint.
