@@ -14,6 +14,11 @@
 // protocol row and the baseline is the server's own overhead (HTTP, auth,
 // JSON, SSE, translation, metrics, logs).
 //
+// A floor row per scenario is measured in a second child, on the same
+// rounds: a handler that answers with a response recorded from the server,
+// in its framing, and does nothing else (floor.go). Its ratio is the least
+// the protocol row could measure: what HTTP on loopback costs any server.
+//
 // Each scenario has a child of its own with a fresh store, so that no
 // scenario's baseline is dearer for the runs of the scenarios before it.
 // Stores live under $AGENTC_BENCH_DIR/<scenario> (default: a temporary
@@ -23,6 +28,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,7 +99,11 @@ type row struct {
 	OverheadP50 float64 `json:"overhead_p50_ms,omitempty"`
 	OverheadP99 float64 `json:"overhead_p99_ms,omitempty"`
 	OverheadCPU float64 `json:"overhead_cpu_us_per_request,omitempty"`
-	Clients     int     `json:"clients"`
+	// Ratio is the row's CPU per request over its baseline's: the
+	// server's for a protocol row; for a floor row, (baseline + floor) /
+	// baseline, the least the protocol row could measure.
+	Ratio   float64 `json:"cpu_ratio,omitempty"`
+	Clients int     `json:"clients"`
 }
 
 // stats is the child's resource use so far.
@@ -105,6 +115,7 @@ type stats struct {
 
 func main() {
 	child := flag.Bool("child", false, "run the server (internal)")
+	floorOnly := flag.Bool("floor", false, "run the transport floor (internal)")
 	clients := flag.Int("clients", 64, "concurrent clients")
 	requests := flag.Int("requests", 3200, "measured requests per scenario")
 	warmup := flag.Int("warmup", 256, "unmeasured requests before each scenario")
@@ -113,6 +124,13 @@ func main() {
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profiles of each round at -clients to PREFIX-<scenario>-<round>.prof, the baseline's to PREFIX-<scenario>-baseline-<round>.prof, the allocations to PREFIX-<scenario>-allocs.prof")
 	observe := flag.String("observe", "off", "the Runner's instrumentation: "+benchobs.Modes+" (spec/telemetry.md)")
 	flag.Parse()
+	if *floorOnly {
+		if err := floorChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench floor:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if *child {
 		if err := serveChild(*observe); err != nil {
 			fmt.Fprintln(os.Stderr, "bench child:", err)
@@ -366,6 +384,11 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 				func(b []byte) bool { return strings.Contains(string(b), `"RUN_FINISHED"`) }
 		}},
 	}
+	floor, err := startChild(exe, nil, "-floor")
+	if err != nil {
+		return err
+	}
+	defer floor.stop()
 	want := map[string]bool{}
 	for _, n := range strings.Split(only, ",") {
 		if n = strings.TrimSpace(n); n != "" {
@@ -382,7 +405,7 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 		if len(want) > 0 && !want[sc.name] {
 			continue
 		}
-		r, err := runScenario(exe, sc, clients, requests, warmup, cpuProfile, observe)
+		r, err := runScenario(exe, sc, floor, clients, requests, warmup, cpuProfile, observe)
 		rows = append(rows, r...)
 		if err != nil {
 			return err
@@ -422,12 +445,12 @@ func post(base, path, body string) *http.Request {
 	return req
 }
 
-// ratio is a row's server CPU per request over its baseline's.
+// ratio is a row's CPU ratio column.
 func ratio(r row) string {
-	if strings.Contains(r.Name, "baseline") || r.CPUus == r.OverheadCPU {
+	if r.Ratio == 0 {
 		return "-"
 	}
-	return strconv.FormatFloat(r.CPUus/(r.CPUus-r.OverheadCPU), 'f', 2, 64)
+	return strconv.FormatFloat(r.Ratio, 'f', 2, 64)
 }
 
 // runScenario measures sc in a server child of its own, on a fresh store:
@@ -438,41 +461,22 @@ func ratio(r row) string {
 // baseline's to <cpuProfile>-<scenario>-baseline-<round>.prof (go tool
 // pprof merges the rounds given together), and the child's allocations
 // (sampled) to <cpuProfile>-<scenario>-allocs.prof.
-func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProfile, observe string) ([]row, error) {
-	cmd := exec.Command(exe, "-child", "-observe", observe)
-	cmd.Stderr = os.Stderr
+func runScenario(exe string, sc scenario, floor child, clients, requests, warmup int, cpuProfile, observe string) ([]row, error) {
+	var env []string
 	if dir := os.Getenv("AGENTC_BENCH_DIR"); dir != "" {
-		cmd.Env = append(os.Environ(), "AGENTC_BENCH_DIR="+filepath.Join(dir, sc.name))
+		env = append(os.Environ(), "AGENTC_BENCH_DIR="+filepath.Join(dir, sc.name))
 	}
-	stdin, err := cmd.StdinPipe()
+	server, err := startChild(exe, env, "-child", "-observe", observe)
 	if err != nil {
 		return nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	defer func() {
-		_ = stdin.Close()
-		_ = cmd.Wait()
-	}()
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		return nil, fmt.Errorf("child: %w", err)
-	}
-	f := strings.Fields(line)
-	if len(f) != 3 || f[0] != "ADDR" {
-		return nil, fmt.Errorf("child said %q", line)
-	}
-	base, ctl := f[1], f[2]
+	defer server.stop()
+	base, ctl := server.base, server.ctl
 	fmt.Fprintf(os.Stderr, "%s: server %s, control %s\n", sc.name, base, ctl)
 	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
-	getStats := func() (stats, error) {
+	getStats := func(ctl string) (stats, error) {
 		var s stats
 		resp, err := hc.Get(ctl + "/stats")
 		if err != nil {
@@ -510,6 +514,7 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 		return nil, err
 	}
 	offset := warmup
+	stream := false // the scenario's responses are event streams (record)
 	// measure runs sc with c clients, n requests in rounds interleaved with
 	// rounds of the baseline.
 	measure := func(n, c int, profile string) error {
@@ -536,7 +541,7 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 				return nil
 			}
 			serverRun := func() error {
-				before, err := getStats()
+				before, err := getStats(ctl)
 				if err != nil {
 					return err
 				}
@@ -553,7 +558,7 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 						return err
 					}
 				}
-				after, err := getStats()
+				after, err := getStats(ctl)
 				if err != nil {
 					return err
 				}
@@ -583,9 +588,50 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 		r.OverheadP50 = r.P50ms - baseline.P50ms
 		r.OverheadP99 = r.P99ms - baseline.P99ms
 		r.OverheadCPU = r.CPUus - baseline.CPUus
+		if baseline.CPUus > 0 {
+			r.Ratio = r.CPUus / baseline.CPUus
+		}
 		rows = append(rows, baseline, r)
+		// The floors after the rounds, in their own child, which does
+		// nothing in the background: the server child's rounds stay back
+		// to back.
+		floors := []struct{ name, base string }{{"  floor for " + sc.name, floor.base}}
+		if stream && len(floor.more) > 0 {
+			floors = append(floors, struct{ name, base string }{"  chunked floor for " + sc.name, floor.more[0]})
+		}
+		for _, fb := range floors {
+			var (
+				fl    []time.Duration
+				fw    time.Duration
+				fs    stats
+				ferrs int
+			)
+			for range rounds {
+				before, err := getStats(floor.ctl)
+				if err != nil {
+					return err
+				}
+				lat, wall, errs := load(hc, fb.base, sc, per, c, 0)
+				after, err := getStats(floor.ctl)
+				if err != nil {
+					return err
+				}
+				fl, fw, ferrs = append(fl, lat...), fw+wall, ferrs+errs
+				fs = fs.plus(before, after)
+			}
+			f := summarize(fb.name, fl, fw, stats{}, fs, ferrs)
+			f.Clients = c
+			if baseline.CPUus > 0 {
+				f.Ratio = (baseline.CPUus + f.CPUus) / baseline.CPUus
+			}
+			rows = append(rows, f)
+		}
 		return nil
 	}
+	if stream, err = record(hc, base, floor, sc); err != nil {
+		return nil, err
+	}
+	load(hc, floor.base, sc, warmup, clients, 0)
 	load(hc, base, sc, warmup, clients, 0)
 	if err := measure(requests, clients, cpuProfile); err != nil {
 		return rows, err
@@ -604,6 +650,80 @@ func runScenario(exe string, sc scenario, clients, requests, warmup int, cpuProf
 	return rows, nil
 }
 
+// child is a child process of the harness: the server under test or the
+// transport floor, each with its control endpoint.
+type child struct {
+	base, ctl string
+	more      []string // further addresses (the floor's: its chunked floor)
+	stop      func()
+}
+
+// startChild runs exe with args (env: nil for the parent's) and reads the
+// addresses it prints; stop closes its stdin, which ends it, and waits.
+func startChild(exe string, env []string, args ...string) (child, error) {
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	cmd.Env = env
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return child{}, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return child{}, err
+	}
+	if err := cmd.Start(); err != nil {
+		return child{}, err
+	}
+	stop := func() {
+		_ = stdin.Close()
+		_ = cmd.Wait()
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil {
+		stop()
+		return child{}, fmt.Errorf("child %v: %w", args, err)
+	}
+	f := strings.Fields(line)
+	if len(f) < 3 || f[0] != "ADDR" {
+		stop()
+		return child{}, fmt.Errorf("child %v said %q", args, line)
+	}
+	return child{base: f[1], ctl: f[2], more: f[3:], stop: stop}, nil
+}
+
+// record makes one request of sc to the server at base and has the floor
+// replay its response: a stream's first write is its opening frame.
+func record(hc *http.Client, base string, floor child, sc scenario) (stream bool, err error) {
+	req, ok := sc.req(base, 0)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return false, err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK || !ok(body) {
+		return false, fmt.Errorf("%s: recording a response: status %d: %.300s (%v)", sc.name, resp.StatusCode, body, err)
+	}
+	split := 0
+	stream = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	if stream {
+		if i := bytes.Index(body, []byte("\n\n")); i >= 0 {
+			split = i + 2
+		}
+	}
+	u := fmt.Sprintf("%s/floor?sse=%d&split=%d", floor.ctl, map[bool]int{true: 1}[stream], split)
+	resp, err = hc.Post(u, "application/octet-stream", bytes.NewReader(body))
+	if err != nil {
+		return false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return false, fmt.Errorf("%s: %s", u, resp.Status)
+	}
+	return stream, nil
+}
+
 // control posts to the child's control endpoint.
 func control(hc *http.Client, u string) error {
 	resp, err := hc.Post(u, "", nil)
@@ -619,7 +739,7 @@ func control(hc *http.Client, u string) error {
 }
 
 func delta(v float64, name string) string {
-	if strings.Contains(name, "baseline") {
+	if strings.Contains(name, "baseline") || strings.Contains(name, "floor") {
 		return "-"
 	}
 	return strconv.FormatFloat(v, 'f', 3, 64)

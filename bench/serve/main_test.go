@@ -13,6 +13,13 @@ import (
 // TestMain lets the test binary play the benchmark's server child: parent
 // re-executes its own executable with -child.
 func TestMain(m *testing.M) {
+	if slices.Contains(os.Args[1:], "-floor") {
+		if err := floorChild(); err != nil {
+			fmt.Fprintln(os.Stderr, "bench floor:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	if slices.Contains(os.Args[1:], "-child") {
 		observe := "off"
 		if i := slices.Index(os.Args, "-observe"); i > 0 && i+1 < len(os.Args) {
@@ -28,20 +35,27 @@ func TestMain(m *testing.M) {
 }
 
 // TestHarnessRuns drives every scenario with a handful of requests against
-// a real server child, so that the harness cannot rot; it checks that the
-// report covers every scenario and that no request failed. Times are not
-// checked.
+// a real server child and the transport floor, so that the harness cannot
+// rot; it checks that the report covers every scenario, its baseline and
+// its floor, that no request failed and that every protocol and floor row
+// has a ratio. Times are not checked.
 func TestHarnessRuns(t *testing.T) {
 	names := map[string]bool{}
 	for _, r := range runHarness(t, 4, 24, 4, "", "off") {
-		names[strings.TrimSpace(r.Name)] = true
+		name := strings.TrimSpace(r.Name)
+		names[name] = true
 		if r.Requests == 0 || r.Errors != 0 {
 			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
 		}
+		if !strings.HasPrefix(name, "baseline") && r.Ratio <= 0 {
+			t.Errorf("%s: no ratio to its baseline", r.Name)
+		}
 	}
 	for _, sc := range []string{"openai", "openai-stream", "agui"} {
-		if !names[sc] {
-			t.Errorf("no row for scenario %s (rows %v)", sc, names)
+		for _, name := range []string{sc, "baseline for " + sc, "floor for " + sc} {
+			if !names[name] {
+				t.Errorf("no row %q (rows %v)", name, names)
+			}
 		}
 	}
 }

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// The transport floor: a child of its own (no store, no Runner, nothing in
+// the background) whose handler answers every request with a response
+// recorded from the server under test, in the server's framing, and does
+// nothing else. Its CPU per request is what HTTP on loopback costs any
+// server answering the same requests with the same bytes — the part of a
+// protocol row's overhead that no work in the server can remove — so a
+// scenario's floor ratio, (baseline + floor) / baseline, is the least its
+// protocol row could measure.
+
+// floorHandler reads the request's body, then writes the recorded bytes:
+// a JSON body with its length in one write, or an event stream in two
+// writes, the opening frame and the rest — the least a streamed reply takes
+// under the flush rule (spec/serve.md, "Streams"). A stream ends with its
+// connection (Transfer-Encoding identity), as server.SSE's do, or, on the
+// chunked floor, with a chunked body's terminator on a connection kept
+// alive: the difference is what a connection per stream costs.
+type floorHandler struct {
+	*recording
+	chunked bool
+}
+
+// recording is the response the floor replays, recorded from the server.
+type recording struct {
+	mu    sync.Mutex
+	body  []byte
+	sse   bool
+	split int // the first write's length, for a stream
+}
+
+func (f *recording) set(body []byte, sse bool, split int) {
+	f.mu.Lock()
+	f.body, f.sse, f.split = body, sse, split
+	f.mu.Unlock()
+}
+
+func (f floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, err := io.Copy(io.Discard, r.Body); err != nil {
+		return
+	}
+	f.mu.Lock()
+	body, sse, split := f.body, f.sse, f.split
+	f.mu.Unlock()
+	h := w.Header()
+	if !sse {
+		h.Set("Content-Type", "application/json")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+		return
+	}
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	if !f.chunked {
+		h.Set("Transfer-Encoding", "identity")
+	}
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	_, _ = w.Write(body[:split])
+	_ = rc.Flush()
+	_, _ = w.Write(body[split:])
+	_ = rc.Flush()
+}
+
+// floorChild serves the floor, a control endpoint (GET /stats, POST
+// /floor?sse=0|1&split=N with the response to replay as the body) and the
+// chunked floor, on three addresses it prints, until its stdin closes.
+func floorChild() error {
+	var ls [3]net.Listener
+	for i := range ls {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		ls[i] = l
+	}
+	rec := &recording{}
+	ctl := http.NewServeMux()
+	ctl.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		_ = json.NewEncoder(w).Encode(readStats())
+	})
+	ctl.HandleFunc("POST /floor", func(w http.ResponseWriter, q *http.Request) {
+		body, err := io.ReadAll(q.Body)
+		split, serr := strconv.Atoi(q.URL.Query().Get("split"))
+		if err != nil || serr != nil || split < 0 || split > len(body) {
+			http.Error(w, "bad floor response", http.StatusBadRequest)
+			return
+		}
+		rec.set(body, q.URL.Query().Get("sse") == "1", split)
+	})
+	srvs := []*http.Server{{Handler: floorHandler{recording: rec}}, {Handler: ctl}, {Handler: floorHandler{recording: rec, chunked: true}}}
+	for i, srv := range srvs {
+		go func() { _ = srv.Serve(ls[i]) }() // owned here: closed below
+	}
+	fmt.Printf("ADDR http://%s http://%s http://%s\n", ls[0].Addr(), ls[1].Addr(), ls[2].Addr())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() { _, _ = io.Copy(io.Discard, os.Stdin); stop() }() // ends with stdin
+	<-ctx.Done()
+	var err error
+	for _, srv := range srvs {
+		err = errors.Join(err, srv.Close())
+	}
+	return err
+}
