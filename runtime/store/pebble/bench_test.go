@@ -1,6 +1,7 @@
 package pebble
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -204,4 +205,29 @@ func BenchmarkDeltaCommit200B(b *testing.B) {
 	after := s.db.Metrics().WAL
 	b.ReportMetric(float64(after.BytesIn-before.BytesIn)/float64(b.N), "wal-logical-B/op")
 	b.ReportMetric(float64(after.BytesWritten-before.BytesWritten)/float64(b.N), "wal-physical-B/op")
+}
+
+// BenchmarkGetSummaryNone reads the summary of sessions that have none —
+// every run's context does, for a session not summarized yet — on a store
+// whose records are in its tables: the store tells "no summary" from "no
+// session" by the session record, which its session cache holds for a
+// session just read or written.
+func BenchmarkGetSummaryNone(b *testing.B) {
+	s := benchStore(b, 2000)
+	if err := s.db.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]store.SessionKey, 2000)
+	for i := range keys {
+		keys[i] = store.SessionKey{App: "app", User: "u", Session: fmt.Sprint("s", i)}
+		if _, err := s.GetSession(ctx, keys[i]); err != nil { // as the Runner's admission does
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := s.GetSummary(ctx, keys[i%len(keys)], ""); !errors.Is(err, store.ErrNotFound) {
+			b.Fatalf("got %v, want not found", err)
+		}
+	}
 }

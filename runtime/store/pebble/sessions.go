@@ -267,8 +267,13 @@ func (s *Store) GetSummary(ctx context.Context, k store.SessionKey, filterKey st
 		key := summaryKey(k, filterKey)
 		p, err := s.get(key)
 		if errors.Is(err, store.ErrNotFound) {
-			if ok, err2 := s.has(sessionKey(k)); err2 != nil || !ok {
-				return store.Summary{}, fmt.Errorf("get summary %q: session %s: %w", filterKey, k, cmpErr(err2, store.ErrNotFound))
+			// No summary: of a session, or of none? The session cache
+			// answers for a session the Runner has just read or written.
+			if _, err2 := s.getSession(k); err2 != nil {
+				if se := (*sessionError)(nil); errors.As(err2, &se) {
+					err2 = se.err
+				}
+				return store.Summary{}, fmt.Errorf("get summary %q: session %s: %w", filterKey, k, err2)
 			}
 		}
 		if err != nil {
