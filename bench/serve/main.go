@@ -14,8 +14,8 @@
 // protocol row and the baseline is the server's own overhead (HTTP, auth,
 // JSON, SSE, translation, metrics, logs).
 //
-// A floor row per scenario is measured in a second child, on the same
-// rounds: a handler that answers with a response recorded from the server,
+// After a scenario's rounds, its transport floor is measured in a second
+// child: a handler that answers with a response recorded from the server,
 // in its framing, and does nothing else (floor.go). Its ratio is the least
 // the protocol row could measure: what HTTP on loopback costs any server.
 //
@@ -595,9 +595,10 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 		// The floors after the rounds, in their own child, which does
 		// nothing in the background: the server child's rounds stay back
 		// to back.
-		floors := []struct{ name, base string }{{"  floor for " + sc.name, floor.base}}
+		type floorRow struct{ name, base string }
+		floors := []floorRow{{"  floor for " + sc.name, floor.base}}
 		if stream && len(floor.more) > 0 {
-			floors = append(floors, struct{ name, base string }{"  chunked floor for " + sc.name, floor.more[0]})
+			floors = append(floors, floorRow{"  chunked floor for " + sc.name, floor.more[0]})
 		}
 		for _, fb := range floors {
 			var (
@@ -712,7 +713,11 @@ func record(hc *http.Client, base string, floor child, sc scenario) (stream bool
 			split = i + 2
 		}
 	}
-	u := fmt.Sprintf("%s/floor?sse=%d&split=%d", floor.ctl, map[bool]int{true: 1}[stream], split)
+	sse := "0"
+	if stream {
+		sse = "1"
+	}
+	u := fmt.Sprintf("%s/floor?sse=%s&split=%d", floor.ctl, sse, split)
 	resp, err = hc.Post(u, "application/octet-stream", bytes.NewReader(body))
 	if err != nil {
 		return false, err
