@@ -145,3 +145,42 @@ func TestSessionCacheRemembersAbsence(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCreateRunSeedsHead checks that the head CreateRun caches is the one
+// a miss reads from Pebble (less the may-exist flag for pending writes, which
+// a new run cannot have), and that it does not alias the caller's Meta.
+func TestCreateRunSeedsHead(t *testing.T) {
+	s, err := Open(t.TempDir(), nil)
+	must(t, err)
+	defer s.Close()
+	k := store.SessionKey{App: "app", User: "u", Session: "s"}
+	_, _, err = s.GetOrCreateSession(ctx, k, t0)
+	must(t, err)
+	meta := []byte(`{"m":1}`)
+	must(t, s.CreateRun(ctx, store.Run{ID: "run_1", Session: k, Status: store.RunRunning, Created: t0, Updated: t0, Meta: meta}))
+	meta[2] = 'X'
+	seeded, ok := s.heads.get("run_1")
+	if !ok {
+		t.Fatal("CreateRun left no head in the cache")
+	}
+	s.heads.drop("run_1")
+	fresh, err := s.head("run_1")
+	must(t, err)
+	if !fresh.pending || seeded.pending {
+		t.Errorf("pending: seeded %v, read %v; want false, true", seeded.pending, fresh.pending)
+	}
+	seeded.pending, fresh.pending = false, false
+	if fmt.Sprintf("%+v", seeded) != fmt.Sprintf("%+v", fresh) {
+		t.Errorf("seeded head %+v, read from Pebble %+v", seeded, fresh)
+	}
+	// The first commit through the seeded head lands where a cold one would.
+	s.heads.put("run_1", seeded)
+	done, err := s.CommitStep(ctx, store.StepCommit{Checkpoint: store.Checkpoint{Run: "run_1", Kind: store.Full, Time: t0}, Journal: [][]byte{[]byte("j")}})
+	must(t, err)
+	if done.FirstJournal != 1 {
+		t.Errorf("first journal entry %d, want 1", done.FirstJournal)
+	}
+	if err := s.CreateRun(ctx, store.Run{ID: "run_2", Session: store.SessionKey{App: "app", User: "u", Session: "none"}, Status: store.RunRunning}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("CreateRun in a missing session: %v, want ErrNotFound", err)
+	}
+}
