@@ -76,6 +76,18 @@ type Runs interface {
 	DeleteRunIf(ctx context.Context, id string, cond func(Run) bool) (deleted bool, err error)
 }
 
+// RunAdmitter is implemented by a store that admits a new run in one
+// synced write. AdmitRun is GetOrCreateSession(run.Session, now),
+// AppendEvents(run.Session, events, now) and CreateRun(run) as one batch:
+// all or nothing. It returns the sequence number of the first event (0
+// when events is empty). An existing run id is ErrConflict, and then
+// nothing is written, not even a missing session. The Runner admits a new
+// run through it when the store has it (two fsyncs fewer per run than the
+// three calls), else through the three calls (spec/storage.md).
+type RunAdmitter interface {
+	AdmitRun(ctx context.Context, run Run, events [][]byte, now time.Time) (first uint64, err error)
+}
+
 // Checkpoints stores the durable result of each superstep.
 type Checkpoints interface {
 	// CommitStep writes, in one synced batch: the checkpoint, the deletion of

@@ -161,13 +161,43 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 	if _, ok := s.sessions[r.Session]; !ok {
 		return fmt.Errorf("create run %s: session %s: %w", r.ID, r.Session, store.ErrNotFound)
 	}
-	s.runs[r.ID] = &run{
+	s.runs[r.ID] = newRun(r)
+	return nil
+}
+
+// newRun is the entry of a run created with record r.
+func newRun(r store.Run) *run {
+	return &run{
 		rec:     cloneRun(r),
 		pending: map[uint64]map[nodeAttempt][]byte{},
 		intents: map[nodeAttempt]bool{},
 		effects: map[nodeAttempt][]byte{},
 	}
-	return nil
+}
+
+// AdmitRun implements store.RunAdmitter.
+func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time) (uint64, error) {
+	if err := r.Check(); err != nil {
+		return 0, fmt.Errorf("admit run: %w", err)
+	}
+	if err := s.lock(ctx); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	if _, ok := s.runs[r.ID]; ok {
+		return 0, fmt.Errorf("admit run %s: %w", r.ID, store.ErrConflict)
+	}
+	ss, ok := s.sessions[r.Session]
+	if !ok {
+		ss = &session{rec: store.Session{Key: r.Session, Created: now, Updated: now}, summaries: map[string]store.Summary{}}
+		s.sessions[r.Session] = ss
+	}
+	var first uint64
+	if len(events) > 0 {
+		first = ss.append(events, now)
+	}
+	s.runs[r.ID] = newRun(r)
+	return first, nil
 }
 
 // locked returns f's answer on the entry get finds under key, with the lock

@@ -79,13 +79,59 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 		if err := s.apply(b); err != nil {
 			return fmt.Errorf("create run %s: %w", r.ID, err)
 		}
-		// A new run owns nothing yet (DeleteRun drops a run's keys with its
-		// record, and nothing writes them without it): its head is known
-		// without the two reverse seeks a miss costs its first CommitStep.
-		r.Meta = bytes.Clone(r.Meta) // the caller's slice stays the caller's
-		s.heads.put(r.ID, runHead{run: r, journalNext: 1})
+		s.seedHead(r)
 		return nil
 	})
+}
+
+// AdmitRun implements store.RunAdmitter: the session's record (created
+// when missing), the events and the run in one synced batch.
+func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time) (uint64, error) {
+	return store.Op(ctx, &s.gate, store.Wrapf(r.Check(), "admit run"), func() (uint64, error) {
+		key := runKey(r.ID)
+		defer s.locks.lock(key)() // CreateRun's order: the run's lock, then the session's
+		defer s.locks.lock(sessionKey(r.Session))()
+		if ok, err := s.has(key); err != nil || ok {
+			return 0, fmt.Errorf("admit run %s: %w", r.ID, cmpErr(err, store.ErrConflict))
+		}
+		sr, err := s.lockedSession(r.Session)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			sr = sessionRecord{created: now, updated: now}
+		case err != nil:
+			return 0, fmt.Errorf("admit run %s: %w", r.ID, err)
+		}
+		b := s.db.NewBatch()
+		var first uint64
+		if len(events) > 0 {
+			first = sr.lastSeq + 1
+			p := eventPrefix(r.Session)
+			for _, e := range events {
+				sr.lastSeq++
+				b.Set(p.U64(sr.lastSeq), store.Frame(e), nil)
+			}
+			sr.updated = now
+		}
+		b.Set(sessionKey(r.Session), sessionCodec.value(sr), nil)
+		b.Set(key, runCodec.value(r), nil)
+		b.Set(store.RunIndexKey(r), store.Frame(nil), nil)
+		err = s.apply(b)
+		s.wroteSession(r.Session, sr, err)
+		if err != nil {
+			return 0, fmt.Errorf("admit run %s: %w", r.ID, err)
+		}
+		s.seedHead(r)
+		return first, nil
+	})
+}
+
+// seedHead caches the head of run r, just created. A new run owns nothing
+// yet (DeleteRun drops a run's keys with its record, and nothing writes them
+// without it): its head is known without the point read and two reverse
+// seeks a miss costs its first CommitStep.
+func (s *Store) seedHead(r store.Run) {
+	r.Meta = bytes.Clone(r.Meta) // the caller's slice stays the caller's
+	s.heads.put(r.ID, runHead{run: r, journalNext: 1})
 }
 
 // cmpErr returns err when it is set, else the sentinel.

@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	}{
 		{"Programs", testPrograms},
 		{"Runs", testRuns},
+		{"AdmitRun", testAdmitRun},
 		{"RunUsage", testRunUsage},
 		{"ListRuns", testListRuns},
 		{"CommitAndGet", testCommitAndGet},

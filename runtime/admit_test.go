@@ -1,0 +1,137 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/model"
+	"github.com/agentc/agentc/runtime/runtimetest"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/vm"
+)
+
+// admitCalls records the admission writes a Runner makes; it has no
+// AdmitRun, as a store without the capability.
+type admitCalls struct {
+	store.Store
+	mu    sync.Mutex
+	calls []string
+}
+
+func (s *admitCalls) note(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, name)
+}
+
+func (s *admitCalls) take() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.calls
+	s.calls = nil
+	return c
+}
+
+func (s *admitCalls) GetOrCreateSession(ctx context.Context, k store.SessionKey, now time.Time) (store.Session, bool, error) {
+	s.note("GetOrCreateSession")
+	return s.Store.GetOrCreateSession(ctx, k, now)
+}
+
+func (s *admitCalls) AppendEvents(ctx context.Context, k store.SessionKey, events [][]byte, now time.Time) (uint64, error) {
+	s.note("AppendEvents")
+	return s.Store.AppendEvents(ctx, k, events, now)
+}
+
+func (s *admitCalls) CreateRun(ctx context.Context, r store.Run) error {
+	s.note("CreateRun")
+	return s.Store.CreateRun(ctx, r)
+}
+
+func (s *admitCalls) UpdateRunStatus(ctx context.Context, id string, status store.RunStatus, now time.Time) error {
+	s.note("UpdateRunStatus")
+	return s.Store.UpdateRunStatus(ctx, id, status, now)
+}
+
+// admitOnce is admitCalls with the store's AdmitRun.
+type admitOnce struct{ *admitCalls }
+
+func (s admitOnce) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time) (uint64, error) {
+	s.note("AdmitRun")
+	return s.Store.(store.RunAdmitter).AdmitRun(ctx, r, events, now)
+}
+
+// TestAdmissionWrites: a new run on a store with AdmitRun is admitted in
+// one write, on another in three; a resumption takes the three calls'
+// path either way; and the ledger and the run records are the same.
+func TestAdmissionWrites(t *testing.T) {
+	prog := runtimetest.CompileSource(t, "shop.agent", costSource)
+	fx, err := model.LoadFixture("shop.yaml", []byte(costFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		first, resume []string
+		ledger        []string
+		run           store.Run
+	}
+	drive := func(t *testing.T, st store.Store, calls *admitCalls) outcome {
+		ms := map[string]runtime.Model{}
+		for _, name := range []string{"priced", "free", "zero"} {
+			ms[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
+		}
+		r, err := runtime.NewRunner(runtime.RunnerConfig{App: "shop", Store: st, Program: prog, Models: ms,
+			Funcs: vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close(context.Background())
+		var o outcome
+		evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q"})
+		o.first = calls.take()
+		run := evs[len(evs)-1].Run
+		collect(t, r, runtime.Invocation{User: "u", Session: "s", Resume: &runtime.ResumeRequest{Run: run,
+			Values: map[string]json.RawMessage{"review/ask": json.RawMessage("true")}}})
+		o.resume = calls.take()
+		es, err := st.ListEvents(context.Background(), store.SessionKey{App: "shop", User: "u", Session: "s"}, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			o.ledger = append(o.ledger, fmt.Sprintf("%d %s", e.Seq, e.Data))
+		}
+		if o.run, err = st.GetRun(context.Background(), run); err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	three := &admitCalls{Store: memory.New()}
+	without := drive(t, three, three)
+	one := &admitCalls{Store: memory.New()}
+	with := drive(t, admitOnce{one}, one)
+
+	// The first invocation's admission; the step and end writes are
+	// CommitStep and EndRun, which the wrapper does not count.
+	if want := []string{"GetOrCreateSession", "AppendEvents", "CreateRun"}; !slices.Equal(without.first, want) {
+		t.Errorf("new run without AdmitRun: %v, want %v", without.first, want)
+	}
+	if want := []string{"AdmitRun"}; !slices.Equal(with.first, want) {
+		t.Errorf("new run with AdmitRun: %v, want %v", with.first, want)
+	}
+	want := []string{"GetOrCreateSession", "AppendEvents", "UpdateRunStatus"}
+	if !slices.Equal(without.resume, want) || !slices.Equal(with.resume, want) {
+		t.Errorf("resumption: %v without AdmitRun, %v with it; want %v", without.resume, with.resume, want)
+	}
+	if !slices.Equal(with.ledger, without.ledger) || len(with.ledger) == 0 {
+		t.Errorf("ledgers differ:\nwith AdmitRun    %q\nwithout AdmitRun %q", with.ledger, without.ledger)
+	}
+	if fmt.Sprint(with.run) != fmt.Sprint(without.run) {
+		t.Errorf("run records differ: %+v with AdmitRun, %+v without", with.run, without.run)
+	}
+}
