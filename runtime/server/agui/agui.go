@@ -106,8 +106,8 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := h.plan(ctx, key, in)
-	var pe *planError
-	if err != nil && !errors.As(err, &pe) {
+	pe, _ := err.(*planError) // plan returns it as it is, never wrapped
+	if err != nil && pe == nil {
 		h.log.Error("agui: read thread", "thread", in.ThreadID, "user", user, "err", err)
 		h.httpError(w, http.StatusInternalServerError, "internal", "the thread could not be read")
 		return
@@ -161,7 +161,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 
 // follow streams run to the client as AG-UI events from state on, until
 // the run ends or the client is lost.
-func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, run *server.Run, state map[string]json.RawMessage, cancel context.CancelFunc) {
+func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key store.SessionKey, in *runInput, run *server.Run, state map[string]json.RawMessage, cancel context.CancelFunc) {
 	act := &active{runID: in.RunID, run: run.ID, cancel: cancel}
 	rk := regKey{key.User, in.ThreadID}
 	// Not when a request of the thread streams the run here: a re-sent
@@ -169,7 +169,8 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key st
 	own := h.reg.add(rk, act)
 	defer h.reg.remove(rk, act)
 
-	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	tr := acquireTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	defer tr.release() // its events are written when follow returns
 	tr.latest = func() (map[string]json.RawMessage, bool) {
 		return h.runState(ctx, runtime.Invocation{User: key.User, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
 	}
@@ -333,18 +334,19 @@ func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string)
 // batch when no further event is waiting). A write that takes
 // longer than timeout fails (server.SSE's watchdog on the injected clock)
 // and cancels the request, as does any failed write.
+// A stream is passed by value (it is the SSE's pointer).
 type stream struct{ sse *server.SSE }
 
-func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) *stream {
+func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) stream {
 	s := server.NewSSE(w, clock, timeout)
 	s.OnFail = cancel
 	s.ClearWriteDeadline() // a stream outlives the server's WriteTimeout
 	s.Start()
-	return &stream{sse: s}
+	return stream{sse: s}
 }
 
 // send writes events as one flush; false once the client cannot be written.
-func (s *stream) send(evs ...Event) bool {
+func (s stream) send(evs ...Event) bool {
 	if s.sse.Err() != nil {
 		return false
 	}
@@ -357,7 +359,7 @@ func (s *stream) send(evs ...Event) bool {
 
 // frames writes evs without flushing them; false once the stream has
 // failed.
-func (s *stream) frames(evs ...Event) bool {
+func (s stream) frames(evs ...Event) bool {
 	if s.sse.Err() != nil {
 		return false
 	}

@@ -91,7 +91,7 @@ func (h *handler) settleRun(ctx context.Context, key store.SessionKey, runID, ru
 // from a replica that died), the rest of it as its ledger records it
 // (Backend.Follow). A request that is still starting its run is a
 // RUN_ERROR run_in_progress.
-func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, prev runRecord, cancel context.CancelFunc) {
+func (h *handler) rejoin(ctx context.Context, r *http.Request, s stream, key store.SessionKey, in *runInput, prev runRecord, cancel context.CancelFunc) {
 	fail := func(code, msg string) {
 		h.b.Metrics.Error(proto, code)
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
