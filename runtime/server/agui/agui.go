@@ -133,7 +133,8 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	// The client's runId is reserved before the run starts: the same
 	// request sent again follows this run instead of starting another.
 	p.inv.ID = h.b.NewID("inv_") // its run's input event names it (reserveRun)
-	prev, reserved, err := h.reserveRun(ctx, key, in.RunID, p.inv.ID)
+	rk := runKey(key, in.RunID)
+	prev, reserved, err := h.reserveRun(ctx, key, rk, in.RunID, p.inv.ID)
 	if err != nil {
 		h.log.Error("agui: reserve runId", "thread", in.ThreadID, "user", user, "err", err)
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: "the runId could not be recorded", Code: "internal"})
@@ -146,7 +147,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	state := h.startState(ctx, p.inv)
 	run, err := h.b.Start(ctx, proto, p.inv)
 	if err != nil {
-		h.settleRun(r.Context(), key, in.RunID, "")
+		h.settleRun(r.Context(), rk, "")
 		code, msg := startError(err)
 		if code == "internal" {
 			h.log.Error("agui: start run", "thread", in.ThreadID, "user", user, "err", err)
@@ -155,7 +156,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
 		return
 	}
-	h.settleRun(r.Context(), key, in.RunID, run.ID)
+	h.settleRun(r.Context(), rk, run.ID)
 	h.follow(ctx, r, s, key, in, run, state, cancel)
 }
 
