@@ -46,7 +46,8 @@ func New(b *server.Backend, opts Options) http.Handler {
 	if b == nil || b.Runner == nil || b.Docs == nil || b.Sessions == nil || b.NewID == nil || b.Clock == nil {
 		panic("agui.New: the Backend needs a Runner, Docs, Sessions, NewID and a Clock")
 	}
-	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Docs, log: b.Logger}
+	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Docs, log: b.Logger,
+		translators: make(translatorCache, b.Limits.WithDefaults().MaxRuns)}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -60,6 +61,8 @@ type handler struct {
 	docs     store.Docs
 	log      *slog.Logger
 	reg      registry
+	// translators are the translators of finished requests, reused.
+	translators translatorCache
 }
 
 // ServeHTTP answers a run (POST <path>) or a cancel (POST <path>/cancel).
@@ -170,8 +173,8 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key sto
 	own := h.reg.add(rk, act)
 	defer h.reg.remove(rk, act)
 
-	tr := acquireTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
-	defer tr.release() // its events are written when follow returns
+	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	defer h.translators.put(tr) // its events are written when follow returns
 	tr.latest = func() (map[string]json.RawMessage, bool) {
 		return h.runState(ctx, runtime.Invocation{User: key.User, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
 	}

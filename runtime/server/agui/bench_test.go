@@ -41,7 +41,7 @@ func benchRun() []*runtime.Event {
 }
 
 // BenchmarkTranslateRun translates and encodes one request's run (benchRun)
-// as follow does: with a released translator, the opening events, then
+// as follow does: with a cached translator, the opening events, then
 // each runtime event's, every AG-UI event encoded into one reused buffer.
 func BenchmarkTranslateRun(b *testing.B) {
 	evs := benchRun()
@@ -56,10 +56,11 @@ func BenchmarkTranslateRun(b *testing.B) {
 			}
 		}
 	}
+	cache := make(translatorCache, 1)
 	b.ReportAllocs()
 	for b.Loop() {
 		state := map[string]json.RawMessage{"question": json.RawMessage(`"What is the answer?"`)}
-		tr := acquireTranslator("thread-1", "run-1", newID, nil)
+		tr := cache.get("thread-1", "run-1", newID, nil)
 		frame(tr.start(at, state))
 		for _, e := range evs {
 			frame(tr.translate(e))
@@ -67,7 +68,7 @@ func BenchmarkTranslateRun(b *testing.B) {
 		if !tr.done {
 			b.Fatal("the run did not finish")
 		}
-		tr.release()
+		cache.put(tr)
 	}
 }
 

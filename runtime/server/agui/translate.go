@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentc/agentc/compiler/types"
@@ -111,37 +110,39 @@ func newTranslator(threadID, runID string, newID func(string) string, frontend f
 		calls: map[callKey]*toolCall{}, members: map[string]byte{}}
 }
 
-// translators keeps the translators of finished requests (release): a
-// request's translator is a finished one's, whose maps and buffers keep
-// their room, so that translating a run allocates next to nothing.
-var translators sync.Pool
+// translatorCache keeps the translators of finished requests (put) for
+// later ones (get): a request's translator is a finished one's, whose maps
+// and buffers keep their room, so that translating a run allocates next to
+// nothing. It holds at most as many as the server runs at once (a
+// sync.Pool, emptied by every collection, missed one request in three
+// under load).
+type translatorCache chan *translator
 
-// Bounds of what a released translator may keep: one of a run much longer
+// Bounds of what a cached translator may keep: one of a run much longer
 // than most is left to the collector.
 const (
-	maxPooledEvents = 1024
-	maxPooledArena  = 64 << 10
+	maxCachedEvents = 1024
+	maxCachedArena  = 64 << 10
 )
 
-// acquireTranslator is newTranslator, with a released translator when
-// there is one.
-func acquireTranslator(threadID, runID string, newID func(string) string, frontend func(string) bool) *translator {
-	t, _ := translators.Get().(*translator)
-	if t == nil {
+// get is newTranslator, with a cached translator when there is one.
+func (c translatorCache) get(threadID, runID string, newID func(string) string, frontend func(string) bool) *translator {
+	select {
+	case t := <-c:
+		t.threadID, t.runID, t.newID, t.frontend = threadID, runID, newID, frontend
+		if frontend == nil {
+			t.frontend = func(string) bool { return false }
+		}
+		return t
+	default:
 		return newTranslator(threadID, runID, newID, frontend)
 	}
-	t.threadID, t.runID, t.newID, t.frontend = threadID, runID, newID, frontend
-	if frontend == nil {
-		t.frontend = func(string) bool { return false }
-	}
-	return t
 }
 
-// release hands t to a later request. Nothing t returned may be used
-// after: its events' raw members are in its arena, which is written
-// again.
-func (t *translator) release() {
-	if len(t.seen) > maxPooledEvents || cap(t.arena) > maxPooledArena {
+// put clears t for a later request. Nothing t returned may be used after:
+// its events' raw members are in its arena, which is written again.
+func (c translatorCache) put(t *translator) {
+	if len(t.seen) > maxCachedEvents || cap(t.arena) > maxCachedArena {
 		return
 	}
 	clear(t.seen)
@@ -153,7 +154,10 @@ func (t *translator) release() {
 	clear(t.out[:cap(t.out)])
 	*t = translator{seen: t.seen, texts: t.texts, lastText: t.lastText, calls: t.calls, members: t.members,
 		steps: t.steps[:0], out: t.out[:0], arena: t.arena[:0]}
-	translators.Put(t)
+	select {
+	case c <- t:
+	default:
+	}
 }
 
 // paused reports whether the translation ended with an interrupt outcome;
@@ -607,8 +611,8 @@ func (h *handler) redeliver(ctx context.Context, s stream, key store.SessionKey,
 	now := h.b.Clock.Now()
 	ts := millis(now)
 	state := h.startState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: w.run}})
-	tr := acquireTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
-	defer tr.release()
+	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	defer h.translators.put(tr)
 	tr.run, tr.interrupt = w.run, w.interrupt
 	out := tr.start(now, state)
 	out = append(out, pendingCustom(w, tr.interrupts(w.finished), pe, ts))
