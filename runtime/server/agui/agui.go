@@ -48,6 +48,9 @@ func New(b *server.Backend, opts Options) http.Handler {
 	}
 	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Docs, log: b.Logger,
 		translators: make(translatorCache, b.Limits.WithDefaults().MaxRuns)}
+	h.latestState = func(r runRef) (map[string]json.RawMessage, bool) {
+		return h.runState(r.ctx, runtime.Invocation{User: r.user, Session: r.session, Resume: &runtime.ResumeRequest{Run: r.run}})
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -63,6 +66,9 @@ type handler struct {
 	reg      registry
 	// translators are the translators of finished requests, reused.
 	translators translatorCache
+	// latestState is a translator's latest: runState of a paused run
+	// (made once, not a closure per request).
+	latestState func(runRef) (map[string]json.RawMessage, bool)
 }
 
 // ServeHTTP answers a run (POST <path>) or a cancel (POST <path>/cancel).
@@ -173,11 +179,9 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key sto
 	own := h.reg.add(rk, act)
 	defer h.reg.remove(rk, act)
 
-	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.Tools)
 	defer h.translators.put(tr) // its events are written when follow returns
-	tr.latest = func() (map[string]json.RawMessage, bool) {
-		return h.runState(ctx, runtime.Invocation{User: key.User, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
-	}
+	tr.latest, tr.ref = h.latestState, runRef{ctx: ctx, user: key.User, session: in.ThreadID, run: run.ID}
 	// A batch of events is flushed when no further event is waiting
 	// (server.Idle, as the OpenAI stream does): a burst costs one write,
 	// not one per event.

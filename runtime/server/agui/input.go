@@ -104,12 +104,12 @@ func parseInput(r io.Reader) (*runInput, error) {
 // either (FuzzParseInput).
 func parseDecoded(body []byte) (*runInput, error) {
 	if !json.Valid(body) {
-		return nil, errors.New("not JSON")
+		return nil, errLeft
 	}
 	var w wireInput
 	s := scanner{b: body}
 	if !s.object() {
-		return nil, errors.New("not an object")
+		return nil, errLeft
 	}
 	for {
 		key, val, ok := s.member()
@@ -119,14 +119,14 @@ func parseDecoded(body []byte) (*runInput, error) {
 		field := w.field(key)
 		if field == nil {
 			if !plainKey(key, wireInputKeys) {
-				return nil, errors.New("a key for encoding/json")
+				return nil, errLeft
 			}
 			continue
 		}
 		*field = val
 	}
 	if len(w.Messages) == 0 || w.Messages[0] != '[' {
-		return nil, errors.New("messages: not an array")
+		return nil, errLeft
 	}
 	in, err := inputHead(&w)
 	if err != nil {
@@ -144,7 +144,7 @@ func parseDecoded(body []byte) (*runInput, error) {
 		}
 		var wm wireMessage
 		if !wm.scan(raw) {
-			return nil, errors.New("a message for encoding/json")
+			return nil, errLeft
 		}
 		m, err := messageOf(&wm)
 		if err != nil {
@@ -154,6 +154,9 @@ func parseDecoded(body []byte) (*runInput, error) {
 	}
 	return in, inputTail(in, &w)
 }
+
+// errLeft is parseDecoded's error for a body it leaves to parseMembers.
+var errLeft = errors.New("agui: the body is left to parseMembers")
 
 // wireInputKeys are wireInput's members, as field takes them.
 var wireInputKeys = []string{"threadId", "runId", "messages", "tools", "context", "protocolVersion", "parentRunId", "resume"}
@@ -597,8 +600,9 @@ func (in *runInput) toolAnswers() map[string]string {
 	return out
 }
 
-func (in *runInput) hasTool(name string) bool {
-	for _, t := range in.Tools {
+// hasTool reports whether tools has one of that name.
+func hasTool(tools []tool, name string) bool {
+	for _, t := range tools {
 		if t.Name == name {
 			return true
 		}

@@ -23,7 +23,7 @@ import (
 type translator struct {
 	threadID, runID string // the request's ids, echoed
 	newID           func(prefix string) string
-	frontend        func(name string) bool // a frontend tool of this request
+	tools           []tool // the request's frontend tools
 
 	seen     map[string]bool       // runtime event ids already translated (sized for a run of a few dozen events)
 	texts    map[textKey]string    // open text messages
@@ -35,7 +35,8 @@ type translator struct {
 	// latest reads the run's checkpointed state, for the STATE_SNAPSHOT
 	// that precedes an interrupt outcome after the state changed (nil or
 	// false: no snapshot is sent).
-	latest func() (map[string]json.RawMessage, bool)
+	latest func(runRef) (map[string]json.RawMessage, bool)
+	ref    runRef // the run latest reads
 
 	asked     []string       // ids of the messages and tool calls that ask the interrupts
 	interrupt *runtime.Event // the run's interrupt event, if any
@@ -80,6 +81,12 @@ func (t *translator) jsonString(s string) json.RawMessage {
 	return t.take(start)
 }
 
+// runRef names a run of a request: what a translator's latest reads.
+type runRef struct {
+	ctx                context.Context // the request's
+	user, session, run string
+}
+
 // taskKey names one node task: a node path and a map item (-1: none).
 type taskKey struct {
 	node string
@@ -101,11 +108,8 @@ type toolCall struct {
 	open bool   // started, not yet ended
 }
 
-func newTranslator(threadID, runID string, newID func(string) string, frontend func(string) bool) *translator {
-	if frontend == nil {
-		frontend = func(string) bool { return false }
-	}
-	return &translator{threadID: threadID, runID: runID, newID: newID, frontend: frontend,
+func newTranslator(threadID, runID string, newID func(string) string, tools []tool) *translator {
+	return &translator{threadID: threadID, runID: runID, newID: newID, tools: tools,
 		seen: make(map[string]bool, 32), texts: map[textKey]string{}, lastText: map[taskKey]string{},
 		calls: map[callKey]*toolCall{}, members: map[string]byte{}}
 }
@@ -126,16 +130,13 @@ const (
 )
 
 // get is newTranslator, with a cached translator when there is one.
-func (c translatorCache) get(threadID, runID string, newID func(string) string, frontend func(string) bool) *translator {
+func (c translatorCache) get(threadID, runID string, newID func(string) string, tools []tool) *translator {
 	select {
 	case t := <-c:
-		t.threadID, t.runID, t.newID, t.frontend = threadID, runID, newID, frontend
-		if frontend == nil {
-			t.frontend = func(string) bool { return false }
-		}
+		t.threadID, t.runID, t.newID, t.tools = threadID, runID, newID, tools
 		return t
 	default:
-		return newTranslator(threadID, runID, newID, frontend)
+		return newTranslator(threadID, runID, newID, tools)
 	}
 }
 
@@ -492,7 +493,7 @@ func (t *translator) finished(out []Event, e *runtime.Event, ts int64) []Event {
 		// snapshot): the run's checkpointed state, the same snapshot a
 		// resume or a re-delivery of this pause starts with.
 		if t.dirty && t.latest != nil {
-			if st, ok := t.latest(); ok {
+			if st, ok := t.latest(t.ref); ok {
 				out = append(out, t.snapshotEvent(ts, st))
 			}
 		}
@@ -526,7 +527,7 @@ func (t *translator) interrupts(e *runtime.Event) []Interrupt {
 		i := slices.IndexFunc(intList, func(x runtime.InterruptInfo) bool { return x.ID == in.ID })
 		it := Interrupt{ID: interruptID(in.ID, intEv), Reason: "input_required", Message: in.Prompt, ResponseSchema: in.Schema,
 			Metadata: map[string]any{"agentc": map[string]any{"run": t.run, "interrupt": in.ID, "node": in.Node}}}
-		if i >= 0 && t.frontend(in.Node) {
+		if i >= 0 && hasTool(t.tools, in.Node) {
 			it.Reason, it.ToolCallID = "tool_call", interruptCallID(intEv, i)
 		}
 		out = append(out, it)
@@ -611,7 +612,7 @@ func (h *handler) redeliver(ctx context.Context, s stream, key store.SessionKey,
 	now := h.b.Clock.Now()
 	ts := millis(now)
 	state := h.startState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: w.run}})
-	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.Tools)
 	defer h.translators.put(tr)
 	tr.run, tr.interrupt = w.run, w.interrupt
 	out := tr.start(now, state)
