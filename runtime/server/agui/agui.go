@@ -95,7 +95,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lim := h.b.Limits.WithDefaults()
-	in, err := parseInput(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes))
+	input, err := parseInput(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes))
 	if err != nil {
 		status := http.StatusBadRequest
 		if ie := (*inputError)(nil); errors.As(err, &ie) && ie.status != 0 {
@@ -104,6 +104,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		h.httpError(w, status, "invalid_input", err.Error())
 		return
 	}
+	in := &input // not on the heap: what in is passed to keeps no pointer to it
 	key := store.SessionKey{App: h.b.App(), User: user, Session: in.ThreadID}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()

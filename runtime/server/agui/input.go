@@ -78,16 +78,16 @@ type wireInput struct {
 // it is — anything malformed — is read again member by member
 // (parseMembers), which names what is wrong. A body both accept reads
 // the same through either (FuzzParseInput).
-func parseInput(r io.Reader) (*runInput, error) {
+func parseInput(r io.Reader) (runInput, error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return nil, &inputError{msg: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), status: http.StatusRequestEntityTooLarge}
+			return runInput{}, &inputError{msg: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), status: http.StatusRequestEntityTooLarge}
 		}
-		return nil, badInput("read request body: %v", err)
+		return runInput{}, badInput("read request body: %v", err)
 	}
 	if !utf8.Valid(body) {
-		return nil, badInput("request body is not UTF-8")
+		return runInput{}, badInput("request body is not UTF-8")
 	}
 	if in, err := parseDecoded(body); err == nil {
 		return in, nil
@@ -102,14 +102,14 @@ func parseInput(r io.Reader) (*runInput, error) {
 // key with an escape or in another case than the protocol's, which
 // encoding/json matches too). A body both read reads the same through
 // either (FuzzParseInput).
-func parseDecoded(body []byte) (*runInput, error) {
+func parseDecoded(body []byte) (runInput, error) {
 	if !json.Valid(body) {
-		return nil, errLeft
+		return runInput{}, errLeft
 	}
 	var w wireInput
 	s := scanner{b: body}
 	if !s.object() {
-		return nil, errLeft
+		return runInput{}, errLeft
 	}
 	for {
 		key, val, ok := s.member()
@@ -119,18 +119,18 @@ func parseDecoded(body []byte) (*runInput, error) {
 		field := w.field(key)
 		if field == nil {
 			if !plainKey(key, wireInputKeys) {
-				return nil, errLeft
+				return runInput{}, errLeft
 			}
 			continue
 		}
 		*field = val
 	}
 	if len(w.Messages) == 0 || w.Messages[0] != '[' {
-		return nil, errLeft
+		return runInput{}, errLeft
 	}
 	in, err := inputHead(&w)
 	if err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	if n := countElems(w.Messages); n > 0 {
 		in.Messages = make([]message, 0, n)
@@ -144,15 +144,15 @@ func parseDecoded(body []byte) (*runInput, error) {
 		}
 		var wm wireMessage
 		if !wm.scan(raw) {
-			return nil, errLeft
+			return runInput{}, errLeft
 		}
 		m, err := messageOf(&wm)
 		if err != nil {
-			return nil, err
+			return runInput{}, err
 		}
 		in.Messages = append(in.Messages, m)
 	}
-	return in, inputTail(in, &w)
+	return in, inputTail(&in, &w)
 }
 
 // errLeft is parseDecoded's error for a body it leaves to parseMembers.
@@ -223,52 +223,52 @@ func (w *wireMessage) scan(raw []byte) bool {
 
 // parseMembers reads body member by member, naming the first that is
 // wrong.
-func parseMembers(body []byte) (*runInput, error) {
+func parseMembers(body []byte) (runInput, error) {
 	var w wireInput
 	if err := decodeStrict(body, &w); err != nil {
-		return nil, badInput("request body is not a RunAgentInput JSON object: %v", err)
+		return runInput{}, badInput("request body is not a RunAgentInput JSON object: %v", err)
 	}
 	in, err := inputHead(&w)
 	if err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	if len(w.Messages) == 0 {
-		return nil, badInput("messages: required")
+		return runInput{}, badInput("messages: required")
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(w.Messages, &raws); err != nil || raws == nil {
-		return nil, badInput("messages: must be an array")
+		return runInput{}, badInput("messages: must be an array")
 	}
 	for i, raw := range raws {
 		m, err := parseMessage(raw)
 		if err != nil {
-			return nil, badInput("messages[%d]: %v", i, err)
+			return runInput{}, badInput("messages[%d]: %v", i, err)
 		}
 		in.Messages = append(in.Messages, m)
 	}
-	return in, inputTail(in, &w)
+	return in, inputTail(&in, &w)
 }
 
 // inputHead reads the ids and the optional strings of w.
-func inputHead(w *wireInput) (*runInput, error) {
-	in := &runInput{}
+func inputHead(w *wireInput) (runInput, error) {
+	var in runInput
 	var err error
 	if in.ThreadID, err = requiredString(w.ThreadID, "threadId"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	if in.RunID, err = requiredString(w.RunID, "runId"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	for _, id := range []struct{ name, v string }{{"threadId", in.ThreadID}, {"runId", in.RunID}} {
 		if err := checkID(id.name, id.v); err != nil {
-			return nil, err
+			return runInput{}, err
 		}
 	}
 	if err := optionalString(w.ProtocolVersion, "protocolVersion"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	if err := optionalString(w.ParentRunID, "parentRunId"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	return in, nil
 }
