@@ -46,7 +46,11 @@ func New(b *server.Backend, opts Options) http.Handler {
 	if b == nil || b.Runner == nil || b.Docs == nil || b.Sessions == nil || b.NewID == nil || b.Clock == nil {
 		panic("agui.New: the Backend needs a Runner, Docs, Sessions, NewID and a Clock")
 	}
-	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Docs, log: b.Logger}
+	h := &handler{b: b, opts: opts, sessions: b.Sessions, docs: b.Docs, log: b.Logger,
+		translators: make(translatorCache, b.Limits.WithDefaults().MaxRuns)}
+	h.latestState = func(r runRef) (map[string]json.RawMessage, bool) {
+		return h.runState(r.ctx, runtime.Invocation{User: r.user, Session: r.session, Resume: &runtime.ResumeRequest{Run: r.run}})
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -60,6 +64,11 @@ type handler struct {
 	docs     store.Docs
 	log      *slog.Logger
 	reg      registry
+	// translators are the translators of finished requests, reused.
+	translators translatorCache
+	// latestState is a translator's latest: runState of a paused run
+	// (made once, not a closure per request).
+	latestState func(runRef) (map[string]json.RawMessage, bool)
 }
 
 // ServeHTTP answers a run (POST <path>) or a cancel (POST <path>/cancel).
@@ -86,7 +95,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lim := h.b.Limits.WithDefaults()
-	in, err := parseInput(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes))
+	input, err := parseInput(http.MaxBytesReader(w, r.Body, lim.MaxBodyBytes))
 	if err != nil {
 		status := http.StatusBadRequest
 		if ie := (*inputError)(nil); errors.As(err, &ie) && ie.status != 0 {
@@ -95,6 +104,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		h.httpError(w, status, "invalid_input", err.Error())
 		return
 	}
+	in := &input // not on the heap: what in is passed to keeps no pointer to it
 	key := store.SessionKey{App: h.b.App(), User: user, Session: in.ThreadID}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -106,8 +116,8 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p, err := h.plan(ctx, key, in)
-	var pe *planError
-	if err != nil && !errors.As(err, &pe) {
+	pe, _ := err.(*planError) // plan returns it as it is, never wrapped
+	if err != nil && pe == nil {
 		h.log.Error("agui: read thread", "thread", in.ThreadID, "user", user, "err", err)
 		h.httpError(w, http.StatusInternalServerError, "internal", "the thread could not be read")
 		return
@@ -133,7 +143,8 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	// The client's runId is reserved before the run starts: the same
 	// request sent again follows this run instead of starting another.
 	p.inv.ID = h.b.NewID("inv_") // its run's input event names it (reserveRun)
-	prev, reserved, err := h.reserveRun(ctx, key, in.RunID, p.inv.ID)
+	rk := runKey(key, in.RunID)
+	prev, reserved, err := h.reserveRun(ctx, key, rk, in.RunID, p.inv.ID)
 	if err != nil {
 		h.log.Error("agui: reserve runId", "thread", in.ThreadID, "user", user, "err", err)
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: "the runId could not be recorded", Code: "internal"})
@@ -146,7 +157,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	state := h.startState(ctx, p.inv)
 	run, err := h.b.Start(ctx, proto, p.inv)
 	if err != nil {
-		h.settleRun(r.Context(), key, in.RunID, "")
+		h.settleRun(r.Context(), rk, "")
 		code, msg := startError(err)
 		if code == "internal" {
 			h.log.Error("agui: start run", "thread", in.ThreadID, "user", user, "err", err)
@@ -155,13 +166,13 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
 		return
 	}
-	h.settleRun(r.Context(), key, in.RunID, run.ID)
+	h.settleRun(r.Context(), rk, run.ID)
 	h.follow(ctx, r, s, key, in, run, state, cancel)
 }
 
 // follow streams run to the client as AG-UI events from state on, until
 // the run ends or the client is lost.
-func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, run *server.Run, state map[string]json.RawMessage, cancel context.CancelFunc) {
+func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key store.SessionKey, in *runInput, run *server.Run, state map[string]json.RawMessage, cancel context.CancelFunc) {
 	act := &active{runID: in.RunID, run: run.ID, cancel: cancel}
 	rk := regKey{key.User, in.ThreadID}
 	// Not when a request of the thread streams the run here: a re-sent
@@ -169,10 +180,9 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s *stream, key st
 	own := h.reg.add(rk, act)
 	defer h.reg.remove(rk, act)
 
-	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
-	tr.latest = func() (map[string]json.RawMessage, bool) {
-		return h.runState(ctx, runtime.Invocation{User: key.User, Session: in.ThreadID, Resume: &runtime.ResumeRequest{Run: run.ID}})
-	}
+	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.Tools)
+	defer h.translators.put(tr) // its events are written when follow returns
+	tr.latest, tr.ref = h.latestState, runRef{ctx: ctx, user: key.User, session: in.ThreadID, run: run.ID}
 	// A batch of events is flushed when no further event is waiting
 	// (server.Idle, as the OpenAI stream does): a burst costs one write,
 	// not one per event.
@@ -333,18 +343,19 @@ func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string)
 // batch when no further event is waiting). A write that takes
 // longer than timeout fails (server.SSE's watchdog on the injected clock)
 // and cancels the request, as does any failed write.
+// A stream is passed by value (it is the SSE's pointer).
 type stream struct{ sse *server.SSE }
 
-func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) *stream {
+func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) stream {
 	s := server.NewSSE(w, clock, timeout)
 	s.OnFail = cancel
 	s.ClearWriteDeadline() // a stream outlives the server's WriteTimeout
 	s.Start()
-	return &stream{sse: s}
+	return stream{sse: s}
 }
 
 // send writes events as one flush; false once the client cannot be written.
-func (s *stream) send(evs ...Event) bool {
+func (s stream) send(evs ...Event) bool {
 	if s.sse.Err() != nil {
 		return false
 	}
@@ -357,7 +368,7 @@ func (s *stream) send(evs ...Event) bool {
 
 // frames writes evs without flushing them; false once the stream has
 // failed.
-func (s *stream) frames(evs ...Event) bool {
+func (s stream) frames(evs ...Event) bool {
 	if s.sse.Err() != nil {
 		return false
 	}

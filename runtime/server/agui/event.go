@@ -122,12 +122,16 @@ func (e *Event) appendJSON(b []byte) ([]byte, error) {
 	if err != nil {
 		return b, err
 	}
-	if e.Outcome != nil {
-		o, err := json.Marshal(e.Outcome) // rare (a run's end): as a member is
+	if o := e.Outcome; o != nil && len(o.Interrupts) == 0 {
+		// Every run's end: {"type":…}, the interrupts omitted.
+		b = append(b, `,"outcome":{"type":`...)
+		b = append(types.AppendJSONString(b, o.Type, true), '}')
+	} else if o != nil {
+		j, err := json.Marshal(o) // a pause's: as a member is
 		if err != nil {
 			return b, err
 		}
-		b = append(append(b, `,"outcome":`...), o...)
+		b = append(append(b, `,"outcome":`...), j...)
 	}
 	b = str(b, "message", e.Message)
 	b = str(b, "code", e.Code)

@@ -78,16 +78,16 @@ type wireInput struct {
 // it is — anything malformed — is read again member by member
 // (parseMembers), which names what is wrong. A body both accept reads
 // the same through either (FuzzParseInput).
-func parseInput(r io.Reader) (*runInput, error) {
+func parseInput(r io.Reader) (runInput, error) {
 	body, err := io.ReadAll(r)
 	if err != nil {
 		if mbe := (*http.MaxBytesError)(nil); errors.As(err, &mbe) {
-			return nil, &inputError{msg: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), status: http.StatusRequestEntityTooLarge}
+			return runInput{}, &inputError{msg: fmt.Sprintf("request body larger than %d bytes", mbe.Limit), status: http.StatusRequestEntityTooLarge}
 		}
-		return nil, badInput("read request body: %v", err)
+		return runInput{}, badInput("read request body: %v", err)
 	}
 	if !utf8.Valid(body) {
-		return nil, badInput("request body is not UTF-8")
+		return runInput{}, badInput("request body is not UTF-8")
 	}
 	if in, err := parseDecoded(body); err == nil {
 		return in, nil
@@ -95,87 +95,180 @@ func parseInput(r io.Reader) (*runInput, error) {
 	return parseMembers(body)
 }
 
-// decodedInput is wireInput with its messages decoded in the same pass.
-type decodedInput struct {
-	wireInput
-	Messages []wireMessage `json:"messages"`
-}
-
-// parseDecoded reads body decoded in one pass; any error means only that
-// parseMembers must tell what is wrong.
-func parseDecoded(body []byte) (*runInput, error) {
-	var w decodedInput
-	if err := json.Unmarshal(body, &w); err != nil {
-		return nil, err
+// parseDecoded reads body in one pass of a scanner of its own (scan.go),
+// without encoding/json's reflection or copies: a member's value is its
+// bytes in body. Any error means only that parseMembers must read body:
+// it is malformed, or holds what the scanner leaves to encoding/json (a
+// key with an escape or in another case than the protocol's, which
+// encoding/json matches too). A body both read reads the same through
+// either (FuzzParseInput).
+func parseDecoded(body []byte) (runInput, error) {
+	if !json.Valid(body) {
+		return runInput{}, errLeft
 	}
-	if w.Messages == nil { // missing or null
-		return nil, errors.New("messages: required")
+	var w wireInput
+	s := scanner{b: body}
+	if !s.object() {
+		return runInput{}, errLeft
 	}
-	in, err := inputHead(&w.wireInput)
+	for {
+		key, val, ok := s.member()
+		if !ok {
+			break
+		}
+		field := w.field(key)
+		if field == nil {
+			if !plainKey(key, wireInputKeys) {
+				return runInput{}, errLeft
+			}
+			continue
+		}
+		*field = val
+	}
+	if len(w.Messages) == 0 || w.Messages[0] != '[' {
+		return runInput{}, errLeft
+	}
+	in, err := inputHead(&w)
 	if err != nil {
-		return nil, err
+		return runInput{}, err
 	}
-	if len(w.Messages) > 0 {
-		in.Messages = make([]message, 0, len(w.Messages))
+	if n := countElems(w.Messages); n > 0 {
+		in.Messages = make([]message, 0, n)
 	}
-	for i := range w.Messages {
-		m, err := messageOf(&w.Messages[i])
+	a := scanner{b: w.Messages}
+	a.array()
+	for {
+		raw, ok := a.elem()
+		if !ok {
+			break
+		}
+		var wm wireMessage
+		if !wm.scan(raw) {
+			return runInput{}, errLeft
+		}
+		m, err := messageOf(&wm)
 		if err != nil {
-			return nil, err
+			return runInput{}, err
 		}
 		in.Messages = append(in.Messages, m)
 	}
-	return in, inputTail(in, &w.wireInput)
+	return in, inputTail(&in, &w)
+}
+
+// errLeft is parseDecoded's error for a body it leaves to parseMembers.
+var errLeft = errors.New("agui: the body is left to parseMembers")
+
+// wireInputKeys are wireInput's members, as field takes them.
+var wireInputKeys = []string{"threadId", "runId", "messages", "tools", "context", "protocolVersion", "parentRunId", "resume"}
+
+// field is w's member of JSON name key (nil: none).
+func (w *wireInput) field(key []byte) *json.RawMessage {
+	switch string(key) { // no allocation: compared in place
+	case "threadId":
+		return &w.ThreadID
+	case "runId":
+		return &w.RunID
+	case "messages":
+		return &w.Messages
+	case "tools":
+		return &w.Tools
+	case "context":
+		return &w.Context
+	case "protocolVersion":
+		return &w.ProtocolVersion
+	case "parentRunId":
+		return &w.ParentRunID
+	case "resume":
+		return &w.Resume
+	}
+	return nil
+}
+
+// wireMessageKeys are wireMessage's members.
+var wireMessageKeys = []string{"id", "role", "content", "toolCallId", "toolCalls"}
+
+// scan reads the message object raw into w as json.Unmarshal does; false
+// when it is not an object or holds a key for encoding/json (plainKey).
+func (w *wireMessage) scan(raw []byte) bool {
+	s := scanner{b: raw}
+	if !s.object() {
+		return false
+	}
+	for {
+		key, val, ok := s.member()
+		if !ok {
+			return true
+		}
+		var field *json.RawMessage
+		switch string(key) {
+		case "id":
+			field = &w.ID
+		case "role":
+			field = &w.Role
+		case "content":
+			field = &w.Content
+		case "toolCallId":
+			field = &w.ToolCallID
+		case "toolCalls":
+			field = &w.ToolCalls
+		default:
+			if !plainKey(key, wireMessageKeys) {
+				return false
+			}
+			continue
+		}
+		*field = val // the last of a key wins, as in encoding/json
+	}
 }
 
 // parseMembers reads body member by member, naming the first that is
 // wrong.
-func parseMembers(body []byte) (*runInput, error) {
+func parseMembers(body []byte) (runInput, error) {
 	var w wireInput
 	if err := decodeStrict(body, &w); err != nil {
-		return nil, badInput("request body is not a RunAgentInput JSON object: %v", err)
+		return runInput{}, badInput("request body is not a RunAgentInput JSON object: %v", err)
 	}
 	in, err := inputHead(&w)
 	if err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	if len(w.Messages) == 0 {
-		return nil, badInput("messages: required")
+		return runInput{}, badInput("messages: required")
 	}
 	var raws []json.RawMessage
 	if err := json.Unmarshal(w.Messages, &raws); err != nil || raws == nil {
-		return nil, badInput("messages: must be an array")
+		return runInput{}, badInput("messages: must be an array")
 	}
 	for i, raw := range raws {
 		m, err := parseMessage(raw)
 		if err != nil {
-			return nil, badInput("messages[%d]: %v", i, err)
+			return runInput{}, badInput("messages[%d]: %v", i, err)
 		}
 		in.Messages = append(in.Messages, m)
 	}
-	return in, inputTail(in, &w)
+	return in, inputTail(&in, &w)
 }
 
 // inputHead reads the ids and the optional strings of w.
-func inputHead(w *wireInput) (*runInput, error) {
-	in := &runInput{}
+func inputHead(w *wireInput) (runInput, error) {
+	var in runInput
 	var err error
 	if in.ThreadID, err = requiredString(w.ThreadID, "threadId"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	if in.RunID, err = requiredString(w.RunID, "runId"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	for _, id := range []struct{ name, v string }{{"threadId", in.ThreadID}, {"runId", in.RunID}} {
 		if err := checkID(id.name, id.v); err != nil {
-			return nil, err
+			return runInput{}, err
 		}
 	}
 	if err := optionalString(w.ProtocolVersion, "protocolVersion"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	if err := optionalString(w.ParentRunID, "parentRunId"); err != nil {
-		return nil, err
+		return runInput{}, err
 	}
 	return in, nil
 }
@@ -282,6 +375,11 @@ func parseMessage(raw json.RawMessage) (message, error) {
 	return messageOf(&w)
 }
 
+// roles are the message roles by their JSON: a message's role, almost
+// always written so, is not copied out of the body.
+var roles = map[string]string{`"user"`: "user", `"assistant"`: "assistant", `"tool"`: "tool", `"system"`: "system",
+	`"developer"`: "developer", `"reasoning"`: "reasoning", `"activity"`: "activity"}
+
 // messageOf reads one decoded message.
 func messageOf(w *wireMessage) (message, error) {
 	var m message
@@ -289,7 +387,9 @@ func messageOf(w *wireMessage) (message, error) {
 	if m.ID, err = requiredString(w.ID, "id"); err != nil {
 		return m, err
 	}
-	if m.Role, err = requiredString(w.Role, "role"); err != nil {
+	if r, ok := roles[string(w.Role)]; ok { // no allocation: looked up in place
+		m.Role = r
+	} else if m.Role, err = requiredString(w.Role, "role"); err != nil {
 		return m, err
 	}
 	switch m.Role {
@@ -500,8 +600,9 @@ func (in *runInput) toolAnswers() map[string]string {
 	return out
 }
 
-func (in *runInput) hasTool(name string) bool {
-	for _, t := range in.Tools {
+// hasTool reports whether tools has one of that name.
+func hasTool(tools []tool, name string) bool {
+	for _, t := range tools {
 		if t.Name == name {
 			return true
 		}

@@ -18,15 +18,6 @@ import (
 // its value, '[' a list, '{' a map, 'n' null), which decides between add and
 // replace, and between adding elements or keys and adding the whole value.
 
-// members returns the member kinds of a state snapshot.
-func membersOf(state map[string]json.RawMessage) map[string]byte {
-	m := make(map[string]byte, len(state))
-	for k, v := range state {
-		m[k] = kindOf(v)
-	}
-	return m
-}
-
 // kindOf is the first byte of a JSON value (0 for none).
 func kindOf(v json.RawMessage) byte {
 	if v = bytes.TrimLeft(v, " \t\r\n"); len(v) > 0 {
@@ -35,9 +26,9 @@ func kindOf(v json.RawMessage) byte {
 	return 0
 }
 
-// patch returns a state_delta's changes as an RFC 6902 JSON Patch array
-// against the client's document, whose member kinds it updates; nil when
-// nothing changes:
+// appendPatch appends a state_delta's changes to dst as an RFC 6902 JSON
+// Patch array against the client's document, whose member kinds it
+// updates; nothing when nothing changes:
 //
 //	set     add (a member the client does not have) or replace
 //	append  one add at "/field/-" per element of a list member; else one
@@ -48,8 +39,8 @@ func kindOf(v json.RawMessage) byte {
 // A change whose value is not valid JSON (or, for append and merge, not a
 // list or a map) is skipped. The values are copied into the patch as they
 // are: no client state is decoded or encoded again.
-func patch(members map[string]byte, changes []runtime.StateChange) json.RawMessage {
-	var out []byte
+func appendPatch(dst []byte, members map[string]byte, changes []runtime.StateChange) []byte {
+	out := dst
 	n := 0
 	op := func(name string, value json.RawMessage, tokens ...string) {
 		if n == 0 {
@@ -114,7 +105,7 @@ func patch(members map[string]byte, changes []runtime.StateChange) json.RawMessa
 		members[c.Field] = kindOf(c.Value)
 	}
 	if n == 0 {
-		return nil
+		return dst
 	}
 	return append(out, ']')
 }

@@ -20,7 +20,7 @@ func TestPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	members := membersOf(start)
-	p := patch(members, []runtime.StateChange{
+	p := patch(t, members, []runtime.StateChange{
 		{Field: "s", Op: "set", Value: json.RawMessage(`"y"`)},
 		{Field: "new", Op: "set", Value: json.RawMessage(`null`)},
 		{Field: "list", Op: "append", Value: json.RawMessage(`[2,3]`)},
@@ -70,9 +70,32 @@ func TestPatch(t *testing.T) {
 	if _, ok := members["bad"]; ok {
 		t.Error("a skipped change made a member")
 	}
-	if p := patch(members, []runtime.StateChange{{Field: "bad", Op: "set", Value: json.RawMessage(`{`)}}); p != nil {
+	if p := patch(t, members, []runtime.StateChange{{Field: "bad", Op: "set", Value: json.RawMessage(`{`)}}); p != nil {
 		t.Errorf("nothing to patch: %s", p)
 	}
+}
+
+// membersOf returns the member kinds of a state snapshot, as the
+// translator keeps them.
+func membersOf(state map[string]json.RawMessage) map[string]byte {
+	m := make(map[string]byte, len(state))
+	for k, v := range state {
+		m[k] = kindOf(v)
+	}
+	return m
+}
+
+// patch is appendPatch's patch after a prefix it must keep; nil for none.
+func patch(t *testing.T, members map[string]byte, changes []runtime.StateChange) json.RawMessage {
+	t.Helper()
+	b := appendPatch([]byte("prefix"), members, changes)
+	if string(b[:6]) != "prefix" {
+		t.Fatalf("the prefix was overwritten: %s", b)
+	}
+	if len(b) == 6 {
+		return nil
+	}
+	return b[6:]
 }
 
 // applyOps applies add and replace operations (RFC 6902, pointers per RFC

@@ -9,7 +9,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 
+	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
@@ -26,6 +28,30 @@ type runRecord struct {
 	Claim *server.Claim `json:"claim,omitempty"`
 }
 
+// marshal returns r as json.Marshal writes it, without its reflection
+// (two records a request).
+func (r *runRecord) marshal() []byte {
+	n := len(r.Run) + 16
+	if c := r.Claim; c != nil {
+		n += len(c.Owner) + len(c.Session) + len(c.Inv) + 72
+	}
+	b := append(make([]byte, 0, n), '{')
+	if r.Run != "" {
+		b = types.AppendJSONString(append(b, `"run":`...), r.Run, true)
+	}
+	if c := r.Claim; c != nil {
+		if r.Run != "" {
+			b = append(b, ',')
+		}
+		b = types.AppendJSONString(append(b, `"claim":{"owner":`...), c.Owner, true)
+		b = strconv.AppendInt(append(b, `,"since":`...), c.Since, 10)
+		b = types.AppendJSONString(append(b, `,"session":`...), c.Session, true)
+		b = types.AppendJSONString(append(b, `,"inv":`...), c.Inv, true)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
 // RecordRun reads a CollRuns record for retention: the run its request
 // started, "" while it starts it.
 func RecordRun(value []byte) (string, error) {
@@ -40,43 +66,43 @@ func runKey(key store.SessionKey, runID string) string {
 	return store.DocPath(key.App, key.User, key.Session, runID)
 }
 
-// reserveRun records runID for a request about to start a run whose
-// invocation id is inv, or returns what its earlier request recorded
-// (reserved false). An orphaned reservation (its request died before
-// recording its run) is taken over: the run its request started, recorded
-// now, or this request's (server.Reserve).
-func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, runID, inv string) (prev runRecord, reserved bool, err error) {
-	v, _ := json.Marshal(runRecord{Claim: h.b.NewClaim(key.Session, inv)})
-	res, err := h.b.Reserve(ctx, key.User, CollRuns, runKey(key, runID), v, func(b []byte) (bool, error) {
+// reserveRun records runID (its record's key rk: runKey) for a request
+// about to start a run whose invocation id is inv, or returns what its
+// earlier request recorded (reserved false). An orphaned reservation (its
+// request died before recording its run) is taken over: the run its
+// request started, recorded now, or this request's (server.Reserve).
+func (h *handler) reserveRun(ctx context.Context, key store.SessionKey, rk, runID, inv string) (runRecord, bool, error) {
+	v := (&runRecord{Claim: h.b.NewClaim(key.Session, inv)}).marshal()
+	res, err := h.b.Reserve(ctx, key.User, CollRuns, rk, v, func(b []byte) (bool, error) {
 		var r runRecord
 		err := json.Unmarshal(b, &r)
 		return r.Run != "", err
 	})
 	switch {
 	case err != nil:
-		return prev, false, fmt.Errorf("agui: reserve run %s: %w", runID, err)
+		return runRecord{}, false, fmt.Errorf("agui: reserve run %s: %w", runID, err)
 	case res.Reserved:
-		return prev, true, nil
+		return runRecord{}, true, nil
 	case res.Run != "":
-		h.settleRun(ctx, key, runID, res.Run)
+		h.settleRun(ctx, rk, res.Run)
 		return runRecord{Run: res.Run}, false, nil
 	}
+	var prev runRecord // here: on the heap only when it is read
 	if err := json.Unmarshal(res.Prev, &prev); err != nil {
 		return prev, false, fmt.Errorf("agui: run record %s: %w", runID, err)
 	}
 	return prev, false, nil
 }
 
-// settleRun records the run runID's request started, or (run "") releases
-// runID when none started. Deferred (spec/serve.md, "Re-sent requests"):
-// a settlement lost in a crash leaves the reservation's claim, which a
-// re-sent request completes with the run its invocation started, or
-// replaces when none did.
-func (h *handler) settleRun(ctx context.Context, key store.SessionKey, runID, run string) {
-	op := store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Delete: true, Deferred: true}
+// settleRun records the run the request of a runId (its record's key rk:
+// runKey) started, or (run "") releases the runId when none started.
+// Deferred (spec/serve.md, "Re-sent requests"): a settlement lost in a
+// crash leaves the reservation's claim, which a re-sent request completes
+// with the run its invocation started, or replaces when none did.
+func (h *handler) settleRun(ctx context.Context, rk, run string) {
+	op := store.DocOp{Coll: CollRuns, Key: rk, Delete: true, Deferred: true}
 	if run != "" {
-		b, _ := json.Marshal(runRecord{Run: run})
-		op = store.DocOp{Coll: CollRuns, Key: runKey(key, runID), Value: b, Deferred: true}
+		op.Value, op.Delete = (&runRecord{Run: run}).marshal(), false
 	}
 	if err := h.docs.ApplyDocs(context.WithoutCancel(ctx), op); err != nil {
 		h.log.Warn("agui: record a runId", "run", run, "err", err)
@@ -91,7 +117,7 @@ func (h *handler) settleRun(ctx context.Context, key store.SessionKey, runID, ru
 // from a replica that died), the rest of it as its ledger records it
 // (Backend.Follow). A request that is still starting its run is a
 // RUN_ERROR run_in_progress.
-func (h *handler) rejoin(ctx context.Context, r *http.Request, s *stream, key store.SessionKey, in *runInput, prev runRecord, cancel context.CancelFunc) {
+func (h *handler) rejoin(ctx context.Context, r *http.Request, s stream, key store.SessionKey, in *runInput, prev runRecord, cancel context.CancelFunc) {
 	fail := func(code, msg string) {
 		h.b.Metrics.Error(proto, code)
 		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})

@@ -2,6 +2,7 @@ package agui
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strconv"
@@ -141,5 +142,27 @@ func TestOrphanedRunIDTakenOver(t *testing.T) {
 	again := h.run("ana", in)
 	if text(again) != text(first) || threadRuns(t, h, "ana", "t9") != 1 {
 		t.Fatalf("re-sent again: %q (first %q), %d runs", text(again), text(first), threadRuns(t, h, "ana", "t9"))
+	}
+}
+
+// TestRunRecordMarshal: a run record is written as json.Marshal writes it
+// (a claim with every member set shows a member Claim gained since).
+func TestRunRecordMarshal(t *testing.T) {
+	for _, r := range []runRecord{
+		{},
+		{Run: "run_01J"},
+		{Run: "r<&>\u2028\"\\\x01\xff é"},
+		{Claim: &server.Claim{Owner: "host-1/42", Since: 1767323045000, Session: "t1", Inv: "inv_01"}},
+		{Claim: &server.Claim{Owner: "<o>", Since: -1, Session: "s\"\n", Inv: "\u2029&"}},
+		{Claim: &server.Claim{}},
+		{Run: "run_1", Claim: &server.Claim{Owner: "o", Since: 1, Session: "s", Inv: "i"}},
+	} {
+		want, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := r.marshal(); string(got) != string(want) {
+			t.Errorf("%+v:\n got %s\nwant %s", r, got, want)
+		}
 	}
 }

@@ -194,30 +194,30 @@ type plan struct {
 	cancelled bool // the request only cancelled the paused run's interrupts
 }
 
-func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) (*plan, error) {
+func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) (plan, error) {
 	if h.reg.get(regKey{key.User, key.Session}) != nil {
-		return nil, &planError{code: "thread_busy", msg: "the thread has an active run: wait for it to finish or cancel it"}
+		return plan{}, &planError{code: "thread_busy", msg: "the thread has an active run: wait for it to finish or cancel it"}
 	}
 	w, err := h.threadState(ctx, key)
 	if err != nil {
-		return nil, err
+		return plan{}, err
 	}
-	p := &plan{inv: runtime.Invocation{User: key.User, Session: key.Session}}
-	newRun := func() (*plan, error) {
+	p := plan{inv: runtime.Invocation{User: key.User, Session: key.Session}} // returned as a value: not on the heap
+	newRun := func() (plan, error) {
 		text, ok := in.lastUserText()
 		if !ok {
-			return nil, &planError{code: "no_input", msg: "the last message is not a user message: nothing to run"}
+			return plan{}, &planError{code: "no_input", msg: "the last message is not a user message: nothing to run"}
 		}
 		files := in.Messages[len(in.Messages)-1].Files
 		if strings.TrimSpace(text) == "" && len(files) == 0 {
-			return nil, &planError{code: "no_input", msg: "the last user message has no text"}
+			return plan{}, &planError{code: "no_input", msg: "the last user message has no text"}
 		}
 		p.inv.Input, p.inv.Files = text, files
 		return p, nil
 	}
 	if w == nil {
 		if len(in.Resume) > 0 {
-			return nil, &planError{code: "unknown_interrupt", msg: fmt.Sprintf("thread %s has no open interrupt %q", key.Session, in.Resume[0].InterruptID)}
+			return plan{}, &planError{code: "unknown_interrupt", msg: fmt.Sprintf("thread %s has no open interrupt %q", key.Session, in.Resume[0].InterruptID)}
 		}
 		return newRun()
 	}
@@ -239,19 +239,19 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 	}
 	for _, r := range in.Resume {
 		if !byID[r.InterruptID] {
-			return nil, &planError{code: "unknown_interrupt", msg: fmt.Sprintf("interrupt %q is not open on thread %s (open: %s)", r.InterruptID, key.Session, openIDs(w))}
+			return plan{}, &planError{code: "unknown_interrupt", msg: fmt.Sprintf("interrupt %q is not open on thread %s (open: %s)", r.InterruptID, key.Session, openIDs(w))}
 		}
 	}
 	if len(answers) == 0 && w.unseen(in) {
 		// The client never got the paused run (it aborted before the
 		// outcome arrived): its interrupts cannot hold the thread.
 		if err := h.abandon(ctx, key, w.run); err != nil {
-			return nil, err
+			return plan{}, err
 		}
 		return newRun()
 	}
 	if len(answers) == 0 {
-		return nil, &planError{code: "interrupt_pending", pending: w,
+		return plan{}, &planError{code: "interrupt_pending", pending: w,
 			msg: fmt.Sprintf("thread %s waits on interrupts %s: answer them with resume entries", key.Session, openIDs(w))}
 	}
 	var missing []string
@@ -265,7 +265,7 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		case it.decision:
 			d, err := runtime.ParseDecisionAnswer(a.Payload)
 			if err != nil {
-				return nil, &planError{code: "invalid_resume", msg: fmt.Sprintf(`interrupt %q: the payload must be {"decision": "done"|"retry"|"fail", "result"?}: %v`, it.id, err)}
+				return plan{}, &planError{code: "invalid_resume", msg: fmt.Sprintf(`interrupt %q: the payload must be {"decision": "done"|"retry"|"fail", "result"?}: %v`, it.id, err)}
 			}
 			if resume.Decisions == nil {
 				resume.Decisions = map[string]runtime.DecisionRequest{}
@@ -283,13 +283,13 @@ func (h *handler) plan(ctx context.Context, key store.SessionKey, in *runInput) 
 		}
 	}
 	if len(missing) > 0 {
-		return nil, &planError{code: "resume_incomplete", msg: fmt.Sprintf("the resume does not answer interrupts %s", strings.Join(missing, ", "))}
+		return plan{}, &planError{code: "resume_incomplete", msg: fmt.Sprintf("the resume does not answer interrupts %s", strings.Join(missing, ", "))}
 	}
 	if resume.Values == nil && resume.Decisions == nil {
 		// Every open interrupt was cancelled: the paused run stops blocking
 		// the thread; a new user message starts a new run.
 		if err := h.abandon(ctx, key, w.run); err != nil {
-			return nil, err
+			return plan{}, err
 		}
 		if _, ok := in.lastUserText(); !ok {
 			p.cancelled = true

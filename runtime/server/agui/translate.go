@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/agentc/agentc/compiler/types"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
 )
@@ -23,7 +23,7 @@ import (
 type translator struct {
 	threadID, runID string // the request's ids, echoed
 	newID           func(prefix string) string
-	frontend        func(name string) bool // a frontend tool of this request
+	tools           []tool // the request's frontend tools
 
 	seen     map[string]bool       // runtime event ids already translated (sized for a run of a few dozen events)
 	texts    map[textKey]string    // open text messages
@@ -35,7 +35,8 @@ type translator struct {
 	// latest reads the run's checkpointed state, for the STATE_SNAPSHOT
 	// that precedes an interrupt outcome after the state changed (nil or
 	// false: no snapshot is sent).
-	latest func() (map[string]json.RawMessage, bool)
+	latest func(runRef) (map[string]json.RawMessage, bool)
+	ref    runRef // the run latest reads
 
 	asked     []string       // ids of the messages and tool calls that ask the interrupts
 	interrupt *runtime.Event // the run's interrupt event, if any
@@ -44,6 +45,46 @@ type translator struct {
 	done      bool    // RUN_FINISHED or RUN_ERROR emitted
 	outcome   string  // RUN_FINISHED's outcome type, once emitted
 	out       []Event // translate's result, reused
+	head      [2]Event
+	fin       Outcome // RUN_FINISHED's outcome
+	// arena holds the JSON of the events' raw members (text deltas,
+	// patches, snapshots): appended, never overwritten while the
+	// translator serves a request, so that an event keeps its bytes
+	// however long it is held; a new chunk starts when one is full, and
+	// the old one lives as long as the events that use it.
+	arena []byte
+}
+
+// arenaChunk is the size of an arena chunk: a typical run's raw members
+// fit in one.
+const arenaChunk = 1024
+
+// room returns the arena with at least n bytes free after its length.
+func (t *translator) room(n int) []byte {
+	if cap(t.arena)-len(t.arena) < n {
+		t.arena = make([]byte, 0, max(arenaChunk, n))
+	}
+	return t.arena
+}
+
+// take returns the bytes appended to the arena since start (a value its
+// next append cannot overwrite).
+func (t *translator) take(start int) json.RawMessage {
+	return t.arena[start:len(t.arena):len(t.arena)]
+}
+
+// jsonString returns s as a JSON string, as encoding/json writes it, in
+// the arena.
+func (t *translator) jsonString(s string) json.RawMessage {
+	start := len(t.room(len(s) + len(s)/8 + 8))
+	t.arena = types.AppendJSONString(t.arena, s, true)
+	return t.take(start)
+}
+
+// runRef names a run of a request: what a translator's latest reads.
+type runRef struct {
+	ctx                context.Context // the request's
+	user, session, run string
 }
 
 // taskKey names one node task: a node path and a map item (-1: none).
@@ -67,13 +108,57 @@ type toolCall struct {
 	open bool   // started, not yet ended
 }
 
-func newTranslator(threadID, runID string, newID func(string) string, frontend func(string) bool) *translator {
-	if frontend == nil {
-		frontend = func(string) bool { return false }
-	}
-	return &translator{threadID: threadID, runID: runID, newID: newID, frontend: frontend,
+func newTranslator(threadID, runID string, newID func(string) string, tools []tool) *translator {
+	return &translator{threadID: threadID, runID: runID, newID: newID, tools: tools,
 		seen: make(map[string]bool, 32), texts: map[textKey]string{}, lastText: map[taskKey]string{},
 		calls: map[callKey]*toolCall{}, members: map[string]byte{}}
+}
+
+// translatorCache keeps the translators of finished requests (put) for
+// later ones (get): a request's translator is a finished one's, whose maps
+// and buffers keep their room, so that translating a run allocates next to
+// nothing. It holds at most as many as the server runs at once (a
+// sync.Pool, emptied by every collection, missed one request in three
+// under load).
+type translatorCache chan *translator
+
+// Bounds of what a cached translator may keep: one of a run much longer
+// than most is left to the collector.
+const (
+	maxCachedEvents = 1024
+	maxCachedArena  = 64 << 10
+)
+
+// get is newTranslator, with a cached translator when there is one.
+func (c translatorCache) get(threadID, runID string, newID func(string) string, tools []tool) *translator {
+	select {
+	case t := <-c:
+		t.threadID, t.runID, t.newID, t.tools = threadID, runID, newID, tools
+		return t
+	default:
+		return newTranslator(threadID, runID, newID, tools)
+	}
+}
+
+// put clears t for a later request. Nothing t returned may be used after:
+// its events' raw members are in its arena, which is written again.
+func (c translatorCache) put(t *translator) {
+	if len(t.seen) > maxCachedEvents || cap(t.arena) > maxCachedArena {
+		return
+	}
+	clear(t.seen)
+	clear(t.texts)
+	clear(t.lastText)
+	clear(t.calls)
+	clear(t.members)
+	clear(t.steps[:cap(t.steps)]) // nothing of the request stays reachable
+	clear(t.out[:cap(t.out)])
+	*t = translator{seen: t.seen, texts: t.texts, lastText: t.lastText, calls: t.calls, members: t.members,
+		steps: t.steps[:0], out: t.out[:0], arena: t.arena[:0]}
+	select {
+	case c <- t:
+	default:
+	}
 }
 
 // paused reports whether the translation ended with an interrupt outcome;
@@ -89,25 +174,59 @@ func millis(t time.Time) int64 {
 
 // start returns RUN_STARTED and, for a run of a graph, a STATE_SNAPSHOT of
 // the state known so far (empty for a new run, the fields the run changed
-// before for a resumed one).
+// before for a resumed one), in a slice of the translator's that an append
+// copies.
 func (t *translator) start(at time.Time, state map[string]json.RawMessage) []Event {
 	ts := millis(at)
-	return []Event{
+	t.head = [2]Event{
 		{Type: RunStarted, Timestamp: ts, ThreadID: t.threadID, RunID: t.runID},
 		t.snapshotEvent(ts, state),
 	}
+	return t.head[:]
 }
 
 // snapshotEvent is the STATE_SNAPSHOT of state, which becomes the client's
 // document.
 func (t *translator) snapshotEvent(ts int64, state map[string]json.RawMessage) Event {
 	t.dirty = false
-	b, err := json.Marshal(state) // keys sorted; values are valid JSON
-	if err != nil || state == nil {
-		b, state = []byte("{}"), nil
+	n := 2
+	for k, v := range state {
+		n += len(k) + len(v) + 4
 	}
-	t.members = membersOf(state)
-	return Event{Type: StateSnapshot, Timestamp: ts, Snapshot: b}
+	start := len(t.room(n))
+	b, err := appendState(t.arena, state)
+	if err != nil || state == nil {
+		b, state = append(b[:start], "{}"...), nil
+	}
+	t.arena = b
+	clear(t.members)
+	for k, v := range state {
+		t.members[k] = kindOf(v)
+	}
+	return Event{Type: StateSnapshot, Timestamp: ts, Snapshot: t.take(start)}
+}
+
+// appendState appends state as json.Marshal writes it (the keys sorted
+// and escaped, the values compacted: appendRaw), and fails where it fails.
+func appendState(b []byte, state map[string]json.RawMessage) ([]byte, error) {
+	var arr [16]string
+	keys := arr[:0]
+	for k := range state {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(types.AppendJSONString(b, k, true), ':')
+		var err error
+		if b, err = appendRaw(b, state[k]); err != nil {
+			return b, err
+		}
+	}
+	return append(b, '}'), nil
 }
 
 func taskOf(e *runtime.Event) taskKey {
@@ -168,7 +287,7 @@ func (t *translator) translate(e *runtime.Event) []Event {
 			t.texts[k] = id
 			out = append(out, Event{Type: TextMessageStart, Timestamp: ts, MessageID: id, Role: "assistant"})
 		}
-		out = append(out, Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: jsonString(e.Text)})
+		out = append(out, Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: t.jsonString(e.Text)})
 	case runtime.EventModelResponse:
 		k := textKey{task, e.Turn}
 		delete(t.lastText, task)
@@ -181,7 +300,7 @@ func (t *translator) translate(e *runtime.Event) []Event {
 			t.lastText[task] = id
 			out = append(out,
 				Event{Type: TextMessageStart, Timestamp: ts, MessageID: id, Role: "assistant"},
-				Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: jsonString(e.Text)},
+				Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: t.jsonString(e.Text)},
 				Event{Type: TextMessageEnd, Timestamp: ts, MessageID: id})
 		}
 		for i := range e.ToolCalls {
@@ -207,9 +326,14 @@ func (t *translator) translate(e *runtime.Event) []Event {
 		if e.Node != "" { // a sub-graph's own state: not the run's shared state
 			break
 		}
-		if p := patch(t.members, e.Changes); p != nil {
+		n := 0
+		for _, c := range e.Changes {
+			n += len(c.Field) + len(c.Value) + 40
+		}
+		start := len(t.room(n))
+		if t.arena = appendPatch(t.arena, t.members, e.Changes); len(t.arena) > start {
 			t.dirty = true
-			out = append(out, Event{Type: StateDelta, Timestamp: ts, Delta: p})
+			out = append(out, Event{Type: StateDelta, Timestamp: ts, Delta: t.take(start)})
 		}
 	case runtime.EventInterrupt:
 		t.interrupt = e
@@ -221,7 +345,7 @@ func (t *translator) translate(e *runtime.Event) []Event {
 			t.run = e.Run
 		}
 		out = t.closeAll(out, ts)
-		out = append(out, t.finished(e, ts)...)
+		out = t.finished(out, e, ts)
 		t.done = true
 	}
 	return out
@@ -241,7 +365,7 @@ func (t *translator) startCall(out []Event, task taskKey, call *runtime.ToolCall
 	if isNull(call.Args) {
 		args = "{}"
 	}
-	return append(out, Event{Type: ToolCallArgs, Timestamp: ts, ToolCallID: c.id, Delta: jsonString(args)})
+	return append(out, Event{Type: ToolCallArgs, Timestamp: ts, ToolCallID: c.id, Delta: t.jsonString(args)})
 }
 
 // resultContent is a tool result as TOOL_CALL_RESULT content: the result's
@@ -295,22 +419,22 @@ func (t *translator) closeStep(out []Event, name string, ts int64) []Event {
 // closeAll ends everything still open: text messages, tool calls, then the
 // steps in reverse opening order.
 func (t *translator) closeAll(out []Event, ts int64) []Event {
-	tasks := map[taskKey]bool{}
+	var tasks []taskKey // none, almost always: nothing to allocate
 	for k := range t.texts {
-		tasks[k.taskKey] = true
+		tasks = append(tasks, k.taskKey)
 	}
 	for k, c := range t.calls {
 		if c.open {
-			tasks[k.taskKey] = true
+			tasks = append(tasks, k.taskKey)
 		}
 	}
-	keys := slices.SortedFunc(maps.Keys(tasks), func(a, b taskKey) int {
+	slices.SortFunc(tasks, func(a, b taskKey) int {
 		if c := strings.Compare(a.node, b.node); c != 0 {
 			return c
 		}
 		return a.item - b.item
 	})
-	for _, k := range keys {
+	for _, k := range slices.Compact(tasks) {
 		out = t.closeTask(out, k, ts)
 	}
 	for len(t.steps) > 0 {
@@ -319,41 +443,40 @@ func (t *translator) closeAll(out []Event, ts int64) []Event {
 	return out
 }
 
-// finished translates run_finished: RUN_FINISHED with an outcome, or
-// RUN_ERROR for a failed run.
-func (t *translator) finished(e *runtime.Event, ts int64) []Event {
-	fin := func(o *Outcome, result json.RawMessage) Event {
-		t.outcome = o.Type
-		return Event{Type: RunFinished, Timestamp: ts, ThreadID: t.threadID, RunID: t.runID, Outcome: o, Result: result}
+// finished appends the translation of run_finished to out: RUN_FINISHED
+// with an outcome, or RUN_ERROR for a failed run.
+func (t *translator) finished(out []Event, e *runtime.Event, ts int64) []Event {
+	fin := func(o Outcome, result json.RawMessage) Event {
+		t.outcome, t.fin = o.Type, o // a translator finishes once
+		return Event{Type: RunFinished, Timestamp: ts, ThreadID: t.threadID, RunID: t.runID, Outcome: &t.fin, Result: result}
 	}
 	switch {
 	case e.Status == runtime.StatusCanceled:
-		return []Event{fin(&Outcome{Type: "cancelled"}, nil)}
+		return append(out, fin(Outcome{Type: "cancelled"}, nil))
 	case t.runErr != nil || e.Status == runtime.StatusFailed:
-		return []Event{t.errorEvent(ts)}
+		return append(out, t.errorEvent(ts))
 	case e.Status == runtime.StatusCompleted:
 		var result json.RawMessage
 		if !isNull(e.Output) {
 			result = e.Output
 		}
-		return []Event{fin(&Outcome{Type: "success"}, result)}
+		return append(out, fin(Outcome{Type: "success"}, result))
 	case e.Status == runtime.StatusInterrupted || e.Status == runtime.StatusNeedsDecision:
 		ints := t.interrupts(e)
 		if len(ints) == 0 {
-			return []Event{{Type: RunError, Timestamp: ts, Message: "the run stopped waiting on nothing it can be asked for", Code: "internal"}}
+			return append(out, Event{Type: RunError, Timestamp: ts, Message: "the run stopped waiting on nothing it can be asked for", Code: "internal"})
 		}
 		// Each interrupt is asked in the conversation, in the same flush
 		// as the outcome: as a call of the frontend tool named after its
 		// node when the request declared one, else as an assistant message
 		// with its prompt. A later request whose history has none of these
 		// ids shows that its client never got the outcome (thread.go).
-		var out []Event
 		for i, it := range ints {
 			if it.ToolCallID != "" { // i < len(e.Interrupts): decisions have no tool
 				args, _ := json.Marshal(map[string]any{"prompt": it.Message}) // strings always marshal
 				out = append(out,
 					Event{Type: ToolCallStart, Timestamp: ts, ToolCallID: it.ToolCallID, ToolCallName: e.Interrupts[i].Node},
-					Event{Type: ToolCallArgs, Timestamp: ts, ToolCallID: it.ToolCallID, Delta: jsonString(string(args))},
+					Event{Type: ToolCallArgs, Timestamp: ts, ToolCallID: it.ToolCallID, Delta: t.jsonString(string(args))},
 					Event{Type: ToolCallEnd, Timestamp: ts, ToolCallID: it.ToolCallID})
 				t.asked = append(t.asked, it.ToolCallID)
 				continue
@@ -361,7 +484,7 @@ func (t *translator) finished(e *runtime.Event, ts int64) []Event {
 			id := t.newID("msg_")
 			out = append(out,
 				Event{Type: TextMessageStart, Timestamp: ts, MessageID: id, Role: "assistant"},
-				Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: jsonString(it.Message)},
+				Event{Type: TextMessageContent, Timestamp: ts, MessageID: id, Delta: t.jsonString(it.Message)},
 				Event{Type: TextMessageEnd, Timestamp: ts, MessageID: id})
 			t.asked = append(t.asked, id)
 		}
@@ -370,14 +493,13 @@ func (t *translator) finished(e *runtime.Event, ts int64) []Event {
 		// snapshot): the run's checkpointed state, the same snapshot a
 		// resume or a re-delivery of this pause starts with.
 		if t.dirty && t.latest != nil {
-			if st, ok := t.latest(); ok {
+			if st, ok := t.latest(t.ref); ok {
 				out = append(out, t.snapshotEvent(ts, st))
 			}
 		}
-		out = append(out, fin(&Outcome{Type: "interrupt", Interrupts: ints}, nil))
-		return out
+		return append(out, fin(Outcome{Type: "interrupt", Interrupts: ints}, nil))
 	}
-	return []Event{{Type: RunError, Timestamp: ts, Message: fmt.Sprintf("the run ended with status %q", e.Status), Code: "internal"}}
+	return append(out, Event{Type: RunError, Timestamp: ts, Message: fmt.Sprintf("the run ended with status %q", e.Status), Code: "internal"})
 }
 
 func (t *translator) errorEvent(ts int64) Event {
@@ -405,7 +527,7 @@ func (t *translator) interrupts(e *runtime.Event) []Interrupt {
 		i := slices.IndexFunc(intList, func(x runtime.InterruptInfo) bool { return x.ID == in.ID })
 		it := Interrupt{ID: interruptID(in.ID, intEv), Reason: "input_required", Message: in.Prompt, ResponseSchema: in.Schema,
 			Metadata: map[string]any{"agentc": map[string]any{"run": t.run, "interrupt": in.ID, "node": in.Node}}}
-		if i >= 0 && t.frontend(in.Node) {
+		if i >= 0 && hasTool(t.tools, in.Node) {
 			it.Reason, it.ToolCallID = "tool_call", interruptCallID(intEv, i)
 		}
 		out = append(out, it)
@@ -484,17 +606,18 @@ func interruptCallID(ev string, i int) string { return "call_" + ev + "_" + strc
 // pause (a server that died before the outcome was written, a lost
 // response) thus learns the ids its next request must answer
 // (spec/agui.md, "Interrupts and resume").
-func (h *handler) redeliver(ctx context.Context, s *stream, key store.SessionKey, in *runInput, pe *planError) {
+func (h *handler) redeliver(ctx context.Context, s stream, key store.SessionKey, in *runInput, pe *planError) {
 	w := pe.pending
 	h.b.Metrics.Error(proto, pe.code)
 	now := h.b.Clock.Now()
 	ts := millis(now)
 	state := h.startState(ctx, runtime.Invocation{User: key.User, Session: key.Session, Resume: &runtime.ResumeRequest{Run: w.run}})
-	tr := newTranslator(in.ThreadID, in.RunID, h.b.NewID, in.hasTool)
+	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.Tools)
+	defer h.translators.put(tr)
 	tr.run, tr.interrupt = w.run, w.interrupt
 	out := tr.start(now, state)
 	out = append(out, pendingCustom(w, tr.interrupts(w.finished), pe, ts))
-	out = append(out, tr.finished(w.finished, ts)...)
+	out = tr.finished(out, w.finished, ts)
 	tr.done = true
 	// The thread's record is left as it is: the asks sent here are not
 	// recorded, so a client that keeps none of them is still answered with

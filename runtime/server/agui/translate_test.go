@@ -66,9 +66,9 @@ func TestTranslateGolden(t *testing.T) {
 
 func translateAll(t *testing.T, sections map[string][]byte) []byte {
 	t.Helper()
-	tools := map[string]bool{}
+	var tools []tool
 	for _, name := range strings.Fields(string(sections["tools"])) {
-		tools[name] = true
+		tools = append(tools, tool{Name: name})
 	}
 	state := map[string]json.RawMessage{}
 	if s := bytes.TrimSpace(sections["state"]); len(s) > 0 {
@@ -81,13 +81,13 @@ func translateAll(t *testing.T, sections map[string][]byte) []byte {
 		n++
 		return prefix + strconv.Itoa(n)
 	}
-	tr := newTranslator("thread-1", "run-1", newID, func(name string) bool { return tools[name] })
+	tr := newTranslator("thread-1", "run-1", newID, tools)
 	if s := bytes.TrimSpace(sections["latest"]); len(s) > 0 {
 		var latest map[string]json.RawMessage
 		if err := json.Unmarshal(s, &latest); err != nil {
 			t.Fatalf("latest: %v", err)
 		}
-		tr.latest = func() (map[string]json.RawMessage, bool) { return latest, true }
+		tr.latest = func(runRef) (map[string]json.RawMessage, bool) { return latest, true }
 	}
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	out := tr.start(at, state)
@@ -189,7 +189,7 @@ func TestInterruptSnapshot(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr := newTranslator("thread-1", "run-1", func(p string) string { return p }, nil)
-			tr.latest = tt.latest
+			tr.latest = func(runRef) (map[string]json.RawMessage, bool) { return tt.latest() }
 			out := tr.start(time.Time{}, map[string]json.RawMessage{"n": json.RawMessage(`1`)})
 			for _, e := range tt.events {
 				out = append(out, tr.translate(e)...)
