@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -29,9 +30,9 @@ type completion struct {
 	session      string
 
 	answer   *answerInfo
-	streamed bool          // answer text was streamed
-	draft    string        // the output field's latest value
-	usage    runtime.Usage // the answer's invocations', from their run_finished
+	streamed bool            // answer text was streamed
+	draft    json.RawMessage // the output field's latest value (read by valueText when the answer needs it)
+	usage    runtime.Usage   // the answer's invocations', from their run_finished
 	fin      *runtime.Event
 	failure  *runtime.ErrorInfo
 	said     string // the text of the answer nodes' latest model reply
@@ -56,7 +57,7 @@ func (c *completion) observe(e *runtime.Event) string {
 		if c.answer != nil && c.answer.field != "" && e.Node == "" {
 			for _, ch := range e.Changes {
 				if ch.Field == c.answer.field && ch.Op == "set" {
-					c.draft = valueText(ch.Value)
+					c.draft = ch.Value
 				}
 			}
 		}
@@ -78,6 +79,9 @@ func (c *completion) observe(e *runtime.Event) string {
 // valueText is a JSON value as answer text: a string as it is, anything
 // else as its JSON.
 func valueText(v json.RawMessage) string {
+	if s, ok := plainString(bytes.TrimSpace(v)); ok {
+		return s
+	}
 	var s string
 	if json.Unmarshal(v, &s) == nil {
 		return s
@@ -135,9 +139,9 @@ func (c *completion) content() string {
 	case runtime.StatusCompleted:
 		return valueText(c.fin.Output)
 	case runtime.StatusInterrupted:
-		return joinParas(c.draft, prompts(c.fin.Interrupts))
+		return joinParas(valueText(c.draft), prompts(c.fin.Interrupts))
 	case runtime.StatusNeedsDecision:
-		return joinParas(c.draft, runtime.DecisionPrompts(c.fin.Decisions))
+		return joinParas(valueText(c.draft), runtime.DecisionPrompts(c.fin.Decisions))
 	}
 	return ""
 }
@@ -195,8 +199,8 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 		c.h.fail(w, status, typ, "", code, msg)
 		return
 	}
-	b := make([]byte, 0, 512)
-	b = append(b, `{"id":`...)
+	buf := getBuf()
+	b := append(*buf, `{"id":`...)
 	b = appendString(b, c.id)
 	b = append(b, `,"object":"chat.completion","created":`...)
 	b = strconv.AppendInt(b, c.created, 10)
@@ -206,6 +210,7 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 	finish := "stop"
 	if calls := c.toolCalls(); len(calls) > 0 {
 		if !c.handOut(ctx, calls) {
+			putBuf(buf, b)
 			c.h.fail(w, http.StatusInternalServerError, "server_error", "", "internal", "could not record the tool calls")
 			return
 		}
@@ -213,6 +218,8 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 		b = append(b, `,"tool_calls":`...)
 		b = appendToolCalls(b, calls, false)
 		finish = "tool_calls"
+	} else if out := bytes.TrimSpace(c.fin.Output); c.fin.Status == runtime.StatusCompleted && canonicalString(out) {
+		b = append(b, out...) // the output string as appendString(b, c.content()) writes it
 	} else {
 		b = appendString(b, c.content())
 	}
@@ -223,9 +230,9 @@ func (c *completion) respond(ctx context.Context, w http.ResponseWriter) {
 	b = append(b, `,"system_fingerprint":`...)
 	b = appendString(b, c.h.fingerprint)
 	b = append(b, "}\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set(StatusHeader, string(c.fin.Status))
+	setHeaders(w.Header(), "Content-Type", "application/json", StatusHeader, string(c.fin.Status))
 	_, _ = w.Write(b)
+	putBuf(buf, b)
 }
 
 func (c *completion) appendUsage(b []byte) []byte {
@@ -254,25 +261,29 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 	out := server.NewSSE(w, c.h.b.Clock, c.h.b.Limits.WithDefaults().WriteTimeout)
 	out.ClearWriteDeadline() // its watchdog bounds each flush: no deadline per write
 	out.Start()
-	prefix := c.chunkPrefix()
-	chunk := make([]byte, 0, 512)
-	send := func(delta []byte, finish string) {
-		chunk = append(chunk[:0], prefix...)
-		chunk = append(chunk, `"choices":[{"index":0,"delta":`...)
-		chunk = append(chunk, delta...)
-		chunk = append(chunk, `,"logprobs":null,"finish_reason":`...)
-		chunk = appendNullable(chunk, finish)
-		chunk = append(chunk, "}]"...)
+	// Every chunk is written in one buffer whose start, the members all
+	// the chunks share, is encoded once: a chunk is choice's start, its
+	// delta appended, then send.
+	chunk := c.appendChunkPrefix(make([]byte, 0, 512))
+	head := len(chunk)
+	choice := func() []byte { return append(chunk[:head], `"choices":[{"index":0,"delta":`...) }
+	send := func(b []byte, finish string) {
+		b = append(b, `,"logprobs":null,"finish_reason":`...)
+		b = appendNullable(b, finish)
+		b = append(b, "}]"...)
 		if c.includeUsage {
-			chunk = append(chunk, `,"usage":null`...)
+			b = append(b, `,"usage":null`...)
 		}
-		chunk = append(chunk, '}')
-		out.Frame(chunk)
+		b = append(b, '}')
+		chunk = b // the buffer as it grew
+		out.Frame(b)
 	}
 	pending := false // frames written since the last flush
 	text := func(s string) {
 		if s != "" {
-			send(append(appendString(append(make([]byte, 0, len(s)+16), `{"content":`...), s), '}'), "")
+			b := append(choice(), `{"content":`...)
+			b = appendString(b, s)
+			send(append(b, '}'), "")
 			pending = true
 		}
 	}
@@ -282,7 +293,7 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 			pending = false
 		}
 	}
-	send([]byte(`{"role":"assistant","content":""}`), "")
+	send(append(choice(), `{"role":"assistant","content":""}`...), "")
 	pending = true
 	flush()
 	for e := range run.Events {
@@ -324,7 +335,7 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 			out.Frame([]byte("[DONE]"))
 			return
 		}
-		send(append(appendToolCalls(append(make([]byte, 0, 256), `{"tool_calls":`...), calls, true), '}'), "")
+		send(append(appendToolCalls(append(choice(), `{"tool_calls":`...), calls, true), '}'), "")
 		finish = "tool_calls"
 	case c.fin.Status == runtime.StatusCompleted:
 		if !c.streamed {
@@ -338,22 +349,21 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		if c.streamed {
 			text("\n\n" + asked)
 		} else {
-			text(joinParas(c.draft, asked))
+			text(joinParas(valueText(c.draft), asked))
 		}
 	}
-	send([]byte(`{}`), finish)
+	send(append(choice(), `{}`...), finish)
 	if c.includeUsage {
-		b := append([]byte(nil), prefix...)
-		b = append(b, `"choices":[],"usage":`...)
+		b := append(chunk[:head], `"choices":[],"usage":`...)
 		b = c.appendUsage(b)
 		out.Frame(append(b, '}'))
 	}
 	out.Frame([]byte("[DONE]"))
 }
 
-// chunkPrefix is the part every chunk of this completion shares.
-func (c *completion) chunkPrefix() []byte {
-	b := append([]byte(nil), `{"id":`...)
+// appendChunkPrefix appends the part every chunk of this completion shares.
+func (c *completion) appendChunkPrefix(b []byte) []byte {
+	b = append(b, `{"id":`...)
 	b = appendString(b, c.id)
 	b = append(b, `,"object":"chat.completion.chunk","created":`...)
 	b = strconv.AppendInt(b, c.created, 10)

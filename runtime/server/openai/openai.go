@@ -29,6 +29,7 @@
 package openai
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
@@ -264,9 +265,9 @@ type streamOptions struct {
 }
 
 type chatMessage struct {
-	Role       string          `json:"role"`
-	Content    json.RawMessage `json:"content"`
-	ToolCallID string          `json:"tool_call_id"`
+	Role       string  `json:"role"`
+	Content    content `json:"content"`
+	ToolCallID string  `json:"tool_call_id"`
 }
 
 type contentPart struct {
@@ -318,7 +319,7 @@ func parse(body []byte) (*chatRequest, *badRequest) {
 		default:
 			return nil, invalid(fmt.Sprintf("messages[%d].role", i), "Invalid value for 'messages[%d].role': %q; supported: system, developer, user, assistant, tool", i, m.Role)
 		}
-		if _, err := messageText(m.Content); err != nil {
+		if _, err := m.Content.text(); err != nil {
 			return nil, invalid(fmt.Sprintf("messages[%d].content", i), "Invalid 'messages[%d].content': %v", i, err)
 		}
 		if m.Role == "tool" && m.ToolCallID == "" {
@@ -354,20 +355,12 @@ func jsonTypeName(goKind string) string {
 	return "a number"
 }
 
-// messageText is a message's text: a string, or the concatenated text of
-// its parts. Null is empty; a part other than text and image_url is an
-// error (images are messageFiles').
-func messageText(raw json.RawMessage) (string, error) {
-	text, _, err := messageContent(raw)
-	return text, err
-}
-
 // messageContent is a message's text and its images: image_url parts, a
 // data: URL (base64) as the image's bytes, an http(s) URL as a reference
 // the server does not fetch (spec/serve.md, "Images").
 func messageContent(raw json.RawMessage) (string, []runtime.InputFile, error) {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
+	s := bytes.TrimSpace(raw)
+	if len(s) == 0 || string(s) == "null" {
 		return "", nil, nil
 	}
 	if s[0] == '"' {
@@ -444,6 +437,23 @@ func validSession(s string) bool {
 	return true
 }
 
+// readAll is io.ReadAll into b (a pooled buffer).
+func readAll(r io.Reader, b []byte) ([]byte, error) {
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // room to read into
+		}
+	}
+}
+
 func (h *Handler) newID(prefix string) string {
 	if h.b.NewID != nil {
 		return h.b.NewID(prefix)
@@ -452,7 +462,9 @@ func (h *Handler) newID(prefix string) string {
 }
 
 func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
+	buf := getBuf()
+	body, err := readAll(r.Body, *buf)
+	defer putBuf(buf, body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -568,7 +580,14 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	inv.ID = id
 	inv.Sampling = req.sampling
 	inv.ClientTools = req.clientTools
-	ctx, cancel := context.WithCancel(r.Context())
+	// The request's context bounds the run. A stream also stops its run
+	// when its client is too slow (stream's cancel); a non-streaming
+	// response reads the run to its end before it returns, so it needs no
+	// context of its own.
+	ctx, cancel := r.Context(), context.CancelFunc(func() {})
+	if req.Stream {
+		ctx, cancel = context.WithCancel(ctx)
+	}
 	defer cancel()
 	run, err := h.b.Start(ctx, Protocol, inv)
 	if err != nil {
@@ -589,10 +608,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	if idem != "" {
 		h.settle(context.WithoutCancel(r.Context()), user, idem, rec, run.ID)
 	}
-	hd := w.Header()
-	hd.Set(SessionHeader, sess)
-	hd.Set(RunHeader, run.ID)
-	hd.Set("X-Request-Id", id)
+	setHeaders(w.Header(), SessionHeader, sess, RunHeader, run.ID, "X-Request-Id", id)
 	c := &completion{h: h, id: id, created: h.now(), user: user, session: sess}
 	if req.Stream {
 		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
@@ -628,7 +644,7 @@ func (h *Handler) now() int64 {
 func (h *Handler) invocation(ctx context.Context, user, sess string, continued bool, req *chatRequest) (runtime.Invocation, *pendingError, error) {
 	inv := runtime.Invocation{User: user, Session: sess}
 	last := req.Messages[len(req.Messages)-1]
-	text, files, _ := messageContent(last.Content)
+	text, files, _ := last.Content.get()
 	if last.Role == "user" {
 		inv.Files = files
 	}
@@ -716,7 +732,7 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 		var b strings.Builder
 		b.WriteString("Conversation so far:\n")
 		for _, m := range req.Messages[:len(req.Messages)-1] {
-			t, _ := messageText(m.Content)
+			t, _ := m.Content.text()
 			b.WriteString(m.Role)
 			b.WriteString(": ")
 			b.WriteString(t)

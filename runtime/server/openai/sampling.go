@@ -23,7 +23,7 @@ const maxStop = 4
 // checkSampling checks req's sampling parameters and returns them (nil when the
 // request sets none).
 func (req *chatRequest) checkSampling() (*runtime.Sampling, *badRequest) {
-	s := &runtime.Sampling{}
+	var s runtime.Sampling // on the stack: most requests set none
 	set := false
 	if t := req.Temperature; t != nil {
 		if bad := inRange("temperature", *t, 0, 2); bad != nil {
@@ -70,7 +70,8 @@ func (req *chatRequest) checkSampling() (*runtime.Sampling, *badRequest) {
 	if !set {
 		return nil, nil
 	}
-	return s, nil
+	out := s
+	return &out, nil
 }
 
 // inRange checks a decimal parameter against [lo, hi].

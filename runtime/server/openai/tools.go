@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentc/agentc/runtime"
@@ -183,7 +184,7 @@ func toolResume(req *chatRequest, pending *pendingError) (map[string]json.RawMes
 		if _, dup := byID[m.ToolCallID]; dup {
 			return nil, invalid(p, "Invalid 'tool_call_id': %q is answered twice", m.ToolCallID)
 		}
-		text, _ := messageText(m.Content)
+		text, _ := m.Content.text()
 		byID[m.ToolCallID] = text
 	}
 	var missing []string
@@ -226,7 +227,7 @@ func appendToolCalls(b []byte, calls []runtime.ToolCall, stream bool) []byte {
 		b = append(b, '{')
 		if stream {
 			b = append(b, `"index":`...)
-			b = append(b, fmt.Sprint(i)...)
+			b = strconv.AppendInt(b, int64(i), 10)
 			b = append(b, ',')
 		}
 		b = append(b, `"id":`...)
