@@ -72,7 +72,9 @@ func TestContextKillsTheGroup(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		for {
-			if _, err := os.Stat(pidFile); err == nil {
+			// The shell creates the file before it writes the pid: wait
+			// for the whole line.
+			if b, err := os.ReadFile(pidFile); err == nil && bytes.HasSuffix(b, []byte("\n")) {
 				cancel()
 				return
 			}
