@@ -127,10 +127,13 @@ agentc test examples/
 step "go test -race ./..."
 go test -race -count=1 ./...
 
-step "fuzz (each target for $fuzztime)"
-grep -rnoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sort | while IFS=: read -r file _ decl; do
-  target=${decl#func }
-  pkg=$(dirname "$file")
+step "fuzz (each target for $fuzztime, two at a time)"
+# fuzz_one PKG TARGET fuzzes one target; it prints one line when it passes
+# and the log's tail when it fails. Two run at once: most of a target's
+# wall time is building its package with the fuzzer's instrumentation and
+# starting its workers, not the -fuzztime itself.
+fuzz_one() {
+  local pkg=$1 target=$2 log
   log=$(mktemp)
   if ! go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s >"$log" 2>&1; then
     # Go 1.26's fuzz coordinator can report the -fuzztime deadline itself as a
@@ -143,18 +146,27 @@ grep -rnoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sort | while IFS=
       if ! go test "$pkg" -run '^$' -fuzz "^$target\$" -fuzztime "$fuzztime" -fuzzminimizetime 5s >"$log" 2>&1; then
         if grep -q 'Failing input written' "$log" || ! grep -q 'context deadline exceeded' "$log"; then
           tail -40 "$log"
-          fail "fuzz $target in $pkg"
+          echo "FAIL: fuzz $target in $pkg"
+          rm -f "$log"
+          return 1
         fi
         echo "note $target: the deadline race again, no failing input; not a finding"
       fi
     else
       tail -40 "$log"
-      fail "fuzz $target in $pkg"
+      echo "FAIL: fuzz $target in $pkg"
+      rm -f "$log"
+      return 1
     fi
   fi
   rm -f "$log"
   echo "ok   $target ($pkg)"
-done
+}
+export -f fuzz_one
+export fuzztime
+grep -rnoE --include='*_test.go' '^func Fuzz[A-Za-z0-9_]+' . | sort | while IFS=: read -r file _ decl; do
+  echo "$(dirname "$file") ${decl#func }"
+done | xargs -P 2 -L 1 bash -c 'fuzz_one "$0" "$1"' || fail "fuzz (a target failed: its log is above)"
 if [ -x editors/vscode/test/run.sh ]; then
   step "editor grammar: TextMate scope snapshots (npm ci from the lockfile)"
   editors/vscode/test/run.sh
