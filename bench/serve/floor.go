@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
+
+	"github.com/agentc/agentc/runtime/server"
 )
 
 // The transport floor: a child of its own (no store, no Runner, nothing in
@@ -26,14 +28,16 @@ import (
 
 // floorHandler reads the request's body, then writes the recorded bytes:
 // a JSON body with its length in one write, or an event stream in two
-// writes, the opening frame and the rest — the least a streamed reply takes
-// under the flush rule (spec/serve.md, "Streams"). A stream ends with its
-// connection (Transfer-Encoding identity), as server.SSE's do, or, on the
-// chunked floor, with a chunked body's terminator on a connection kept
-// alive: the difference is what a connection per stream costs.
+// writes, the opening frame and the rest with the body's end — the least a
+// streamed reply takes under the flush rule (spec/serve.md, "Streams"). A stream is framed as
+// server.SSE frames it for the same request (server.OwnConnection: a
+// chunked body on a connection kept alive, or, for a Fetch-standard client,
+// a body ending with its connection), or, on the other floor, always ends
+// with its connection: the difference is what a connection per stream
+// costs.
 type floorHandler struct {
 	*recording
-	chunked bool
+	own func(*http.Request) bool // the stream ends with its connection
 }
 
 // recording is the response the floor replays, recorded from the server.
@@ -67,20 +71,20 @@ func (f floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	if !f.chunked {
+	if f.own(r) {
 		h.Set("Transfer-Encoding", "identity")
 	}
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
 	_, _ = w.Write(body[:split])
 	_ = rc.Flush()
-	_, _ = w.Write(body[split:])
-	_ = rc.Flush()
+	_, _ = w.Write(body[split:]) // sent with the body's end, as server.SSE.End does
 }
 
 // floorChild serves the floor, a control endpoint (GET /stats, POST
 // /floor?sse=0|1&split=N with the response to replay as the body) and the
-// chunked floor, on three addresses it prints, until its stdin closes.
+// connection floor (a connection per stream), on three addresses it
+// prints, until its stdin closes.
 func floorChild() error {
 	var ls [3]net.Listener
 	for i := range ls {
@@ -104,7 +108,8 @@ func floorChild() error {
 		}
 		rec.set(body, q.URL.Query().Get("sse") == "1", split)
 	})
-	srvs := []*http.Server{{Handler: floorHandler{recording: rec}}, {Handler: ctl}, {Handler: floorHandler{recording: rec, chunked: true}}}
+	always := func(*http.Request) bool { return true }
+	srvs := []*http.Server{{Handler: floorHandler{recording: rec, own: server.OwnConnection}}, {Handler: ctl}, {Handler: floorHandler{recording: rec, own: always}}}
 	for i, srv := range srvs {
 		go func() { _ = srv.Serve(ls[i]) }() // owned here: closed below
 	}

@@ -4,7 +4,7 @@
 // persisted: input event, run record, step commits, all synced). It prints a
 // table and one JSON document.
 //
-//	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE] [-cpuprofile PREFIX] [-observe off|metrics|traces]
+//	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE] [-cpuprofile PREFIX] [-observe off|metrics|traces] [-fetch]
 //
 // The server runs in a child process (this binary re-executed), so that its
 // CPU time and allocations are its own: each row reports the child's CPU
@@ -18,6 +18,10 @@
 // child: a handler that answers with a response recorded from the server,
 // in its framing, and does nothing else (floor.go). Its ratio is the least
 // the protocol row could measure: what HTTP on loopback costs any server.
+// A streaming scenario has a second floor, its connection floor: the same
+// stream ending with its connection, as the server ends a Fetch-standard
+// client's (-fetch sends Sec-Fetch-Mode, so that the protocol rows measure
+// that client; spec/serve.md, "Streams").
 //
 // Each scenario has a child of its own with a fresh store, so that no
 // scenario's baseline is dearer for the runs of the scenarios before it.
@@ -96,6 +100,7 @@ type row struct {
 	CPUus       float64 `json:"server_cpu_us_per_request"`
 	Allocs      float64 `json:"server_allocs_per_request"`
 	AllocKB     float64 `json:"server_alloc_kib_per_request"`
+	Writes      float64 `json:"server_writes_per_request"` // write system calls
 	OverheadP50 float64 `json:"overhead_p50_ms,omitempty"`
 	OverheadP99 float64 `json:"overhead_p99_ms,omitempty"`
 	OverheadCPU float64 `json:"overhead_cpu_us_per_request,omitempty"`
@@ -110,6 +115,7 @@ type row struct {
 type stats struct {
 	CPU     time.Duration `json:"cpu"`
 	Mallocs uint64        `json:"mallocs"`
+	Writes  uint64        `json:"writes"` // write system calls (/proc/self/io syscw; 0 where there is none)
 	Bytes   uint64        `json:"bytes"`
 }
 
@@ -123,6 +129,7 @@ func main() {
 	jsonOut := flag.String("json", "", "also write the JSON document to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profiles of each round at -clients to PREFIX-<scenario>-<round>.prof, the baseline's to PREFIX-<scenario>-baseline-<round>.prof, the allocations to PREFIX-<scenario>-allocs.prof")
 	observe := flag.String("observe", "off", "the Runner's instrumentation: "+benchobs.Modes+" (spec/telemetry.md)")
+	flag.BoolVar(&fetchClient, "fetch", false, "send Sec-Fetch-Mode: cors, as Node's fetch and browsers do: event streams then end with their connections")
 	flag.Parse()
 	if *floorOnly {
 		if err := floorChild(); err != nil {
@@ -300,7 +307,8 @@ func serveChild(observe string) error {
 
 // plus adds the difference after-before to s.
 func (s stats) plus(before, after stats) stats {
-	return stats{CPU: s.CPU + after.CPU - before.CPU, Mallocs: s.Mallocs + after.Mallocs - before.Mallocs, Bytes: s.Bytes + after.Bytes - before.Bytes}
+	return stats{CPU: s.CPU + after.CPU - before.CPU, Mallocs: s.Mallocs + after.Mallocs - before.Mallocs, Bytes: s.Bytes + after.Bytes - before.Bytes,
+		Writes: s.Writes + after.Writes - before.Writes}
 }
 
 func readStats() stats {
@@ -309,7 +317,23 @@ func readStats() stats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc}
+	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc, Writes: syscw()}
+}
+
+// syscw is the process's count of write system calls so far (socket
+// writes and the store's, on Linux; 0 elsewhere).
+func syscw() uint64 {
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // directResult is the baseline measured inside the child.
@@ -412,9 +436,9 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tclients\treq/s\tp50 ms\tp99 ms\tCPU µs/req\t×CPU\tallocs/req\tKiB/req\tΔp50 ms\tΔp99 ms\tΔCPU µs/req\terrors\t\n")
+	fmt.Fprintf(tw, "scenario\tclients\treq/s\tp50 ms\tp99 ms\tCPU µs/req\t×CPU\tallocs/req\tKiB/req\twrites/req\tΔp50 ms\tΔp99 ms\tΔCPU µs/req\terrors\t\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.0f\t%s\t%.0f\t%.1f\t%s\t%s\t%s\t%d\t\n", r.Name, r.Clients, r.RPS, r.P50ms, r.P99ms, r.CPUus, ratio(r), r.Allocs, r.AllocKB,
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.0f\t%s\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t\n", r.Name, r.Clients, r.RPS, r.P50ms, r.P99ms, r.CPUus, ratio(r), r.Allocs, r.AllocKB, r.Writes,
 			delta(r.OverheadP50, r.Name), delta(r.OverheadP99, r.Name), delta(r.OverheadCPU, r.Name), r.Errors)
 	}
 	_ = tw.Flush()
@@ -442,8 +466,16 @@ func post(base, path, body string) *http.Request {
 	req, _ := http.NewRequest("POST", base+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
+	if fetchClient {
+		req.Header.Set("Sec-Fetch-Mode", "cors")
+	}
 	return req
 }
+
+// fetchClient is -fetch: the load's requests say they come from a
+// Fetch-standard client (Node's fetch, a browser), whose event streams
+// end with their connections (server.OwnConnection).
+var fetchClient bool
 
 // ratio is a row's CPU ratio column.
 func ratio(r row) string {
@@ -597,8 +629,8 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 		// to back.
 		type floorRow struct{ name, base string }
 		floors := []floorRow{{"  floor for " + sc.name, floor.base}}
-		if stream && len(floor.more) > 0 {
-			floors = append(floors, floorRow{"  chunked floor for " + sc.name, floor.more[0]})
+		if stream && len(floor.more) > 0 && !fetchClient {
+			floors = append(floors, floorRow{"  connection floor for " + sc.name, floor.more[0]})
 		}
 		for _, fb := range floors {
 			var (
@@ -655,7 +687,7 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 // transport floor, each with its control endpoint.
 type child struct {
 	base, ctl string
-	more      []string // further addresses (the floor's: its chunked floor)
+	more      []string // further addresses (the floor's: its connection floor)
 	stop      func()
 }
 
@@ -816,5 +848,6 @@ func summarize(name string, lat []time.Duration, wall time.Duration, before, aft
 		CPUus:   float64((after.CPU - before.CPU).Microseconds()) / n,
 		Allocs:  float64(after.Mallocs-before.Mallocs) / n,
 		AllocKB: float64(after.Bytes-before.Bytes) / n / 1024,
+		Writes:  float64(after.Writes-before.Writes) / n,
 	}
 }

@@ -33,6 +33,7 @@ type SSE struct {
 	// OnFail, when set, is called on a failure: a failed write or flush,
 	// or the watchdog (from the clock's goroutine).
 	OnFail  func()
+	own     bool // the stream ends with its connection (OwnConnection)
 	started bool
 	stop    func() bool // the armed watchdog
 	expire  func()      // the watchdog's call, made once per stream
@@ -40,10 +41,28 @@ type SSE struct {
 	err     error
 }
 
-// NewSSE returns a stream over w; clock (may be nil) and timeout bound each
-// batch. Nothing is written before Start or the first Frame or Flush.
-func NewSSE(w http.ResponseWriter, clock Timers, timeout time.Duration) *SSE {
-	return &SSE{w: w, rc: http.NewResponseController(w), clock: clock, timeout: timeout, buf: make([]byte, 0, 512)}
+// NewSSE returns a stream over w answering r (its framing is
+// OwnConnection's); clock (may be nil) and timeout bound each batch.
+// Nothing is written before Start or the first Frame or Flush.
+func NewSSE(w http.ResponseWriter, r *http.Request, clock Timers, timeout time.Duration) *SSE {
+	return &SSE{w: w, rc: http.NewResponseController(w), clock: clock, timeout: timeout, own: OwnConnection(r), buf: make([]byte, 0, 512)}
+}
+
+// OwnConnection reports whether an event stream answering r ends with its
+// connection (Transfer-Encoding identity in net/http: no chunked encoding,
+// the connection closed after the reply) rather than with a chunked body's
+// terminator on a connection kept alive: so it does for a client of the
+// Fetch standard, which sends Sec-Fetch-Mode on every request (Node's
+// fetch, under the official AG-UI, openai and A2A clients, and browsers),
+// and for a nil request. Node's fetch leaves a read pending forever when
+// the client aborts right after a read that returned the last events
+// together with the terminator (an abort on RUN_FINISHED or on the finish
+// chunk: one run in three to three in four); with the end of the body
+// being the connection's, the same abort settles. Any other client keeps
+// its connection: a stream then costs no connection set-up and tear-down
+// (spec/serve.md, "Streams").
+func OwnConnection(r *http.Request) bool {
+	return r == nil || r.Header.Get("Sec-Fetch-Mode") != ""
 }
 
 // Start sends the status and the stream's headers, once.
@@ -56,16 +75,9 @@ func (s *SSE) Start() {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
-	// The stream ends with its connection, not with a chunked encoding's
-	// terminator (net/http: "identity" means no chunking and a close after
-	// the reply, as the SSE recommendation has it). Node's fetch — under the
-	// official AG-UI, openai and A2A clients — leaves a read pending forever
-	// when the client aborts right after a read that returned the last
-	// events together with the terminator (an abort on RUN_FINISHED or on
-	// the finish chunk: one run in three to two in three); with the end of
-	// the body being the connection's, the same abort settles
-	// (spec/serve.md, "Streams").
-	h.Set("Transfer-Encoding", "identity")
+	if s.own {
+		h.Set("Transfer-Encoding", "identity")
+	}
 	s.w.WriteHeader(http.StatusOK)
 }
 
@@ -123,6 +135,29 @@ func (s *SSE) Flush() bool {
 			s.fail(context.DeadlineExceeded)
 		}
 		s.stop = nil
+	}
+	return s.err == nil
+}
+
+// End ends the stream without a Flush: what the frames since the last
+// Flush wrote goes out with the end of the response, in the same write as
+// a chunked body's terminator (net/http writes both when the handler
+// returns), so the handler returns right after. That write is bounded by
+// the timeout, as a Flush is, by a deadline on the connection: wall time,
+// since the handler is gone when it counts. False once the stream has
+// failed.
+func (s *SSE) End() bool {
+	if s.err == nil {
+		s.Start()
+	}
+	if s.stop != nil {
+		if !s.stop() && s.err == nil {
+			s.fail(context.DeadlineExceeded)
+		}
+		s.stop = nil
+	}
+	if s.err == nil && s.clock != nil && s.timeout > 0 {
+		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	}
 	return s.err == nil
 }

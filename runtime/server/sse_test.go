@@ -3,16 +3,20 @@ package server
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
 
 func TestSSEFrames(t *testing.T) {
 	rec := httptest.NewRecorder()
-	s := NewSSE(rec, nil, 0)
+	s := NewSSE(rec, nil, nil, 0)
 	if rec.Body.Len() != 0 || s.started {
 		t.Fatal("NewSSE wrote before Start, Frame or Flush")
 	}
@@ -46,7 +50,7 @@ func TestSSEFrames(t *testing.T) {
 // writes nothing, and the stream goes on.
 func TestSSEFrameWith(t *testing.T) {
 	rec := httptest.NewRecorder()
-	s := NewSSE(rec, nil, 0)
+	s := NewSSE(rec, nil, nil, 0)
 	bad := errors.New("bad")
 	if err := s.FrameWith(func(b []byte) ([]byte, error) { return append(b, "partial"...), bad }); err != bad {
 		t.Fatalf("FrameWith = %v, want the encoder's error", err)
@@ -78,7 +82,7 @@ func (firing) AfterFunc(_ time.Duration, f func()) func() bool {
 
 func TestSSEWatchdog(t *testing.T) {
 	rec := httptest.NewRecorder()
-	s := NewSSE(rec, firing{}, time.Second)
+	s := NewSSE(rec, nil, firing{}, time.Second)
 	failed := 0
 	s.OnFail = func() { failed++ }
 	s.Frame([]byte(`{}`))
@@ -124,7 +128,7 @@ func TestStatusWriterClearedDeadline(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
 			sw := &statusWriter{ResponseWriter: rec, rc: http.NewResponseController(rec), writeTimeout: time.Minute}
-			s := NewSSE(sw, nil, 0)
+			s := NewSSE(sw, nil, nil, 0)
 			if tc.clear {
 				s.ClearWriteDeadline()
 			}
@@ -176,4 +180,147 @@ func TestIdle(t *testing.T) {
 	if !Idle(ch) {
 		t.Fatal("a closed, drained channel is not idle")
 	}
+}
+
+// TestSSEFraming: a stream answering a Fetch-standard client (it sends
+// Sec-Fetch-Mode) ends with its connection; any other client's stream is
+// chunked and its connection serves the next request.
+func TestSSEFraming(t *testing.T) {
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s := NewSSE(w, r, nil, 0)
+		s.Frame([]byte(`{"a":1}`))
+		s.Flush()
+		s.Frame([]byte(`[DONE]`))
+		s.End() // [DONE] goes out with the body's end
+	}))
+	writes := &countingListener{Listener: srv.Listener}
+	srv.Listener = writes
+	srv.Start()
+	defer srv.Close()
+	for _, tc := range []struct {
+		name    string
+		fetch   string // Sec-Fetch-Mode
+		own     bool
+		chunked bool
+		reused  bool // the second request's connection is the first's
+	}{
+		{"go client", "", false, true, true},
+		{"fetch client", "cors", true, false, false},
+		{"browser navigation", "navigate", true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &http.Transport{}
+			defer tr.CloseIdleConnections()
+			hc := &http.Client{Transport: tr}
+			var reused []bool
+			for range 2 {
+				writes.n.Store(0)
+				req, _ := http.NewRequest("POST", srv.URL, strings.NewReader("{}"))
+				if tc.fetch != "" {
+					req.Header.Set("Sec-Fetch-Mode", tc.fetch)
+				}
+				if got := OwnConnection(req); got != tc.own {
+					t.Errorf("OwnConnection = %v, want %v", got, tc.own)
+				}
+				req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+					GotConn: func(i httptrace.GotConnInfo) { reused = append(reused, i.Reused) },
+				}))
+				resp, err := hc.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, err := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if want := "data: {\"a\":1}\n\ndata: [DONE]\n\n"; string(body) != want {
+					t.Fatalf("body %q, want %q", body, want)
+				}
+				chunked := len(resp.TransferEncoding) == 1 && resp.TransferEncoding[0] == "chunked"
+				if chunked != tc.chunked || resp.Close == tc.chunked {
+					t.Errorf("transfer encoding %v, close %v; want chunked %v", resp.TransferEncoding, resp.Close, tc.chunked)
+				}
+				// The headers and the first frame, then the last frame with
+				// the body's end (a chunked body's terminator included).
+				if n := writes.n.Load(); n != 2 {
+					t.Errorf("%d writes to the connection, want 2", n)
+				}
+			}
+			if len(reused) != 2 || reused[1] != tc.reused {
+				t.Errorf("connections reused %v, want the second %v", reused, tc.reused)
+			}
+		})
+	}
+	if !OwnConnection(nil) {
+		t.Error("OwnConnection(nil) = false: with no request to go by, a stream should end with its connection")
+	}
+}
+
+// TestSSEEnd: End sends nothing itself, stops the batch's watchdog and
+// bounds the write the response's end makes by a deadline timeout ahead
+// (none without a clock); a stream whose watchdog fired fails.
+func TestSSEEnd(t *testing.T) {
+	rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	var stopped bool
+	s := NewSSE(rec, nil, stopClock{&stopped}, time.Minute)
+	s.Frame([]byte(`[DONE]`))
+	before := time.Now()
+	if !s.End() {
+		t.Fatal(s.Err())
+	}
+	if !stopped {
+		t.Error("End left the watchdog armed")
+	}
+	if len(rec.set) != 1 || rec.set[0].Before(before.Add(time.Minute)) || rec.set[0].After(time.Now().Add(time.Minute)) {
+		t.Errorf("deadlines set %v, want one a minute ahead", rec.set)
+	}
+	if rec.Body.String() != "data: [DONE]\n\n" || rec.Flushed {
+		t.Errorf("body %q flushed %v: End should leave the frames to the response's end", rec.Body.String(), rec.Flushed)
+	}
+
+	rec = &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	s = NewSSE(rec, nil, nil, 0)
+	s.Frame([]byte(`[DONE]`))
+	if !s.End() || len(rec.set) != 0 {
+		t.Errorf("without a clock: End %v, deadlines %v", s.Err(), rec.set)
+	}
+
+	rec = &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
+	s = NewSSE(rec, nil, firing{}, time.Second)
+	s.Frame([]byte(`[DONE]`))
+	if s.End() || !errors.Is(s.Err(), context.DeadlineExceeded) {
+		t.Errorf("End after the watchdog fired: %v", s.Err())
+	}
+}
+
+// stopClock is a clock whose timers never fire and record their stop.
+type stopClock struct{ stopped *bool }
+
+func (c stopClock) AfterFunc(time.Duration, func()) func() bool {
+	return func() bool { *c.stopped = true; return true }
+}
+
+// countingListener counts the writes to the connections it accepts.
+type countingListener struct {
+	net.Listener
+	n atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{Conn: c, n: &l.n}, nil
+}
+
+type countingConn struct {
+	net.Conn
+	n *atomic.Int64
+}
+
+func (c countingConn) Write(b []byte) (int, error) {
+	c.n.Add(1)
+	return c.Conn.Write(b)
 }

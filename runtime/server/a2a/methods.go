@@ -141,7 +141,7 @@ func (c *call) send(stream bool) {
 // stream writes a subscriber's updates as SSE until the stream ends (the
 // task reached its end) or the client leaves.
 func (c *call) stream(sub *subscriber) {
-	sw := newSSEWriter(c.w, c.id)
+	sw := newSSEWriter(c.w, c.r, c.id)
 	var t *Task
 	for {
 		u, ok := sub.next(c.r.Context())

@@ -250,8 +250,8 @@ type sseWriter struct {
 	id  json.RawMessage
 }
 
-func newSSEWriter(w http.ResponseWriter, id json.RawMessage) *sseWriter {
-	return &sseWriter{sse: server.NewSSE(w, nil, 0), id: id}
+func newSSEWriter(w http.ResponseWriter, r *http.Request, id json.RawMessage) *sseWriter {
+	return &sseWriter{sse: server.NewSSE(w, r, nil, 0), id: id}
 }
 
 // start sends the stream's headers (an empty stream still answers with

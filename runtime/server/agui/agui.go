@@ -111,7 +111,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	if a := h.reg.get(regKey{user, in.ThreadID}); a != nil && a.runID == in.RunID && a.run != "" {
 		// Re-sent while its first request still streams its run here:
 		// it follows the run, as anywhere else.
-		s := newStream(w, h.b.Clock, lim.WriteTimeout, cancel)
+		s := newStream(w, r, h.b.Clock, lim.WriteTimeout, cancel)
 		h.rejoin(ctx, r, s, key, in, runRecord{Run: a.run}, cancel)
 		return
 	}
@@ -123,7 +123,7 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	s := newStream(w, h.b.Clock, lim.WriteTimeout, cancel)
+	s := newStream(w, r, h.b.Clock, lim.WriteTimeout, cancel)
 	if pe != nil && pe.pending != nil {
 		h.redeliver(r.Context(), s, key, in, pe)
 		return
@@ -192,7 +192,7 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key sto
 	ok := s.frames(first...)
 	pending := len(first) > 0
 	flush := func(now bool) {
-		if pending && (now || !ok || tr.done || server.Idle(run.Events)) {
+		if pending && (now || !ok || server.Idle(run.Events)) {
 			ok = s.sse.Flush() && ok
 			pending = false
 		}
@@ -219,9 +219,17 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key sto
 		}
 		ok = s.frames(evs...)
 		pending = pending || len(evs) > 0
-		flush(false)
+		if !tr.done {
+			flush(false)
+		}
 	}
-	flush(true)
+	if tr.done && ok {
+		// The last events go with the body's end, in one write
+		// (server.SSE.End): the handler returns right after.
+		ok = s.sse.End()
+	} else {
+		flush(true)
+	}
 	if !ok && own {
 		h.lost(r.Context(), key, run)
 	}
@@ -346,8 +354,8 @@ func (h *handler) httpError(w http.ResponseWriter, status int, code, msg string)
 // A stream is passed by value (it is the SSE's pointer).
 type stream struct{ sse *server.SSE }
 
-func newStream(w http.ResponseWriter, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) stream {
-	s := server.NewSSE(w, clock, timeout)
+func newStream(w http.ResponseWriter, r *http.Request, clock server.Timers, timeout time.Duration, cancel context.CancelFunc) stream {
+	s := server.NewSSE(w, r, clock, timeout)
 	s.OnFail = cancel
 	s.ClearWriteDeadline() // a stream outlives the server's WriteTimeout
 	s.Start()

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -724,23 +725,32 @@ func TestPauseNeverReceivedIsRedelivered(t *testing.T) {
 	}
 }
 
-// TestStreamEndsWithItsConnection: the event stream is not chunked; its
-// end is the connection's (Transfer-Encoding identity), so a client that
-// aborts on RUN_FINISHED while the end arrives in the same read still
-// settles (Node's fetch otherwise leaves that read pending).
-func TestStreamEndsWithItsConnection(t *testing.T) {
-	h := newHarness(t, "chatter", server.Limits{})
-	resp := h.request(context.Background(), "ana", "", input("t1", "r1", userMsg("m1", "hi")))
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(resp.TransferEncoding) != 0 || resp.ContentLength != -1 || !resp.Close {
-		t.Fatalf("transfer encoding %v, content length %d, close %v", resp.TransferEncoding, resp.ContentLength, resp.Close)
-	}
-	if evs := parseSSE(t, raw); last(evs)["type"] != RunFinished {
-		t.Fatalf("last event %v", last(evs))
+// TestStreamFraming: a stream answering a Fetch-standard client ends with
+// its connection (Transfer-Encoding identity), so a client that aborts on
+// RUN_FINISHED while the end arrives in the same read still settles (Node's
+// fetch otherwise leaves that read pending); any other client's stream is
+// chunked on a connection kept alive (server.OwnConnection).
+func TestStreamFraming(t *testing.T) {
+	for i, fetch := range []bool{true, false} {
+		h := newHarness(t, "chatter", server.Limits{})
+		if fetch {
+			h.header = http.Header{"Sec-Fetch-Mode": {"cors"}}
+		}
+		resp := h.request(context.Background(), "ana", "", input("t1", "r"+strconv.Itoa(i), userMsg("m1", "hi")))
+		raw, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fetch && (len(resp.TransferEncoding) != 0 || resp.ContentLength != -1 || !resp.Close) {
+			t.Errorf("fetch client: transfer encoding %v, content length %d, close %v", resp.TransferEncoding, resp.ContentLength, resp.Close)
+		}
+		if !fetch && (len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" || resp.Close) {
+			t.Errorf("other client: transfer encoding %v, close %v", resp.TransferEncoding, resp.Close)
+		}
+		if evs := parseSSE(t, raw); last(evs)["type"] != RunFinished {
+			t.Fatalf("last event %v", last(evs))
+		}
 	}
 }
 

@@ -63,6 +63,7 @@ type harness struct {
 	st      *memory.Store
 	started chan struct{} // a hanging model call began
 	h       *handler
+	header  http.Header // set on every request (e.g. Sec-Fetch-Mode)
 }
 
 // waitFree waits until no request streams on the user's thread (a lost
@@ -163,6 +164,9 @@ func (h *harness) request(ctx context.Context, user, p string, body any) *http.R
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+user)
+	for k, v := range h.header {
+		req.Header[k] = v
+	}
 	resp, err := h.srv.Client().Do(req)
 	if err != nil {
 		h.t.Fatal(err)

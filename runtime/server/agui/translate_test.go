@@ -115,7 +115,7 @@ func translateAll(t *testing.T, sections map[string][]byte) []byte {
 	}
 	// Every golden is also a valid stream for the client's verifier.
 	rec := httptest.NewRecorder()
-	sse := server.NewSSE(rec, nil, 0)
+	sse := server.NewSSE(rec, nil, nil, 0)
 	for i := range out {
 		line, err := json.Marshal(&out[i])
 		if err != nil {

@@ -91,6 +91,6 @@ func BenchmarkStream(b *testing.B) {
 		}
 		close(ch)
 		c := &completion{h: h, id: "chatcmpl-01KDYAK34DY1ADN9KD5HYXYX1Z", created: h.created, user: "bench", session: "chatcmpl-01KDYAK34DY1ADN9KD5HYXYX1Z", includeUsage: true}
-		c.stream(ctx, cancel, &discard{h: http.Header{}}, &server.Run{ID: "run_1", Events: ch})
+		c.stream(ctx, cancel, &discard{h: http.Header{}}, nil, &server.Run{ID: "run_1", Events: ch})
 	}
 }

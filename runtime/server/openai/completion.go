@@ -253,12 +253,12 @@ func (c *completion) appendUsage(b []byte) []byte {
 // stream writes the streaming response: the role delta, the answer's
 // deltas, one finish chunk, the usage chunk when asked, [DONE]. A run that
 // fails after the stream started ends with an error frame and [DONE].
-func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, run *server.Run) {
+func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, run *server.Run) {
 	// Frames are flushed whenever no further event is ready (server.Idle:
 	// a burst of events, the role chunk with the first deltas when they
 	// follow at once, costs one write to the socket; a lone frame goes out
 	// at once), each flush bounded by the slow-client write timeout.
-	out := server.NewSSE(w, c.h.b.Clock, c.h.b.Limits.WithDefaults().WriteTimeout)
+	out := server.NewSSE(w, r, c.h.b.Clock, c.h.b.Limits.WithDefaults().WriteTimeout)
 	out.ClearWriteDeadline() // its watchdog bounds each flush: no deadline per write
 	out.Start()
 	// Every chunk is written in one buffer whose start, the members all
@@ -304,7 +304,7 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		text(c.observe(e))
 		flush()
 	}
-	defer out.Flush()
+	defer out.End() // the last frames go with the body's end: one write
 	if out.Err() != nil || ctx.Err() != nil {
 		return
 	}

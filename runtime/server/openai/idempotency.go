@@ -159,7 +159,7 @@ func (h *Handler) rejoin(w http.ResponseWriter, r *http.Request, user string, re
 	replay := server.Rejoin(rctx, rec.Run, evs, nil, live)
 	if req.Stream {
 		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		c.stream(rctx, cancel, w, replay)
+		c.stream(rctx, cancel, w, r, replay)
 		return
 	}
 	c.collect(replay)

@@ -612,7 +612,7 @@ func (h *Handler) chat(w http.ResponseWriter, r *http.Request) {
 	c := &completion{h: h, id: id, created: h.now(), user: user, session: sess}
 	if req.Stream {
 		c.includeUsage = req.StreamOptions != nil && req.StreamOptions.IncludeUsage
-		c.stream(ctx, cancel, w, run)
+		c.stream(ctx, cancel, w, r, run)
 		return
 	}
 	c.collect(run)
