@@ -26,6 +26,11 @@ import (
 // after its batch is applied (GetOrCreateSession, AppendEvents,
 // PutSessionState, CommitStep, EndRun) or drops it (DeleteSession, a
 // failed apply), so an absent entry never outlives the record's creation.
+// Two reads of a run's context are answered from an entry: ListEvents after
+// the last sequence is empty without a scan, and GetSummary of a session
+// this handle created (bare) and put no summary of since is "none" without
+// a point read — PutSummary clears bare, under the session's lock, before
+// its write.
 type runHead struct {
 	run         store.Run
 	latest      uint64 // step of the latest checkpoint, when hasLatest

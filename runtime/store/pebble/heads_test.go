@@ -3,6 +3,7 @@ package pebble
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -43,6 +44,10 @@ func TestSessionCacheAgreesWithPebble(t *testing.T) {
 		cached, ok := s.sessions.get(k)
 		fresh, err := s.readSession(k)
 		must(t, err)
+		if !cached.bare {
+			t.Errorf("after %s: the session this handle created is not bare", st.name)
+		}
+		cached.bare = false // the cache's own: not in Pebble
 		if !ok || cached != fresh {
 			t.Fatalf("after %s: cached %+v (%v), in Pebble %+v", st.name, cached, ok, fresh)
 		}
@@ -182,5 +187,57 @@ func TestCreateRunSeedsHead(t *testing.T) {
 	}
 	if err := s.CreateRun(ctx, store.Run{ID: "run_2", Session: store.SessionKey{App: "app", User: "u", Session: "none"}, Status: store.RunRunning}); !errors.Is(err, store.ErrNotFound) {
 		t.Errorf("CreateRun in a missing session: %v, want ErrNotFound", err)
+	}
+}
+
+// TestSessionCacheAnswersReads: the session cache answers two reads of a
+// run's context without touching Pebble — the summary of a session this
+// handle created and put none of since, and the events after a session's
+// last sequence — which keys written behind the store's back (nothing
+// does that but this test: Pebble's lock excludes other writers) show.
+// Anything else still reads: a summary put through the store, events up to
+// the last sequence, a session opened from disk.
+func TestSessionCacheAnswersReads(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, nil)
+	must(t, err)
+	k := store.SessionKey{App: "app", User: "u", Session: "s"}
+	admitted := store.SessionKey{App: "app", User: "u", Session: "a"}
+	_, _, err = s.GetOrCreateSession(ctx, k, t0)
+	must(t, err)
+	_, err = s.AdmitRun(ctx, store.Run{ID: "run_1", Session: admitted, Status: store.RunRunning, Created: t0, Updated: t0}, [][]byte{[]byte(`{"kind":"user"}`)}, t0)
+	must(t, err)
+	hidden := store.Summary{FilterKey: "", Text: "hidden", Boundary: 0, Time: t0}
+	for _, key := range []store.SessionKey{k, admitted} {
+		must(t, s.db.Set(summaryKey(key, ""), summaryCodec.value(hidden), nil))
+		_, err := s.GetSummary(ctx, key, "")
+		if !errors.Is(err, store.ErrNotFound) || !strings.Contains(err.Error(), `get summary "" of `) {
+			t.Errorf("%s: GetSummary = %v, want not found without a read", key.Session, err)
+		}
+	}
+	must(t, s.db.Set(eventPrefix(admitted).U64(2), store.Frame([]byte(`{"kind":"hidden"}`)), nil))
+	if es, err := s.ListEvents(ctx, admitted, 1, 0); err != nil || len(es) != 0 {
+		t.Errorf("ListEvents after the last sequence = %v, %v; want none without a scan", es, err)
+	}
+	if es, err := s.ListEvents(ctx, admitted, 0, 0); err != nil || len(es) == 0 || string(es[0].Data) != `{"kind":"user"}` {
+		t.Errorf("ListEvents from the start = %v, %v", es, err)
+	}
+	if _, err := s.ListEvents(ctx, store.SessionKey{App: "app", User: "u", Session: "none"}, 0, 0); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ListEvents of no session = %v, want not found", err)
+	}
+	// A summary put through the store is read.
+	_, err = s.AppendEvents(ctx, k, [][]byte{[]byte(`{}`)}, t0)
+	must(t, err)
+	must(t, s.PutSummary(ctx, k, store.Summary{Text: "put", Boundary: 1, Time: t0}))
+	if sum, err := s.GetSummary(ctx, k, ""); err != nil || sum.Text != "put" {
+		t.Errorf("GetSummary after PutSummary = %+v, %v", sum, err)
+	}
+	must(t, s.Close())
+	// Opened again, the session was not created by this handle: read.
+	s, err = Open(dir, nil)
+	must(t, err)
+	defer s.Close()
+	if sum, err := s.GetSummary(ctx, admitted, ""); err != nil || sum.Text != "hidden" {
+		t.Errorf("GetSummary from a new handle = %+v, %v; want the record on disk", sum, err)
 	}
 }

@@ -244,6 +244,10 @@ type sessionRecord struct {
 	// absent is only ever set in the session cache (heads.go): the key
 	// holds no record. Not encoded.
 	absent bool
+	// bare is only ever set in the session cache: this handle created
+	// the session and has put no summary of it since, so it has none
+	// (DeleteSession drops a session's summaries with it). Not encoded.
+	bare bool
 }
 
 // attemptNum decodes an attempt stored as a key's number part.

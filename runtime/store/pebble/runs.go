@@ -97,7 +97,7 @@ func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now 
 		sr, err := s.lockedSession(r.Session)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			sr = sessionRecord{created: now, updated: now}
+			sr = sessionRecord{created: now, updated: now, bare: true}
 		case err != nil:
 			return 0, fmt.Errorf("admit run %s: %w", r.ID, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -100,7 +99,7 @@ func (s *Store) GetOrCreateSession(ctx context.Context, k store.SessionKey, now 
 		if !errors.Is(err, store.ErrNotFound) {
 			return store.Session{}, false, fmt.Errorf("get or create %w", err)
 		}
-		r = sessionRecord{created: now, updated: now}
+		r = sessionRecord{created: now, updated: now, bare: true}
 		b := s.db.NewBatch()
 		b.Set(sessionKey(k), sessionCodec.value(r), nil)
 		err = s.apply(b)
@@ -174,10 +173,16 @@ func (s *Store) AppendEvents(ctx context.Context, k store.SessionKey, events [][
 // ListEvents implements store.Sessions.
 func (s *Store) ListEvents(ctx context.Context, k store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
 	return store.Op(ctx, &s.gate, nil, func() ([]store.Entry, error) {
-		if ok, err := s.has(sessionKey(k)); err != nil || !ok {
-			return nil, fmt.Errorf("list events: session %s: %w", k, cmpErr(err, store.ErrNotFound))
+		// The session's record, from the session cache when it holds
+		// it, tells the last sequence: nothing after it, no scan.
+		r, err := s.getSession(k)
+		if se := (*sessionError)(nil); errors.As(err, &se) {
+			err = se.err
 		}
-		if after == math.MaxUint64 {
+		if err != nil {
+			return nil, fmt.Errorf("list events: session %s: %w", k, err)
+		}
+		if after >= r.lastSeq {
 			return nil, nil
 		}
 		es, err := s.entries(eventPrefix(k), after+1, limit)
@@ -238,6 +243,12 @@ func (s *Store) PutSummary(ctx context.Context, k store.SessionKey, sum store.Su
 		if sum.Boundary > r.lastSeq {
 			return fail(fmt.Errorf("boundary %d is past the last event %d: %w", sum.Boundary, r.lastSeq, store.ErrInvalid))
 		}
+		if r.bare {
+			// Before the write: no reader may be told "none" once
+			// it is applied.
+			r.bare = false
+			s.sessions.put(k, r)
+		}
 		key := summaryKey(k, sum.FilterKey)
 		p, err := s.get(key)
 		switch {
@@ -265,6 +276,10 @@ func (s *Store) PutSummary(ctx context.Context, k store.SessionKey, sum store.Su
 func (s *Store) GetSummary(ctx context.Context, k store.SessionKey, filterKey string) (store.Summary, error) {
 	return store.Op(ctx, &s.gate, nil, func() (store.Summary, error) {
 		key := summaryKey(k, filterKey)
+		if r, ok := s.sessions.get(k); ok && r.bare && !r.absent {
+			// Created here, no summary put since: none, without a read.
+			return store.Summary{}, fmt.Errorf("get summary %q of %s: %w", filterKey, k, store.ErrNotFound)
+		}
 		p, err := s.get(key)
 		if errors.Is(err, store.ErrNotFound) {
 			// No summary: of a session, or of none? The session cache
