@@ -17,15 +17,24 @@ type Gate struct {
 
 // Enter starts an operation and returns the function that ends it.
 func (g *Gate) Enter(ctx context.Context) (exit func(), err error) {
-	if err := ctx.Err(); err != nil {
+	if err := g.enter(ctx); err != nil {
 		return nil, err
+	}
+	return g.mu.RUnlock, nil
+}
+
+// enter is Enter for a caller that ends the operation with g.mu.RUnlock
+// itself: Op2, on every store call, which so allocates no exit func.
+func (g *Gate) enter(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	g.mu.RLock()
 	if g.closed {
 		g.mu.RUnlock()
-		return nil, ErrClosed
+		return ErrClosed
 	}
-	return g.mu.RUnlock, nil
+	return nil
 }
 
 // Shut closes the gate once the operations in flight have ended and runs
@@ -59,11 +68,10 @@ func Op2[A, B any](ctx context.Context, g *Gate, check error, fn func() (A, B, e
 	if check != nil {
 		return a, b, check
 	}
-	exit, err := g.Enter(ctx)
-	if err != nil {
+	if err := g.enter(ctx); err != nil {
 		return a, b, err
 	}
-	defer exit()
+	defer g.mu.RUnlock()
 	return fn()
 }
 
