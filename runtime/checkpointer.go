@@ -77,6 +77,7 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}
 	if err == nil {
+		a.r.appended(a.key, c.FirstEvent, bs)
 		// Followers here read the step at once; on a shared store, the
 		// store announces it to the other replicas.
 		a.r.wakeRun(a.id)

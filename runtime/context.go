@@ -317,11 +317,23 @@ type LedgerCache struct {
 
 type cachedLedger struct {
 	mu      sync.Mutex
-	events  []*Event // in sequence order
-	last    uint64   // the last sequence number read
-	skipped int      // events that did not decode
+	events  []*Event    // in sequence order
+	told    []toldEvent // history-kind events the tap told, not decoded yet (they follow events)
+	last    uint64      // the last sequence number read or told
+	skipped int         // events that did not decode
 	used    uint64
 }
+
+// toldEvent is an encoded ledger event a LedgerTap was told of.
+type toldEvent struct {
+	seq  uint64
+	data []byte
+}
+
+// maxTold bounds the events a session's entry keeps undecoded: a session
+// whose context is never read (a graph without llm calls) is dropped from
+// the cache at that point, not kept growing.
+const maxTold = 256
 
 // NewLedgerCache returns a cache of at most sessions sessions (≤ 0: none is
 // kept; every read decodes) holding, per session, the events among its last
@@ -340,18 +352,7 @@ func (c *LedgerCache) Events(ctx context.Context, st store.Sessions, key store.S
 	c.mu.Lock()
 	cl := c.m[key]
 	if cl == nil {
-		if len(c.m) >= c.sessions {
-			var oldest store.SessionKey
-			least := ^uint64(0)
-			for k, v := range c.m {
-				if v.used < least {
-					oldest, least = k, v.used
-				}
-			}
-			delete(c.m, oldest)
-		}
-		cl = &cachedLedger{}
-		c.m[key] = cl
+		cl = c.insertLocked(key)
 	}
 	c.tick++
 	cl.used = c.tick
@@ -359,22 +360,112 @@ func (c *LedgerCache) Events(ctx context.Context, st store.Sessions, key store.S
 
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
+	if len(cl.told) > 0 {
+		var fresh []*Event
+		skipped := 0
+		for _, t := range cl.told {
+			e, ok := historyEvent(t.seq, t.data)
+			switch {
+			case !ok:
+				skipped++
+			case e != nil:
+				fresh = append(fresh, e)
+			}
+		}
+		cl.told = nil
+		cl.add(fresh, skipped, cl.last, c.window)
+	}
 	fresh, skipped, last, err := decodeLedger(ctx, st, key, cl.last)
 	if err != nil {
 		return nil, 0, err
 	}
+	cl.add(fresh, skipped, last, c.window)
+	i := sort.Search(len(cl.events), func(i int) bool { return cl.events[i].Seq > after })
+	return slices.Clip(cl.events[i:]), cl.skipped, nil
+}
+
+// Appended implements LedgerTap: events that directly follow what the
+// cache holds of key's ledger, or the first events of a ledger it does not
+// hold yet, are kept, to be decoded when the session is next read (those
+// that can become history messages: MayBeHistory); any other append (a
+// gap: someone else appended in between, or the cache read past them
+// already) is left to the next read, which fetches what the cache lacks.
+func (c *LedgerCache) Appended(key store.SessionKey, first uint64, encoded [][]byte) {
+	if c == nil || c.sessions <= 0 || first == 0 || len(encoded) == 0 {
+		return
+	}
+	c.mu.Lock()
+	cl := c.m[key]
+	if cl == nil {
+		if first != 1 {
+			c.mu.Unlock()
+			return
+		}
+		cl = c.insertLocked(key)
+		c.tick++
+		cl.used = c.tick
+	}
+	c.mu.Unlock()
+
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	if cl.last != first-1 {
+		return
+	}
+	for i, b := range encoded {
+		if MayBeHistory(b) {
+			cl.told = append(cl.told, toldEvent{seq: first + uint64(i), data: b})
+		}
+	}
+	cl.last = first + uint64(len(encoded)) - 1
+	if len(cl.told) > maxTold {
+		// Read again from the store, if ever.
+		cl.events, cl.told, cl.last, cl.skipped = nil, nil, 0, 0
+	}
+}
+
+// insertLocked adds an empty entry for key, evicting the least recently
+// used one when the cache is full. c.mu is held.
+func (c *LedgerCache) insertLocked(key store.SessionKey) *cachedLedger {
+	if len(c.m) >= c.sessions {
+		var oldest store.SessionKey
+		least := ^uint64(0)
+		for k, v := range c.m {
+			if v.used < least {
+				oldest, least = k, v.used
+			}
+		}
+		delete(c.m, oldest)
+	}
+	cl := &cachedLedger{}
+	c.m[key] = cl
+	return cl
+}
+
+// add appends the decoded events read or told up to sequence last, then
+// keeps only those within window (0: all). cl.mu is held.
+func (cl *cachedLedger) add(fresh []*Event, skipped int, last, window uint64) {
 	cl.skipped += skipped
 	cl.events = append(cl.events, fresh...)
 	cl.last = max(cl.last, last)
-	if c.window > 0 && cl.last > c.window {
-		floor := cl.last - c.window
+	if window > 0 && cl.last > window {
+		floor := cl.last - window
 		i := sort.Search(len(cl.events), func(i int) bool { return cl.events[i].Seq > floor })
 		if i > len(cl.events)/2 { // drop the old half at once, not one event per read
 			cl.events = slices.Clone(cl.events[i:])
 		}
 	}
-	i := sort.Search(len(cl.events), func(i int) bool { return cl.events[i].Seq > after })
-	return slices.Clip(cl.events[i:]), cl.skipped, nil
+}
+
+// LedgerTap is told of the events this process's Runner appends to a
+// session's ledger, once they are written: first is the sequence number
+// of encoded[0], the rest follow it. A ContextBuilder that keeps decoded
+// ledgers implements it (runtime/history does, with a LedgerCache), so
+// that a run's own events are not read back from the store for its next
+// context. It must not block; it may keep encoded, which nobody modifies
+// after the call.
+type LedgerTap interface {
+	Appended(key store.SessionKey, first uint64, encoded [][]byte)
 }
 
 // decodeLedger reads the events after a sequence number and decodes those
@@ -390,18 +481,30 @@ func decodeLedger(ctx context.Context, st store.Sessions, key store.SessionKey, 
 	}
 	var out []*Event
 	for _, en := range entries {
-		if !MayBeHistory(en.Data) {
-			continue
-		}
-		e, err := DecodeEvent(en.Data)
-		if err != nil {
+		e, ok := historyEvent(en.Seq, en.Data)
+		switch {
+		case !ok:
 			skipped++
-			continue
+		case e != nil:
+			out = append(out, e)
 		}
-		e.Seq = en.Seq
-		out = append(out, e)
 	}
 	return out, skipped, last, nil
+}
+
+// historyEvent decodes the ledger event data of sequence seq if it can
+// become a history message (MayBeHistory); nil for one that cannot, and ok
+// false for one that does not decode.
+func historyEvent(seq uint64, data []byte) (_ *Event, ok bool) {
+	if !MayBeHistory(data) {
+		return nil, true
+	}
+	e, err := DecodeEvent(data)
+	if err != nil {
+		return nil, false
+	}
+	e.Seq = seq
+	return e, true
 }
 
 // JoinMessages returns head, history and tail in one new slice.

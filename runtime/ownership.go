@@ -544,7 +544,7 @@ func (a *activeRun) stopDriving(why string, release bool) {
 	}
 	a.r.mu.Unlock()
 	a.slot()
-	close(a.out)
+	a.closeOut("")
 }
 
 // handingOver reports whether a, which ended canceled, was stopped by the

@@ -41,6 +41,7 @@ type activeRun struct {
 	unlink     func() bool // detaches ctx from the Runner's stop context
 	callerDone <-chan struct{}
 	out        chan *Event
+	hooks      RunHooks // the caller's (Runner.Start), or nil
 
 	// outMu orders the hand-off to out: held is the scheduler's events
 	// not yet handed over (hold), which go before any later event.
@@ -191,6 +192,9 @@ func (a *activeRun) releaseLocked() {
 // deliver hands e to the caller, unless the caller gave up (its ctx is
 // done) or the Runner stopped waiting for runs. outMu is held.
 func (a *activeRun) deliver(e *Event) {
+	if a.hooks != nil {
+		a.hooks.Event(e)
+	}
 	select {
 	case a.out <- e:
 	case <-a.callerDone:
@@ -453,6 +457,15 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	for _, e := range terminal {
 		a.send(e)
 	}
+	a.closeOut(status)
+}
+
+// closeOut ends the caller's stream: the caller's Done hook, then the
+// channel's close.
+func (a *activeRun) closeOut(status RunStatus) {
+	if a.hooks != nil {
+		a.hooks.Done(a.id, status)
+	}
 	close(a.out)
 }
 
@@ -557,9 +570,12 @@ func (a *activeRun) endRun(ctx context.Context, events []*Event, status store.Ru
 	if a.runSpan != nil {
 		sp = a.startCommit(a.runCtx, len(bs))
 	}
-	_, err = a.storeEndRun(ctx, bs, status, a.runUsage(), now)
+	first, err := a.storeEndRun(ctx, bs, status, a.runUsage(), now)
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
+	}
+	if err == nil {
+		a.r.appended(a.key, first, bs)
 	}
 	return err
 }

@@ -178,6 +178,7 @@ type Runner struct {
 	endObs  []RunEndObserver // RunEnd and the RunScoped tools' observers
 
 	ledger *LedgerCache // the plain projection's (no RunnerConfig.Context)
+	tap    LedgerTap    // told of the events the runs append: ledger, or the ContextBuilder's
 
 	own     *ownership // nil: the store is this process's alone
 	self    string     // Instance without replicas: minted at its first call
@@ -245,6 +246,9 @@ func NewRunner(cfg RunnerConfig) (*Runner, error) {
 	r.sweepRuns(context.Background())
 	if cfg.Context == nil {
 		r.ledger = NewLedgerCache(plainCacheSessions, PlainHistoryEvents)
+		r.tap = r.ledger
+	} else if t, ok := cfg.Context.(LedgerTap); ok {
+		r.tap = t
 	}
 	if cfg.Replica != nil {
 		o, err := newOwnership(r, cfg.Replica)
@@ -278,30 +282,65 @@ func (r *Runner) App() string { return r.app }
 // remaining events are dropped). A reader that stops without canceling
 // blocks the run until Close.
 func (r *Runner) Run(ctx context.Context, inv Invocation) (<-chan *Event, error) {
+	s, err := r.Start(ctx, inv, nil)
+	return s.Events, err
+}
+
+// RunHooks are a caller's callbacks on one run it starts (Runner.Start):
+// what a caller would otherwise do in a goroutine of its own that reads
+// the run's events and passes them on. They run on the goroutine named
+// and must not block.
+type RunHooks interface {
+	// Admitted is called on Start's goroutine once the run is admitted,
+	// before its goroutine starts (so before Done), with its id.
+	Admitted(run string)
+	// Event is called on the run goroutine with each event as it is
+	// handed to the caller (before it is; an event dropped because the
+	// caller left is seen too).
+	Event(e *Event)
+	// Done is called once on the run goroutine after the run's last event
+	// was handed over, before Events closes, with how the run ended: its
+	// run_finished status, or "" when this process stopped driving it (its
+	// lease was lost, or it was handed over to another replica at Close).
+	Done(run string, status RunStatus)
+}
+
+// Started is a run Start started: its id and its events (as Run returns
+// them).
+type Started struct {
+	ID     string
+	Events <-chan *Event
+}
+
+// Start is Run with hooks: the caller's work on each event and at the run's
+// end is done on the run goroutine, without a goroutine and a channel of
+// the caller's between the run and the reader of its events. hooks may be
+// nil; they are called only when Start succeeds.
+func (r *Runner) Start(ctx context.Context, inv Invocation, hooks RunHooks) (Started, error) {
 	if inv.User == "" || inv.Session == "" {
-		return nil, fmt.Errorf("%w: user and session are required", ErrInvalidInvocation)
+		return Started{}, fmt.Errorf("%w: user and session are required", ErrInvalidInvocation)
 	}
 	if err := r.checkClientTools(inv.ClientTools); err != nil {
-		return nil, err
+		return Started{}, err
 	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return nil, ErrClosed
+		return Started{}, ErrClosed
 	}
 	r.runs.Add(1)
 	r.mu.Unlock()
-	ar, err := r.admit(ctx, inv)
+	ar, err := r.admit(ctx, inv, hooks)
 	if err != nil {
 		r.runs.Done()
-		return nil, err
+		return Started{}, err
 	}
 	go ar.execute()
-	return ar.out, nil
+	return Started{ID: ar.id, Events: ar.out}, nil
 }
 
 // admit does everything Run does before the run goroutine starts.
-func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err error) {
+func (r *Runner) admit(ctx context.Context, inv Invocation, hooks RunHooks) (_ *activeRun, err error) {
 	key := store.SessionKey{App: r.app, User: inv.User, Session: inv.Session}
 	var prev *store.Run
 	gi := -1
@@ -412,13 +451,14 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		run = store.Run{ID: ar.id, Session: key, Runnable: ar.root, ProgramHash: ar.p.hash,
 			Status: store.RunRunning, Created: now, Updated: now}
 	}
+	var first uint64 // the input's sequence number
 	switch {
 	case oneWrite:
-		if _, err := admitter.AdmitRun(ctx, run, [][]byte{b}, now); err != nil {
+		if first, err = admitter.AdmitRun(ctx, run, [][]byte{b}, now); err != nil {
 			return nil, fmt.Errorf("runtime: admit run: %w", err)
 		}
 	default:
-		if _, err := r.st.AppendEvents(ctx, key, [][]byte{b}, now); err != nil {
+		if first, err = r.st.AppendEvents(ctx, key, [][]byte{b}, now); err != nil {
 			return nil, fmt.Errorf("runtime: persist input: %w", err)
 		}
 		if prev == nil {
@@ -430,6 +470,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 		}
 	}
 
+	r.appended(key, first, [][]byte{b})
 	if lease.Key != "" {
 		ar.keeper = r.own.keep(ar, lease)
 	}
@@ -451,8 +492,20 @@ func (r *Runner) admit(ctx context.Context, inv Invocation) (_ *activeRun, err e
 	if cancelNow {
 		ar.cancel()
 	}
+	if hooks != nil {
+		hooks.Admitted(ar.id)
+	}
+	ar.hooks = hooks
 	ar.send(in)
 	return ar, nil
+}
+
+// appended tells the ledger tap of events a run appended to session key's
+// ledger from sequence first on.
+func (r *Runner) appended(key store.SessionKey, first uint64, encoded [][]byte) {
+	if r.tap != nil && len(encoded) > 0 {
+		r.tap.Appended(key, first, encoded)
+	}
 }
 
 // Cancel cancels the active run with id runID and reports whether there was

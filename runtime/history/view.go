@@ -12,6 +12,13 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 )
 
+// Appended implements runtime.LedgerTap: the events the Runner appends
+// are kept decoded for the next projection of their session, not read
+// back from the store.
+func (s *Service) Appended(key store.SessionKey, first uint64, encoded [][]byte) {
+	s.cache.Appended(key, first, encoded)
+}
+
 // Open implements runtime.ContextBuilder: it projects the call's filter key
 // once and remembers the call for the post-run summary.
 func (s *Service) Open(ctx context.Context, call runtime.ContextCall) (runtime.ContextView, error) {

@@ -129,7 +129,7 @@ type AdapterStore interface {
 
 // Run is one started run as an adapter sees it.
 type Run struct {
-	// ID is the run id (set from the first event, run_started's Run).
+	// ID is the run id.
 	ID string
 	// Events yields the run's events; it is closed after run_finished.
 	Events <-chan *runtime.Event
@@ -159,62 +159,58 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 	}
 	b.running++
 	b.mu.Unlock()
-	release := func() {
-		b.mu.Lock()
-		b.running--
-		b.mu.Unlock()
-	}
-	runCtx, cancel := ctx, context.CancelFunc(func() {})
+	sr := &startedRun{b: b, proto: proto, user: inv.User, ctx: ctx, start: b.now(), cancel: func() {}}
+	runCtx := ctx
 	if lim.RunTimeout > 0 {
-		runCtx, cancel = context.WithTimeout(ctx, lim.RunTimeout)
+		runCtx, sr.cancel = context.WithTimeout(ctx, lim.RunTimeout)
 	}
-	events, err := b.Runner.Run(runCtx, inv)
+	// The Backend's part of the run is done on the run goroutine (its
+	// hooks), not in a goroutine of its own between the Runner and the
+	// adapter: each event reaches the adapter in one hand-off.
+	s, err := b.Runner.Start(runCtx, inv, sr)
 	if err != nil {
-		cancel()
-		release()
+		sr.cancel()
+		b.release()
 		return nil, err
 	}
-	start := b.now()
-	b.Metrics.RunStarted(proto)
-	out := make(chan *runtime.Event, 16)
-	first := <-events
-	run := &Run{Events: out}
-	if first != nil {
-		run.ID = first.Run
-		b.own(run.ID, inv.User)
+	return &Run{ID: s.ID, Events: s.Events}, nil
+}
+
+// startedRun is the Backend's part of a run it started: runtime.RunHooks.
+type startedRun struct {
+	b           *Backend
+	proto, user string
+	ctx         context.Context // the run's caller's
+	start       time.Time
+	cancel      context.CancelFunc // the run's timeout's
+}
+
+func (s *startedRun) Admitted(run string) {
+	s.b.own(run, s.user)
+	s.b.Metrics.RunStarted(s.proto)
+}
+
+func (s *startedRun) Event(e *runtime.Event) { s.b.Metrics.Event(s.proto, string(e.Kind)) }
+
+func (s *startedRun) Done(run string, status runtime.RunStatus) {
+	if status == "" {
+		// This process stopped driving the run (its lease was lost, or
+		// it was handed over): its end is in the store.
+		if rec, err := s.b.Runner.LookupRun(context.WithoutCancel(s.ctx), run); err == nil {
+			status = runtime.RunStatus(rec.Status)
+		}
 	}
-	go func() {
-		defer close(out)
-		defer release()
-		defer cancel()
-		defer b.disown(run.ID)
-		status := runtime.RunStatus("")
-		forward := func(e *runtime.Event) {
-			b.Metrics.Event(proto, string(e.Kind))
-			if e.Kind == runtime.EventRunFinished {
-				status = e.Status
-			}
-			select {
-			case out <- e:
-			case <-ctx.Done():
-			}
-		}
-		if first != nil {
-			forward(first)
-		}
-		for e := range events {
-			forward(e)
-		}
-		if status == "" && run.ID != "" {
-			// The caller left, so the Runner dropped the run's last events
-			// (run_finished among them): its end is in the store.
-			if rec, err := b.Runner.LookupRun(context.WithoutCancel(ctx), run.ID); err == nil {
-				status = runtime.RunStatus(rec.Status)
-			}
-		}
-		b.Metrics.RunFinished(proto, string(status), b.now().Sub(start))
-	}()
-	return run, nil
+	s.b.Metrics.RunFinished(s.proto, string(status), s.b.now().Sub(s.start))
+	s.b.disown(run)
+	s.cancel()
+	s.b.release()
+}
+
+// release frees a run's place under Limits.MaxRuns.
+func (b *Backend) release() {
+	b.mu.Lock()
+	b.running--
+	b.mu.Unlock()
 }
 
 // Cancel cancels user's active run id: in this process, or, on a store
