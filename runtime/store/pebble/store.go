@@ -23,11 +23,18 @@ import (
 
 // Options tune a Store. The zero value is a good default.
 type Options struct {
-	// CacheSize is the block cache in bytes (0: Pebble's default, 8 MiB).
+	// CacheSize is the block cache in bytes (0: DefaultCacheSize). It is a
+	// bound: blocks are cached as they are read.
 	CacheSize int64
 	// Logger receives Pebble's log lines (nil: errors only, to stderr).
 	Logger pebble.Logger
 }
+
+// DefaultCacheSize is the block cache of a Store opened without
+// Options.CacheSize: the index and data blocks of a server's recent
+// sessions (Pebble's own default, 8 MiB, keeps evicting them under
+// load, and each new session's first reads go to disk: spec/storage.md).
+const DefaultCacheSize = 64 << 20
 
 // Store is a store.Store in a Pebble directory.
 type Store struct {
@@ -137,11 +144,13 @@ func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *w
 		po.Logger = quietLogger{}
 	}
 	po.EventListener = events(po.Logger, mark)
-	if opts.CacheSize > 0 {
-		cache := pebble.NewCache(opts.CacheSize)
-		defer cache.Unref()
-		po.Cache = cache
+	size := opts.CacheSize
+	if size <= 0 {
+		size = DefaultCacheSize
 	}
+	cache := pebble.NewCache(size)
+	defer cache.Unref()
+	po.Cache = cache
 	var db *pebble.DB
 	err = guard(dir, "open store", func() error {
 		var err error
