@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/cockroachdb/pebble/v2"
 )
 
 // RepairResult says what Repair did.
@@ -140,7 +138,7 @@ func fix(dir string, problems []Problem, res *RepairResult) error {
 					did("removed %s", n)
 				}
 			}
-			o := &pebble.Options{FormatMajorVersion: formatVersion}
+			o := engineOptions()
 			o.EnsureDefaults()
 			name := "OPTIONS-000000"
 			if err := writeSynced(filepath.Join(dir, name), []byte(o.String())); err != nil {

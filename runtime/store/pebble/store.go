@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/agentc/agentc/runtime/store"
 )
@@ -35,6 +36,24 @@ type Options struct {
 // sessions (Pebble's own default, 8 MiB, keeps evicting them under
 // load, and each new session's first reads go to disk: spec/storage.md).
 const DefaultCacheSize = 64 << 20
+
+// bloomBitsPerKey sizes the tables' Bloom filters: about 1% false
+// positives for 1.25 bytes a key.
+const bloomBitsPerKey = 10
+
+// engineOptions are the Pebble options every store is opened, checked and
+// repaired with (the OPTIONS file a store writes, which check compares):
+// the pinned format, and a Bloom filter in every table, so that a point
+// read of a key a table does not hold (a new session's record, a new run
+// id's conflict probe, a reservation) is answered by the filter, not the
+// table's index and data blocks (spec/storage.md).
+func engineOptions() *pebble.Options {
+	po := &pebble.Options{FormatMajorVersion: formatVersion}
+	for i := range po.Levels {
+		po.Levels[i].FilterPolicy = bloom.FilterPolicy(bloomBitsPerKey)
+	}
+	return po
+}
 
 // Store is a store.Store in a Pebble directory.
 type Store struct {
@@ -133,13 +152,8 @@ func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *w
 			return nil, st, err
 		}
 	}
-	po := &pebble.Options{
-		Lock:               lock,
-		FormatMajorVersion: formatVersion,
-		Logger:             opts.Logger,
-		ErrorIfNotExists:   st.exists,
-		ReadOnly:           readOnly,
-	}
+	po := engineOptions()
+	po.Lock, po.Logger, po.ErrorIfNotExists, po.ReadOnly = lock, opts.Logger, st.exists, readOnly
 	if po.Logger == nil {
 		po.Logger = quietLogger{}
 	}
