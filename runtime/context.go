@@ -317,17 +317,11 @@ type LedgerCache struct {
 
 type cachedLedger struct {
 	mu      sync.Mutex
-	events  []*Event    // in sequence order
-	told    []toldEvent // history-kind events the tap told, not decoded yet (they follow events)
-	last    uint64      // the last sequence number read or told
-	skipped int         // events that did not decode
+	events  []*Event      // in sequence order
+	told    []store.Entry // history-kind events the tap told, not decoded yet (they follow events)
+	last    uint64        // the last sequence number read or told
+	skipped int           // events that did not decode
 	used    uint64
-}
-
-// toldEvent is an encoded ledger event a LedgerTap was told of.
-type toldEvent struct {
-	seq  uint64
-	data []byte
 }
 
 // maxTold bounds the events a session's entry keeps undecoded: a session
@@ -361,17 +355,7 @@ func (c *LedgerCache) Events(ctx context.Context, st store.Sessions, key store.S
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	if len(cl.told) > 0 {
-		var fresh []*Event
-		skipped := 0
-		for _, t := range cl.told {
-			e, ok := historyEvent(t.seq, t.data)
-			switch {
-			case !ok:
-				skipped++
-			case e != nil:
-				fresh = append(fresh, e)
-			}
-		}
+		fresh, skipped := decodeHistory(cl.told)
 		cl.told = nil
 		cl.add(fresh, skipped, cl.last, c.window)
 	}
@@ -414,7 +398,7 @@ func (c *LedgerCache) Appended(key store.SessionKey, first uint64, encoded [][]b
 	}
 	for i, b := range encoded {
 		if MayBeHistory(b) {
-			cl.told = append(cl.told, toldEvent{seq: first + uint64(i), data: b})
+			cl.told = append(cl.told, store.Entry{Seq: first + uint64(i), Data: b})
 		}
 	}
 	cl.last = first + uint64(len(encoded)) - 1
@@ -479,32 +463,26 @@ func decodeLedger(ctx context.Context, st store.Sessions, key store.SessionKey, 
 	if n := len(entries); n > 0 {
 		last = entries[n-1].Seq
 	}
-	var out []*Event
-	for _, en := range entries {
-		e, ok := historyEvent(en.Seq, en.Data)
-		switch {
-		case !ok:
-			skipped++
-		case e != nil:
-			out = append(out, e)
-		}
-	}
+	out, skipped := decodeHistory(entries)
 	return out, skipped, last, nil
 }
 
-// historyEvent decodes the ledger event data of sequence seq if it can
-// become a history message (MayBeHistory); nil for one that cannot, and ok
-// false for one that does not decode.
-func historyEvent(seq uint64, data []byte) (_ *Event, ok bool) {
-	if !MayBeHistory(data) {
-		return nil, true
+// decodeHistory decodes the ledger entries that can become history
+// messages (MayBeHistory) and counts those that do not decode.
+func decodeHistory(entries []store.Entry) (out []*Event, skipped int) {
+	for _, en := range entries {
+		if !MayBeHistory(en.Data) {
+			continue
+		}
+		e, err := DecodeEvent(en.Data)
+		if err != nil {
+			skipped++
+			continue
+		}
+		e.Seq = en.Seq
+		out = append(out, e)
 	}
-	e, err := DecodeEvent(data)
-	if err != nil {
-		return nil, false
-	}
-	e.Seq = seq
-	return e, true
+	return out, skipped
 }
 
 // JoinMessages returns head, history and tail in one new slice.
