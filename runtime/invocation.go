@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"slices"
 	"strings"
+	"time"
 )
 
 // Invocation is the work order of one external request against a run: an
@@ -42,6 +43,12 @@ type Invocation struct {
 	// recorded in the input event, and given as images to the llm calls
 	// whose model takes them.
 	Files []InputFile
+	// Deadline, when set, bounds the run's wall time: at it the run is
+	// canceled, as when its caller's ctx is done, but its events still
+	// reach the caller, run_finished (canceled) included. A server's
+	// per-run limit is one (server.Limits.RunTimeout): the run's own
+	// context carries it, not a context of the caller's around it.
+	Deadline time.Time
 }
 
 // Sampling is a request's sampling parameters (spec/serve.md, "Sampling

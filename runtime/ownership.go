@@ -551,7 +551,8 @@ func (a *activeRun) stopDriving(why string, release bool) {
 // Runner's Close on a shared store (not by its caller or a Cancel): its
 // run is handed over instead of recorded canceled.
 func (a *activeRun) handingOver(status RunStatus) bool {
-	if a.keeper == nil || status != StatusCanceled || !a.r.handoff.Load() {
+	if a.keeper == nil || status != StatusCanceled || !a.r.handoff.Load() ||
+		errors.Is(a.ctx.Err(), context.DeadlineExceeded) { // its Invocation.Deadline: canceled, as its client's leaving
 		return false
 	}
 	select {

@@ -101,7 +101,13 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 const eventBuffer = 64
 
 func (r *Runner) newActiveRun(ctx context.Context, key store.SessionKey, inv Invocation, slot func()) *activeRun {
-	rctx, cancel := context.WithCancel(ctx)
+	var rctx context.Context
+	var cancel context.CancelFunc
+	if inv.Deadline.IsZero() {
+		rctx, cancel = context.WithCancel(ctx)
+	} else {
+		rctx, cancel = context.WithDeadline(ctx, inv.Deadline)
+	}
 	a := &activeRun{r: r, p: r.cur, key: key, inv: inv.ID, slot: slot, ctx: rctx, cancel: cancel,
 		callerDone: ctx.Done(), out: make(chan *Event, eventBuffer), gi: -1, sampling: inv.Sampling, client: inv.ClientTools, files: inv.Files}
 	a.held = a.heldBuf[:0]

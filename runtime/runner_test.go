@@ -528,6 +528,32 @@ func TestSessionBusy(t *testing.T) {
 	}
 }
 
+// TestInvocationDeadline: a run past its Invocation.Deadline is canceled
+// and its caller, still reading, gets every event, run_finished
+// (canceled, the deadline's error) included.
+func TestInvocationDeadline(t *testing.T) {
+	model, entered, _ := blockingModel()
+	f := newFixture(t, backends[0].open(t), buildProgram(t, progOpts{noInterrupt: true}), model, nil, nil)
+	ch, err := f.r.Run(context.Background(), Invocation{User: "u", Session: "s", Input: "q",
+		Deadline: time.Now().Add(50 * time.Millisecond)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-entered
+	evs := drain(t, ch)
+	fin := last(evs)
+	if fin.Kind != EventRunFinished || fin.Status != StatusCanceled {
+		t.Fatalf("last event %+v; %v", fin, kinds(evs))
+	}
+	if e := evs[len(evs)-2]; e.Kind != EventRunError || e.Error == nil ||
+		!strings.Contains(e.Error.Message, context.DeadlineExceeded.Error()) {
+		t.Fatalf("run_error %+v; %v", e, kinds(evs))
+	}
+	if got := f.runStatus(fin.Run); got != store.RunCanceled {
+		t.Fatalf("run status %s", got)
+	}
+}
+
 // waitingSession starts run "one" of session u/s on a SessionWait Runner
 // and returns once it is blocked in its model, which answers when release
 // is closed.

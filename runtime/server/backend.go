@@ -159,17 +159,17 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 	}
 	b.running++
 	b.mu.Unlock()
-	sr := &startedRun{b: b, proto: proto, user: inv.User, ctx: ctx, start: b.now(), cancel: func() {}}
-	runCtx := ctx
+	sr := &startedRun{b: b, proto: proto, user: inv.User, ctx: ctx, start: b.now()}
 	if lim.RunTimeout > 0 {
-		runCtx, sr.cancel = context.WithTimeout(ctx, lim.RunTimeout)
+		// Wall time, as a context's deadline is: the run's own context
+		// carries it (no context and timer of the Backend's around it).
+		inv.Deadline = time.Now().Add(lim.RunTimeout)
 	}
 	// The Backend's part of the run is done on the run goroutine (its
 	// hooks), not in a goroutine of its own between the Runner and the
 	// adapter: each event reaches the adapter in one hand-off.
-	s, err := b.Runner.Start(runCtx, inv, sr)
+	s, err := b.Runner.Start(ctx, inv, sr)
 	if err != nil {
-		sr.cancel()
 		b.release()
 		return nil, err
 	}
@@ -182,7 +182,6 @@ type startedRun struct {
 	proto, user string
 	ctx         context.Context // the run's caller's
 	start       time.Time
-	cancel      context.CancelFunc // the run's timeout's
 }
 
 func (s *startedRun) Admitted(run string) {
@@ -202,7 +201,6 @@ func (s *startedRun) Done(run string, status runtime.RunStatus) {
 	}
 	s.b.Metrics.RunFinished(s.proto, string(status), s.b.now().Sub(s.start))
 	s.b.disown(run)
-	s.cancel()
 	s.b.release()
 }
 
