@@ -12,6 +12,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
 
 	"github.com/agentc/agentc/compiler/bytecode"
@@ -30,6 +31,26 @@ type program struct {
 	stored atomic.Bool
 	tools  []toolInfo  // by program tool index
 	agents []agentInfo // by program agent index
+
+	// main is the runnable an invocation that names none runs
+	// (bytecode.Program.Runnable("")), found once: without a serve
+	// block, finding it lists every runnable.
+	mainOnce sync.Once
+	main     int // -1: none
+}
+
+// runnable is prog.Runnable(name), the unnamed one found once.
+func (p *program) runnable(name string) (int, bool) {
+	if name != "" {
+		return p.prog.Runnable(name)
+	}
+	p.mainOnce.Do(func() {
+		var ok bool
+		if p.main, ok = p.prog.Runnable(""); !ok {
+			p.main = -1
+		}
+	})
+	return p.main, p.main >= 0
 }
 
 // store puts the program in the store once.

@@ -22,7 +22,7 @@ func (r *Runner) Program() *bytecode.Program { return r.cur.prog }
 // block's run, else the only runnable). ErrUnknownRunnable, listing the
 // candidates, when there is none or "" is ambiguous.
 func (r *Runner) SelectRunnable(name string) (int, error) {
-	if gi, ok := r.cur.prog.Runnable(name); ok {
+	if gi, ok := r.cur.runnable(name); ok {
 		return gi, nil
 	}
 	names := r.cur.prog.Runnables()
