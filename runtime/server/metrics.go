@@ -180,9 +180,25 @@ func (m *Metrics) userLabel(user string) string {
 
 // Request counts one HTTP request and its latency.
 func (m *Metrics) Request(proto string, status int, d time.Duration) {
-	m.add("agentc_http_requests_total", "counter", "HTTP requests by protocol and status.", 1, "protocol", proto, "code", strconv.Itoa(status))
+	m.add("agentc_http_requests_total", "counter", "HTTP requests by protocol and status.", 1, "protocol", proto, "code", statusLabel(status))
 	m.add("agentc_http_request_seconds_sum", "summary", "HTTP request time in seconds (to the end of the response).", d.Seconds(), "protocol", proto)
 	m.add("agentc_http_request_seconds_count", "summary", "HTTP request time in seconds (to the end of the response).", 1, "protocol", proto)
+}
+
+// statusLabels are the code label values of the HTTP statuses, made once.
+var statusLabels = func() (out [600]string) {
+	for i := 100; i < len(out); i++ {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
+
+// statusLabel is status's code label value.
+func statusLabel(status int) string {
+	if status >= 100 && status < len(statusLabels) {
+		return statusLabels[status]
+	}
+	return strconv.Itoa(status)
 }
 
 // RunStarted counts a started run.

@@ -455,9 +455,10 @@ func (s *Server) wrap(m Mount) http.Handler {
 				s.refuse(sw, r, errf, m.Protocol, *f)
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
+			sw.body.Reset(body)
+			r.Body = &sw.body
 		}
-		sw.rc, sw.writeTimeout = http.NewResponseController(w), lim.WriteTimeout
+		sw.writeTimeout = lim.WriteTimeout
 		growStack()
 		m.Handler.ServeHTTP(sw, r)
 	})
@@ -509,17 +510,25 @@ type statusWriter struct {
 	n     int64
 	wrote bool
 
-	// rc and writeTimeout give each write to the client a deadline
+	// writeTimeout gives each write to the client a deadline
 	// (Limits.WriteTimeout): a client that stops reading blocks one write,
 	// not its handler forever. Zero: none.
-	rc           *http.ResponseController
 	writeTimeout time.Duration
+
+	// body is the request's body once read (wrap): the handler's
+	// r.Body, with no allocation of its own.
+	body bodyReader
 }
+
+// bodyReader is a request body read ahead of its handler.
+type bodyReader struct{ bytes.Reader }
+
+func (*bodyReader) Close() error { return nil }
 
 // deadline starts a write's deadline.
 func (w *statusWriter) deadline() {
-	if w.rc != nil && w.writeTimeout > 0 {
-		_ = w.rc.SetWriteDeadline(time.Now().Add(w.writeTimeout))
+	if w.writeTimeout > 0 {
+		_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.writeTimeout))
 	}
 }
 
@@ -559,10 +568,7 @@ func (w *statusWriter) SetWriteDeadline(t time.Time) error {
 	if t.IsZero() {
 		w.writeTimeout = 0
 	}
-	if w.rc == nil {
-		return http.NewResponseController(w.ResponseWriter).SetWriteDeadline(t)
-	}
-	return w.rc.SetWriteDeadline(t)
+	return http.NewResponseController(w.ResponseWriter).SetWriteDeadline(t)
 }
 
 func (w *statusWriter) status() int {

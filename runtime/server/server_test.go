@@ -324,6 +324,10 @@ func TestMetricsCountWithoutAllocating(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { m.Event("openai", "model_delta") }); n != 0 {
 		t.Fatalf("Event allocates %v times per call", n)
 	}
+	m.Request("openai", 200, time.Millisecond)
+	if n := testing.AllocsPerRun(100, func() { m.Request("openai", 200, time.Millisecond) }); n != 0 {
+		t.Fatalf("Request allocates %v times per call", n)
+	}
 }
 
 // TestMetricsHistograms: latencies are cumulative histograms with the

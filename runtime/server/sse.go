@@ -27,7 +27,7 @@ var expired = time.Unix(1, 0)
 // nothing more is written and Err reports it.
 type SSE struct {
 	w       http.ResponseWriter
-	rc      *http.ResponseController
+	rc      http.ResponseController
 	clock   Timers // nil: no write timeout
 	timeout time.Duration
 	// OnFail, when set, is called on a failure: a failed write or flush,
@@ -45,7 +45,7 @@ type SSE struct {
 // OwnConnection's); clock (may be nil) and timeout bound each batch.
 // Nothing is written before Start or the first Frame or Flush.
 func NewSSE(w http.ResponseWriter, r *http.Request, clock Timers, timeout time.Duration) *SSE {
-	return &SSE{w: w, rc: http.NewResponseController(w), clock: clock, timeout: timeout, own: OwnConnection(r), buf: make([]byte, 0, 512)}
+	return &SSE{w: w, rc: *http.NewResponseController(w), clock: clock, timeout: timeout, own: OwnConnection(r), buf: make([]byte, 0, 512)}
 }
 
 // OwnConnection reports whether an event stream answering r ends with its

@@ -127,7 +127,7 @@ func TestStatusWriterClearedDeadline(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := &deadlineRecorder{ResponseRecorder: httptest.NewRecorder()}
-			sw := &statusWriter{ResponseWriter: rec, rc: http.NewResponseController(rec), writeTimeout: time.Minute}
+			sw := &statusWriter{ResponseWriter: rec, writeTimeout: time.Minute}
 			s := NewSSE(sw, nil, nil, 0)
 			if tc.clear {
 				s.ClearWriteDeadline()
