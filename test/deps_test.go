@@ -85,9 +85,9 @@ var allowed = map[string][]string{
 	"runtime/inspect": {"runtime", "runtime/session", "runtime/store", "runtime/artifact", "runtime/evolution"},
 
 	"runtime/server":        {"runtime", "runtime/session"},
-	"runtime/server/agui":   {"runtime/server"},
+	"runtime/server/agui":   {"runtime/server", "internal/jsonscan"},
 	"runtime/server/a2a":    {"runtime/server", "runtime/outbound", "internal/jsonrpc"},
-	"runtime/server/openai": {"runtime/server"},
+	"runtime/server/openai": {"runtime/server", "internal/jsonscan"},
 	"runtime/server/mcp":    {"runtime/server", "internal/jsonrpc"},
 	// The run inspector: its JSON API over inspect, and its pages.
 	"runtime/server/ui": {"runtime/server", "runtime/inspect"},
@@ -103,6 +103,9 @@ var allowed = map[string][]string{
 	// What JSON-RPC 2.0 defines (version, standard error codes), for the
 	// language server, A2A and MCP.
 	"internal/jsonrpc": {},
+	// A one-pass reader of valid JSON's members and elements, for the
+	// adapters' request fast paths (encoding/json stays the definition).
+	"internal/jsonscan": {},
 	// A fake OpenAI-compatible endpoint for tests (net/http only).
 	"internal/openaitest": {},
 	// A side effect cut off mid-call, for the tests of decisions.

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/agentc/agentc/runtime"
 	"io"
 	"net/http"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentc/agentc/internal/jsonscan"
+	"github.com/agentc/agentc/runtime"
 )
 
 // maxIDLen bounds threadId and runId: the thread id becomes a session id.
@@ -95,7 +97,7 @@ func parseInput(r io.Reader) (runInput, error) {
 	return parseMembers(body)
 }
 
-// parseDecoded reads body in one pass of a scanner of its own (scan.go),
+// parseDecoded reads body in one pass of a scanner of its own (internal/jsonscan),
 // without encoding/json's reflection or copies: a member's value is its
 // bytes in body. Any error means only that parseMembers must read body:
 // it is malformed, or holds what the scanner leaves to encoding/json (a
@@ -107,18 +109,18 @@ func parseDecoded(body []byte) (runInput, error) {
 		return runInput{}, errLeft
 	}
 	var w wireInput
-	s := scanner{b: body}
-	if !s.object() {
+	s := jsonscan.New(body)
+	if !s.Object() {
 		return runInput{}, errLeft
 	}
 	for {
-		key, val, ok := s.member()
+		key, val, ok := s.Member()
 		if !ok {
 			break
 		}
 		field := w.field(key)
 		if field == nil {
-			if !plainKey(key, wireInputKeys) {
+			if !jsonscan.PlainKey(key, wireInputKeys) {
 				return runInput{}, errLeft
 			}
 			continue
@@ -132,13 +134,13 @@ func parseDecoded(body []byte) (runInput, error) {
 	if err != nil {
 		return runInput{}, err
 	}
-	if n := countElems(w.Messages); n > 0 {
+	if n := jsonscan.CountElems(w.Messages); n > 0 {
 		in.Messages = make([]message, 0, n)
 	}
-	a := scanner{b: w.Messages}
-	a.array()
+	a := jsonscan.New(w.Messages)
+	a.Array()
 	for {
-		raw, ok := a.elem()
+		raw, ok := a.Elem()
 		if !ok {
 			break
 		}
@@ -188,14 +190,14 @@ func (w *wireInput) field(key []byte) *json.RawMessage {
 var wireMessageKeys = []string{"id", "role", "content", "toolCallId", "toolCalls"}
 
 // scan reads the message object raw into w as json.Unmarshal does; false
-// when it is not an object or holds a key for encoding/json (plainKey).
+// when it is not an object or holds a key for encoding/json (jsonscan.PlainKey).
 func (w *wireMessage) scan(raw []byte) bool {
-	s := scanner{b: raw}
-	if !s.object() {
+	s := jsonscan.New(raw)
+	if !s.Object() {
 		return false
 	}
 	for {
-		key, val, ok := s.member()
+		key, val, ok := s.Member()
 		if !ok {
 			return true
 		}
@@ -212,7 +214,7 @@ func (w *wireMessage) scan(raw []byte) bool {
 		case "toolCalls":
 			field = &w.ToolCalls
 		default:
-			if !plainKey(key, wireMessageKeys) {
+			if !jsonscan.PlainKey(key, wireMessageKeys) {
 				return false
 			}
 			continue
@@ -305,7 +307,7 @@ func requiredString(raw json.RawMessage, name string) (string, error) {
 	if len(raw) == 0 {
 		return "", badInput("%s: required", name)
 	}
-	if s, ok := unescaped(raw); ok {
+	if s, ok := jsonscan.String(raw); ok {
 		return s, nil
 	}
 	var s string
@@ -313,22 +315,6 @@ func requiredString(raw json.RawMessage, name string) (string, error) {
 		return "", badInput("%s: must be a string", name)
 	}
 	return s, nil
-}
-
-// unescaped returns the JSON string literal raw as json.Unmarshal does
-// when it has no escape (ok false otherwise): its bytes between the quotes
-// (the body is valid UTF-8, checked before any decoding).
-func unescaped(raw []byte) (string, bool) {
-	n := len(raw)
-	if n < 2 || raw[0] != '"' || raw[n-1] != '"' {
-		return "", false
-	}
-	for _, c := range raw[1 : n-1] {
-		if c == '\\' || c == '"' || c < 0x20 {
-			return "", false
-		}
-	}
-	return string(raw[1 : n-1]), true
 }
 
 func optionalString(raw json.RawMessage, name string) error {
@@ -445,7 +431,7 @@ func messageOf(w *wireMessage) (message, error) {
 // peer drop a part it cannot use; other parts carry no text and are
 // skipped.
 func contentParts(raw json.RawMessage) (string, []runtime.InputFile, error) {
-	if s, ok := unescaped(raw); ok {
+	if s, ok := jsonscan.String(raw); ok {
 		return s, nil, nil
 	}
 	var s string

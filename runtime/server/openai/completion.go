@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentc/agentc/internal/jsonscan"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/server"
 )
@@ -79,7 +80,7 @@ func (c *completion) observe(e *runtime.Event) string {
 // valueText is a JSON value as answer text: a string as it is, anything
 // else as its JSON.
 func valueText(v json.RawMessage) string {
-	if s, ok := plainString(bytes.TrimSpace(v)); ok {
+	if s, ok := jsonscan.String(bytes.TrimSpace(v)); ok {
 		return s
 	}
 	var s string

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/agentc/agentc/internal/jsonscan"
 	"github.com/agentc/agentc/runtime"
 )
 
@@ -14,25 +15,6 @@ import (
 // (no escapes, valid UTF-8), which need neither encoding/json's reflection
 // to decode nor a decoded copy to encode again. Anything else takes the
 // general path, so the results are encoding/json's byte for byte.
-
-// plainString is the value of the JSON string literal lit when it has no
-// escapes and is valid UTF-8 (its value is then its bytes, as
-// encoding/json decodes it); ok is false for any other value.
-func plainString(lit []byte) (s string, ok bool) {
-	if len(lit) < 2 || lit[0] != '"' || lit[len(lit)-1] != '"' {
-		return "", false
-	}
-	in := lit[1 : len(lit)-1]
-	for _, c := range in {
-		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
-		}
-	}
-	if !utf8.Valid(in) {
-		return "", false // encoding/json replaces invalid bytes with U+FFFD
-	}
-	return string(in), true
-}
 
 // canonicalString reports whether lit is a JSON string literal that
 // appendString would write as it is: no escapes, valid UTF-8, none of the
@@ -65,7 +47,7 @@ type content struct {
 }
 
 func (c *content) UnmarshalJSON(b []byte) error {
-	if s, ok := plainString(b); ok {
+	if s, ok := jsonscan.String(b); ok {
 		*c = content{str: s, plain: true}
 		return nil
 	}

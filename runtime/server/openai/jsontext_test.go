@@ -10,6 +10,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/agentc/agentc/internal/jsonscan"
 )
 
 // jsonLiterals are JSON values the fast paths must agree with
@@ -27,8 +29,8 @@ func TestPlainString(t *testing.T) {
 		checkPlainString(t, []byte(lit))
 	}
 	for lit, want := range map[string]bool{`"hello"`: true, `"café"`: true, `"<b>"`: true, `"a\nb"`: false, "\"\xff\"": false, `null`: false, ` "x"`: false} {
-		if _, ok := plainString([]byte(lit)); ok != want {
-			t.Errorf("plainString(%s) ok = %v, want %v", lit, ok, want)
+		if _, ok := jsonscan.String([]byte(lit)); ok != want {
+			t.Errorf("jsonscan.String(%s) ok = %v, want %v", lit, ok, want)
 		}
 	}
 }
@@ -48,13 +50,13 @@ func TestCanonicalString(t *testing.T) {
 // checkPlainString: a plain string's value is encoding/json's.
 func checkPlainString(t *testing.T, lit []byte) {
 	t.Helper()
-	s, ok := plainString(lit)
+	s, ok := jsonscan.String(lit)
 	if !ok {
 		return
 	}
 	var want string
 	if err := json.Unmarshal(lit, &want); err != nil || s != want {
-		t.Fatalf("plainString(%q) = %q; encoding/json: %q, %v", lit, s, want, err)
+		t.Fatalf("jsonscan.String(%q) = %q; encoding/json: %q, %v", lit, s, want, err)
 	}
 }
 
