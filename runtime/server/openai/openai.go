@@ -258,6 +258,11 @@ type chatRequest struct {
 
 	sampling    *runtime.Sampling  // the checked parameters; nil: none set
 	clientTools []runtime.ToolSpec // the checked tools; nil: none (or tool_choice "none")
+
+	// What Model and StreamOptions point to when decodeFast read them
+	// (no allocation of their own).
+	model string
+	opts  streamOptions
 }
 
 type streamOptions struct {
@@ -290,7 +295,7 @@ func invalid(param, format string, args ...any) *badRequest {
 // parse decodes and checks a request body.
 func parse(body []byte) (*chatRequest, *badRequest) {
 	var req chatRequest
-	if err := json.Unmarshal(body, &req); err != nil {
+	if err := decode(body, &req); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
 			return nil, &badRequest{param: te.Field, code: "invalid_type", msg: fmt.Sprintf("Invalid type for '%s': expected %s, got %s", te.Field, jsonTypeName(te.Type.Kind().String()), te.Value)}
