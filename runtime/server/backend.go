@@ -133,6 +133,8 @@ type Run struct {
 	ID string
 	// Events yields the run's events; it is closed after run_finished.
 	Events <-chan *runtime.Event
+
+	hooks startedRun // Backend.Start's part of it (one allocation for both)
 }
 
 // App is the app part of the session keys the Runner uses.
@@ -159,7 +161,7 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 	}
 	b.running++
 	b.mu.Unlock()
-	sr := &startedRun{b: b, proto: proto, user: inv.User, ctx: ctx, start: b.now()}
+	run := &Run{hooks: startedRun{b: b, proto: proto, user: inv.User, ctx: ctx, start: b.now()}}
 	if lim.RunTimeout > 0 {
 		// Wall time, as a context's deadline is: the run's own context
 		// carries it (no context and timer of the Backend's around it).
@@ -168,12 +170,13 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 	// The Backend's part of the run is done on the run goroutine (its
 	// hooks), not in a goroutine of its own between the Runner and the
 	// adapter: each event reaches the adapter in one hand-off.
-	s, err := b.Runner.Start(ctx, inv, sr)
+	s, err := b.Runner.Start(ctx, inv, &run.hooks)
 	if err != nil {
 		b.release()
 		return nil, err
 	}
-	return &Run{ID: s.ID, Events: s.Events}, nil
+	run.ID, run.Events = s.ID, s.Events
+	return run, nil
 }
 
 // startedRun is the Backend's part of a run it started: runtime.RunHooks.

@@ -71,12 +71,15 @@ func (s *SSE) Start() {
 		return
 	}
 	s.started = true
+	// One allocation for the values of all four (a Set each would make
+	// one per header).
+	vals := []string{"text/event-stream", "no-cache", "no", "identity"}
 	h := s.w.Header()
-	h.Set("Content-Type", "text/event-stream")
-	h.Set("Cache-Control", "no-cache")
-	h.Set("X-Accel-Buffering", "no")
+	h["Content-Type"] = vals[0:1:1]
+	h["Cache-Control"] = vals[1:2:2]
+	h["X-Accel-Buffering"] = vals[2:3:3]
 	if s.own {
-		h.Set("Transfer-Encoding", "identity")
+		h["Transfer-Encoding"] = vals[3:4:4]
 	}
 	s.w.WriteHeader(http.StatusOK)
 }
