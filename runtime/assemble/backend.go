@@ -34,5 +34,9 @@ func (a *Assembly) NewID(prefix string) string {
 	var b [16]byte
 	binary.BigEndian.PutUint64(b[:8], cfg.Entropy.Uint64())
 	binary.BigEndian.PutUint64(b[8:], cfg.Entropy.Uint64())
-	return prefix + strconv.FormatInt(cfg.Clock.Now().UnixMilli(), 36) + hex.EncodeToString(b[:10])
+	// Appended in one buffer: the id is its one allocation.
+	var buf [64]byte
+	id := append(buf[:0], prefix...)
+	id = strconv.AppendInt(id, cfg.Clock.Now().UnixMilli(), 36)
+	return string(hex.AppendEncode(id, b[:10]))
 }

@@ -2,6 +2,8 @@ package assemble
 
 import (
 	"context"
+	"encoding/hex"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -33,5 +35,16 @@ func TestBackend(t *testing.T) {
 	a1, a2 := b.NewID("msg_"), b.NewID("msg_")
 	if !strings.HasPrefix(a1, "msg_") || a1 == a2 || len(a1) != len(a2) {
 		t.Errorf("ids %q, %q", a1, a2)
+	}
+	// The clock's milliseconds in base 36, then 10 random bytes in hex.
+	if n := len(a1) - 20; n <= 4 {
+		t.Errorf("id %q: too short", a1)
+	} else if ms, err := strconv.ParseInt(a1[4:n], 36, 64); err != nil || ms/1000 != clock.Now().Unix() {
+		t.Errorf("id %q: time part %d, %v; the clock's %d", a1, ms, err, clock.Now().UnixMilli())
+	} else if _, err := hex.DecodeString(a1[n:]); err != nil {
+		t.Errorf("id %q: random part %v", a1, err)
+	}
+	if n := testing.AllocsPerRun(100, func() { b.NewID("msg_") }); n != 1 {
+		t.Errorf("NewID allocates %v times, want 1", n)
 	}
 }
