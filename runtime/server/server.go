@@ -416,10 +416,16 @@ func (s *Server) wrap(m Mount) http.Handler {
 			}
 			d := s.b.now().Sub(start)
 			s.b.Metrics.Request(m.Protocol, sw.status(), d)
-			s.log.LogAttrs(r.Context(), slog.LevelInfo, "request",
-				slog.String("protocol", m.Protocol), slog.String("method", r.Method), slog.String("path", r.URL.Path),
-				slog.Int("status", sw.status()), slog.Int64("bytes", sw.n), slog.Duration("duration", d),
-				slog.String("user", user), slog.String("remote", r.RemoteAddr))
+			// The record is made here, without the caller's PC that
+			// Logger.LogAttrs captures (a stack walk per request for a
+			// source location that would always be this line).
+			if h := s.log.Handler(); h.Enabled(r.Context(), slog.LevelInfo) {
+				rec := slog.NewRecord(time.Now(), slog.LevelInfo, "request", 0)
+				rec.AddAttrs(slog.String("protocol", m.Protocol), slog.String("method", r.Method), slog.String("path", r.URL.Path),
+					slog.Int("status", sw.status()), slog.Int64("bytes", sw.n), slog.Duration("duration", d),
+					slog.String("user", user), slog.String("remote", r.RemoteAddr))
+				_ = h.Handle(r.Context(), rec)
+			}
 		}()
 		if s.cfg.Open {
 			if f := openRefusal(r); f != nil {

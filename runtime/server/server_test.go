@@ -1,9 +1,12 @@
 package server_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -220,6 +223,54 @@ func TestAuthAndRouting(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q:\n%s", want, body)
 		}
+	}
+}
+
+// TestRequestLog: each request is one "request" record at Info with its
+// protocol, method, path, status, size, duration, user and remote address,
+// and no source location; a logger above Info writes none.
+func TestRequestLog(t *testing.T) {
+	var buf bytes.Buffer
+	s := serve(t, server.Config{
+		Tokens: map[string]string{"tok-a": "alice"},
+		Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{AddSource: true})),
+		Mounts: []server.Mount{{Pattern: "/p/", Protocol: "p", Handler: whoami, Error: protoError}},
+	})
+	if status, _, _ := get(t, "POST", s.url+"/p/x", "Bearer tok-a", "hi"); status != 200 {
+		t.Fatalf("status %d", status)
+	}
+	var rec map[string]any
+	for line := range strings.SplitSeq(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(line), &m) == nil && m["msg"] == "request" {
+			rec = m
+		}
+	}
+	if rec == nil {
+		t.Fatalf("no request record in %s", buf.String())
+	}
+	for k, want := range map[string]any{"level": "INFO", "protocol": "p", "method": "POST", "path": "/p/x",
+		"status": float64(200), "bytes": float64(len("alice:hi")), "user": "alice"} {
+		if rec[k] != want {
+			t.Errorf("%s = %v, want %v (%v)", k, rec[k], want, rec)
+		}
+	}
+	if _, ok := rec["duration"]; !ok || rec["remote"] == "" || rec["time"] == nil {
+		t.Errorf("record %v lacks duration, remote or time", rec)
+	}
+	if _, ok := rec["source"]; ok {
+		t.Errorf("record %v has a source location", rec)
+	}
+
+	buf.Reset()
+	quiet := serve(t, server.Config{
+		Tokens: map[string]string{"tok-a": "alice"},
+		Logger: slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		Mounts: []server.Mount{{Pattern: "/p/", Protocol: "p", Handler: whoami, Error: protoError}},
+	})
+	get(t, "POST", quiet.url+"/p/x", "Bearer tok-a", "hi")
+	if strings.Contains(buf.String(), `"msg":"request"`) {
+		t.Errorf("a Warn logger wrote a request record: %s", buf.String())
 	}
 }
 
