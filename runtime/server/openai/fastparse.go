@@ -106,7 +106,11 @@ func (req *chatRequest) decodeMessages(val []byte) bool {
 	if !a.Array() {
 		return false
 	}
-	req.Messages = make([]chatMessage, 0, jsonscan.CountElems(val))
+	if n := jsonscan.CountElems(val); n <= len(req.msgs) {
+		req.Messages = req.msgs[:0:n]
+	} else {
+		req.Messages = make([]chatMessage, 0, n)
+	}
 	for {
 		raw, ok := a.Elem()
 		if !ok {

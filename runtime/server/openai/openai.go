@@ -263,6 +263,9 @@ type chatRequest struct {
 	// (no allocation of their own).
 	model string
 	opts  streamOptions
+	// msgs holds the messages of a short request (a system prompt and a
+	// question): no slice of their own.
+	msgs [2]chatMessage
 }
 
 type streamOptions struct {
