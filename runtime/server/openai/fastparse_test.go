@@ -87,6 +87,9 @@ func TestDecodeFastReads(t *testing.T) {
 			}
 		}
 	}
+	if raceEnabled {
+		return
+	}
 	if n := testing.AllocsPerRun(100, func() {
 		var req chatRequest
 		decodeFast([]byte(benchStreamBody), &req)
