@@ -27,7 +27,9 @@ import (
 // PutSessionState, CommitStep, EndRun) or drops it (DeleteSession, a
 // failed apply), so an absent entry never outlives the record's creation.
 // Two reads of a run's context are answered from an entry: ListEvents after
-// the last sequence is empty without a scan, and GetSummary of a session
+// the last sequence is empty without a scan (said under the session's lock:
+// an entry lags its applied write until the writer releases it), and
+// GetSummary of a session
 // this handle created (bare) and put no summary of since is "none" without
 // a point read — PutSummary clears bare, under the session's lock, before
 // its write.

@@ -176,6 +176,16 @@ func (s *Store) ListEvents(ctx context.Context, k store.SessionKey, after uint64
 		// The session's record, from the session cache when it holds
 		// it, tells the last sequence: nothing after it, no scan.
 		r, err := s.getSession(k)
+		if err == nil && after >= r.lastSeq {
+			// A writer updates the cache after its batch is applied,
+			// under the session's lock: an entry may lag what Pebble (and
+			// GetRun, which reads it) already shows. "Nothing after" is
+			// said under the lock, from an entry every applied write has
+			// updated.
+			unlock := s.locks.lock(sessionKey(k))
+			r, err = s.lockedSession(k)
+			unlock()
+		}
 		if se := (*sessionError)(nil); errors.As(err, &se) {
 			err = se.err
 		}
