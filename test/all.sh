@@ -106,9 +106,13 @@ step "golden freshness (tests rewritten with -update must change nothing)"
 golden_pkgs=$(grep -rl --include='*_test.go' 'flag.Bool("update"' . | xargs -r -n1 dirname | sort -u)
 before=$(git status --porcelain 2>/dev/null || true)
 # One go test for them all: their packages run two at a time, not one
-# after another (cmd/agentc's alone is most of the step).
+# after another (cmd/agentc's alone is most of the step). Its output is
+# shown when it fails: which test, and why.
+golden_log=$(mktemp)
 # shellcheck disable=SC2086 # one argument per package
-go test $golden_pkgs -run . -count=1 -update >/dev/null || fail "go test <golden packages> -update"
+go test $golden_pkgs -run . -count=1 -update >"$golden_log" 2>&1 ||
+  { grep -v '^ok ' "$golden_log" | tail -200; rm -f "$golden_log"; fail "go test <golden packages> -update"; }
+rm -f "$golden_log"
 after=$(git status --porcelain 2>/dev/null || true)
 if [ "$before" != "$after" ]; then
   git --no-pager diff --stat || true
