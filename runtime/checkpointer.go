@@ -72,7 +72,9 @@ func (a *activeRun) commit(ctx context.Context, rec *vm.StepRecord, events []*Ev
 	if status != "" {
 		sc.Usage = a.runUsage() // the commit that ends the invocation
 	}
+	a.writing()
 	c, err := a.storeCommit(context.WithoutCancel(ctx), sc)
+	a.written()
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}

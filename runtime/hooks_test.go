@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -95,4 +96,63 @@ func TestStartHooks(t *testing.T) {
 			t.Fatalf("hooks called for a run Start refused: %v", h.calls)
 		}
 	})
+}
+
+// writeHooks records WriteHooks' calls among RunHooks'.
+type writeHooks struct{ recordingHooks }
+
+func (h *writeHooks) Writing() { h.note("writing") }
+func (h *writeHooks) Written() { h.note("written") }
+
+func (h *writeHooks) note(c string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.calls = append(h.calls, c)
+}
+
+// TestWriteHooks: hooks that are WriteHooks see each write of the run to
+// the store between a Writing and a Written — a new run from its
+// admission on (its goroutine begins with its initial checkpoint's
+// write), a resumed one from its first write — and no write is left
+// open when the run's last event is handed over.
+func TestWriteHooks(t *testing.T) {
+	f := newFixture(t, memory.New(), buildProgram(t, progOpts{}), nil, nil, nil)
+	check := func(t *testing.T, inv Invocation, fresh bool) string {
+		t.Helper()
+		h := &writeHooks{recordingHooks{atDone: -1}}
+		s, err := f.r.Start(context.Background(), inv, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		drain(t, s.Events)
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		calls := h.calls
+		if got := calls[1] == "writing"; got != fresh {
+			t.Fatalf("writing right after admission: %v, want %v (%v)", got, fresh, calls)
+		}
+		open, written := false, 0
+		for i, c := range calls {
+			switch c {
+			case "writing":
+				open = true
+			case "written":
+				if !open {
+					t.Fatalf("written without writing at %d: %v", i, calls)
+				}
+				open = false
+				written++
+			case string(EventRunFinished):
+				if open {
+					t.Fatalf("run_finished handed over during a write: %v", calls)
+				}
+			}
+		}
+		if open || written == 0 || fresh && written < 2 { // a new run: its initial checkpoint, at least
+			t.Fatalf("writes: %d ended, one open %v: %v", written, open, calls)
+		}
+		return s.ID
+	}
+	run := check(t, Invocation{User: "u1", Session: "s1", Input: "example.com"}, true)
+	check(t, Invocation{User: "u1", Session: "s1", Resume: &ResumeRequest{Run: run, Values: map[string]json.RawMessage{"approve": json.RawMessage(`true`)}}}, false)
 }

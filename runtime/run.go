@@ -41,7 +41,8 @@ type activeRun struct {
 	unlink     func() bool // detaches ctx from the Runner's stop context
 	callerDone <-chan struct{}
 	out        chan *Event
-	hooks      RunHooks // the caller's (Runner.Start), or nil
+	hooks      RunHooks   // the caller's (Runner.Start), or nil
+	writes     WriteHooks // hooks, when they are WriteHooks too
 
 	// outMu orders the hand-off to out: held is the scheduler's events
 	// not yet handed over (hold), which go before any later event.
@@ -466,6 +467,20 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 	a.closeOut(status)
 }
 
+// writing and written tell the caller's WriteHooks of a write of the run
+// to the store.
+func (a *activeRun) writing() {
+	if a.writes != nil {
+		a.writes.Writing()
+	}
+}
+
+func (a *activeRun) written() {
+	if a.writes != nil {
+		a.writes.Written()
+	}
+}
+
 // closeOut ends the caller's stream: the caller's Done hook, then the
 // channel's close.
 func (a *activeRun) closeOut(status RunStatus) {
@@ -576,7 +591,9 @@ func (a *activeRun) endRun(ctx context.Context, events []*Event, status store.Ru
 	if a.runSpan != nil {
 		sp = a.startCommit(a.runCtx, len(bs))
 	}
+	a.writing()
 	first, err := a.storeEndRun(ctx, bs, status, a.runUsage(), now)
+	a.written()
 	if sp != nil {
 		sp.End(&SpanEnd{Err: storeErrorInfo(err)})
 	}

@@ -305,6 +305,19 @@ type RunHooks interface {
 	Done(run string, status RunStatus)
 }
 
+// WriteHooks may be implemented by RunHooks that want to know when the run
+// goroutine writes a step or the run's end to the store (CommitStep,
+// EndRun: synced writes): Writing is called before each such write and
+// Written after it, on the run goroutine (for a new run, Writing is first
+// called on Start's goroutine at its admission: its goroutine begins with
+// its initial checkpoint's write). A server's stream holds its
+// frames while the run writes, so that what the run produces on either
+// side of a write goes out together (spec/serve.md, "Streams").
+type WriteHooks interface {
+	Writing()
+	Written()
+}
+
 // Started is a run Start started: its id and its events (as Run returns
 // them).
 type Started struct {
@@ -496,6 +509,12 @@ func (r *Runner) admit(ctx context.Context, inv Invocation, hooks RunHooks) (_ *
 		hooks.Admitted(ar.id)
 	}
 	ar.hooks = hooks
+	ar.writes, _ = hooks.(WriteHooks)
+	if ar.resume == nil {
+		// A new run's goroutine begins with the write of its initial
+		// checkpoint (vm.Machine.Run): it is writing from here on.
+		ar.writing()
+	}
 	ar.send(in)
 	return ar, nil
 }

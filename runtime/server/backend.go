@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentc/agentc/runtime"
@@ -137,6 +138,36 @@ type Run struct {
 	hooks startedRun // Backend.Start's part of it (one allocation for both)
 }
 
+// Quiet reports whether a stream of r flushes now under the flush rule
+// (spec/serve.md, "Streams"): no further event waits (Idle) and the run is
+// not writing a step or its end to the store. When it is, Quiet is false
+// and WriteEnded receives once the write ends: the frames held meanwhile go
+// out with what the run produces right after it. Quiet is for the one
+// reader of r's events.
+func (r *Run) Quiet() bool {
+	if !Idle(r.Events) {
+		return false
+	}
+	h := &r.hooks
+	if !h.writing.Load() {
+		return true
+	}
+	h.waiting.Store(true)
+	if !h.writing.Load() { // the write ended meanwhile: its Written may not have seen waiting
+		h.waiting.Store(false)
+		return Idle(r.Events)
+	}
+	return false
+}
+
+// WriteEnded receives when a write that made Quiet false has ended (never,
+// for a run not started by Backend.Start).
+func (r *Run) WriteEnded() <-chan struct{} { return r.hooks.ended }
+
+// Writing reports whether the run is writing to the store: a stream that
+// holds its frames for it stops their write watchdog (SSE.Hold).
+func (r *Run) Writing() bool { return r.hooks.writing.Load() }
+
 // App is the app part of the session keys the Runner uses.
 func (b *Backend) App() string { return b.Runner.App() }
 
@@ -161,7 +192,7 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 	}
 	b.running++
 	b.mu.Unlock()
-	run := &Run{hooks: startedRun{b: b, proto: proto, user: inv.User, ctx: ctx, start: b.now()}}
+	run := &Run{hooks: startedRun{b: b, proto: proto, user: inv.User, ctx: ctx, start: b.now(), ended: make(chan struct{}, 1)}}
 	if lim.RunTimeout > 0 {
 		// Wall time, as a context's deadline is: the run's own context
 		// carries it (no context and timer of the Backend's around it).
@@ -179,12 +210,19 @@ func (b *Backend) Start(ctx context.Context, proto string, inv runtime.Invocatio
 	return run, nil
 }
 
-// startedRun is the Backend's part of a run it started: runtime.RunHooks.
+// startedRun is the Backend's part of a run it started: runtime.RunHooks
+// and runtime.WriteHooks.
 type startedRun struct {
 	b           *Backend
 	proto, user string
 	ctx         context.Context // the run's caller's
 	start       time.Time
+
+	// writing: the run goroutine is writing to the store; waiting: the
+	// run's stream holds frames until that write ends (Run.Quiet), which
+	// ended (capacity 1) then tells it.
+	writing, waiting atomic.Bool
+	ended            chan struct{}
 }
 
 func (s *startedRun) Admitted(run string) {
@@ -193,6 +231,18 @@ func (s *startedRun) Admitted(run string) {
 }
 
 func (s *startedRun) Event(e *runtime.Event) { s.b.Metrics.Event(s.proto, string(e.Kind)) }
+
+func (s *startedRun) Writing() { s.writing.Store(true) }
+
+func (s *startedRun) Written() {
+	s.writing.Store(false)
+	if s.waiting.Swap(false) {
+		select {
+		case s.ended <- struct{}{}:
+		default: // one is pending already
+		}
+	}
+}
 
 func (s *startedRun) Done(run string, status runtime.RunStatus) {
 	if status == "" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	goruntime "runtime"
+	"sync"
 	"time"
 )
 
@@ -39,6 +40,12 @@ type SSE struct {
 	expire  func()      // the watchdog's call, made once per stream
 	buf     []byte
 	err     error
+
+	// wmu guards held and lapsed against the watchdog's goroutine: while
+	// a batch is held (Hold) its watchdog does not count, and one that
+	// runs out meanwhile only says so (lapsed).
+	wmu          sync.Mutex
+	held, lapsed bool
 }
 
 // NewSSE returns a stream over w answering r (its framing is
@@ -132,6 +139,40 @@ func (s *SSE) Flush() bool {
 			s.fail(err)
 		}
 	}
+	return s.disarm()
+}
+
+// Hold suspends the watchdog of the frames written since the last Flush
+// while the stream keeps them unsent (its run is writing to the store,
+// Run.Quiet): nothing is being written to the client meanwhile. The next
+// Frame, Flush or End resumes it (a fresh one if its time ran out
+// meanwhile). False once the stream has failed.
+func (s *SSE) Hold() bool {
+	if s.stop != nil && !s.held {
+		s.wmu.Lock()
+		s.held = true
+		s.wmu.Unlock()
+	}
+	return s.err == nil
+}
+
+// resume ends a Hold.
+func (s *SSE) resume() {
+	if !s.held { // written only here and in Hold, on the stream's goroutine
+		return
+	}
+	s.wmu.Lock()
+	lapsed := s.lapsed
+	s.held, s.lapsed = false, false
+	s.wmu.Unlock()
+	if lapsed {
+		s.stop = nil // it fired, counting nothing: the next write arms another
+	}
+}
+
+// disarm stops the batch's watchdog; false once the stream has failed.
+func (s *SSE) disarm() bool {
+	s.resume()
 	if s.stop != nil {
 		if !s.stop() && s.err == nil {
 			// The watchdog fired: its deadline may have cut a write short.
@@ -153,12 +194,7 @@ func (s *SSE) End() bool {
 	if s.err == nil {
 		s.Start()
 	}
-	if s.stop != nil {
-		if !s.stop() && s.err == nil {
-			s.fail(context.DeadlineExceeded)
-		}
-		s.stop = nil
-	}
+	s.disarm()
 	if s.err == nil && s.clock != nil && s.timeout > 0 {
 		_ = s.rc.SetWriteDeadline(time.Now().Add(s.timeout))
 	}
@@ -170,11 +206,19 @@ func (s *SSE) Err() error { return s.err }
 
 // arm starts the watchdog of a batch, unless it runs already.
 func (s *SSE) arm() {
+	s.resume()
 	if s.stop != nil || s.clock == nil {
 		return
 	}
 	if s.expire == nil {
 		s.expire = func() {
+			s.wmu.Lock()
+			if s.held {
+				s.lapsed = true
+				s.wmu.Unlock()
+				return
+			}
+			s.wmu.Unlock()
 			_ = s.rc.SetWriteDeadline(expired)
 			if s.OnFail != nil {
 				s.OnFail()

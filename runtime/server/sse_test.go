@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/agentc/agentc/runtime"
 )
 
 func TestSSEFrames(t *testing.T) {
@@ -99,6 +101,73 @@ func TestSSEWatchdog(t *testing.T) {
 	}
 }
 
+// manualTimers arms timers that fire only when told (fire).
+type manualTimers struct{ armed []*manualTimer }
+
+type manualTimer struct {
+	f             func()
+	stopped, done bool
+}
+
+func (m *manualTimers) AfterFunc(_ time.Duration, f func()) func() bool {
+	t := &manualTimer{f: f}
+	m.armed = append(m.armed, t)
+	return func() bool {
+		if t.done || t.stopped {
+			return false
+		}
+		t.stopped = true
+		return true
+	}
+}
+
+// fire fires the timers armed and not stopped.
+func (m *manualTimers) fire() {
+	for _, t := range m.armed {
+		if !t.stopped && !t.done {
+			t.done = true
+			t.f()
+		}
+	}
+}
+
+// TestSSEHold: a held batch's watchdog does not count (its frames wait in
+// the buffer: nothing is being written), the next write after a hold it
+// ran out in arms a fresh one, a hold it did not run out in leaves it as
+// it was, and one that fired before the hold fails the stream.
+func TestSSEHold(t *testing.T) {
+	timers := &manualTimers{}
+	failed := 0
+	s := NewSSE(httptest.NewRecorder(), nil, timers, time.Second)
+	s.OnFail = func() { failed++ }
+	s.Frame([]byte(`{"a":1}`))
+	if !s.Hold() {
+		t.Fatalf("Hold: %v", s.Err())
+	}
+	timers.fire()
+	if s.Err() != nil || failed > 0 {
+		t.Fatalf("a held batch's watchdog failed the stream: %v", s.Err())
+	}
+	s.Frame([]byte(`{"a":2}`))
+	if len(timers.armed) != 2 {
+		t.Fatalf("%d watchdogs armed, want a fresh one after the lapse: 2", len(timers.armed))
+	}
+	s.Hold()
+	s.Frame([]byte(`{"a":3}`))
+	if len(timers.armed) != 2 {
+		t.Fatalf("%d watchdogs armed, want the batch's own still: 2", len(timers.armed))
+	}
+	if !s.Flush() {
+		t.Fatalf("Flush: %v", s.Err())
+	}
+	s.Frame([]byte(`{"a":4}`))
+	timers.fire() // not held: the write it guards may have been cut short
+	s.Hold()
+	if s.Flush() || !errors.Is(s.Err(), context.DeadlineExceeded) || failed == 0 {
+		t.Fatalf("Flush after the watchdog fired: err %v, OnFail %d; want DeadlineExceeded", s.Err(), failed)
+	}
+}
+
 // deadlineRecorder is a ResponseWriter whose connection deadlines are
 // recorded, as http.ResponseController sets them.
 type deadlineRecorder struct {
@@ -179,6 +248,83 @@ func TestIdle(t *testing.T) {
 	close(ch)
 	if !Idle(ch) {
 		t.Fatal("a closed, drained channel is not idle")
+	}
+}
+
+// TestQuiet checks the flush rule with the run's writes: a run writing
+// to the store is not quiet, and the end of that write is told to a
+// reader that found it so (WriteEnded), never to one that did not.
+func TestQuiet(t *testing.T) {
+	ch := make(chan *runtime.Event, 1)
+	r := &Run{Events: ch, hooks: startedRun{ended: make(chan struct{}, 1)}}
+	told := func() bool {
+		select {
+		case <-r.WriteEnded():
+			return true
+		default:
+			return false
+		}
+	}
+	if !r.Quiet() {
+		t.Fatal("a run neither writing nor with an event waiting is not quiet")
+	}
+	ch <- &runtime.Event{}
+	if r.Quiet() {
+		t.Fatal("a run with an event waiting is quiet")
+	}
+	<-ch
+	r.hooks.Writing()
+	if r.Quiet() {
+		t.Fatal("a run writing is quiet")
+	}
+	if told() {
+		t.Fatal("a write's end told before it ended")
+	}
+	r.hooks.Written()
+	if !told() || !r.Quiet() {
+		t.Fatal("the end of the write the reader waited for is not told")
+	}
+	r.hooks.Writing()
+	r.hooks.Written()
+	if told() {
+		t.Fatal("the end of a write no reader waited for is told")
+	}
+	if (&Run{Events: ch}).WriteEnded() != nil {
+		t.Fatal("a run not started by Backend.Start tells of writes")
+	}
+}
+
+// TestQuietRace: however a reader's Quiet and the run's writes
+// interleave, a reader that found the run writing is told when it stops.
+func TestQuietRace(t *testing.T) {
+	r := &Run{Events: make(chan *runtime.Event), hooks: startedRun{ended: make(chan struct{}, 1)}}
+	const writes = 2000
+	stop := make(chan struct{})
+	go func() { // owned by the test: ends after its writes
+		defer close(stop)
+		for range writes {
+			r.hooks.Writing()
+			r.hooks.Written()
+		}
+	}()
+	for {
+		select {
+		case <-stop:
+			// The writer is done and nothing is writing: the last
+			// Quiet false must have been told.
+			if !r.Quiet() {
+				t.Fatal("not quiet after the last write")
+			}
+			return
+		default:
+		}
+		if !r.Quiet() {
+			select {
+			case <-r.WriteEnded():
+			case <-time.After(10 * time.Second):
+				t.Fatal("a reader that found the run writing was never told the write ended")
+			}
+		}
 	}
 }
 

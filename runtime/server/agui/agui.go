@@ -183,18 +183,22 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key sto
 	tr := h.translators.get(in.ThreadID, in.RunID, h.b.NewID, in.Tools)
 	defer h.translators.put(tr) // its events are written when follow returns
 	tr.latest, tr.ref = h.latestState, runRef{ctx: ctx, user: key.User, session: in.ThreadID, run: run.ID}
-	// A batch of events is flushed when no further event is waiting
-	// (server.Idle, as the OpenAI stream does): a burst costs one write,
-	// not one per event.
+	// A batch of events is flushed when no further event is waiting and
+	// the run is not writing to the store (server.Run.Quiet, as the OpenAI
+	// stream does): a burst costs one write, not one per event.
 	// Flush stops the batch's write watchdog too: every batch written is
 	// flushed, at the latest when the loop ends.
 	first := tr.start(h.b.Clock.Now(), state)
 	ok := s.frames(first...)
 	pending := len(first) > 0
 	flush := func(now bool) {
-		if pending && (now || !ok || server.Idle(run.Events)) {
+		switch {
+		case !pending:
+		case now || !ok || run.Quiet():
 			ok = s.sse.Flush() && ok
 			pending = false
+		case run.Writing():
+			ok = s.sse.Hold() // until the write ends: nothing is sent meanwhile
 		}
 	}
 	flush(false)
@@ -207,6 +211,9 @@ func (h *handler) follow(ctx context.Context, r *http.Request, s stream, key sto
 			} else {
 				evs = tr.end(h.b.Clock.Now(), "internal", "the run's event stream ended before the run finished")
 			}
+		case <-run.WriteEnded(): // frames held for a write of the run's
+			flush(false)
+			continue
 		case <-ctx.Done(): // the client went away, or a write timed out
 			ok = false
 			continue

@@ -255,10 +255,12 @@ func (c *completion) appendUsage(b []byte) []byte {
 // deltas, one finish chunk, the usage chunk when asked, [DONE]. A run that
 // fails after the stream started ends with an error frame and [DONE].
 func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w http.ResponseWriter, r *http.Request, run *server.Run) {
-	// Frames are flushed whenever no further event is ready (server.Idle:
-	// a burst of events, the role chunk with the first deltas when they
-	// follow at once, costs one write to the socket; a lone frame goes out
-	// at once), each flush bounded by the slow-client write timeout.
+	// Frames are flushed whenever no further event is ready and the run is
+	// not writing to the store (server.Run.Quiet: a burst of events, the
+	// role chunk with the first deltas when they follow at once, costs one
+	// write to the socket; a lone frame goes out at once, or when the
+	// run's write ends), each flush bounded by the slow-client write
+	// timeout.
 	out := server.NewSSE(w, r, c.h.b.Clock, c.h.b.Limits.WithDefaults().WriteTimeout)
 	out.ClearWriteDeadline() // its watchdog bounds each flush: no deadline per write
 	out.Start()
@@ -289,20 +291,35 @@ func (c *completion) stream(ctx context.Context, cancel context.CancelFunc, w ht
 		}
 	}
 	flush := func() {
-		if pending && server.Idle(run.Events) {
+		switch {
+		case !pending:
+		case run.Quiet():
 			out.Flush()
 			pending = false
+		case run.Writing():
+			out.Hold() // until the write ends: nothing is sent meanwhile
 		}
 	}
 	send(append(choice(), `{"role":"assistant","content":""}`...), "")
 	pending = true
 	flush()
-	for e := range run.Events {
-		if out.Err() != nil {
-			cancel() // the client is gone or too slow: stop the run
-			continue
+events:
+	for {
+		select {
+		case e, open := <-run.Events:
+			if !open {
+				break events
+			}
+			if out.Err() != nil {
+				cancel() // the client is gone or too slow: stop the run
+				continue
+			}
+			text(c.observe(e))
+			if e.Kind == runtime.EventRunFinished {
+				continue // the events end here: what is pending goes with the body's end (End)
+			}
+		case <-run.WriteEnded(): // frames held for a write of the run's
 		}
-		text(c.observe(e))
 		flush()
 	}
 	defer out.End() // the last frames go with the body's end: one write

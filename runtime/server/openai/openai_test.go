@@ -560,6 +560,40 @@ func TestSessionBusy(t *testing.T) {
 	<-done
 }
 
+// TestStreamWhileTheModelWaits: a delta the model streams before it waits
+// reaches the client while it waits (frames are held only while the run
+// writes to the store, "Streams" in spec/serve.md).
+func TestStreamWhileTheModelWaits(t *testing.T) {
+	e := newEnv(t, envOpts{})
+	req, _ := http.NewRequest("POST", e.url+"/v1/chat/completions", strings.NewReader(chatBody("echo", true, "user", "block")))
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	released := make(chan struct{}) // the model, by the timer
+	timer := time.AfterFunc(10*time.Second, func() { close(released); close(e.model.gate) })
+	resp, err := http.DefaultClient.Do(req) // its headers, too, come while the model waits
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("stream ended before the delta: %v", err)
+		}
+		if strings.Contains(line, `"content":"waiting"`) {
+			break
+		}
+	}
+	if !timer.Stop() {
+		<-released
+		t.Fatal("the delta came only after the model stopped waiting")
+	}
+	close(e.model.gate)
+	if _, err := io.Copy(io.Discard, rd); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestClientDisconnect: a client that goes away mid-stream cancels its
 // run, which still records its end; the server keeps serving.
 func TestClientDisconnect(t *testing.T) {
