@@ -27,14 +27,15 @@ import (
 // protocol row could measure.
 
 // floorHandler reads the request's body, then writes the recorded bytes:
-// a JSON body with its length in one write, or an event stream in two
-// writes, the opening frame and the rest with the body's end — the least a
-// streamed reply takes under the flush rule (spec/serve.md, "Streams"). A stream is framed as
-// server.SSE frames it for the same request (server.OwnConnection: a
-// chunked body on a connection kept alive, or, for a Fetch-standard client,
-// a body ending with its connection), or, on the other floor, always ends
-// with its connection: the difference is what a connection per stream
-// costs.
+// a JSON body with its length in one write, or an event stream in one
+// write with the body's end — the least a streamed reply takes under the
+// flush rule (spec/serve.md, "Streams": frames wait while the run writes
+// to the store, and a run that waits on nothing else, as the scripted
+// model's, is sent whole at its end). A stream is framed as server.SSE
+// frames it for the same request (server.OwnConnection: a chunked body on
+// a connection kept alive, or, for a Fetch-standard client, a body ending
+// with its connection), or, on the other floor, always ends with its
+// connection: the difference is what a connection per stream costs.
 type floorHandler struct {
 	*recording
 	own func(*http.Request) bool // the stream ends with its connection
@@ -42,15 +43,14 @@ type floorHandler struct {
 
 // recording is the response the floor replays, recorded from the server.
 type recording struct {
-	mu    sync.Mutex
-	body  []byte
-	sse   bool
-	split int // the first write's length, for a stream
+	mu   sync.Mutex
+	body []byte
+	sse  bool
 }
 
-func (f *recording) set(body []byte, sse bool, split int) {
+func (f *recording) set(body []byte, sse bool) {
 	f.mu.Lock()
-	f.body, f.sse, f.split = body, sse, split
+	f.body, f.sse = body, sse
 	f.mu.Unlock()
 }
 
@@ -59,7 +59,7 @@ func (f floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mu.Lock()
-	body, sse, split := f.body, f.sse, f.split
+	body, sse := f.body, f.sse
 	f.mu.Unlock()
 	h := w.Header()
 	if !sse {
@@ -75,14 +75,11 @@ func (f floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Set("Transfer-Encoding", "identity")
 	}
 	w.WriteHeader(http.StatusOK)
-	rc := http.NewResponseController(w)
-	_, _ = w.Write(body[:split])
-	_ = rc.Flush()
-	_, _ = w.Write(body[split:]) // sent with the body's end, as server.SSE.End does
+	_, _ = w.Write(body) // sent with the body's end, as server.SSE.End does
 }
 
 // floorChild serves the floor, a control endpoint (GET /stats, POST
-// /floor?sse=0|1&split=N with the response to replay as the body) and the
+// /floor?sse=0|1 with the response to replay as the body) and the
 // connection floor (a connection per stream), on three addresses it
 // prints, until its stdin closes.
 func floorChild() error {
@@ -101,12 +98,11 @@ func floorChild() error {
 	})
 	ctl.HandleFunc("POST /floor", func(w http.ResponseWriter, q *http.Request) {
 		body, err := io.ReadAll(q.Body)
-		split, serr := strconv.Atoi(q.URL.Query().Get("split"))
-		if err != nil || serr != nil || split < 0 || split > len(body) {
+		if err != nil {
 			http.Error(w, "bad floor response", http.StatusBadRequest)
 			return
 		}
-		rec.set(body, q.URL.Query().Get("sse") == "1", split)
+		rec.set(body, q.URL.Query().Get("sse") == "1")
 	})
 	always := func(*http.Request) bool { return true }
 	srvs := []*http.Server{{Handler: floorHandler{recording: rec, own: server.OwnConnection}}, {Handler: ctl}, {Handler: floorHandler{recording: rec, own: always}}}

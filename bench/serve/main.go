@@ -728,7 +728,7 @@ func startChild(exe string, env []string, args ...string) (child, error) {
 }
 
 // record makes one request of sc to the server at base and has the floor
-// replay its response: a stream's first write is its opening frame.
+// replay its response.
 func record(hc *http.Client, base string, floor child, sc scenario) (stream bool, err error) {
 	req, ok := sc.req(base, 0)
 	resp, err := hc.Do(req)
@@ -740,18 +740,12 @@ func record(hc *http.Client, base string, floor child, sc scenario) (stream bool
 	if err != nil || resp.StatusCode != http.StatusOK || !ok(body) {
 		return false, fmt.Errorf("%s: recording a response: status %d: %.300s (%v)", sc.name, resp.StatusCode, body, err)
 	}
-	split := 0
 	stream = strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
-	if stream {
-		if i := bytes.Index(body, []byte("\n\n")); i >= 0 {
-			split = i + 2
-		}
-	}
 	sse := "0"
 	if stream {
 		sse = "1"
 	}
-	u := fmt.Sprintf("%s/floor?sse=%s&split=%d", floor.ctl, sse, split)
+	u := fmt.Sprintf("%s/floor?sse=%s", floor.ctl, sse)
 	resp, err = hc.Post(u, "application/octet-stream", bytes.NewReader(body))
 	if err != nil {
 		return false, err
