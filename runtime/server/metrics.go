@@ -2,13 +2,16 @@ package server
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentc/agentc/runtime"
@@ -18,10 +21,27 @@ import (
 // by WriteTo. A nil *Metrics discards everything, so adapters call it
 // unconditionally.
 type Metrics struct {
-	mu       sync.Mutex
-	counters map[series]float64
-	help     map[string]string   // family name → HELP/TYPE lines
-	users    map[string]struct{} // the users that have a label value of their own
+	// mu guards the maps; a series' value is its cell's, added to
+	// without it (the read lock finds the cell).
+	mu    sync.RWMutex
+	cells map[string]*cell    // by the series' key (series.appendKey)
+	help  map[string]string   // family name → HELP/TYPE lines
+	users map[string]struct{} // the users that have a label value of their own
+}
+
+// cell is one series and its value, a float64's bits.
+type cell struct {
+	s    series
+	bits atomic.Uint64
+}
+
+func (c *cell) add(v float64) {
+	for {
+		old := c.bits.Load()
+		if c.bits.CompareAndSwap(old, math.Float64bits(math.Float64frombits(old)+v)) {
+			return
+		}
+	}
 }
 
 // MaxUserLabels is how many distinct users get series of their own in the
@@ -60,12 +80,23 @@ func (s series) String() string {
 	return b.String()
 }
 
+// appendKey appends the series' map key to b: its name and labels, each
+// with its length before it (unambiguous whatever bytes a value holds).
+func (s *series) appendKey(b []byte) []byte {
+	b = append(binary.AppendUvarint(b, uint64(len(s.name))), s.name...)
+	for i := range s.n {
+		b = append(binary.AppendUvarint(b, uint64(len(s.labels[i][0]))), s.labels[i][0]...)
+		b = append(binary.AppendUvarint(b, uint64(len(s.labels[i][1]))), s.labels[i][1]...)
+	}
+	return b
+}
+
 // labelEscaper escapes a label value for the text exposition format.
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 // NewMetrics returns an empty registry.
 func NewMetrics() *Metrics {
-	return &Metrics{counters: map[series]float64{}, help: map[string]string{}, users: map[string]struct{}{}}
+	return &Metrics{cells: map[string]*cell{}, help: map[string]string{}, users: map[string]struct{}{}}
 }
 
 // add adds v to the series name{labels} (at most four label pairs). A
@@ -80,19 +111,38 @@ func (m *Metrics) add(name, typ, help string, v float64, labels ...string) {
 		k.labels[k.n] = [2]string{labels[i], labels[i+1]}
 		k.n++
 	}
+	var buf [256]byte // the key, on the stack when it fits
+	key := k.appendKey(buf[:0])
+	m.mu.RLock()
+	c := m.cells[string(key)] // looked up without a copy of key
+	m.mu.RUnlock()
+	if c == nil {
+		c = m.newCell(k, string(key), typ, help)
+	}
+	c.add(v)
+}
+
+// newCell returns the cell of series k (key: its key), made now unless
+// another add made it meanwhile.
+func (m *Metrics) newCell(k series, key, typ, help string) *cell {
 	m.mu.Lock()
-	m.counters[k] += v
-	if _, ok := m.help[name]; !ok {
-		family := name
+	defer m.mu.Unlock()
+	if c := m.cells[key]; c != nil {
+		return c
+	}
+	c := &cell{s: k}
+	m.cells[key] = c
+	if _, ok := m.help[k.name]; !ok {
+		family := k.name
 		switch typ {
 		case "summary":
-			family = strings.TrimSuffix(strings.TrimSuffix(name, "_sum"), "_count")
+			family = strings.TrimSuffix(strings.TrimSuffix(k.name, "_sum"), "_count")
 		case "histogram":
-			family = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(name, "_sum"), "_count"), "_bucket")
+			family = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(k.name, "_sum"), "_count"), "_bucket")
 		}
-		m.help[name] = fmt.Sprintf("%s\x00# HELP %s %s\n# TYPE %s %s\n", family, family, help, family, typ)
+		m.help[k.name] = fmt.Sprintf("%s\x00# HELP %s %s\n# TYPE %s %s\n", family, family, help, family, typ)
 	}
-	m.mu.Unlock()
+	return c
 }
 
 // buckets are the upper bounds (seconds) of the latency histograms, and
@@ -257,10 +307,11 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		sortKey    string  // the series without its le label
 		le         float64 // a histogram bucket's bound (+Inf last)
 	}
-	m.mu.Lock()
-	lines := make([]line, 0, len(m.counters))
-	for k, v := range m.counters {
-		l := line{text: k.String(), name: k.name, v: v}
+	m.mu.RLock()
+	lines := make([]line, 0, len(m.cells))
+	for _, c := range m.cells {
+		k := c.s
+		l := line{text: k.String(), name: k.name, v: math.Float64frombits(c.bits.Load())}
 		if k.n > 0 && k.labels[k.n-1][0] == "le" {
 			l.le, _ = strconv.ParseFloat(k.labels[k.n-1][1], 64)
 			k.n--
@@ -269,7 +320,7 @@ func (m *Metrics) WriteTo(w io.Writer) (int64, error) {
 		lines = append(lines, l)
 	}
 	help := maps.Clone(m.help)
-	m.mu.Unlock()
+	m.mu.RUnlock()
 	slices.SortFunc(lines, func(a, b line) int {
 		if c := strings.Compare(a.sortKey, b.sortKey); c != 0 {
 			return c

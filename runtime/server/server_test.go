@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"testing/fstest"
 	"time"
@@ -379,6 +380,42 @@ func TestMetricsCountWithoutAllocating(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { m.Request("openai", 200, time.Millisecond) }); n != 0 {
 		t.Fatalf("Request allocates %v times per call", n)
 	}
+}
+
+// TestMetricsSeriesApart: series whose names and labels would run
+// together are counted apart, and concurrent adds lose nothing.
+func TestMetricsSeriesApart(t *testing.T) {
+	m := server.NewMetrics()
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 1000 {
+				m.Event("a", "bc")
+				m.Event("ab", "c")
+			}
+		})
+	}
+	wg.Wait()
+	var b strings.Builder
+	if _, err := m.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`agentc_events_total{protocol="a",kind="bc"} 4000`, `agentc_events_total{protocol="ab",kind="c"} 4000`} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("no %s in\n%s", want, b.String())
+		}
+	}
+}
+
+// BenchmarkMetricsEvent: one event counted, from two goroutines.
+func BenchmarkMetricsEvent(b *testing.B) {
+	m := server.NewMetrics()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.Event("agui", "model_delta")
+		}
+	})
 }
 
 // TestMetricsHistograms: latencies are cumulative histograms with the
