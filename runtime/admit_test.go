@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -62,9 +63,9 @@ func (s *admitCalls) UpdateRunStatus(ctx context.Context, id string, status stor
 // admitOnce is admitCalls with the store's AdmitRun.
 type admitOnce struct{ *admitCalls }
 
-func (s admitOnce) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time) (uint64, error) {
+func (s admitOnce) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time, docs ...store.DocOp) (uint64, error) {
 	s.note("AdmitRun")
-	return s.Store.(store.RunAdmitter).AdmitRun(ctx, r, events, now)
+	return s.Store.(store.RunAdmitter).AdmitRun(ctx, r, events, now, docs...)
 }
 
 // TestAdmissionWrites: a new run on a store with AdmitRun is admitted in
@@ -133,5 +134,66 @@ func TestAdmissionWrites(t *testing.T) {
 	}
 	if fmt.Sprint(with.run) != fmt.Sprint(without.run) {
 		t.Errorf("run records differ: %+v with AdmitRun, %+v without", with.run, without.run)
+	}
+}
+
+// TestAdmissionRecords: an invocation's records are written with its new
+// run's admission, naming the run; one whose IfAbsent key exists refuses
+// the run (store.ErrDocExists) and writes nothing of it; a resumption, or
+// a Runner whose admission is not one write, refuses records.
+func TestAdmissionRecords(t *testing.T) {
+	prog := runtimetest.CompileSource(t, "shop.agent", costSource)
+	fx, err := model.LoadFixture("shop.yaml", []byte(costFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	newRunner := func(t *testing.T, st store.Store) *runtime.Runner {
+		ms := map[string]runtime.Model{}
+		for _, name := range []string{"priced", "free", "zero"} {
+			ms[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
+		}
+		r, err := runtime.NewRunner(runtime.RunnerConfig{App: "shop", Store: st, Program: prog, Models: ms,
+			Funcs: vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { r.Close(context.Background()) })
+		return r
+	}
+	ctx := context.Background()
+	records := func(run string) []store.DocOp {
+		return []store.DocOp{{Coll: "recs", Key: "shop/u/k1", Value: []byte(`{"run":"` + run + `"}`), IfAbsent: true}}
+	}
+	st := memory.New()
+	r := newRunner(t, st)
+	if !r.AdmitsInOneWrite() {
+		t.Fatal("a Runner over the memory store does not admit in one write")
+	}
+	evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q", Records: records})
+	run := evs[len(evs)-1].Run
+	if v, err := st.GetDoc(ctx, "recs", "shop/u/k1"); err != nil || string(v) != `{"run":"`+run+`"}` {
+		t.Fatalf("record: %q, %v; want the run %s", v, err, run)
+	}
+
+	_, err = r.Run(ctx, runtime.Invocation{User: "u", Session: "s2", Runnable: "review", Input: "q", Records: records})
+	if !errors.Is(err, store.ErrDocExists) {
+		t.Fatalf("a second run with the record's key: %v, want ErrDocExists", err)
+	}
+	if _, err := st.GetSession(ctx, store.SessionKey{App: "shop", User: "u", Session: "s2"}); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the refused run's session was created: %v", err)
+	}
+
+	_, err = r.Run(ctx, runtime.Invocation{User: "u", Session: "s", Records: records, Resume: &runtime.ResumeRequest{Run: run,
+		Values: map[string]json.RawMessage{"review/ask": json.RawMessage("true")}}})
+	if !errors.Is(err, runtime.ErrInvalidInvocation) {
+		t.Errorf("a resumption with records: %v, want ErrInvalidInvocation", err)
+	}
+
+	three := newRunner(t, &admitCalls{Store: memory.New()})
+	if three.AdmitsInOneWrite() {
+		t.Fatal("a Runner over a store without AdmitRun admits in one write")
+	}
+	if _, err := three.Run(ctx, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q", Records: records}); !errors.Is(err, runtime.ErrInvalidInvocation) {
+		t.Errorf("records without a one-write admission: %v, want ErrInvalidInvocation", err)
 	}
 }

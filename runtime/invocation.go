@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentc/agentc/runtime/store"
 )
 
 // Invocation is the work order of one external request against a run: an
@@ -49,6 +51,14 @@ type Invocation struct {
 	// per-run limit is one (server.Limits.RunTimeout): the run's own
 	// context carries it, not a context of the caller's around it.
 	Deadline time.Time
+	// Records, when set, makes the documents a new run's admission writes
+	// with it, in the same write, given the run's id (a protocol's record
+	// of the request that started it: AG-UI's runId). Only on a Runner
+	// that admits new runs in one write (AdmitsInOneWrite) and for a new
+	// run: else Start fails with ErrInvalidInvocation. An IfAbsent record
+	// whose key exists fails Start with an error wrapping
+	// store.ErrDocExists, and nothing of the run is written.
+	Records func(run string) []store.DocOp
 }
 
 // Sampling is a request's sampling parameters (spec/serve.md, "Sampling

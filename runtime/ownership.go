@@ -320,6 +320,14 @@ func (k *keeper) halt() {
 // replicas (RunnerConfig.Replica).
 func (r *Runner) Replicated() bool { return r.own != nil }
 
+// AdmitsInOneWrite reports whether a new run's admission is one write of
+// its store (store.RunAdmitter, without replicas): the write that can
+// carry an Invocation's Records.
+func (r *Runner) AdmitsInOneWrite() bool {
+	_, ok := r.st.(store.RunAdmitter)
+	return ok && r.own == nil
+}
+
 // Instance is this process's id among those that used the store: the
 // replica's owner id, or, without replicas, an id the Runner mints at the
 // first call (a restarted process has a new one).

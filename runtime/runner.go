@@ -405,6 +405,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation, hooks RunHooks) (_ *
 	// input and the run in one synced batch, not three (spec/storage.md).
 	admitter, oneWrite := r.st.(store.RunAdmitter)
 	oneWrite = oneWrite && prev == nil && lease.Key == ""
+	if inv.Records != nil && !oneWrite {
+		return nil, fmt.Errorf("%w: records go with a new run's admission in one write, which this run's is not", ErrInvalidInvocation)
+	}
 	if !oneWrite {
 		if _, _, err := r.st.GetOrCreateSession(ctx, key, now); err != nil {
 			return nil, fmt.Errorf("runtime: open session: %w", err)
@@ -467,7 +470,11 @@ func (r *Runner) admit(ctx context.Context, inv Invocation, hooks RunHooks) (_ *
 	var first uint64 // the input's sequence number
 	switch {
 	case oneWrite:
-		if first, err = admitter.AdmitRun(ctx, run, [][]byte{b}, now); err != nil {
+		var docs []store.DocOp
+		if inv.Records != nil {
+			docs = inv.Records(ar.id)
+		}
+		if first, err = admitter.AdmitRun(ctx, run, [][]byte{b}, now, docs...); err != nil {
 			return nil, fmt.Errorf("runtime: admit run: %w", err)
 		}
 	default:

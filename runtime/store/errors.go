@@ -30,6 +30,10 @@ var (
 	ErrClosed = errors.New("store: closed")
 )
 
+// ErrDocExists is the ErrConflict of an IfAbsent put of a document whose
+// key exists (DocOp.IfAbsent): nothing of its batch was written.
+var ErrDocExists = fmt.Errorf("document exists: %w", ErrConflict)
+
 // ErrNoFullSnapshot is the ErrCorrupt of a checkpoint chain that has no full
 // snapshot at its start: a delta with nothing to apply it to.
 var ErrNoFullSnapshot = fmt.Errorf("no full snapshot before it: %w", ErrCorrupt)

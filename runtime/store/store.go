@@ -78,14 +78,15 @@ type Runs interface {
 
 // RunAdmitter is implemented by a store that admits a new run in one
 // synced write. AdmitRun is GetOrCreateSession(run.Session, now),
-// AppendEvents(run.Session, events, now) and CreateRun(run) as one batch:
-// all or nothing. It returns the sequence number of the first event (0
-// when events is empty). An existing run id is ErrConflict, and then
+// AppendEvents(run.Session, events, now), CreateRun(run) and
+// ApplyDocs(docs...) as one batch: all or nothing. It returns the sequence
+// number of the first event (0 when events is empty). An existing run id is
+// ErrConflict, an IfAbsent doc whose key exists ErrDocExists, and then
 // nothing is written, not even a missing session. The Runner admits a new
 // run through it when the store has it (two fsyncs fewer per run than the
 // three calls), else through the three calls (spec/storage.md).
 type RunAdmitter interface {
-	AdmitRun(ctx context.Context, run Run, events [][]byte, now time.Time) (first uint64, err error)
+	AdmitRun(ctx context.Context, run Run, events [][]byte, now time.Time, docs ...DocOp) (first uint64, err error)
 }
 
 // Checkpoints stores the durable result of each superstep.

@@ -140,10 +140,31 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.inv.Runnable = h.opts.Runnable
-	// The client's runId is reserved before the run starts: the same
-	// request sent again follows this run instead of starting another.
+	// The client's runId is recorded with the run: the same request sent
+	// again follows this run instead of starting another.
 	p.inv.ID = h.b.NewID("inv_") // its run's input event names it (reserveRun)
 	rk := runKey(key, in.RunID)
+	if p.inv.Resume == nil && h.b.Runner.AdmitsInOneWrite() {
+		// The record goes in the run's admission, naming it: no
+		// reservation before, no settlement after. One that exists is an
+		// earlier request's, which the reservation below finds.
+		p.inv.Records = func(run string) []store.DocOp {
+			return []store.DocOp{{Coll: CollRuns, Key: rk, Value: (&runRecord{Run: run}).marshal(), IfAbsent: true}}
+		}
+		state := h.startState(ctx, p.inv)
+		run, err := h.b.Start(ctx, proto, p.inv)
+		switch {
+		case err == nil:
+			h.follow(ctx, r, s, key, in, run, state, cancel)
+			return
+		case !errors.Is(err, store.ErrDocExists):
+			h.startFailed(s, in, user, err)
+			return
+		}
+		p.inv.Records = nil
+	}
+	// Else the runId is reserved before the run starts, and the run
+	// recorded once started (Backend.Reserve).
 	prev, reserved, err := h.reserveRun(ctx, key, rk, in.RunID, p.inv.ID)
 	if err != nil {
 		h.log.Error("agui: reserve runId", "thread", in.ThreadID, "user", user, "err", err)
@@ -158,16 +179,21 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	run, err := h.b.Start(ctx, proto, p.inv)
 	if err != nil {
 		h.settleRun(r.Context(), rk, "")
-		code, msg := startError(err)
-		if code == "internal" {
-			h.log.Error("agui: start run", "thread", in.ThreadID, "user", user, "err", err)
-		}
-		h.b.Metrics.Error(proto, code)
-		s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
+		h.startFailed(s, in, user, err)
 		return
 	}
 	h.settleRun(r.Context(), rk, run.ID)
 	h.follow(ctx, r, s, key, in, run, state, cancel)
+}
+
+// startFailed answers a request whose run Backend.Start refused.
+func (h *handler) startFailed(s stream, in *runInput, user string, err error) {
+	code, msg := startError(err)
+	if code == "internal" {
+		h.log.Error("agui: start run", "thread", in.ThreadID, "user", user, "err", err)
+	}
+	h.b.Metrics.Error(proto, code)
+	s.send(Event{Type: RunError, Timestamp: millis(h.b.Clock.Now()), Message: msg, Code: code})
 }
 
 // follow streams run to the client as AG-UI events from state on, until

@@ -23,6 +23,7 @@ import (
 	"github.com/agentc/agentc/runtime/runtimetest"
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/session"
+	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/vm"
 )
@@ -80,6 +81,16 @@ func (h *harness) waitFree(user, thread string) {
 
 func newHarness(t *testing.T, runnable string, limits server.Limits) *harness {
 	t.Helper()
+	return newHarnessOn(t, runnable, limits, nil)
+}
+
+// threeCalls is a store without AdmitRun: its Runner admits a run in three
+// writes (so the runId's record is reserved, then settled).
+type threeCalls struct{ store.Store }
+
+// newHarnessOn is newHarness whose Runner uses wrap(st) (nil: st).
+func newHarnessOn(t *testing.T, runnable string, limits server.Limits, wrap func(*memory.Store) store.Store) *harness {
+	t.Helper()
 	prog := runtimetest.Compile(t, os.DirFS("testdata/app"), "app.agent")
 	read := func(name string) []byte {
 		b, err := os.ReadFile(path.Join("testdata/app", name))
@@ -106,8 +117,12 @@ func newHarness(t *testing.T, runnable string, limits server.Limits) *harness {
 		}
 	}
 	st := memory.New()
+	var rst store.Store = st
+	if wrap != nil {
+		rst = wrap(st)
+	}
 	clock := &runtimetest.Clock{}
-	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"fast": fast},
+	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: rst, Program: prog, Models: map[string]runtime.Model{"fast": fast},
 		Tools: tools, Funcs: funcs, Clock: clock, Entropy: &runtimetest.Entropy{}, App: "app"})
 	if err != nil {
 		t.Fatal(err)

@@ -7,10 +7,12 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/memory"
 )
 
 func threadRuns(t *testing.T, h *harness, user, thread string) int {
@@ -27,8 +29,47 @@ func threadRuns(t *testing.T, h *harness, user, thread string) int {
 // ledger) and starts none; in flight, also while its first request still
 // streams it from this server, it follows the run to its end; a run its
 // client's departure canceled continues; runIds are per user.
+// The runId's record is written with the run's admission on a store that
+// admits in one write, else reserved before and settled after: the rule is
+// the same.
 func TestResentRunIDFollowsItsRun(t *testing.T) {
-	h := newHarness(t, "chatter", server.Limits{})
+	for _, tc := range []struct {
+		name   string
+		wrap   func(*memory.Store) store.Store
+		writes int32 // of the runId's record, by the adapter, for one run
+	}{
+		{"with its admission", nil, 0},
+		{"reserved and settled", func(st *memory.Store) store.Store { return threeCalls{st} }, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarnessOn(t, "chatter", server.Limits{}, tc.wrap)
+			docs := &countRecords{AdapterStore: h.b.Docs}
+			h.b.Docs, h.h.docs = docs, docs
+			h.run("ana", input("t0", "r0", userMsg("m1", "hi")))
+			if n := docs.n.Load(); n != tc.writes {
+				t.Fatalf("the adapter wrote the runId's record %d times, want %d", n, tc.writes)
+			}
+			testResentRunID(t, h)
+		})
+	}
+}
+
+// countRecords counts the writes of CollRuns records through it.
+type countRecords struct {
+	server.AdapterStore
+	n atomic.Int32
+}
+
+func (c *countRecords) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
+	for _, op := range ops {
+		if op.Coll == CollRuns {
+			c.n.Add(1)
+		}
+	}
+	return c.AdapterStore.ApplyDocs(ctx, ops...)
+}
+
+func testResentRunID(t *testing.T, h *harness) {
 	in := input("t1", "r1", userMsg("m1", "hi"))
 	first := h.run("ana", in)
 	again := h.run("ana", in) // verifyStream checks it as a stream of r1

@@ -21,11 +21,26 @@ func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if err := s.checkAbsent(ops); err != nil {
+		return fmt.Errorf("apply docs: %w", err)
+	}
+	s.putDocs(ops)
+	return nil
+}
+
+// checkAbsent returns ErrDocExists for the first IfAbsent op whose key
+// exists; s.mu is held.
+func (s *Store) checkAbsent(ops []store.DocOp) error {
 	for _, op := range ops {
 		if _, ok := s.docs[docKey{op.Coll, op.Key}]; ok && op.IfAbsent {
-			return fmt.Errorf("apply docs: %s/%q exists: %w", op.Coll, op.Key, store.ErrConflict)
+			return fmt.Errorf("%s/%q: %w", op.Coll, op.Key, store.ErrDocExists)
 		}
 	}
+	return nil
+}
+
+// putDocs applies ops; s.mu is held.
+func (s *Store) putDocs(ops []store.DocOp) {
 	for _, op := range ops {
 		if op.Delete {
 			delete(s.docs, docKey{op.Coll, op.Key})
@@ -37,7 +52,6 @@ func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
 		}
 		s.docs[docKey{op.Coll, op.Key}] = v
 	}
-	return nil
 }
 
 // GetDoc implements store.Docs.

@@ -176,8 +176,12 @@ func newRun(r store.Run) *run {
 }
 
 // AdmitRun implements store.RunAdmitter.
-func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time) (uint64, error) {
-	if err := r.Check(); err != nil {
+func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time, docs ...store.DocOp) (uint64, error) {
+	err := r.Check()
+	if err == nil {
+		err = store.CheckDocOps(docs)
+	}
+	if err != nil {
 		return 0, fmt.Errorf("admit run: %w", err)
 	}
 	if err := s.lock(ctx); err != nil {
@@ -187,6 +191,10 @@ func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now 
 	if _, ok := s.runs[r.ID]; ok {
 		return 0, fmt.Errorf("admit run %s: %w", r.ID, store.ErrConflict)
 	}
+	if err := s.checkAbsent(docs); err != nil {
+		return 0, fmt.Errorf("admit run %s: %w", r.ID, err)
+	}
+	s.putDocs(docs)
 	ss, ok := s.sessions[r.Session]
 	if !ok {
 		ss = &session{rec: store.Session{Key: r.Session, Created: now, Updated: now}, summaries: map[string]store.Summary{}}

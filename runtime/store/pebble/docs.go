@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/cockroachdb/pebble/v2"
+
 	"github.com/agentc/agentc/runtime/store"
 )
 
@@ -31,38 +33,17 @@ func docPrefix(coll, prefix string) []byte {
 // the next synced commit (whoever makes it) makes the batch durable too.
 func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
 	return store.Op0(ctx, &s.gate, store.Wrapf(store.CheckDocOps(ops), "apply docs"), func() error {
-		keys := make([]store.Key, len(ops))
-		order := make([]int, len(ops))
-		for i, op := range ops {
-			keys[i] = docKey(op.Coll, op.Key)
-			order[i] = i
-		}
-		slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
-		for _, i := range order {
-			defer s.locks.lock(keys[i])()
-		}
-		for i, op := range ops {
-			if !op.IfAbsent {
-				continue
-			}
-			ok, err := s.has(keys[i])
-			if err != nil {
-				return fmt.Errorf("apply docs: %w", err)
-			}
-			if ok {
-				return fmt.Errorf("apply docs: %s/%q exists: %w", op.Coll, op.Key, store.ErrConflict)
-			}
+		keys, unlock := s.lockDocs(ops)
+		defer unlock()
+		if err := s.checkAbsent(ops, keys); err != nil {
+			return fmt.Errorf("apply docs: %w", err)
 		}
 		b := s.db.NewBatch()
 		deferred := true
-		for i, op := range ops {
+		for _, op := range ops {
 			deferred = deferred && op.Deferred
-			if op.Delete {
-				b.Delete(keys[i], nil)
-				continue
-			}
-			b.Set(keys[i], store.Frame(op.Value), nil)
 		}
+		putDocs(b, ops, keys)
 		apply := s.apply
 		if deferred {
 			apply = s.applyDeferred
@@ -72,6 +53,57 @@ func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
 		}
 		return nil
 	})
+}
+
+// lockDocs takes the keyed locks of ops' keys in key order (so two
+// batches never wait on each other) and returns the keys, in ops' order,
+// and the release of the locks.
+func (s *Store) lockDocs(ops []store.DocOp) ([]store.Key, func()) {
+	keys := make([]store.Key, len(ops))
+	order := make([]int, len(ops))
+	for i, op := range ops {
+		keys[i] = docKey(op.Coll, op.Key)
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return bytes.Compare(keys[a], keys[b]) })
+	unlocks := make([]func(), len(order))
+	for j, i := range order {
+		unlocks[j] = s.locks.lock(keys[i])
+	}
+	return keys, func() {
+		for j := len(unlocks) - 1; j >= 0; j-- {
+			unlocks[j]()
+		}
+	}
+}
+
+// checkAbsent returns ErrDocExists for the first IfAbsent op whose key
+// (keys, in ops' order) exists; the caller holds their locks.
+func (s *Store) checkAbsent(ops []store.DocOp, keys []store.Key) error {
+	for i, op := range ops {
+		if !op.IfAbsent {
+			continue
+		}
+		ok, err := s.has(keys[i])
+		if err != nil {
+			return err
+		}
+		if ok {
+			return fmt.Errorf("%s/%q: %w", op.Coll, op.Key, store.ErrDocExists)
+		}
+	}
+	return nil
+}
+
+// putDocs adds ops (their keys in keys) to b.
+func putDocs(b *pebble.Batch, ops []store.DocOp, keys []store.Key) {
+	for i, op := range ops {
+		if op.Delete {
+			b.Delete(keys[i], nil)
+			continue
+		}
+		b.Set(keys[i], store.Frame(op.Value), nil)
+	}
 }
 
 // GetDoc implements store.Docs.

@@ -85,14 +85,27 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 }
 
 // AdmitRun implements store.RunAdmitter: the session's record (created
-// when missing), the events and the run in one synced batch.
-func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time) (uint64, error) {
-	return store.Op(ctx, &s.gate, store.Wrapf(r.Check(), "admit run"), func() (uint64, error) {
+// when missing), the events, the run and docs in one synced batch.
+func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now time.Time, docs ...store.DocOp) (uint64, error) {
+	check := r.Check()
+	if check == nil {
+		check = store.CheckDocOps(docs)
+	}
+	return store.Op(ctx, &s.gate, store.Wrapf(check, "admit run"), func() (uint64, error) {
 		key := runKey(r.ID)
-		defer s.locks.lock(key)() // CreateRun's order: the run's lock, then the session's
+		defer s.locks.lock(key)() // CreateRun's order: the run's lock, then the session's, then the docs' (ApplyDocs' order)
 		defer s.locks.lock(sessionKey(r.Session))()
+		var docKeys []store.Key
+		if len(docs) > 0 {
+			var unlock func()
+			docKeys, unlock = s.lockDocs(docs)
+			defer unlock()
+		}
 		if ok, err := s.has(key); err != nil || ok {
 			return 0, fmt.Errorf("admit run %s: %w", r.ID, cmpErr(err, store.ErrConflict))
+		}
+		if err := s.checkAbsent(docs, docKeys); err != nil {
+			return 0, fmt.Errorf("admit run %s: %w", r.ID, err)
 		}
 		sr, err := s.lockedSession(r.Session)
 		switch {
@@ -115,6 +128,7 @@ func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now 
 		b.Set(sessionKey(r.Session), sessionCodec.value(sr), nil)
 		b.Set(key, runCodec.value(r), nil)
 		b.Set(store.RunIndexKey(r), store.Frame(nil), nil)
+		putDocs(b, docs, docKeys)
 		err = s.apply(b)
 		s.wroteSession(r.Session, sr, err)
 		if err != nil {

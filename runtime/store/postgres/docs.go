@@ -38,7 +38,7 @@ func (s *Store) ApplyDocs(ctx context.Context, ops ...store.DocOp) error {
 					b.Queue(`INSERT INTO docs (coll, key, value) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, bs(op.Coll), bs(op.Key), value).
 						Exec(func(tag pgconn.CommandTag) error {
 							if tag.RowsAffected() == 0 {
-								return fmt.Errorf("%s/%q exists: %w", op.Coll, op.Key, store.ErrConflict)
+								return fmt.Errorf("%s/%q: %w", op.Coll, op.Key, store.ErrDocExists)
 							}
 							return nil
 						})

@@ -92,6 +92,33 @@ func testAdmitRun(t *testing.T, s store.Store) {
 		t.Errorf("session of a run admitted without events: %+v, %v", got, err)
 	}
 
+	// Docs go in the same write; an IfAbsent doc whose key exists refuses
+	// the whole admission (ErrDocExists), a missing session included.
+	r5 := r1
+	r5.ID, r5.Session = "run_5", sess("app", "u", "recorded")
+	rec := store.DocOp{Coll: "admit.recs", Key: "app/u/recorded/r1", Value: []byte(`{"run":"run_5"}`), IfAbsent: true}
+	_, err = a.AdmitRun(ctx, r5, byteses("in5"), at(7), rec)
+	must(t, err)
+	if v, err := s.GetDoc(ctx, rec.Coll, rec.Key); err != nil || string(v) != `{"run":"run_5"}` {
+		t.Errorf("doc admitted with run_5: %q, %v", v, err)
+	}
+	r6 := r1
+	r6.ID, r6.Session = "run_6", sess("app", "u", "second")
+	rec6 := rec
+	rec6.Value = []byte(`{"run":"run_6"}`)
+	if _, err := a.AdmitRun(ctx, r6, byteses("in6"), at(8), rec6); !errors.Is(err, store.ErrDocExists) || !errors.Is(err, store.ErrConflict) {
+		t.Errorf("AdmitRun with an IfAbsent doc that exists: %v, want ErrDocExists (an ErrConflict)", err)
+	}
+	if _, err := s.GetRun(ctx, "run_6"); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a run refused for its doc was written: %v", err)
+	}
+	if _, err := s.GetSession(ctx, r6.Session); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("a run refused for its doc created its session: %v", err)
+	}
+	if v, err := s.GetDoc(ctx, rec.Coll, rec.Key); err != nil || string(v) != `{"run":"run_5"}` {
+		t.Errorf("a refused admission changed the doc: %q, %v", v, err)
+	}
+
 	// An invalid run is refused before anything is written.
 	bad := r1
 	bad.ID, bad.Session = "", sess("app", "u", "bad")

@@ -79,7 +79,7 @@ func testDocs(t *testing.T, s store.Store) {
 		store.DocOp{Coll: "mem", Key: p("app", "ann", "m3"), Value: []byte("three")},
 		store.DocOp{Coll: "mem", Key: p("app", "ann", "m1"), Value: []byte("replaced"), IfAbsent: true},
 	)
-	wantErr(t, "IfAbsent on an existing key", err, store.ErrConflict)
+	wantErr(t, "IfAbsent on an existing key", err, store.ErrDocExists)
 	_, err = s.GetDoc(ctx, "mem", p("app", "ann", "m3"))
 	wantErr(t, "write of a failed batch", err, store.ErrNotFound)
 	must(t, s.ApplyDocs(ctx, store.DocOp{Coll: "mem", Key: p("app", "ann", "m3"), Value: []byte("three"), IfAbsent: true}))
