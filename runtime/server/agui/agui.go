@@ -146,19 +146,18 @@ func (h *handler) serveRun(w http.ResponseWriter, r *http.Request) {
 	rk := runKey(key, in.RunID)
 	if p.inv.Resume == nil && h.b.Runner.AdmitsInOneWrite() {
 		// The record goes in the run's admission, naming it: no
-		// reservation before, no settlement after. One that exists is an
-		// earlier request's, which the reservation below finds.
+		// reservation before, no settlement after. A refused admission
+		// goes the reservation's way below, which finds an earlier
+		// request's record whatever refused it: the record itself, or
+		// that request's run, still busy in the thread (resumed after a
+		// restart), or the run limit.
 		p.inv.Records = func(run string) []store.DocOp {
 			return []store.DocOp{{Coll: CollRuns, Key: rk, Value: (&runRecord{Run: run}).marshal(), IfAbsent: true}}
 		}
 		state := h.startState(ctx, p.inv)
 		run, err := h.b.Start(ctx, proto, p.inv)
-		switch {
-		case err == nil:
+		if err == nil {
 			h.follow(ctx, r, s, key, in, run, state, cancel)
-			return
-		case !errors.Is(err, store.ErrDocExists):
-			h.startFailed(s, in, user, err)
 			return
 		}
 		p.inv.Records = nil

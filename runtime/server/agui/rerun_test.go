@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/agentc/agentc/runtime/server"
 	"github.com/agentc/agentc/runtime/store"
@@ -51,6 +52,48 @@ func TestResentRunIDFollowsItsRun(t *testing.T) {
 			}
 			testResentRunID(t, h)
 		})
+	}
+}
+
+// TestResentRunIDWhileItsRunIsBusy: a request re-sent while its run is
+// busy in the thread but streamed by no request here (as a run a restarted
+// process resumed) follows that run: the busy thread is its own run's.
+func TestResentRunIDWhileItsRunIsBusy(t *testing.T) {
+	h := newHarness(t, "chatter", server.Limits{})
+	hang := input("t1", "r1", userMsg("m1", "please hang"))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	resp := h.request(ctx, "ana", "", hang)
+	var wg sync.WaitGroup
+	frames := readFrames(t, resp.Body, &wg)
+	<-h.started
+	k := regKey{"ana", "t1"}
+	h.h.reg.remove(k, h.h.reg.get(k)) // no request streams it here now
+
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	resp2 := h.request(ctx2, "ana", "", hang)
+	var wg2 sync.WaitGroup
+	again := readFrames(t, resp2.Body, &wg2)
+	select {
+	case ev := <-again:
+		if ev["type"] != RunStarted || ev["runId"] != "r1" {
+			t.Errorf("the re-sent request began with %v, want its run's stream", ev)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the re-sent request sent nothing")
+	}
+	cancel2()
+	resp2.Body.Close()
+	wg2.Wait()
+	cancel()
+	resp.Body.Close()
+	for range frames {
+	}
+	wg.Wait()
+	h.waitFree("ana", "t1")
+	if n := threadRuns(t, h, "ana", "t1"); n != 1 {
+		t.Errorf("the thread has %d runs, want 1", n)
 	}
 }
 
