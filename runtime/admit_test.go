@@ -60,6 +60,28 @@ func (s *admitCalls) UpdateRunStatus(ctx context.Context, id string, status stor
 	return s.Store.UpdateRunStatus(ctx, id, status, now)
 }
 
+// shopRunner returns a Runner of the cost tests' shop program over st,
+// closed when the test ends.
+func shopRunner(t *testing.T, st store.Store) *runtime.Runner {
+	t.Helper()
+	prog := runtimetest.CompileSource(t, "shop.agent", costSource)
+	fx, err := model.LoadFixture("shop.yaml", []byte(costFixture))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := map[string]runtime.Model{}
+	for _, name := range []string{"priced", "free", "zero"} {
+		ms[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
+	}
+	r, err := runtime.NewRunner(runtime.RunnerConfig{App: "shop", Store: st, Program: prog, Models: ms,
+		Funcs: vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(context.Background()) })
+	return r
+}
+
 // admitOnce is admitCalls with the store's AdmitRun.
 type admitOnce struct{ *admitCalls }
 
@@ -72,27 +94,13 @@ func (s admitOnce) AdmitRun(ctx context.Context, r store.Run, events [][]byte, n
 // one write, on another in three; a resumption takes the three calls'
 // path either way; and the ledger and the run records are the same.
 func TestAdmissionWrites(t *testing.T) {
-	prog := runtimetest.CompileSource(t, "shop.agent", costSource)
-	fx, err := model.LoadFixture("shop.yaml", []byte(costFixture))
-	if err != nil {
-		t.Fatal(err)
-	}
 	type outcome struct {
 		first, resume []string
 		ledger        []string
 		run           store.Run
 	}
 	drive := func(t *testing.T, st store.Store, calls *admitCalls) outcome {
-		ms := map[string]runtime.Model{}
-		for _, name := range []string{"priced", "free", "zero"} {
-			ms[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
-		}
-		r, err := runtime.NewRunner(runtime.RunnerConfig{App: "shop", Store: st, Program: prog, Models: ms,
-			Funcs: vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close(context.Background())
+		r := shopRunner(t, st)
 		var o outcome
 		evs := collect(t, r, runtime.Invocation{User: "u", Session: "s", Runnable: "review", Input: "q"})
 		o.first = calls.take()
@@ -142,24 +150,7 @@ func TestAdmissionWrites(t *testing.T) {
 // the run (store.ErrDocExists) and writes nothing of it; a resumption, or
 // a Runner whose admission is not one write, refuses records.
 func TestAdmissionRecords(t *testing.T) {
-	prog := runtimetest.CompileSource(t, "shop.agent", costSource)
-	fx, err := model.LoadFixture("shop.yaml", []byte(costFixture))
-	if err != nil {
-		t.Fatal(err)
-	}
-	newRunner := func(t *testing.T, st store.Store) *runtime.Runner {
-		ms := map[string]runtime.Model{}
-		for _, name := range []string{"priced", "free", "zero"} {
-			ms[name] = model.NewScripted(runtime.ModelInfo{Name: name}, fx)
-		}
-		r, err := runtime.NewRunner(runtime.RunnerConfig{App: "shop", Store: st, Program: prog, Models: ms,
-			Funcs: vm.Builtins(), Clock: &runtimetest.Clock{}, Entropy: &runtimetest.Entropy{}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { r.Close(context.Background()) })
-		return r
-	}
+	newRunner := shopRunner
 	ctx := context.Background()
 	records := func(run string) []store.DocOp {
 		return []store.DocOp{{Coll: "recs", Key: "shop/u/k1", Value: []byte(`{"run":"` + run + `"}`), IfAbsent: true}}
@@ -175,7 +166,7 @@ func TestAdmissionRecords(t *testing.T) {
 		t.Fatalf("record: %q, %v; want the run %s", v, err, run)
 	}
 
-	_, err = r.Run(ctx, runtime.Invocation{User: "u", Session: "s2", Runnable: "review", Input: "q", Records: records})
+	_, err := r.Run(ctx, runtime.Invocation{User: "u", Session: "s2", Runnable: "review", Input: "q", Records: records})
 	if !errors.Is(err, store.ErrDocExists) {
 		t.Fatalf("a second run with the record's key: %v, want ErrDocExists", err)
 	}
