@@ -9,10 +9,17 @@
 // The server runs in a child process (this binary re-executed), so that its
 // CPU time and allocations are its own: each row reports the child's CPU
 // time (user+system, getrusage) and heap allocations (runtime.MemStats)
-// per request. The baseline row drives the same Runner directly inside the
-// child with the same concurrency and no HTTP: the difference between a
-// protocol row and the baseline is the server's own overhead (HTTP, auth,
-// JSON, SSE, translation, metrics, logs).
+// per request. The baseline row drives the same Runner directly, with the
+// same concurrency and no HTTP, in a second child built the same way: the
+// difference between a protocol row and the baseline is the server's own
+// overhead (HTTP, auth, JSON, SSE, translation, metrics, logs).
+//
+// Each child has a store of its own, fresh, that the rounds grow alike, and
+// a round ends when its child's store runs no flush or compaction: each
+// side pays for exactly the background work its own writes cause (a
+// compaction costs a round thousands of requests' worth of CPU at once; on
+// one shared store, whichever round it fell in paid for it, and the
+// difference of two rounds was mostly which one did).
 //
 // After a scenario's rounds, its transport floor is measured in a second
 // child: a handler that answers with a response recorded from the server,
@@ -23,11 +30,11 @@
 // client's (-fetch sends Sec-Fetch-Mode, so that the protocol rows measure
 // that client; spec/serve.md, "Streams").
 //
-// Each scenario has a child of its own with a fresh store, so that no
+// Each scenario has children of its own with fresh stores, so that no
 // scenario's baseline is dearer for the runs of the scenarios before it.
-// Stores live under $AGENTC_BENCH_DIR/<scenario> (default: a temporary
-// directory in the working directory, so that fsyncs hit the same disk as
-// real runs).
+// Stores live under $AGENTC_BENCH_DIR/<scenario>[-baseline] (default: a
+// temporary directory in the working directory, so that fsyncs hit the same
+// disk as real runs).
 package main
 
 import (
@@ -100,7 +107,9 @@ type row struct {
 	CPUus       float64 `json:"server_cpu_us_per_request"`
 	Allocs      float64 `json:"server_allocs_per_request"`
 	AllocKB     float64 `json:"server_alloc_kib_per_request"`
-	Writes      float64 `json:"server_writes_per_request"` // write system calls
+	Writes      float64 `json:"server_writes_per_request"`        // write system calls
+	Socket      float64 `json:"server_socket_writes_per_request"` // of which to the clients' connections
+	DiskKB      float64 `json:"server_disk_kib_per_request"`      // bytes written to storage
 	OverheadP50 float64 `json:"overhead_p50_ms,omitempty"`
 	OverheadP99 float64 `json:"overhead_p99_ms,omitempty"`
 	OverheadCPU float64 `json:"overhead_cpu_us_per_request,omitempty"`
@@ -109,6 +118,9 @@ type row struct {
 	// baseline, the least the protocol row could measure.
 	Ratio   float64 `json:"cpu_ratio,omitempty"`
 	Clients int     `json:"clients"`
+	// ClientCPUus is the load generator's CPU per request (a protocol
+	// row's): on a machine of few cores, it competes with the server.
+	ClientCPUus float64 `json:"client_cpu_us_per_request,omitempty"`
 }
 
 // stats is the child's resource use so far.
@@ -116,6 +128,8 @@ type stats struct {
 	CPU     time.Duration `json:"cpu"`
 	Mallocs uint64        `json:"mallocs"`
 	Writes  uint64        `json:"writes"` // write system calls (/proc/self/io syscw; 0 where there is none)
+	Socket  uint64        `json:"socket"` // writes to the server's connections (countingListener)
+	Disk    uint64        `json:"disk"`   // bytes written to storage (/proc/self/io write_bytes: the WAL, flushes, compactions)
 	Bytes   uint64        `json:"bytes"`
 }
 
@@ -227,10 +241,11 @@ func serveChild(observe string) error {
 	if err != nil {
 		return err
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
 	}
+	l := countingListener{tl}
 	sl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -254,8 +269,9 @@ func serveChild(observe string) error {
 			}
 			defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
 		}
-		_ = json.NewEncoder(w).Encode(direct(r, n, c, prefix))
+		_ = json.NewEncoder(w).Encode(direct(r, n, c, prefix, func() { quiesce(st) }))
 	})
+	ctl.HandleFunc("POST /quiesce", func(http.ResponseWriter, *http.Request) { quiesce(st) })
 	var prof *os.File
 	ctl.HandleFunc("POST /profile/start", func(w http.ResponseWriter, q *http.Request) {
 		if prof != nil {
@@ -310,7 +326,7 @@ func serveChild(observe string) error {
 // plus adds the difference after-before to s.
 func (s stats) plus(before, after stats) stats {
 	return stats{CPU: s.CPU + after.CPU - before.CPU, Mallocs: s.Mallocs + after.Mallocs - before.Mallocs, Bytes: s.Bytes + after.Bytes - before.Bytes,
-		Writes: s.Writes + after.Writes - before.Writes}
+		Writes: s.Writes + after.Writes - before.Writes, Disk: s.Disk + after.Disk - before.Disk, Socket: s.Socket + after.Socket - before.Socket}
 }
 
 func readStats() stats {
@@ -319,23 +335,67 @@ func readStats() stats {
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
 	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc, Writes: syscw()}
+	writes, disk := procIO()
+	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc, Writes: writes, Disk: disk, Socket: socketWrites.Load()}
 }
 
-// syscw is the process's count of write system calls so far (socket
-// writes and the store's, on Linux; 0 elsewhere).
-func syscw() uint64 {
+// procIO is the process's count of write system calls so far (socket
+// writes and the store's) and of bytes it caused to be written to
+// storage, on Linux; 0 elsewhere.
+func procIO() (writes, disk uint64) {
 	b, err := os.ReadFile("/proc/self/io")
 	if err != nil {
-		return 0
+		return 0, 0
 	}
 	for line := range strings.Lines(string(b)) {
-		if v, ok := strings.CutPrefix(line, "syscw: "); ok {
-			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
-			return n
+		name, v, _ := strings.Cut(line, ": ")
+		n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+		switch name {
+		case "syscw":
+			writes = n
+		case "write_bytes":
+			disk = n
 		}
 	}
-	return 0
+	return writes, disk
+}
+
+// quiesce waits until st runs no flush or compaction (seen twice, 5 ms
+// apart; at most 30 s), so that a round pays for the background work its
+// writes caused and the next round starts with none in flight.
+func quiesce(st *pebble.Store) {
+	deadline := time.Now().Add(30 * time.Second)
+	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
+		if st.Background() > 0 {
+			quiet = 0
+		} else {
+			quiet++
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// socketWrites counts the writes to the connections of the server's
+// listener (countingListener).
+var socketWrites atomic.Uint64
+
+// countingListener is a listener whose connections count their writes in
+// socketWrites: how many system calls the server's responses take.
+type countingListener struct{ net.Listener }
+
+func (l countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return countingConn{c}, nil
+}
+
+type countingConn struct{ net.Conn }
+
+func (c countingConn) Write(b []byte) (int, error) {
+	socketWrites.Add(1)
+	return c.Conn.Write(b)
 }
 
 // directResult is the baseline measured inside the child.
@@ -349,7 +409,7 @@ type directResult struct {
 
 // direct runs n invocations through the Runner with c at a time, each in a
 // new session newID(prefix) names.
-func direct(r *art.Runner, n, c int, prefix string) directResult {
+func direct(r *art.Runner, n, c int, prefix string, quiesce func()) directResult {
 	var res directResult
 	lat := make([]time.Duration, n)
 	var errs atomic.Int64
@@ -370,6 +430,7 @@ func direct(r *art.Runner, n, c int, prefix string) directResult {
 		}
 		lat[i] = time.Since(t0)
 	})
+	quiesce()
 	res.After = readStats()
 	res.Lat = lat
 	res.Errors = int(errs.Load())
@@ -438,9 +499,9 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 		}
 	}
 	tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "scenario\tclients\treq/s\tp50 ms\tp99 ms\tCPU µs/req\t×CPU\tallocs/req\tKiB/req\twrites/req\tΔp50 ms\tΔp99 ms\tΔCPU µs/req\terrors\t\n")
+	fmt.Fprintf(tw, "scenario\tclients\treq/s\tp50 ms\tp99 ms\tCPU µs/req\t×CPU\tallocs/req\tKiB/req\twrites/req\tsocket\tdisk KiB/req\tΔp50 ms\tΔp99 ms\tΔCPU µs/req\terrors\t\n")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.0f\t%s\t%.0f\t%.1f\t%.1f\t%s\t%s\t%s\t%d\t\n", r.Name, r.Clients, r.RPS, r.P50ms, r.P99ms, r.CPUus, ratio(r), r.Allocs, r.AllocKB, r.Writes,
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.3f\t%.3f\t%.0f\t%s\t%.0f\t%.1f\t%.1f\t%.2f\t%.1f\t%s\t%s\t%s\t%d\t\n", r.Name, r.Clients, r.RPS, r.P50ms, r.P99ms, r.CPUus, ratio(r), r.Allocs, r.AllocKB, r.Writes, r.Socket, r.DiskKB,
 			delta(r.OverheadP50, r.Name), delta(r.OverheadP99, r.Name), delta(r.OverheadCPU, r.Name), r.Errors)
 	}
 	_ = tw.Flush()
@@ -496,17 +557,25 @@ func ratio(r row) string {
 // pprof merges the rounds given together), and the child's allocations
 // (sampled) to <cpuProfile>-<scenario>-allocs.prof.
 func runScenario(exe string, sc scenario, floor child, clients, requests, warmup int, cpuProfile, observe string) ([]row, error) {
-	var env []string
-	if dir := os.Getenv("AGENTC_BENCH_DIR"); dir != "" {
-		env = append(os.Environ(), "AGENTC_BENCH_DIR="+filepath.Join(dir, sc.name))
+	start := func(name string) (child, error) {
+		var env []string
+		if dir := os.Getenv("AGENTC_BENCH_DIR"); dir != "" {
+			env = append(os.Environ(), "AGENTC_BENCH_DIR="+filepath.Join(dir, name))
+		}
+		return startChild(exe, env, "-child", "-observe", observe)
 	}
-	server, err := startChild(exe, env, "-child", "-observe", observe)
+	server, err := start(sc.name)
 	if err != nil {
 		return nil, err
 	}
 	defer server.stop()
+	direct, err := start(sc.name + "-baseline")
+	if err != nil {
+		return nil, err
+	}
+	defer direct.stop()
 	base, ctl := server.base, server.ctl
-	fmt.Fprintf(os.Stderr, "%s: server %s, control %s\n", sc.name, base, ctl)
+	fmt.Fprintf(os.Stderr, "%s: server %s, control %s; baseline's control %s\n", sc.name, base, ctl, direct.ctl)
 	tr := &http.Transport{MaxIdleConns: clients * 2, MaxIdleConnsPerHost: clients * 2, DisableCompression: true}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 60 * time.Second}
@@ -520,14 +589,14 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 		return s, json.NewDecoder(resp.Body).Decode(&s)
 	}
 	var rows []row
-	// The store grows with every run, a bigger store costs the Runner more
-	// per run, and Pebble compacts in the background now and then; so the
-	// scenario is measured in rounds interleaved with rounds of its baseline
-	// on the same store, in alternated order, and the overhead columns
-	// compare the two.
+	// The stores grow with every run and a bigger store costs the Runner
+	// more per run, and the machine's speed drifts; so the scenario is
+	// measured in rounds interleaved with rounds of its baseline, in
+	// alternated order, both stores growing alike, and the overhead
+	// columns compare the two.
 	const rounds = 4
 	baselineRound := func(n, c int, profile string) (directResult, error) {
-		u := fmt.Sprintf("%s/direct?n=%d&c=%d&session=%s", ctl, n, c, url.QueryEscape(sc.session))
+		u := fmt.Sprintf("%s/direct?n=%d&c=%d&session=%s", direct.ctl, n, c, url.QueryEscape(sc.session))
 		if profile != "" {
 			abs, _ := filepath.Abs(profile)
 			u += "&profile=" + url.QueryEscape(abs)
@@ -557,6 +626,7 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 			bl, sl         []time.Duration
 			bw, sw         time.Duration
 			bs, ss         stats // summed deltas
+			cs             stats // the load generator's own (this process)
 			berrs, serrors int
 		)
 		for round := range rounds {
@@ -585,8 +655,13 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 						return err
 					}
 				}
+				mine := readStats()
 				lat, wall, errs := load(hc, base, sc, per, c, offset)
+				cs = cs.plus(mine, readStats())
 				offset += per
+				if err := control(hc, ctl+"/quiesce"); err != nil {
+					return err
+				}
 				if sprof != "" {
 					if err := control(hc, ctl+"/profile/stop"); err != nil {
 						return err
@@ -601,10 +676,8 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 				return nil
 			}
 			// Alternated order (baseline, server, server, baseline, …):
-			// the background work a round leaves (Pebble's flushes and
-			// compactions, the GC's) lands in the next round, so with
-			// the baseline always first every server round would pay
-			// for the baseline round before it.
+			// neither side always runs while the other's child is
+			// freshly idle, nor always first after a drift.
 			first, second := baselineRun, serverRun
 			if round%2 == 1 {
 				first, second = serverRun, baselineRun
@@ -622,6 +695,7 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 		r.OverheadP50 = r.P50ms - baseline.P50ms
 		r.OverheadP99 = r.P99ms - baseline.P99ms
 		r.OverheadCPU = r.CPUus - baseline.CPUus
+		r.ClientCPUus = float64(cs.CPU.Microseconds()) / float64(len(sl))
 		if baseline.CPUus > 0 {
 			r.Ratio = r.CPUus / baseline.CPUus
 		}
@@ -672,8 +746,7 @@ func runScenario(exe string, sc scenario, floor child, clients, requests, warmup
 		return rows, err
 	}
 	if cpuProfile != "" {
-		// Every allocation of the child so far (baseline and server),
-		// sampled: the server's own are those under net/http.
+		// Every allocation of the server's child so far, sampled.
 		abs, _ := filepath.Abs(fmt.Sprintf("%s-%s-allocs.prof", cpuProfile, sc.name))
 		if err := control(hc, ctl+"/profile/allocs?file="+url.QueryEscape(abs)); err != nil {
 			return rows, err
@@ -845,5 +918,7 @@ func summarize(name string, lat []time.Duration, wall time.Duration, before, aft
 		Allocs:  float64(after.Mallocs-before.Mallocs) / n,
 		AllocKB: float64(after.Bytes-before.Bytes) / n / 1024,
 		Writes:  float64(after.Writes-before.Writes) / n,
+		Socket:  float64(after.Socket-before.Socket) / n,
+		DiskKB:  float64(after.Disk-before.Disk) / n / 1024,
 	}
 }

@@ -50,6 +50,14 @@ func TestHarnessRuns(t *testing.T) {
 		if !strings.HasPrefix(name, "baseline") && r.Ratio <= 0 {
 			t.Errorf("%s: no ratio to its baseline", r.Name)
 		}
+		// Every response takes a write to its connection; the
+		// baseline's child serves no request.
+		switch {
+		case strings.HasPrefix(name, "baseline") && r.Socket != 0:
+			t.Errorf("%s: %.2f socket writes per request, want none", r.Name, r.Socket)
+		case !strings.Contains(name, "baseline") && !strings.Contains(name, "floor") && r.Socket < 1:
+			t.Errorf("%s: %.2f socket writes per request, want at least one", r.Name, r.Socket)
+		}
 	}
 	for _, sc := range []string{"openai", "openai-stream", "agui"} {
 		for _, name := range []string{sc, "baseline for " + sc, "floor for " + sc} {

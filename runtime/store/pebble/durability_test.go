@@ -291,3 +291,23 @@ func FuzzRecords(f *testing.F) {
 		_ = store.FormatKey(v)
 	})
 }
+
+// Background counts the engine's flushes and compactions: none on a store
+// that has nothing to do, none (and no panic) once it is closed.
+func TestBackgroundIdle(t *testing.T) {
+	s := mustOpen(t, t.TempDir())
+	if err := s.db.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); s.Background() != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("an idle store runs %d flushes and compactions after 10 s", s.Background())
+		}
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := s.Background(); n != 0 {
+		t.Fatalf("a closed store runs %d flushes and compactions", n)
+	}
+}

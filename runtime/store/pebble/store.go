@@ -11,6 +11,7 @@
 package pebble
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -242,6 +243,16 @@ func (s *Store) Close() error {
 		}
 		return errors.Join(err, unlockDir(s.dir, s.lock))
 	})
+}
+
+// Background is the number of memtable flushes and compactions the engine
+// runs now: work earlier writes caused that has not ended (0 once closed).
+func (s *Store) Background() int {
+	n, _ := store.Op(context.Background(), &s.gate, nil, func() (int, error) {
+		m := s.db.Metrics()
+		return int(m.Compact.NumInProgress + m.Flush.NumInProgress), nil
+	})
+	return n
 }
 
 // events is the engine's event listener: WAL creation feeds the mark (nil:
