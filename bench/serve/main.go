@@ -548,14 +548,15 @@ func ratio(r row) string {
 	return strconv.FormatFloat(r.Ratio, 'f', 2, 64)
 }
 
-// runScenario measures sc in a server child of its own, on a fresh store:
-// with clients at a time, then with one (no queueing, so the latency
-// difference is the server's own time on a request's path). With
-// cpuProfile, the server's CPU profile of each round of the first
-// measurement is written to <cpuProfile>-<scenario>-<round>.prof and the
-// baseline's to <cpuProfile>-<scenario>-baseline-<round>.prof (go tool
-// pprof merges the rounds given together), and the child's allocations
-// (sampled) to <cpuProfile>-<scenario>-allocs.prof.
+// runScenario measures sc in a server child of its own, on a fresh store,
+// against its baseline in a second child on a store of its own: with
+// clients at a time, then with one (no queueing, so the latency difference
+// is the server's own time on a request's path). With cpuProfile, the
+// server's CPU profile of each round of the first measurement is written to
+// <cpuProfile>-<scenario>-<round>.prof and the baseline's to
+// <cpuProfile>-<scenario>-baseline-<round>.prof (go tool pprof merges the
+// rounds given together), and the server child's allocations (sampled) to
+// <cpuProfile>-<scenario>-allocs.prof.
 func runScenario(exe string, sc scenario, floor child, clients, requests, warmup int, cpuProfile, observe string) ([]row, error) {
 	start := func(name string) (child, error) {
 		var env []string
