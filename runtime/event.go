@@ -201,7 +201,7 @@ func EncodeEvent(e *Event) ([]byte, error) {
 	if !e.Kind.Valid() {
 		return nil, fmt.Errorf("runtime: encode event %s: unknown kind %q", e.ID, e.Kind)
 	}
-	b, err := appendEvent(make([]byte, 0, 256), e)
+	b, err := appendEvent(make([]byte, 0, encodedSize(e)), e)
 	if err != nil {
 		return nil, fmt.Errorf("runtime: encode %s event %s: %w", e.Kind, e.ID, err)
 	}

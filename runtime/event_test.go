@@ -160,6 +160,49 @@ func TestEncodeMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// The events a step commits are encoded into a buffer allocated once:
+// encodedSize covers what appendEvent writes for ids, times and payloads of
+// the usual sizes and each kind's members, so the buffer never grows.
+func TestEncodedSizeCoversTheEncoding(t *testing.T) {
+	at := time.Date(2026, 12, 6, 2, 15, 47, 123456789, time.UTC)
+	base := Event{ID: "01KBSJ8XQ4M0Z3V7Y2W6T5R9NP", Time: at, App: "support", User: "alice@example.com",
+		Session: "t19aed2c8d4f3b7e21a", Run: "run_01KBSJ8XQ4M0Z3V7Y2W6T5R9NQ", Invocation: "inv_01KBSJ8XQ4M0Z3V7Y2W6T5R9NR", Step: 3, Persisted: true, Seq: 12}
+	with := func(f func(e *Event)) *Event { e := base; f(&e); return &e }
+	seven := 7
+	events := map[string]*Event{
+		"node_started": with(func(e *Event) { e.Kind, e.Node, e.MapIndex = EventNodeStarted, "triage/classify", &seven }),
+		"state_delta": with(func(e *Event) {
+			e.Kind = EventStateDelta
+			e.Changes = []StateChange{{Field: "answer", Op: "set", Value: json.RawMessage(`"` + strings.Repeat("word ", 200) + `"`)}, {Field: "n", Op: "set", Value: json.RawMessage(`4`)}}
+		}),
+		"model_response": with(func(e *Event) {
+			e.Kind, e.Node, e.Author, e.Model, e.FinishReason, e.Turn = EventModelResponse, "answer", "answer", "gpt-4o-mini", "stop", 1
+			e.Text, e.Usage, e.Cost = strings.Repeat("The certificate chain is incomplete. ", 40), &Usage{PromptTokens: 1200, CompletionTokens: 300, CachedTokens: 1024}, new(0.00123)
+			e.ToolCalls = []ToolCall{{ID: "call_8f3b", Name: "lookup", Args: json.RawMessage(`{"q":"tls handshake"}`)}}
+		}),
+		"tool_result": with(func(e *Event) {
+			e.Kind, e.Node = EventToolResult, "lookup"
+			e.ToolCall = &ToolCall{ID: "call_8f3b", Name: "lookup", Args: json.RawMessage(`{"q":"tls"}`)}
+			e.Result = json.RawMessage(`{"hits":[` + strings.Repeat(`{"id":"KB-1234","title":"Intermediate certificates"},`, 30) + `{}]}`)
+		}),
+		"node_failed": with(func(e *Event) {
+			e.Kind, e.Node, e.Error = EventNodeFailed, "lookup", &ErrorInfo{Kind: "tool_error", Message: "connection refused", Node: "lookup"}
+		}),
+		"run_finished": with(func(e *Event) {
+			e.Kind, e.Status, e.Output = EventRunFinished, StatusCompleted, json.RawMessage(`{"answer":"install the intermediate certificate"}`)
+		}),
+	}
+	for name, e := range events {
+		b, err := EncodeEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := encodedSize(e); len(b) > n {
+			t.Errorf("%s: encoded in %d bytes, estimated %d: the buffer grew", name, len(b), n)
+		}
+	}
+}
+
 // TestSpecExample decodes the example event of spec/events.md and encodes
 // it back to the same bytes.
 func TestSpecExample(t *testing.T) {

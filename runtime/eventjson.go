@@ -125,6 +125,39 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
+// encodedSize is about what appendEvent writes for e, at least its
+// strings and payloads plus the member names and the time of any event,
+// so that EncodeEvent's buffer is allocated once: text that escaping
+// lengthens, or marshaled members (resume, files, interrupts…), may still
+// grow it.
+func encodedSize(e *Event) int {
+	n := 256 + len(e.ID) + len(e.Kind) + len(e.App) + len(e.User) + len(e.Session) + len(e.Run) +
+		len(e.Invocation) + len(e.Author) + len(e.Node) + len(e.FilterKey) + len(e.Text) + len(e.Runnable) +
+		len(e.Model) + len(e.FinishReason) + len(e.Result) + len(e.Status) + len(e.Output)
+	for _, c := range e.Changes {
+		n += 32 + len(c.Field) + len(c.Op) + len(c.Value)
+	}
+	for i := range e.ToolCalls {
+		n += 40 + len(e.ToolCalls[i].ID) + len(e.ToolCalls[i].Name) + len(e.ToolCalls[i].Args)
+	}
+	if tc := e.ToolCall; tc != nil {
+		n += 56 + len(tc.ID) + len(tc.Name) + len(tc.Args)
+	}
+	if x := e.Error; x != nil {
+		n += 48 + len(x.Kind) + len(x.Message) + len(x.Node)
+	}
+	if e.Usage != nil {
+		n += 80
+	}
+	if e.Cost != nil {
+		n += 32
+	}
+	if e.MapIndex != nil {
+		n += 24
+	}
+	return n
+}
+
 func appendToolCall(b []byte, tc *ToolCall) ([]byte, error) {
 	b = append(b, `{"id":`...)
 	b = appendString(b, tc.ID)
