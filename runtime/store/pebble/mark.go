@@ -9,8 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // markFile records, after every synced commit, the live WAL and its size:
@@ -30,18 +32,26 @@ const markSize = 24
 // walMark tracks the live WAL and writes the mark. Where the platform
 // allows (mark_unix.go), the mark file is mapped shared, so that a commit
 // records its mark with a store to memory rather than a write call (the
-// page cache is the file's: a process crash keeps it), and the live WAL is
-// held open, so that its size is an fstat rather than a path lookup.
+// page cache is the file's: a process crash keeps it).
+//
+// What it records of the live WAL is how many bytes Pebble wrote to it,
+// counted by the engine's file system (walFS), not the file's size: a
+// recycled log keeps the length of the log it was until the new one has
+// written past it, so its size would claim records it does not hold yet
+// (and a crash then would read as a WAL cut short). The count costs a
+// commit no system call.
 type walMark struct {
 	dir string
 
-	mu   sync.Mutex
-	f    *os.File
-	mem  []byte // the mark file, mapped (nil: written with pwrite)
-	num  uint32 // live WAL number (0: unknown)
-	path string
-	log  *os.File // the live WAL, held open (nil: stat by path)
-	last int64    // size last written
+	mu      sync.Mutex
+	f       *os.File
+	mem     []byte // the mark file, mapped (nil: written with pwrite)
+	num     uint32 // live WAL number (0: unknown)
+	written *atomic.Int64
+	last    int64 // size last written
+	// created are the counts of the logs walFS opened for writing that
+	// no WALCreated has named yet, by path.
+	created map[string]*atomic.Int64
 }
 
 // listener reports WAL creation to the mark.
@@ -50,13 +60,23 @@ func (m *walMark) listener() *pebble.EventListener {
 		WALCreated: func(info pebble.WALCreateInfo) {
 			m.mu.Lock()
 			defer m.mu.Unlock()
-			m.num, m.path, m.last = uint32(info.FileNum), info.Path, -1
-			if m.log != nil {
-				m.log.Close()
-			}
-			m.log = holdLog(info.Path)
+			// A log walFS did not see (none: every WAL is created
+			// through it) is recorded as holding nothing: a weaker
+			// check, never a wrong one.
+			m.num, m.written, m.last = uint32(info.FileNum), m.created[info.Path], -1
+			clear(m.created)
 		},
 	}
+}
+
+// opened is walFS's report of a log it opened for writing at path.
+func (m *walMark) opened(path string, n *atomic.Int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.created == nil {
+		m.created = make(map[string]*atomic.Int64, 1)
+	}
+	m.created[path] = n
 }
 
 // start opens the mark file and records the live WAL, synced.
@@ -84,32 +104,26 @@ func (m *walMark) start() error {
 	return nil
 }
 
-// update records the live WAL's size. Called after a synced commit returns,
-// so every byte it counts was written before the commit's sync finished or
-// belongs to a commit in the same group.
+// update records how much of the live WAL was written. Called after a
+// synced commit returns, so every byte it counts was written before the
+// commit's sync finished or belongs to a commit in the same group.
 func (m *walMark) update() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.f == nil || m.num == 0 {
 		return nil
 	}
-	var fi os.FileInfo
-	var err error
-	if m.log != nil {
-		fi, err = m.log.Stat()
-	} else {
-		fi, err = os.Stat(m.path)
+	var size int64
+	if m.written != nil {
+		size = m.written.Load()
 	}
-	if err != nil {
-		return nil // rotated away meanwhile: the next commit records the new log
-	}
-	if fi.Size() == m.last {
+	if size == m.last {
 		return nil
 	}
 	var b [markSize]byte
 	binary.BigEndian.PutUint32(b[0:], markMagic)
 	binary.BigEndian.PutUint32(b[4:], m.num)
-	binary.BigEndian.PutUint64(b[8:], uint64(fi.Size()))
+	binary.BigEndian.PutUint64(b[8:], uint64(size))
 	binary.BigEndian.PutUint32(b[16:], 0)
 	binary.BigEndian.PutUint32(b[20:], crc32.Checksum(b[:20], castagnoli))
 	if m.mem != nil {
@@ -117,8 +131,50 @@ func (m *walMark) update() error {
 	} else if _, err := m.f.WriteAt(b[:], 0); err != nil {
 		return fmt.Errorf("store %s: record the WAL mark: %w", m.dir, err)
 	}
-	m.last = fi.Size()
+	m.last = size
 	return nil
+}
+
+// walFS is the engine's file system: the default one, except that the
+// logs Pebble opens for writing (created, or recycled from an obsolete log)
+// count the bytes written to them, for the mark.
+type walFS struct {
+	vfs.FS
+	mark *walMark
+}
+
+func (fs walFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, category)
+	return fs.counted(name, f, err)
+}
+
+func (fs walFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	return fs.counted(newname, f, err)
+}
+
+// counted wraps a log's file opened for writing at name; any other file
+// goes as it is.
+func (fs walFS) counted(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil || classify(fs.PathBase(name)) != kindLog {
+		return f, err
+	}
+	c := &countedFile{File: f}
+	fs.mark.opened(name, &c.n)
+	return c, nil
+}
+
+// countedFile counts the bytes written to a log. Pebble writes a log in
+// order from its start, with Write only.
+type countedFile struct {
+	vfs.File
+	n atomic.Int64
+}
+
+func (f *countedFile) Write(p []byte) (int, error) {
+	n, err := f.File.Write(p)
+	f.n.Add(int64(n))
+	return n, err
 }
 
 // close closes the mark file; the seal then supersedes it.
@@ -126,10 +182,6 @@ func (m *walMark) close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var err error
-	if m.log != nil {
-		err = m.log.Close()
-		m.log = nil
-	}
 	if m.mem != nil {
 		err = errors.Join(err, unmapMark(m.mem))
 		m.mem = nil

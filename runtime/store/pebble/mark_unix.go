@@ -18,13 +18,3 @@ func mapMark(f *os.File) []byte {
 }
 
 func unmapMark(b []byte) error { return syscall.Munmap(b) }
-
-// holdLog opens the live WAL for fstat; nil when it cannot (the mark then
-// stats it by path). Unix lets Pebble delete or recycle an open log.
-func holdLog(path string) *os.File {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	return f
-}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/agentc/agentc/runtime/store"
 )
@@ -159,6 +160,9 @@ func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *w
 		po.Logger = quietLogger{}
 	}
 	po.EventListener = events(po.Logger, mark)
+	if mark != nil {
+		po.FS = walFS{FS: vfs.Default, mark: mark}
+	}
 	size := opts.CacheSize
 	if size <= 0 {
 		size = DefaultCacheSize
