@@ -223,6 +223,18 @@ type startedRun struct {
 	// ended (capacity 1) then tells it.
 	writing, waiting atomic.Bool
 	ended            chan struct{}
+
+	// counters are the event counters of the kinds the run has sent so
+	// far (Event, on the run goroutine): a run's events come in a few
+	// kinds, and a counter found once is added to without the registry's
+	// lookup.
+	counters    []eventCounter
+	countersBuf [8]eventCounter
+}
+
+type eventCounter struct {
+	kind runtime.EventKind
+	c    *cell
 }
 
 func (s *startedRun) Admitted(run string) {
@@ -230,7 +242,23 @@ func (s *startedRun) Admitted(run string) {
 	s.b.Metrics.RunStarted(s.proto)
 }
 
-func (s *startedRun) Event(e *runtime.Event) { s.b.Metrics.Event(s.proto, string(e.Kind)) }
+func (s *startedRun) Event(e *runtime.Event) {
+	for i := range s.counters {
+		if s.counters[i].kind == e.Kind {
+			s.counters[i].c.add(1)
+			return
+		}
+	}
+	c := s.b.Metrics.eventCell(s.proto, string(e.Kind))
+	if c == nil {
+		return
+	}
+	if s.counters == nil {
+		s.counters = s.countersBuf[:0]
+	}
+	s.counters = append(s.counters, eventCounter{e.Kind, c})
+	c.add(1)
+}
 
 func (s *startedRun) Writing() { s.writing.Store(true) }
 

@@ -119,6 +119,10 @@ func (s *Server) readBody(w http.ResponseWriter, r *http.Request, max int64) ([]
 			return nil, &refusal{http.StatusRequestEntityTooLarge, "body_too_large", fmt.Sprintf("request body is larger than %d bytes", max)}
 		}
 		if errors.Is(err, io.EOF) {
+			// Closed once read to its end: net/http then has nothing
+			// to drain before the response (it reads a body left open
+			// to its end itself, through a reader of its own).
+			_ = r.Body.Close()
 			break
 		}
 		if err != nil {

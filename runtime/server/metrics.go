@@ -106,6 +106,12 @@ func (m *Metrics) add(name, typ, help string, v float64, labels ...string) {
 	if m == nil {
 		return
 	}
+	m.cellOf(name, typ, help, labels...).add(v)
+}
+
+// cellOf returns the cell of the series name{labels}, made now if it is
+// new.
+func (m *Metrics) cellOf(name, typ, help string, labels ...string) *cell {
 	k := series{name: name}
 	for i := 0; i+1 < len(labels) && k.n < len(k.labels); i += 2 {
 		k.labels[k.n] = [2]string{labels[i], labels[i+1]}
@@ -119,7 +125,7 @@ func (m *Metrics) add(name, typ, help string, v float64, labels ...string) {
 	if c == nil {
 		c = m.newCell(k, string(key), typ, help)
 	}
-	c.add(v)
+	return c
 }
 
 // newCell returns the cell of series k (key: its key), made now unless
@@ -270,7 +276,18 @@ func (m *Metrics) Rejected(proto string) {
 
 // Event counts one streamed event by kind.
 func (m *Metrics) Event(proto, kind string) {
-	m.add("agentc_events_total", "counter", "Runtime events streamed by protocol and kind.", 1, "protocol", proto, "kind", kind)
+	if c := m.eventCell(proto, kind); c != nil {
+		c.add(1)
+	}
+}
+
+// eventCell is Event's counter of proto and kind (nil on a nil Metrics), for
+// a caller that counts many events of a kind (startedRun).
+func (m *Metrics) eventCell(proto, kind string) *cell {
+	if m == nil {
+		return nil
+	}
+	return m.cellOf("agentc_events_total", "counter", "Runtime events streamed by protocol and kind.", "protocol", proto, "kind", kind)
 }
 
 // Error counts a protocol error response by code.

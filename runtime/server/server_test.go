@@ -28,6 +28,19 @@ func (quietModel) Generate(context.Context, *runtime.ModelRequest, func(string))
 	return &runtime.ModelResponse{Text: "ok", FinishReason: "stop"}, nil
 }
 
+// chattyModel answers in three deltas.
+type chattyModel struct{}
+
+func (chattyModel) Info() runtime.ModelInfo {
+	return runtime.ModelInfo{Name: "m", Model: "test:chatty"}
+}
+func (chattyModel) Generate(_ context.Context, _ *runtime.ModelRequest, delta func(string)) (*runtime.ModelResponse, error) {
+	for _, d := range []string{"o", "k", "!"} {
+		delta(d)
+	}
+	return &runtime.ModelResponse{Text: "ok!", FinishReason: "stop"}, nil
+}
+
 func backend(t *testing.T) *server.Backend {
 	t.Helper()
 	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
@@ -497,5 +510,45 @@ func TestMetricsUserCardinality(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q", want)
 		}
+	}
+}
+
+// TestRunEventsCounted: every event a run hands over is counted under its
+// protocol and kind, run after run (a run keeps the counters it found).
+func TestRunEventsCounted(t *testing.T) {
+	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
+	prog := runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
+	st := memory.New()
+	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": chattyModel{}},
+		Clock: &runtimetest.Clock{RealTimers: true}, Entropy: &runtimetest.Entropy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &server.Backend{Runner: r, Docs: st, Clock: &runtimetest.Clock{RealTimers: true}, Metrics: server.NewMetrics()}
+	want := map[string]int{}
+	for i := range 3 {
+		run, err := b.Start(context.Background(), "test", runtime.Invocation{User: "u", Session: fmt.Sprintf("s%d", i), Input: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for e := range run.Events {
+			want[string(e.Kind)]++
+		}
+	}
+	if len(want) < 4 || want[string(runtime.EventModelDelta)] != 9 {
+		t.Fatalf("the runs handed over %v", want)
+	}
+	var out strings.Builder
+	if _, err := b.Metrics.WriteTo(&out); err != nil {
+		t.Fatal(err)
+	}
+	for kind, n := range want {
+		line := fmt.Sprintf(`agentc_events_total{protocol="test",kind=%q} %d`, kind, n)
+		if !strings.Contains(out.String(), line+"\n") {
+			t.Errorf("no %s in\n%s", line, out.String())
+		}
+	}
+	if got := strings.Count(out.String(), `agentc_events_total{protocol="test"`); got != len(want) {
+		t.Errorf("%d event series, want %d:\n%s", got, len(want), out.String())
 	}
 }
