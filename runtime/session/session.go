@@ -87,6 +87,20 @@ func (s *Service) Runs(ctx context.Context, key store.SessionKey) ([]store.Run, 
 	}
 }
 
+// LastRun returns the session's latest run (the greatest run id: run ids
+// are time-ordered) and whether it has one. It reads that run alone,
+// however many the session has.
+func (s *Service) LastRun(ctx context.Context, key store.SessionKey) (store.Run, bool, error) {
+	runs, _, err := s.st.ListRuns(ctx, store.RunFilter{App: key.App, User: key.User, Session: key.Session, Limit: 1, Newest: true})
+	if err != nil {
+		return store.Run{}, false, fmt.Errorf("session %s: latest run: %w", key, err)
+	}
+	if len(runs) == 0 {
+		return store.Run{}, false, nil
+	}
+	return runs[0], true, nil
+}
+
 // ListFilter selects sessions: those of App, narrowed to User when set.
 // Limit > 0 returns at most that many.
 type ListFilter struct {

@@ -144,3 +144,35 @@ func TestService(t *testing.T) {
 		t.Fatalf("Summary: %v", err)
 	}
 }
+
+// TestLastRun: a session's latest run is its greatest run id, whatever the
+// order the runs were made in; a session without runs has none.
+func TestLastRun(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	svc := session.New(st)
+	k := store.SessionKey{App: "app", User: "u", Session: "s"}
+	if _, ok, err := svc.LastRun(ctx, k); err != nil || ok {
+		t.Fatalf("LastRun of a session without runs: %v, %v", ok, err)
+	}
+	for _, sk := range []store.SessionKey{k, {App: "app", User: "u", Session: "t"}} {
+		if _, _, err := st.GetOrCreateSession(ctx, sk, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"run_02", "run_10", "run_01"} {
+		r := store.Run{ID: id, Session: k, Runnable: "g", ProgramHash: "h", Status: store.RunCompleted, Created: now, Updated: now}
+		if err := st.CreateRun(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another session's later run is not this one's.
+	other := store.Run{ID: "run_99", Session: store.SessionKey{App: "app", User: "u", Session: "t"}, Runnable: "g", ProgramHash: "h", Status: store.RunCompleted, Created: now, Updated: now}
+	if err := st.CreateRun(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	r, ok, err := svc.LastRun(ctx, k)
+	if err != nil || !ok || r.ID != "run_10" || r.Session != k {
+		t.Fatalf("LastRun = %+v, %v, %v; want run_10", r, ok, err)
+	}
+}

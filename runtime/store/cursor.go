@@ -70,7 +70,7 @@ func parseCursor(cursor string, kind Kind, prefix Key) ([]byte, error) {
 }
 
 // ListStart validates f for ListRuns and returns the run index key its page
-// starts after (nil: from the first run f selects).
+// starts after (Newest: before; nil: from the first run f selects).
 func (f RunFilter) ListStart() ([]byte, error) {
 	if err := f.Check(); err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)

@@ -66,12 +66,16 @@ type RunUsage struct {
 // RunFilter selects runs. App, User and Session narrow by prefix: User needs
 // App and Session needs User (else ErrInvalid). Status, when set, keeps only
 // runs in that status. Limit ≤ 0 returns every match; Cursor is the next
-// cursor of the previous page ("" for the first).
+// cursor of the previous page ("" for the first). Newest lists in reverse
+// index order (app, user, session, run id, all descending): a session's
+// newest run first, its run ids being time-ordered, so that {Session,
+// Limit: 1, Newest: true} reads its latest run without the others.
 type RunFilter struct {
 	App, User, Session string
 	Status             RunStatus
 	Limit              int
 	Cursor             string
+	Newest             bool
 }
 
 // SessionFilter selects sessions. App narrows to one app ("": every app)

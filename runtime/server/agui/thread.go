@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
 	"sync"
 
@@ -92,15 +91,14 @@ func (h *handler) threadState(ctx context.Context, key store.SessionKey) (*waiti
 		}
 		return nil, nil
 	}
-	runs, err := h.sessions.Runs(ctx, key)
+	// The latest run alone: a long thread costs a request no more.
+	last, ok, err := h.sessions.LastRun(ctx, key)
 	if err != nil {
 		return nil, fmt.Errorf("agui: thread %s: %w", key.Session, err)
 	}
-	if len(runs) == 0 {
+	if !ok {
 		return nil, nil
 	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].ID < runs[j].ID }) // ULIDs: creation order
-	last := runs[len(runs)-1]
 	if last.Status != store.RunInterrupted && last.Status != store.RunStatus(runtime.StatusNeedsDecision) {
 		return nil, nil
 	}

@@ -659,13 +659,12 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 	history := false
 	if continued {
 		key := store.SessionKey{App: h.b.App(), User: user, Session: sess}
-		runs, err := h.sessions.Runs(ctx, key)
+		latest, ok, err := h.sessions.LastRun(ctx, key)
 		if err != nil {
 			return inv, nil, err
 		}
-		history = len(runs) > 0
-		if history && waiting(runs[len(runs)-1].Status) {
-			latest := runs[len(runs)-1]
+		history = ok
+		if history && waiting(latest.Status) {
 			evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: latest.ID, Kinds: []runtime.EventKind{runtime.EventInput, runtime.EventRunFinished}})
 			if err != nil {
 				return inv, nil, err

@@ -288,7 +288,11 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 				runs = append(runs, r.rec)
 			}
 		}
-		runs = keyed(runs, store.RunIndexKey, store.RunIndexPrefix(f), after, max)
+		if f.Newest {
+			runs = keyedBack(runs, store.RunIndexKey, store.RunIndexPrefix(f), after, max)
+		} else {
+			runs = keyed(runs, store.RunIndexKey, store.RunIndexPrefix(f), after, max)
+		}
 		for i := range runs {
 			runs[i] = cloneRun(runs[i])
 		}
@@ -299,17 +303,29 @@ func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, s
 // keyed returns the items whose key is under prefix and after after, in
 // key order, at most max of them (0: all).
 func keyed[T any](items []T, key func(T) store.Key, prefix, after []byte, max int) []T {
+	return ordered(items, key, prefix, max, func(k store.Key) bool { return bytes.Compare(k, after) > 0 }, 1)
+}
+
+// keyedBack is keyed in descending key order, before before (nil: from the
+// last).
+func keyedBack[T any](items []T, key func(T) store.Key, prefix, before []byte, max int) []T {
+	return ordered(items, key, prefix, max, func(k store.Key) bool { return before == nil || bytes.Compare(k, before) < 0 }, -1)
+}
+
+// ordered returns the items whose key is under prefix and passes in, in key
+// order (dir 1) or its reverse (dir -1), at most max of them (0: all).
+func ordered[T any](items []T, key func(T) store.Key, prefix []byte, max int, in func(store.Key) bool, dir int) []T {
 	type entry struct {
 		key  store.Key
 		item T
 	}
 	var es []entry
 	for _, it := range items {
-		if k := key(it); bytes.HasPrefix(k, prefix) && bytes.Compare(k, after) > 0 {
+		if k := key(it); bytes.HasPrefix(k, prefix) && in(k) {
 			es = append(es, entry{k, it})
 		}
 	}
-	slices.SortFunc(es, func(a, b entry) int { return bytes.Compare(a.key, b.key) })
+	slices.SortFunc(es, func(a, b entry) int { return dir * bytes.Compare(a.key, b.key) })
 	if max > 0 && len(es) > max {
 		es = es[:max]
 	}

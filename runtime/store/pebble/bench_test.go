@@ -231,3 +231,47 @@ func BenchmarkGetSummaryNone(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSessionRuns reads a session's latest run, as the AG-UI and
+// OpenAI adapters do for every request on a thread: ListRuns newest first
+// with Limit 1 ("latest") against the listing of all its runs ("all"), at
+// 10 and 1,000 runs. The first stays flat as the session grows.
+func BenchmarkSessionRuns(b *testing.B) {
+	for _, n := range []int{10, 1000} {
+		s, err := Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		k := store.SessionKey{App: "a", User: "u", Session: "s"}
+		now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+		if _, _, err := s.GetOrCreateSession(ctx, k, now); err != nil {
+			b.Fatal(err)
+		}
+		for i := range n {
+			if err := s.CreateRun(ctx, store.Run{ID: fmt.Sprintf("run_%08d", i), Session: k, Runnable: "g", Status: store.RunCompleted, Created: now, Updated: now}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for _, c := range []struct {
+			name string
+			f    store.RunFilter
+			want int
+		}{
+			{"latest", store.RunFilter{App: "a", User: "u", Session: "s", Limit: 1, Newest: true}, 1},
+			{"all", store.RunFilter{App: "a", User: "u", Session: "s"}, n},
+		} {
+			b.Run(fmt.Sprintf("%s/runs=%d", c.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					runs, _, err := s.ListRuns(ctx, c.f)
+					if err != nil || len(runs) != c.want {
+						b.Fatal(len(runs), err)
+					}
+				}
+			})
+		}
+		if err := s.Close(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

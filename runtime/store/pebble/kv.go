@@ -97,14 +97,37 @@ func scan[T any](ctx context.Context, s *Store, prefix, after []byte, max int, r
 	if err != nil {
 		return nil, err
 	}
-	var out []T
 	ok := it.First()
 	// after is a whole key: no key extends it, and the next one is at or
 	// past its PrefixEnd.
 	if seek := store.PrefixEnd(after); after != nil && bytes.Compare(seek, prefix) > 0 {
 		ok = it.SeekGE(seek)
 	}
-	for ; ok && (max <= 0 || len(out) < max); ok = it.Next() {
+	return collect(ctx, it, ok, it.Next, max, read)
+}
+
+// scanBack is scan in descending key order, from the last key under prefix
+// before before (nil: the last key under prefix).
+func scanBack[T any](ctx context.Context, s *Store, prefix, before []byte, max int, read func(parts []store.Part, it iter) (T, bool, error)) ([]T, error) {
+	it, err := s.prefix(prefix)
+	if err != nil {
+		return nil, err
+	}
+	var ok bool
+	if before != nil {
+		ok = it.SeekLT(before)
+	} else {
+		ok = it.Last()
+	}
+	return collect(ctx, it, ok, it.Prev, max, read)
+}
+
+// collect reads the keys of it from its position (ok: it has one) on, each
+// move by step, into at most max items (0: all), and closes it.
+func collect[T any](ctx context.Context, it iter, ok bool, step func() bool, max int, read func(parts []store.Part, it iter) (T, bool, error)) ([]T, error) {
+	var out []T
+	var err error
+	for ; ok && (max <= 0 || len(out) < max); ok = step() {
 		if err = ctx.Err(); err != nil {
 			break
 		}

@@ -225,6 +225,10 @@ func (s *Store) EndRun(ctx context.Context, id string, events [][]byte, status s
 // reads each run's record for its status.
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
 	return store.List(ctx, s.gate.Enter, "list runs", f, func(after []byte, max int) ([]store.Run, error) {
+		scan := scan[store.Run]
+		if f.Newest {
+			scan = scanBack[store.Run]
+		}
 		return scan(ctx, s, store.RunIndexPrefix(f), after, max, func(parts []store.Part, _ iter) (store.Run, bool, error) {
 			r, err := s.getRun(parts[3].Str)
 			return r, err == nil && f.Selects(r), err

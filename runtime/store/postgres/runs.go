@@ -233,11 +233,19 @@ func (s *Store) endRun(ctx context.Context, id string, events [][]byte, status s
 func (s *Store) ListRuns(ctx context.Context, f store.RunFilter) ([]store.Run, string, error) {
 	return store.List(ctx, s.gate.Enter, "list runs", f, func(after []byte, max int) ([]store.Run, error) {
 		prefix := []byte(store.RunIndexPrefix(f))
-		rows, err := s.pool.Query(ctx, `SELECT `+runCols+` FROM runs
+		q := `SELECT ` + runCols + ` FROM runs
 			WHERE index_key >= $1 AND ($2::bytea IS NULL OR index_key < $2) AND index_key > $3
 			  AND ($4::bytea IS NULL OR status = $4)
-			ORDER BY index_key LIMIT $5`,
-			prefix, store.PrefixEnd(prefix), append([]byte{}, after...), nullable(string(f.Status)), limitArg(max))
+			ORDER BY index_key LIMIT $5`
+		start := append([]byte{}, after...) // "": from the first
+		if f.Newest {
+			q = `SELECT ` + runCols + ` FROM runs
+			WHERE index_key >= $1 AND ($2::bytea IS NULL OR index_key < $2) AND ($3::bytea IS NULL OR index_key < $3)
+			  AND ($4::bytea IS NULL OR status = $4)
+			ORDER BY index_key DESC LIMIT $5`
+			start = after // nil: from the last
+		}
+		rows, err := s.pool.Query(ctx, q, prefix, store.PrefixEnd(prefix), start, nullable(string(f.Status)), limitArg(max))
 		if err != nil {
 			return nil, err
 		}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 	"time"
 
@@ -381,47 +382,52 @@ func testListRuns(t *testing.T, s store.Store) {
 	for _, base := range filters {
 		for _, status := range append([]store.RunStatus{""}, statuses...) {
 			for _, limit := range []int{0, 1, 2, 3, 5, 100} {
-				f := base
-				f.Status, f.Limit = status, limit
-				var want []string
-				for _, r := range all {
-					if (f.App == "" || r.Session.App == f.App) && (f.User == "" || r.Session.User == f.User) &&
-						(f.Session == "" || r.Session.Session == f.Session) && (f.Status == "" || r.Status == f.Status) {
-						want = append(want, r.ID)
-					}
-				}
-				var got []string
-				pages := 0
-				for {
-					page, next, err := s.ListRuns(ctx, f)
-					must(t, err)
-					pages++
-					if limit > 0 && len(page) > limit {
-						t.Fatalf("%+v: page of %d runs", f, len(page))
-					}
-					for _, r := range page {
-						got = append(got, r.ID)
-						if f.Status != "" && r.Status != f.Status {
-							t.Errorf("%+v: run %s has status %s", f, r.ID, r.Status)
+				for _, newest := range []bool{false, true} {
+					f := base
+					f.Status, f.Limit, f.Newest = status, limit, newest
+					var want []string
+					for _, r := range all {
+						if (f.App == "" || r.Session.App == f.App) && (f.User == "" || r.Session.User == f.User) &&
+							(f.Session == "" || r.Session.Session == f.Session) && (f.Status == "" || r.Status == f.Status) {
+							want = append(want, r.ID)
 						}
 					}
-					if next == "" {
-						break
+					if newest {
+						slices.Reverse(want)
 					}
-					if pages > len(all)+1 {
-						t.Fatalf("%+v: paging does not end", f)
+					var got []string
+					pages := 0
+					for {
+						page, next, err := s.ListRuns(ctx, f)
+						must(t, err)
+						pages++
+						if limit > 0 && len(page) > limit {
+							t.Fatalf("%+v: page of %d runs", f, len(page))
+						}
+						for _, r := range page {
+							got = append(got, r.ID)
+							if f.Status != "" && r.Status != f.Status {
+								t.Errorf("%+v: run %s has status %s", f, r.ID, r.Status)
+							}
+						}
+						if next == "" {
+							break
+						}
+						if pages > len(all)+1 {
+							t.Fatalf("%+v: paging does not end", f)
+						}
+						f.Cursor = next
 					}
-					f.Cursor = next
-				}
-				if fmt.Sprint(got) != fmt.Sprint(want) {
-					t.Errorf("ListRuns(%+v) = %v, want %v", base, got, want)
-				}
-				wantPages := 1
-				if limit > 0 && len(want) > limit {
-					wantPages = (len(want) + limit - 1) / limit
-				}
-				if pages != wantPages {
-					t.Errorf("ListRuns(%+v, status %q, limit %d): %d pages, want %d", base, status, limit, pages, wantPages)
+					if fmt.Sprint(got) != fmt.Sprint(want) {
+						t.Errorf("ListRuns(%+v, newest %v) = %v, want %v", base, newest, got, want)
+					}
+					wantPages := 1
+					if limit > 0 && len(want) > limit {
+						wantPages = (len(want) + limit - 1) / limit
+					}
+					if pages != wantPages {
+						t.Errorf("ListRuns(%+v, status %q, limit %d, newest %v): %d pages, want %d", base, status, limit, newest, pages, wantPages)
+					}
 				}
 			}
 		}
