@@ -188,7 +188,9 @@ func (s *Store) applyDeferred(b *pebble.Batch) error {
 // apply commits b synced and closes it, then records the WAL mark. An
 // error from the engine names the file it is about.
 func (s *Store) apply(b *pebble.Batch) error {
+	s.group.committing.Add(1)
 	err := guard(s.dir, "commit", func() error { return b.Commit(pebble.Sync) })
+	s.group.committing.Add(-1)
 	err = errors.Join(err, b.Close())
 	if err != nil {
 		return namePebbleError(s.dir, "commit", err)

@@ -65,6 +65,7 @@ type Store struct {
 	// readOnly: opened for checking; nothing is written, the seal is kept.
 	readOnly bool
 	mark     *walMark
+	group    *groupCommit
 
 	// gate: operations pass it, Close shuts it, so Close waits for
 	// operations in flight and later ones see ErrClosed.
@@ -106,11 +107,12 @@ func open(dir string, opts *Options, readOnly bool) (*Store, error) {
 		return nil, err
 	}
 	mark := &walMark{dir: dir}
-	db, st, err := openDB(dir, opts, lock, readOnly, mark)
+	gc := &groupCommit{}
+	db, st, err := openDB(dir, opts, lock, readOnly, mark, gc)
 	if err != nil {
 		return nil, errors.Join(err, unlockDir(dir, lock))
 	}
-	s := &Store{dir: dir, db: db, lock: lock, readOnly: readOnly, mark: mark}
+	s := &Store{dir: dir, db: db, lock: lock, readOnly: readOnly, mark: mark, group: gc}
 	s.LeaseRules.Step = s.stepLease
 	err = guard(dir, "open store", func() error { return s.checkLayout(st.exists) })
 	if err == nil && !readOnly {
@@ -123,7 +125,7 @@ func open(dir string, opts *Options, readOnly bool) (*Store, error) {
 }
 
 // openDB checks dir and opens Pebble on it.
-func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *walMark) (*pebble.DB, dirState, error) {
+func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *walMark, gc *groupCommit) (*pebble.DB, dirState, error) {
 	st, err := preflight(dir)
 	if err != nil {
 		return nil, st, err
@@ -162,6 +164,9 @@ func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *w
 	po.EventListener = events(po.Logger, mark)
 	if mark != nil {
 		po.FS = walFS{FS: vfs.Default, mark: mark}
+	}
+	if gc != nil {
+		po.WALMinSyncInterval = gc.minSyncInterval
 	}
 	size := opts.CacheSize
 	if size <= 0 {
