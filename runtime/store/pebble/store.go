@@ -163,7 +163,10 @@ func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *w
 	}
 	po.EventListener = events(po.Logger, mark)
 	if mark != nil {
+		// Under Pebble's own middleware (disk-health checks), as when
+		// no FS is given.
 		po.FS = walFS{FS: vfs.Default, mark: mark}
+		po.WithFSDefaults()
 	}
 	if gc != nil {
 		po.WALMinSyncInterval = gc.minSyncInterval
