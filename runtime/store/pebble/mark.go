@@ -206,6 +206,32 @@ func readMark(dir string) (num uint32, size int64, ok bool) {
 	return binary.BigEndian.Uint32(b[4:]), int64(binary.BigEndian.Uint64(b[8:])), true
 }
 
+// recycledTail reports whether the bytes of a log past end, where its
+// valid records stop, are those of an earlier log it was recycled from: at
+// the first block boundary from end (every block of a log starts with a
+// chunk) a valid chunk of a log numbered below num. The records then end
+// at end. A mark of a recycled log may claim more than that: one written
+// before stop 36 recorded the file's length (its fstat), and one written
+// since may count bytes a power loss took back to the old log's. Bytes
+// that are no log's chunks (cut, zeroed, damaged) are not such a tail.
+func recycledTail(data []byte, end int, num uint32) bool {
+	b := (end + walBlockSize - 1) / walBlockSize * walBlockSize
+	if b+walRecycledHeader > len(data) {
+		return false
+	}
+	switch enc := data[b+6]; {
+	case enc >= 5 && enc <= 12: // recycled and WAL-sync chunks carry their log number
+	default:
+		return false
+	}
+	prev := binary.LittleEndian.Uint32(data[b+7:])
+	if prev == 0 || prev >= num {
+		return false
+	}
+	_, _, _, ok := chunkAt(data, b, prev)
+	return ok
+}
+
 // checkMark refuses a store whose live WAL holds fewer valid records than
 // the mark says were committed. A sealed store is checked by its seal.
 func checkMark(dir string) error {
@@ -224,7 +250,7 @@ func checkMark(dir string) error {
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", dir, err)
 	}
-	if f := scanWAL(data, num); int64(f.end) < size {
+	if f := scanWAL(data, num); int64(f.end) < size && !recycledTail(data, f.end, num) {
 		return damage(dir, name, fmt.Sprintf("the WAL holds valid records through offset %d, but %d bytes had been committed (says %s): committed records would be dropped", f.end, size, markFile), nil)
 	}
 	return nil
