@@ -5,11 +5,13 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/agentc/agentc/runtime"
@@ -187,6 +189,55 @@ type EventFilter struct {
 	FilterKey string
 }
 
+// encodedPrefix is how an event of this build's codec is encoded
+// (runtime.EncodeEvent).
+var encodedPrefix = []byte(`{"v":` + strconv.Itoa(runtime.EventCodecVersion) + `,`)
+
+// skips reports whether the encoded event b is, by its top-level "kind" or
+// "run" member, of a kind or run f rules out, so that it need not be
+// decoded. Only an encoding of this build's codec is read so: EncodeEvent
+// writes "id", "kind", "time", "app", "user", "session", then "run" when
+// set, before any payload, and a JSON string holds no unescaped quote, so
+// the first `,"kind":"` is the event's kind and the first `,"run":"` its
+// run (or, without one, a member of a payload: the event has no run, and
+// a run f asks for is not it). A value with an escape is not read: such
+// an event is decoded.
+func (f *EventFilter) skips(b []byte) bool {
+	if f.Run == "" && len(f.Kinds) == 0 || !bytes.HasPrefix(b, encodedPrefix) {
+		return false
+	}
+	if len(f.Kinds) > 0 {
+		if v, ok := stringMember(b, kindKey); ok && !slices.ContainsFunc(f.Kinds, func(k runtime.EventKind) bool { return string(v) == string(k) }) {
+			return true
+		}
+	}
+	if f.Run != "" {
+		v, ok := stringMember(b, runKey)
+		if !ok {
+			return !bytes.Contains(b, runKey) // no run at all; with an escape, decode
+		}
+		return string(v) != f.Run
+	}
+	return false
+}
+
+var kindKey, runKey = []byte(`,"kind":"`), []byte(`,"run":"`)
+
+// stringMember returns the value of the first string member b holds under
+// key (`,"name":"`), when it has no escape.
+func stringMember(b, key []byte) ([]byte, bool) {
+	i := bytes.Index(b, key)
+	if i < 0 {
+		return nil, false
+	}
+	v := b[i+len(key):]
+	j := bytes.IndexByte(v, '"')
+	if j < 0 || bytes.IndexByte(v[:j], '\\') >= 0 {
+		return nil, false
+	}
+	return v[:j], true
+}
+
 func (f *EventFilter) match(e *runtime.Event) bool {
 	if f.Run != "" && e.Run != f.Run {
 		return false
@@ -203,7 +254,9 @@ func (f *EventFilter) match(e *runtime.Event) bool {
 
 // Events returns the session's ledger events matching f, in ledger order,
 // each with its Seq. A stored event that does not decode is an error naming
-// its sequence number.
+// its sequence number, unless its encoding already shows that f's run or
+// kinds rule it out (EventFilter.skips): a run's events are read out of a
+// long session without decoding the other runs'.
 func (s *Service) Events(ctx context.Context, key store.SessionKey, f EventFilter) ([]*runtime.Event, error) {
 	const page = 512
 	var out []*runtime.Event
@@ -214,6 +267,9 @@ func (s *Service) Events(ctx context.Context, key store.SessionKey, f EventFilte
 			return nil, fmt.Errorf("session %s: list events: %w", key, err)
 		}
 		for _, en := range entries {
+			if f.skips(en.Data) {
+				continue
+			}
 			e, err := runtime.DecodeEvent(en.Data)
 			if err != nil {
 				return nil, fmt.Errorf("session %s: event %d: %w", key, en.Seq, err)

@@ -1,0 +1,161 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/agentc/agentc/runtime"
+	"github.com/agentc/agentc/runtime/store"
+	"github.com/agentc/agentc/runtime/store/memory"
+)
+
+// TestSkipsOnlyWhatCannotMatch: an event EventFilter.skips passes over
+// without decoding is one match would have refused, for runs with and
+// without escapes, events without a run, and payloads holding a "run"
+// member of their own; and it does pass over most of another run's events.
+func TestSkipsOnlyWhatCannotMatch(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var evs []*runtime.Event
+	for _, run := range []string{"run_a", "run_b", "", `run_"q`, `run_\b`} {
+		for _, kind := range []runtime.EventKind{runtime.EventInput, runtime.EventModelDelta, runtime.EventRunFinished} {
+			e := &runtime.Event{ID: "e" + fmt.Sprint(len(evs)), Kind: kind, Time: at, App: "a", User: `u"x`, Session: `s,"run":"run_a"`, Run: run, Text: `,"run":"run_a"`}
+			if kind == runtime.EventRunFinished {
+				e.Status = runtime.StatusCompleted
+				e.Output = json.RawMessage(`{"x":1,"run":"run_a","kind":"input"}`)
+			}
+			evs = append(evs, e)
+		}
+	}
+	filters := []EventFilter{{}}
+	for _, run := range []string{"", "run_a", "run_b", `run_"q`, `run_\b`, "run_c"} {
+		for _, kinds := range [][]runtime.EventKind{nil, {runtime.EventInput}, {runtime.EventRunFinished, runtime.EventModelDelta}} {
+			filters = append(filters, EventFilter{Run: run, Kinds: kinds})
+		}
+	}
+	skipped := 0
+	for _, e := range evs {
+		b, err := runtime.EncodeEvent(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := runtime.DecodeEvent(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range filters {
+			if f.skips(b) {
+				skipped++
+				if f.match(d) {
+					t.Errorf("filter %+v skips %s, which it matches", f, b)
+				}
+			}
+		}
+	}
+	if skipped < len(evs)*len(filters)/3 {
+		t.Errorf("only %d of %d (event, filter) pairs skipped", skipped, len(evs)*len(filters))
+	}
+	// Another codec's encoding is never skipped: it is decoded, and its
+	// error reported.
+	other := []byte(`{"v":2,"id":"x","kind":"input","run":"run_b"}`)
+	if (&EventFilter{Run: "run_a"}).skips(other) {
+		t.Error("an event of another codec version is skipped")
+	}
+}
+
+// TestEventsOfARun: Events with a run filter returns that run's events from
+// a session of many runs; an event that does not decode is still an error
+// when it is of the run asked for, and not when its run rules it out.
+func TestEventsOfARun(t *testing.T) {
+	ctx := context.Background()
+	st := memory.New()
+	svc := New(st)
+	k := store.SessionKey{App: "a", User: "u", Session: "s"}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if _, _, err := st.GetOrCreateSession(ctx, k, now); err != nil {
+		t.Fatal(err)
+	}
+	var raw [][]byte
+	for r := range 50 {
+		for i, kind := range []runtime.EventKind{runtime.EventInput, runtime.EventModelDelta, runtime.EventRunFinished} {
+			b, err := runtime.EncodeEvent(&runtime.Event{ID: fmt.Sprintf("e%d-%d", r, i), Kind: kind, Time: now, App: k.App, User: k.User, Session: k.Session,
+				Run: fmt.Sprintf("run_%02d", r), Status: runtime.StatusCompleted, Persisted: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw = append(raw, b)
+		}
+	}
+	// A damaged event of run_10 (its run member readable, the rest not).
+	raw = append(raw, []byte(`{"v":1,"id":"bad","kind":"input","time":"2026-01-02T03:04:05Z","app":"a","user":"u","session":"s","run":"run_10",`))
+	if _, err := st.AppendEvents(ctx, k, raw, now); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Events(ctx, k, EventFilter{Run: "run_49", Kinds: []runtime.EventKind{runtime.EventRunFinished, runtime.EventInput}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != "e49-0" || got[1].ID != "e49-2" || got[1].Seq != 49*3+3 {
+		t.Fatalf("run_49's input and run_finished: %+v", got)
+	}
+	if _, err := svc.Events(ctx, k, EventFilter{Run: "run_10"}); err == nil || errors.Is(err, context.Canceled) {
+		t.Fatalf("a damaged event of the run asked for: %v, want an error", err)
+	}
+}
+
+// BenchmarkEventsOfARun reads the last run's run_finished out of a session
+// of 500 runs (5,000 events) on the memory store: "run" with the run and
+// kind filter (the other runs' events are passed over undecoded), against
+// "decode-all", a filter only a decoded event can be tested by.
+func BenchmarkEventsOfARun(b *testing.B) {
+	ctx := context.Background()
+	st := memory.New()
+	svc := New(st)
+	k := store.SessionKey{App: "a", User: "u", Session: "s"}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if _, _, err := st.GetOrCreateSession(ctx, k, now); err != nil {
+		b.Fatal(err)
+	}
+	var raw [][]byte
+	for r := range 500 {
+		for i := range 10 {
+			kind := runtime.EventModelDelta
+			switch i {
+			case 0:
+				kind = runtime.EventInput
+			case 9:
+				kind = runtime.EventRunFinished
+			}
+			e, err := runtime.EncodeEvent(&runtime.Event{ID: fmt.Sprintf("e%d-%d", r, i), Kind: kind, Time: now, App: k.App, User: k.User, Session: k.Session,
+				Run: fmt.Sprintf("run_%03d", r), Node: "chat", Text: "a delta of the model's reply, of some length", Persisted: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			raw = append(raw, e)
+		}
+	}
+	if _, err := st.AppendEvents(ctx, k, raw, now); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		f    EventFilter
+		want int
+	}{
+		{"run", EventFilter{Run: "run_499", Kinds: []runtime.EventKind{runtime.EventRunFinished}}, 1},
+		{"decode-all", EventFilter{FilterKey: "nosuch"}, 0},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				evs, err := svc.Events(ctx, k, c.f)
+				if err != nil || len(evs) != c.want {
+					b.Fatal(len(evs), err)
+				}
+			}
+		})
+	}
+}
