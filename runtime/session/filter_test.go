@@ -71,37 +71,16 @@ func TestSkipsOnlyWhatCannotMatch(t *testing.T) {
 // when it is of the run asked for, and not when its run rules it out.
 func TestEventsOfARun(t *testing.T) {
 	ctx := context.Background()
-	st := memory.New()
-	svc := New(st)
-	k := store.SessionKey{App: "a", User: "u", Session: "s"}
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	if _, _, err := st.GetOrCreateSession(ctx, k, now); err != nil {
-		t.Fatal(err)
-	}
-	var raw [][]byte
-	for r := range 50 {
-		for i, kind := range []runtime.EventKind{runtime.EventInput, runtime.EventModelDelta, runtime.EventRunFinished} {
-			b, err := runtime.EncodeEvent(&runtime.Event{ID: fmt.Sprintf("e%d-%d", r, i), Kind: kind, Time: now, App: k.App, User: k.User, Session: k.Session,
-				Run: fmt.Sprintf("run_%02d", r), Status: runtime.StatusCompleted, Persisted: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			raw = append(raw, b)
-		}
-	}
-	// A damaged event of run_10 (its run member readable, the rest not).
-	raw = append(raw, []byte(`{"v":1,"id":"bad","kind":"input","time":"2026-01-02T03:04:05Z","app":"a","user":"u","session":"s","run":"run_10",`))
-	if _, err := st.AppendEvents(ctx, k, raw, now); err != nil {
-		t.Fatal(err)
-	}
-	got, err := svc.Events(ctx, k, EventFilter{Run: "run_49", Kinds: []runtime.EventKind{runtime.EventRunFinished, runtime.EventInput}})
+	// A damaged event of run_010 (its run member readable, the rest not).
+	svc, k := runsLedger(t, 50, 3, []byte(`{"v":1,"id":"bad","kind":"input","time":"2026-01-02T03:04:05Z","app":"a","user":"u","session":"s","run":"run_010",`))
+	got, err := svc.Events(ctx, k, EventFilter{Run: "run_049", Kinds: []runtime.EventKind{runtime.EventRunFinished, runtime.EventInput}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(got) != 2 || got[0].ID != "e49-0" || got[1].ID != "e49-2" || got[1].Seq != 49*3+3 {
-		t.Fatalf("run_49's input and run_finished: %+v", got)
+		t.Fatalf("run_049's input and run_finished: %+v", got)
 	}
-	if _, err := svc.Events(ctx, k, EventFilter{Run: "run_10"}); err == nil || errors.Is(err, context.Canceled) {
+	if _, err := svc.Events(ctx, k, EventFilter{Run: "run_010"}); err == nil || errors.Is(err, context.Canceled) {
 		t.Fatalf("a damaged event of the run asked for: %v, want an error", err)
 	}
 }
@@ -112,34 +91,7 @@ func TestEventsOfARun(t *testing.T) {
 // "decode-all", a filter only a decoded event can be tested by.
 func BenchmarkEventsOfARun(b *testing.B) {
 	ctx := context.Background()
-	st := memory.New()
-	svc := New(st)
-	k := store.SessionKey{App: "a", User: "u", Session: "s"}
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	if _, _, err := st.GetOrCreateSession(ctx, k, now); err != nil {
-		b.Fatal(err)
-	}
-	var raw [][]byte
-	for r := range 500 {
-		for i := range 10 {
-			kind := runtime.EventModelDelta
-			switch i {
-			case 0:
-				kind = runtime.EventInput
-			case 9:
-				kind = runtime.EventRunFinished
-			}
-			e, err := runtime.EncodeEvent(&runtime.Event{ID: fmt.Sprintf("e%d-%d", r, i), Kind: kind, Time: now, App: k.App, User: k.User, Session: k.Session,
-				Run: fmt.Sprintf("run_%03d", r), Node: "chat", Text: "a delta of the model's reply, of some length", Persisted: true})
-			if err != nil {
-				b.Fatal(err)
-			}
-			raw = append(raw, e)
-		}
-	}
-	if _, err := st.AppendEvents(ctx, k, raw, now); err != nil {
-		b.Fatal(err)
-	}
+	svc, k := runsLedger(b, 500, 10)
 	for _, c := range []struct {
 		name string
 		f    EventFilter
@@ -158,4 +110,41 @@ func BenchmarkEventsOfARun(b *testing.B) {
 			}
 		})
 	}
+}
+
+// runsLedger returns a Service over the memory store and the key of a
+// session of runs runs run_000, run_001, … of perRun events each (an
+// input, model deltas, a run_finished; ids e<run>-<i>), then the raw
+// events extra.
+func runsLedger(tb testing.TB, runs, perRun int, extra ...[]byte) (*Service, store.SessionKey) {
+	tb.Helper()
+	ctx := context.Background()
+	st := memory.New()
+	k := store.SessionKey{App: "a", User: "u", Session: "s"}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	if _, _, err := st.GetOrCreateSession(ctx, k, now); err != nil {
+		tb.Fatal(err)
+	}
+	var raw [][]byte
+	for r := range runs {
+		for i := range perRun {
+			kind := runtime.EventModelDelta
+			switch i {
+			case 0:
+				kind = runtime.EventInput
+			case perRun - 1:
+				kind = runtime.EventRunFinished
+			}
+			e, err := runtime.EncodeEvent(&runtime.Event{ID: fmt.Sprintf("e%d-%d", r, i), Kind: kind, Time: now, App: k.App, User: k.User, Session: k.Session,
+				Run: fmt.Sprintf("run_%03d", r), Node: "chat", Text: "a delta of the model's reply, of some length", Status: runtime.StatusCompleted, Persisted: true})
+			if err != nil {
+				tb.Fatal(err)
+			}
+			raw = append(raw, e)
+		}
+	}
+	if _, err := st.AppendEvents(ctx, k, append(raw, extra...), now); err != nil {
+		tb.Fatal(err)
+	}
+	return New(st), k
 }
