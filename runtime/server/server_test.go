@@ -41,12 +41,15 @@ func (chattyModel) Generate(_ context.Context, _ *runtime.ModelRequest, delta fu
 	return &runtime.ModelResponse{Text: "ok!", FinishReason: "stop"}, nil
 }
 
-func backend(t *testing.T) *server.Backend {
+func backend(t *testing.T) *server.Backend { return backendWith(t, quietModel{}) }
+
+// backendWith is a Backend over the memory store whose one agent calls m.
+func backendWith(t *testing.T, m runtime.Model) *server.Backend {
 	t.Helper()
 	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
 	prog := runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
 	st := memory.New()
-	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": quietModel{}},
+	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": m},
 		Clock: &runtimetest.Clock{RealTimers: true}, Entropy: &runtimetest.Entropy{}})
 	if err != nil {
 		t.Fatal(err)
@@ -516,15 +519,7 @@ func TestMetricsUserCardinality(t *testing.T) {
 // TestRunEventsCounted: every event a run hands over is counted under its
 // protocol and kind, run after run (a run keeps the counters it found).
 func TestRunEventsCounted(t *testing.T) {
-	src := "workflow w \"W\"\nmodel m { provider = openai, name = \"x\" }\nagent a llm \"A\" { model = m }\n"
-	prog := runtimetest.Compile(t, fstest.MapFS{"w.agent": {Data: []byte(src)}}, "w.agent")
-	st := memory.New()
-	r, err := runtime.NewRunner(runtime.RunnerConfig{Store: st, Program: prog, Models: map[string]runtime.Model{"m": chattyModel{}},
-		Clock: &runtimetest.Clock{RealTimers: true}, Entropy: &runtimetest.Entropy{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := &server.Backend{Runner: r, Docs: st, Clock: &runtimetest.Clock{RealTimers: true}, Metrics: server.NewMetrics()}
+	b := backendWith(t, chattyModel{})
 	want := map[string]int{}
 	for i := range 3 {
 		run, err := b.Start(context.Background(), "test", runtime.Invocation{User: "u", Session: fmt.Sprintf("s%d", i), Input: "hi"})
