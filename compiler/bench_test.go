@@ -7,6 +7,7 @@ import (
 	"testing/fstest"
 	"time"
 
+	"github.com/agentc/agentc/internal/cputime"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/stdlib"
 )
@@ -118,7 +119,7 @@ func benchCheck(b *testing.B, stages int) {
 	checkClean(b, cfg, pkg)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		Check(cfg, pkg)
 	}
@@ -127,7 +128,7 @@ func benchCheck(b *testing.B, stages int) {
 
 func reportCPU(b *testing.B, start time.Duration) {
 	if b.N > 0 {
-		b.ReportMetric(float64(cpuTime()-start)/float64(b.N)/1e6, "cpu-ms/op")
+		b.ReportMetric(float64(cputime.Process()-start)/float64(b.N)/1e6, "cpu-ms/op")
 	}
 }
 
@@ -143,7 +144,7 @@ func benchParseCheck(b *testing.B, lines int) {
 	b.SetBytes(int64(len(src)))
 	b.ReportMetric(float64(strings.Count(src, "\n")), "lines")
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		cfg, pkg := loadGenerated(b, src)
 		Check(cfg, pkg)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/internal/cputime"
 )
 
 // Benchmarks of Compile: Check, lowering, encoding and verification of the
@@ -20,7 +21,7 @@ func benchCompile(b *testing.B, stages int) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	start := time.Now()
 	for b.Loop() {
 		Compile(cfg, pkg)
@@ -49,7 +50,7 @@ func BenchmarkLower1k(b *testing.B) {
 	info := checkClean(b, cfg, pkg)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		prog, ds := lower(info)
 		if prog == nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/agentc/agentc/internal/cputime"
 	"github.com/agentc/agentc/lang/diag"
 	"github.com/agentc/agentc/stdlib"
 )
@@ -100,7 +101,7 @@ func benchScale(b *testing.B, gen func(int) string, n int) {
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		compileSourceOnce(b, src)
 	}

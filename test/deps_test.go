@@ -114,6 +114,8 @@ var allowed = map[string][]string{
 	"internal/upgradetest": {"compiler/bytecode", "runtime/runtimetest"},
 	// The test PostgreSQL server and throwaway schemas in it.
 	"internal/pgtest": {},
+	// The process's CPU time, for benchmarks and harnesses.
+	"internal/cputime": {},
 	// The commands over the files a person names, each compiled in its
 	// project: agentc test (test blocks offline), agentc mcp lock.
 	"internal/batch": {"compiler/project", "lang/diag", "runtime/assemble", "runtime/testrun"},

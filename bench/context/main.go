@@ -65,10 +65,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/agentc/agentc/internal/cputime"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/history"
 	"github.com/agentc/agentc/runtime/recall"
@@ -571,13 +571,13 @@ func bench(cfg config) (*Report, error) {
 			return nil, err
 		}
 		rep.OpenMs = round(float64(time.Since(start).Microseconds()) / 1000)
-		start, c0 := time.Now(), cpuTime()
+		start, c0 := time.Now(), cputime.Process()
 		idx = recall.NewIndex(st, nil)
 		if _, err := idx.Search(ctx, recall.SearchRequest{Session: cur, Query: facts[len(facts)-1].query, Scope: recall.ScopeAllSessions, TopK: 5}); err != nil {
 			return nil, err
 		}
 		rep.ReadyMs = round(float64(time.Since(start).Microseconds()) / 1000)
-		rep.ReadyCPUMs = round(float64((cpuTime() - c0).Microseconds()) / 1000)
+		rep.ReadyCPUMs = round(float64((cputime.Process() - c0).Microseconds()) / 1000)
 	}
 	search, load := recall.NewSearchTool(idx, nil), recall.NewLoadTool(idx, nil)
 	type outcome struct {
@@ -596,12 +596,12 @@ func bench(cfg config) (*Report, error) {
 			scope = recall.ScopeCurrentHidden
 		}
 		args, _ := json.Marshal(map[string]any{"query": f.query, "scope": scope, "top_k": 5})
-		t0, c0 := time.Now(), cpuTime()
+		t0, c0 := time.Now(), cputime.Process()
 		out, err := search.Call(ctx, runtime.ToolRequest{Args: args, Session: cur})
 		if err != nil {
 			return nil, fmt.Errorf("search %q: %w", f.query, err)
 		}
-		o := outcome{f: f, searchT: time.Since(t0), searchCPU: cpuTime() - c0}
+		o := outcome{f: f, searchT: time.Since(t0), searchCPU: cputime.Process() - c0}
 		var res recall.SearchResult
 		if err := json.Unmarshal(out, &res); err != nil {
 			return nil, err
@@ -760,15 +760,6 @@ func tokens(ctx context.Context, st store.Store, key store.SessionKey, recallTex
 		t.WithRecall = round(1 - float64(t.Projected+t.RecallPerQuery)/float64(t.Full))
 	}
 	return t, nil
-}
-
-// cpuTime is the process's user and system CPU time so far.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func round(v float64) float64 { return float64(int(v*1000+0.5)) / 1000 }

@@ -68,6 +68,7 @@ import (
 
 	"github.com/agentc/agentc/bench/internal/benchobs"
 	"github.com/agentc/agentc/bench/internal/benchsrc"
+	"github.com/agentc/agentc/internal/cputime"
 	art "github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/model"
@@ -330,11 +331,9 @@ func (s stats) plus(before, after stats) stats {
 }
 
 func readStats() stats {
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	cpu := cputime.Process()
 	writes, disk := procIO()
 	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc, Writes: writes, Disk: disk, Socket: socketWrites.Load()}
 }

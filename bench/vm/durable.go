@@ -11,11 +11,11 @@ import (
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/agentc/agentc/bench/internal/benchsrc"
 	"github.com/agentc/agentc/compiler/bytecode"
+	"github.com/agentc/agentc/internal/cputime"
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/store"
@@ -262,9 +262,7 @@ func us(d time.Duration) float64 { return float64(d) / 1e3 }
 func processCost() (mallocs, cpuUS float64) {
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)
-	var ru syscall.Rusage
-	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return float64(ms.Mallocs), float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3
+	return float64(ms.Mallocs), float64(cputime.Process().Nanoseconds()) / 1e3
 }
 
 func (h *harness) concurrent(ctx context.Context) error {

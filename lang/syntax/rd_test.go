@@ -15,15 +15,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/alecthomas/participle/v2"
 	"github.com/alecthomas/participle/v2/lexer"
 
+	"github.com/agentc/agentc/internal/cputime"
 	"github.com/agentc/agentc/lang/diag"
 )
 
@@ -786,11 +785,11 @@ func benchPipeline(b *testing.B, n int, parse func(string, []byte) (*File, []dia
 	}
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		parse("gen.agent", src)
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkLex10kLines isolates lexAll.
@@ -798,11 +797,11 @@ func BenchmarkLex10kLines(b *testing.B) {
 	src := generate(10_000)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		lexAll("gen.agent", src)
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // BenchmarkLexReference10kLines is BenchmarkLex10kLines with the original
@@ -811,19 +810,11 @@ func BenchmarkLexReference10kLines(b *testing.B) {
 	src := generate(10_000)
 	b.SetBytes(int64(len(src)))
 	b.ReportAllocs()
-	cpu := cpuTime()
+	cpu := cputime.Process()
 	for b.Loop() {
 		refLexAll("gen.agent", src)
 	}
-	b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	b.ReportMetric(float64(cputime.Process()-cpu)/float64(b.N), "cpu-ns/op")
 }
 
 // ---- lexer reference ----
