@@ -12,6 +12,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/agentc/agentc/internal/cputime"
 	"github.com/agentc/agentc/runtime/store"
 )
 
@@ -273,5 +274,102 @@ func BenchmarkSessionRuns(b *testing.B) {
 		if err := s.Close(); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkGrowth writes runs shaped as agentc's (an admission with its
+// input event, two step commits with checkpoints, journal entries and
+// events, an end with its last event: 14 records, about 4 KiB, in the
+// run, session, checkpoint, journal and event key ranges), 16 at a time,
+// into a store that grows by b.N runs, with this package's engine options
+// and with Pebble's default LSM shape (4 MiB memtables, 2 MiB L0 tables).
+// It reports the process's CPU time per run over the last quarter of the
+// runs, background flushes and compactions included (the store is quiet
+// before and after), and the bytes the engine wrote to tables per run
+// over all of them:
+//
+//	go test ./runtime/store/pebble -run '^$' -bench Growth -benchtime 160000x
+func BenchmarkGrowth(b *testing.B) {
+	for _, shape := range []struct {
+		name   string
+		engine func(*pebble.Options)
+	}{
+		{"agentc", nil},
+		{"pebble-default", func(po *pebble.Options) {
+			po.MemTableSize, po.TargetFileSizes = 0, [len(po.TargetFileSizes)]int64{}
+		}},
+	} {
+		b.Run(shape.name, func(b *testing.B) {
+			s, err := Open(benchDir(b), &Options{engine: shape.engine})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			event, state, entry := payload(415), payload(240), payload(90)
+			var next atomic.Int64
+			run := func() error {
+				i := next.Add(1)
+				id := fmt.Sprintf("run_%012d", i)
+				sk := store.SessionKey{App: "app", User: "u", Session: fmt.Sprintf("s%012d", i)}
+				now := t0.Add(time.Duration(i) * time.Millisecond)
+				if _, err := s.AdmitRun(ctx, store.Run{ID: id, Session: sk, Runnable: "main", Status: store.RunRunning, Created: now, Updated: now}, [][]byte{event}, now); err != nil {
+					return err
+				}
+				for step := range uint64(2) {
+					c := store.StepCommit{Checkpoint: store.Checkpoint{Run: id, Step: step, Kind: store.Full, State: state, Time: now},
+						Events: [][]byte{event, event}, Journal: [][]byte{entry}}
+					if _, err := s.CommitStep(ctx, c); err != nil {
+						return err
+					}
+				}
+				_, err := s.EndRun(ctx, id, [][]byte{event}, store.RunCompleted, nil, now)
+				return err
+			}
+			quiet := func() {
+				for n := 0; n < 2; {
+					if s.Background() > 0 {
+						n = 0
+					} else {
+						n++
+					}
+					time.Sleep(5 * time.Millisecond)
+				}
+			}
+			const writers = 16
+			head := b.N - b.N/4
+			var cpu0 time.Duration
+			for part, runs := range []int{head, b.N - head} {
+				if part == 1 {
+					quiet()
+					cpu0 = cputime.Process()
+				}
+				var wg sync.WaitGroup
+				var failed atomic.Pointer[error]
+				for w := range writers {
+					wg.Go(func() {
+						for i := w; i < runs; i += writers {
+							if err := run(); err != nil {
+								failed.CompareAndSwap(nil, &err)
+								return
+							}
+						}
+					})
+				}
+				wg.Wait()
+				if p := failed.Load(); p != nil {
+					b.Fatal(*p)
+				}
+			}
+			quiet()
+			if last := b.N - head; last > 0 {
+				b.ReportMetric(float64((cputime.Process()-cpu0).Microseconds())/float64(last), "cpu-µs/run")
+			}
+			m := s.db.Metrics()
+			var written uint64
+			for _, l := range m.Levels {
+				written += l.TableBytesFlushed + l.TableBytesCompacted
+			}
+			b.ReportMetric(float64(written)/float64(b.N), "table-B/run")
+		})
 	}
 }

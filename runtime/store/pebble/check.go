@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -351,6 +352,23 @@ func optionLines(text string) map[string]string {
 	return out
 }
 
+// earlierOption reports whether value is what an earlier agentc wrote for
+// the OPTIONS key: no filters (its first builds), and Pebble's default
+// LSM shape (before memTableSize).
+func earlierOption(key, value string) bool {
+	switch {
+	case strings.HasSuffix(key, ".filter_policy"):
+		return value == "none"
+	case key == "[Options].mem_table_size", key == "[Options].flush_split_bytes":
+		return value == "4194304"
+	case strings.HasPrefix(key, "[Level \"") && strings.HasSuffix(key, "\"].target_file_size"):
+		// 2 MiB in L0, doubling with each level below.
+		level, err := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(key, "[Level \""), "\"].target_file_size"))
+		return err == nil && level >= 0 && level < 7 && value == strconv.Itoa(2<<20<<level)
+	}
+	return false
+}
+
 // checkOptions compares the newest OPTIONS file with the options agentc
 // opens the store with. The engine rewrites the file on every open, so a
 // difference is damage to the file (a flip that still parses, a cut), not
@@ -373,9 +391,9 @@ func checkOptions(dir, name string, r *Report) {
 		}
 		g, ok := got[k]
 		switch {
-		case strings.HasSuffix(k, ".filter_policy") && g == "none":
-			// Written by an agentc before the tables had filters: the
-			// next open writes the file again with them.
+		case ok && g != want[k] && earlierOption(k, g):
+			// Written by an earlier agentc: the next open writes the
+			// file again with this build's options.
 		case !ok:
 			r.add(name, fmt.Sprintf("the file is damaged or cut: %s is missing", k))
 			return

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -135,6 +136,46 @@ func copyDir(t *testing.T, src, dst string) {
 		must(t, err)
 		must(t, os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644))
 	}
+}
+
+// crashCopy copies the files of the open store in src into dst as a crash
+// would leave them. The engine flushes and compacts in the background, so
+// a copy made while it adds a table and edits the manifest could hold an
+// edit naming a table the copy lacks, or a table half written: no crash
+// leaves that. The copy is made again until no file appeared, vanished or
+// changed size while it was made.
+func crashCopy(t *testing.T, src, dst string) {
+	t.Helper()
+	sizes := func() map[string]int64 {
+		es, err := os.ReadDir(src)
+		must(t, err)
+		out := map[string]int64{}
+		for _, e := range es {
+			if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+				out[e.Name()] = fi.Size()
+			}
+		}
+		return out
+	}
+	for range 100 {
+		before := sizes()
+		must(t, os.RemoveAll(dst))
+		must(t, os.MkdirAll(dst, 0o755))
+		whole := true
+		for name := range before {
+			b, err := os.ReadFile(filepath.Join(src, name))
+			if err != nil {
+				whole = false // removed by the engine while copying
+				break
+			}
+			must(t, os.WriteFile(filepath.Join(dst, name), b, 0o644))
+		}
+		if whole && maps.Equal(before, sizes()) {
+			return
+		}
+		time.Sleep(time.Millisecond)
+	}
+	t.Fatalf("copy %s: the store's files kept changing", src)
 }
 
 // damageKind is one way of damaging a file.

@@ -1,15 +1,16 @@
 package pebble
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/bloom"
 
 	"github.com/agentc/agentc/runtime/store"
 )
@@ -57,26 +58,45 @@ func TestTablesHaveFilters(t *testing.T) {
 	}
 }
 
-// TestCheckAcceptsUnfilteredOptions: the OPTIONS file of a store an older
-// agentc wrote (no filters) checks clean; a damaged filter_policy does not.
-func TestCheckAcceptsUnfilteredOptions(t *testing.T) {
-	cur := []byte(engineOptionsText())
-	for _, tc := range []struct {
-		value string
-		ok    bool
-	}{{"rocksdb.BuiltinBloomFilter", true}, {"none", true}, {"rocksdb.BuiltinBloomFiltex", false}} {
-		dir := t.TempDir()
-		b := bytes.ReplaceAll(cur, []byte("filter_policy=rocksdb.BuiltinBloomFilter"), []byte("filter_policy="+tc.value))
-		if !bytes.Contains(cur, []byte("filter_policy=rocksdb.BuiltinBloomFilter")) {
-			t.Fatalf("the options name no Bloom filter:\n%s", cur)
+// TestCheckAcceptsEarlierOptions: the OPTIONS file of a store an earlier
+// agentc wrote (no filters; Pebble's default memtables and table sizes)
+// checks clean; a damaged value of the same keys does not.
+func TestCheckAcceptsEarlierOptions(t *testing.T) {
+	text := func(po *pebble.Options) string {
+		po.EnsureDefaults()
+		return po.String()
+	}
+	unfiltered := text(&pebble.Options{FormatMajorVersion: formatVersion})
+	filtered := &pebble.Options{FormatMajorVersion: formatVersion}
+	for i := range filtered.Levels {
+		filtered.Levels[i].FilterPolicy = bloom.FilterPolicy(bloomBitsPerKey)
+	}
+	cur := engineOptionsText()
+	for _, want := range []string{"filter_policy=rocksdb.BuiltinBloomFilter", "mem_table_size=16777216", "flush_split_bytes=524288", "target_file_size=262144"} {
+		if !strings.Contains(cur, want) {
+			t.Fatalf("the options do not hold %s:\n%s", want, cur)
 		}
-		if err := os.WriteFile(filepath.Join(dir, "OPTIONS-000001"), b, 0o644); err != nil {
+	}
+	for _, tc := range []struct {
+		name, text string
+		ok         bool
+	}{
+		{"this build's", cur, true},
+		{"without filters", unfiltered, true},
+		{"with filters, Pebble's default shape", text(filtered), true},
+		{"a damaged filter", strings.ReplaceAll(cur, "filter_policy=rocksdb.BuiltinBloomFilter", "filter_policy=rocksdb.BuiltinBloomFiltex"), false},
+		{"a damaged memtable size", strings.Replace(cur, "mem_table_size=16777216", "mem_table_size=16777217", 1), false},
+		{"an earlier table size at the wrong level", strings.Replace(cur, "target_file_size=262144", "target_file_size=4194304", 1), false},
+		{"a damaged table size", strings.Replace(unfiltered, "target_file_size=2097152", "target_file_size=2097153", 1), false},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "OPTIONS-000001"), []byte(tc.text), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		r := &Report{}
 		checkOptions(dir, "OPTIONS-000001", r)
 		if r.OK() != tc.ok {
-			t.Errorf("filter_policy=%s: check ok %v, want %v (%+v)", tc.value, r.OK(), tc.ok, r.Problems)
+			t.Errorf("%s: check ok %v, want %v (%+v)", tc.name, r.OK(), tc.ok, r.Problems)
 		}
 	}
 }

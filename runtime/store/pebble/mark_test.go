@@ -25,7 +25,7 @@ func TestMarkOfRecycledWAL(t *testing.T) {
 	src := filepath.Join(base, "src")
 	s := mustOpen(t, src)
 	defer s.Close()
-	val := bytes.Repeat([]byte("x"), 4000)
+	val := bytes.Repeat([]byte("x"), 16000) // logs rotate with the memtables (memTableSize)
 	crashes, live := 0, uint32(0)
 	for i := 0; i < 8000 && crashes < 2; i++ {
 		key := fmt.Sprintf("k%06d", i)
@@ -47,8 +47,8 @@ func TestMarkOfRecycledWAL(t *testing.T) {
 		// A recycled log the new one has not filled yet: crash here.
 		crashes++
 		dst := filepath.Join(base, fmt.Sprintf("crash-%d", crashes))
-		copyDir(t, src, dst)
-		copyDir(t, src, dst+"-src") // as crashed, for the cases below
+		crashCopy(t, src, dst)
+		copyDir(t, dst, dst+"-src") // as crashed, for the cases below
 		c, err := Open(dst, nil)
 		if err != nil {
 			t.Fatalf("after write %d (live WAL %s, %d bytes long): a crash leaves a store that does not open: %v", i, name, len(data), err)

@@ -31,6 +31,10 @@ type Options struct {
 	CacheSize int64
 	// Logger receives Pebble's log lines (nil: errors only, to stderr).
 	Logger pebble.Logger
+
+	// engine changes the engine's options before the store opens (this
+	// package's benchmarks: Pebble's default LSM shape, for comparison).
+	engine func(*pebble.Options)
 }
 
 // DefaultCacheSize is the block cache of a Store opened without
@@ -43,14 +47,31 @@ const DefaultCacheSize = 64 << 20
 // positives for 1.25 bytes a key.
 const bloomBitsPerKey = 10
 
+// memTableSize and flushTableSize shape the LSM for agentc's writes
+// (spec/storage.md, "Engine tuning"). A run appends to half a dozen key
+// ranges at once (its run record, session, checkpoints, journal, events),
+// each at its range's end, so a flush with Pebble's defaults (4 MiB
+// memtables, 2 MiB L0 tables) writes tables that span every range, and
+// each L0 compaction rewrites the Lbase tables between their ends: most
+// of the level, again and again. Small flushed tables (256 KiB, so that a
+// flush is split where Lbase's tables begin) and larger memtables (more
+// of each range per flush) keep a compaction to the tables at the ranges'
+// ends.
+const (
+	memTableSize   = 16 << 20
+	flushTableSize = 256 << 10
+)
+
 // engineOptions are the Pebble options every store is opened, checked and
 // repaired with (the OPTIONS file a store writes, which check compares):
-// the pinned format, and a Bloom filter in every table, so that a point
-// read of a key a table does not hold (a new session's record, a new run
-// id's conflict probe, a reservation) is answered by the filter, not the
-// table's index and data blocks (spec/storage.md).
+// the pinned format, the LSM's shape (memTableSize), and a Bloom filter
+// in every table, so that a point read of a key a table does not hold (a
+// new session's record, a new run id's conflict probe, a reservation) is
+// answered by the filter, not the table's index and data blocks
+// (spec/storage.md).
 func engineOptions() *pebble.Options {
-	po := &pebble.Options{FormatMajorVersion: formatVersion}
+	po := &pebble.Options{FormatMajorVersion: formatVersion, MemTableSize: memTableSize}
+	po.TargetFileSizes[0] = flushTableSize // Lbase and below: twice the level above, as Pebble derives them
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(bloomBitsPerKey)
 	}
@@ -157,6 +178,9 @@ func openDB(dir string, opts *Options, lock *pebble.Lock, readOnly bool, mark *w
 		}
 	}
 	po := engineOptions()
+	if opts.engine != nil {
+		opts.engine(po)
+	}
 	po.Lock, po.Logger, po.ErrorIfNotExists, po.ReadOnly = lock, opts.Logger, st.exists, readOnly
 	if po.Logger == nil {
 		po.Logger = quietLogger{}
