@@ -14,6 +14,11 @@
 // difference between a protocol row and the baseline is the server's own
 // overhead (HTTP, auth, JSON, SSE, translation, metrics, logs).
 //
+// The same concurrency of callers is not the same concurrency of runs: a
+// server's clients spend part of each request on HTTP. Every row reports
+// the runs its Runner had in flight on average (runs_in_flight: the time
+// its runs took, summed, over the wall time).
+//
 // Each child has a store of its own, fresh, that the rounds grow alike, and
 // a round ends when its child's store runs no flush or compaction: each
 // side pays for exactly the background work its own writes cause (a
@@ -122,6 +127,9 @@ type row struct {
 	// ClientCPUus is the load generator's CPU per request (a protocol
 	// row's): on a machine of few cores, it competes with the server.
 	ClientCPUus float64 `json:"client_cpu_us_per_request,omitempty"`
+	// RunsInFlight is how many runs the Runner had in flight on average
+	// (stats.Runs over the wall time).
+	RunsInFlight float64 `json:"runs_in_flight,omitempty"`
 }
 
 // stats is the child's resource use so far.
@@ -132,6 +140,11 @@ type stats struct {
 	Socket  uint64        `json:"socket"` // writes to the server's connections (countingListener)
 	Disk    uint64        `json:"disk"`   // bytes written to storage (/proc/self/io write_bytes: the WAL, flushes, compactions)
 	Bytes   uint64        `json:"bytes"`
+	// Runs is the time the Runner's runs took, summed: over a round's
+	// wall time, the runs it had in flight on average (Little's law). The
+	// server child reads its agentc_run_seconds; the baseline sums its
+	// runs' latencies.
+	Runs time.Duration `json:"runs"`
 }
 
 func main() {
@@ -219,6 +232,7 @@ func serveChild(observe string) error {
 	// scripted, an empty environment and the instrumentation asked for
 	// (-observe; agentc serve runs "metrics" without OTEL_*).
 	metrics := server.NewMetrics()
+	childMetrics = metrics
 	obs, err := benchobs.New(context.Background(), observe, metrics)
 	if err != nil {
 		return err
@@ -327,7 +341,8 @@ func serveChild(observe string) error {
 // plus adds the difference after-before to s.
 func (s stats) plus(before, after stats) stats {
 	return stats{CPU: s.CPU + after.CPU - before.CPU, Mallocs: s.Mallocs + after.Mallocs - before.Mallocs, Bytes: s.Bytes + after.Bytes - before.Bytes,
-		Writes: s.Writes + after.Writes - before.Writes, Disk: s.Disk + after.Disk - before.Disk, Socket: s.Socket + after.Socket - before.Socket}
+		Writes: s.Writes + after.Writes - before.Writes, Disk: s.Disk + after.Disk - before.Disk, Socket: s.Socket + after.Socket - before.Socket,
+		Runs: s.Runs + after.Runs - before.Runs}
 }
 
 func readStats() stats {
@@ -335,7 +350,30 @@ func readStats() stats {
 	runtime.ReadMemStats(&ms)
 	cpu := cputime.Process()
 	writes, disk := procIO()
-	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc, Writes: writes, Disk: disk, Socket: socketWrites.Load()}
+	return stats{CPU: cpu, Mallocs: ms.Mallocs, Bytes: ms.TotalAlloc, Writes: writes, Disk: disk, Socket: socketWrites.Load(), Runs: runTime()}
+}
+
+// childMetrics is the server child's metrics (nil elsewhere).
+var childMetrics *server.Metrics
+
+// runTime is the time the server child's runs took so far: its
+// agentc_run_seconds_sum series, summed over protocols.
+func runTime() time.Duration {
+	if childMetrics == nil {
+		return 0
+	}
+	var b strings.Builder
+	_, _ = childMetrics.WriteTo(&b)
+	var sum float64
+	for line := range strings.Lines(b.String()) {
+		if rest, ok := strings.CutPrefix(line, "agentc_run_seconds_sum{"); ok {
+			if _, v, ok := strings.Cut(rest, "} "); ok {
+				f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				sum += f
+			}
+		}
+	}
+	return time.Duration(sum * float64(time.Second))
 }
 
 // procIO is the process's count of write system calls so far (socket
@@ -359,10 +397,16 @@ func procIO() (writes, disk uint64) {
 	return writes, disk
 }
 
-// quiesce waits until st runs no flush or compaction (seen twice, 5 ms
-// apart; at most 30 s), so that a round pays for the background work its
-// writes caused and the next round starts with none in flight.
+// quiesce flushes st's memtable and waits until st runs no flush or
+// compaction (seen twice, 5 ms apart; at most 30 s), so that a round pays
+// for the background work its writes caused and the next round starts
+// with none in flight. The flush: a round's writes (about 12 MiB for 3,000
+// runs) are less than a memtable (16 MiB), so without it the flush and
+// the compactions it starts fell in whichever round filled the memtable.
 func quiesce(st *pebble.Store) {
+	if err := st.Flush(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, "bench child: flush:", err)
+	}
 	deadline := time.Now().Add(30 * time.Second)
 	for quiet := 0; quiet < 2 && time.Now().Before(deadline); {
 		if st.Background() > 0 {
@@ -431,6 +475,9 @@ func direct(r *art.Runner, n, c int, prefix string, quiesce func()) directResult
 	})
 	quiesce()
 	res.After = readStats()
+	for _, d := range lat {
+		res.After.Runs += d
+	}
 	res.Lat = lat
 	res.Errors = int(errs.Load())
 	return res
@@ -914,11 +961,12 @@ func summarize(name string, lat []time.Duration, wall time.Duration, before, aft
 		Name: name, Requests: len(lat), Errors: errs,
 		RPS:   n / wall.Seconds(),
 		P50ms: q(0.50), P99ms: q(0.99),
-		CPUus:   float64((after.CPU - before.CPU).Microseconds()) / n,
-		Allocs:  float64(after.Mallocs-before.Mallocs) / n,
-		AllocKB: float64(after.Bytes-before.Bytes) / n / 1024,
-		Writes:  float64(after.Writes-before.Writes) / n,
-		Socket:  float64(after.Socket-before.Socket) / n,
-		DiskKB:  float64(after.Disk-before.Disk) / n / 1024,
+		CPUus:        float64((after.CPU - before.CPU).Microseconds()) / n,
+		Allocs:       float64(after.Mallocs-before.Mallocs) / n,
+		AllocKB:      float64(after.Bytes-before.Bytes) / n / 1024,
+		Writes:       float64(after.Writes-before.Writes) / n,
+		Socket:       float64(after.Socket-before.Socket) / n,
+		DiskKB:       float64(after.Disk-before.Disk) / n / 1024,
+		RunsInFlight: (after.Runs - before.Runs).Seconds() / wall.Seconds(),
 	}
 }

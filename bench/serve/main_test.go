@@ -37,8 +37,9 @@ func TestMain(m *testing.M) {
 // TestHarnessRuns drives every scenario with a handful of requests against
 // a real server child and the transport floor, so that the harness cannot
 // rot; it checks that the report covers every scenario, its baseline and
-// its floor, that no request failed and that every protocol and floor row
-// has a ratio. Times are not checked.
+// its floor, that no request failed, that every protocol and floor row
+// has a ratio, and that every row but the floors saw runs in flight.
+// Times are not checked.
 func TestHarnessRuns(t *testing.T) {
 	names := map[string]bool{}
 	for _, r := range runHarness(t, 4, 24, 4, "", "off") {
@@ -49,6 +50,11 @@ func TestHarnessRuns(t *testing.T) {
 		}
 		if !strings.HasPrefix(name, "baseline") && r.Ratio <= 0 {
 			t.Errorf("%s: no ratio to its baseline", r.Name)
+		}
+		// Runs were in flight in every round but the floor's, which
+		// runs none.
+		if !strings.Contains(name, "floor") && r.RunsInFlight <= 0 {
+			t.Errorf("%s: %.2f runs in flight", r.Name, r.RunsInFlight)
 		}
 		// Every response takes a write to its connection; the
 		// baseline's child serves no request.

@@ -284,8 +284,8 @@ func BenchmarkSessionRuns(b *testing.B) {
 // into a store that grows by b.N runs, with this package's engine options
 // and with Pebble's default LSM shape (4 MiB memtables, 2 MiB L0 tables).
 // It reports the process's CPU time per run over the last quarter of the
-// runs, background flushes and compactions included (the store is quiet
-// before and after), and the bytes the engine wrote to tables per run
+// runs, background flushes and compactions included (the store is flushed
+// and quiet before and after), and the bytes the engine wrote to tables per run
 // over all of them:
 //
 //	go test ./runtime/store/pebble -run '^$' -bench Growth -benchtime 160000x
@@ -326,6 +326,9 @@ func BenchmarkGrowth(b *testing.B) {
 				return err
 			}
 			quiet := func() {
+				if err := s.Flush(ctx); err != nil {
+					b.Fatal(err)
+				}
 				for n := 0; n < 2; {
 					if s.Background() > 0 {
 						n = 0

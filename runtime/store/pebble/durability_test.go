@@ -311,3 +311,29 @@ func TestBackgroundIdle(t *testing.T) {
 		t.Fatalf("a closed store runs %d flushes and compactions", n)
 	}
 }
+
+// TestFlush: Flush writes the memtable to a table before it returns; a
+// closed store refuses it.
+func TestFlush(t *testing.T) {
+	s, err := Open(t.TempDir(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.ApplyDocs(ctx, store.DocOp{Coll: "c", Key: "k", Value: []byte("v")}); err != nil {
+		t.Fatal(err)
+	}
+	before := s.db.Metrics().Flush.Count
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if m := s.db.Metrics(); m.Flush.Count <= before || m.Levels[0].TablesCount == 0 {
+		t.Errorf("after Flush: %d flushes (before %d), %d tables in L0", m.Flush.Count, before, m.Levels[0].TablesCount)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Flush(ctx); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Flush on a closed store: %v, want ErrClosed", err)
+	}
+}

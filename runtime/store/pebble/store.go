@@ -281,6 +281,16 @@ func (s *Store) Close() error {
 	})
 }
 
+// Flush writes what the engine holds in memory to tables and returns when
+// they are written (the WAL already holds it: this is not for durability).
+// Benchmarks call it to charge a round for the flush of its own writes,
+// not the round that happens to fill the memtable.
+func (s *Store) Flush(ctx context.Context) error {
+	return store.Op0(ctx, &s.gate, nil, func() error {
+		return namePebbleError(s.dir, "flush", guard(s.dir, "flush", s.db.Flush))
+	})
+}
+
 // Background is the number of memtable flushes and compactions the engine
 // runs now: work earlier writes caused that has not ended (0 once closed).
 func (s *Store) Background() int {
