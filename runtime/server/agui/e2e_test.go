@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -103,6 +104,19 @@ func applyPatch(t *testing.T, state map[string]any, ops []any) {
 			state[parts[0]] = append(state[parts[0]].([]any), op["value"])
 		default:
 			t.Fatalf("unexpected op %v", op)
+		}
+	}
+}
+
+// TestNewRunSnapshots: every new run's first snapshot holds its own input
+// over the state's defaults, whatever runs came before it.
+func TestNewRunSnapshots(t *testing.T) {
+	h := newHarness(t, "", server.Limits{})
+	for i, host := range []string{"example.com", "example.org", "example.net"} {
+		evs := h.run("ana", input(fmt.Sprint("t", i), fmt.Sprint("r", i), userMsg("m1", host)))
+		want := map[string]any{"question": host, "host": "", "notes": []any{}, "report": ""}
+		if snaps := ofType(evs, StateSnapshot); len(snaps) == 0 || !reflect.DeepEqual(snaps[0]["snapshot"], want) {
+			t.Fatalf("run %d: first snapshot %v, want %v", i, snaps, want)
 		}
 	}
 }
