@@ -372,7 +372,8 @@ func earlierOption(key, value string) bool {
 // checkOptions compares the newest OPTIONS file with the options agentc
 // opens the store with. The engine rewrites the file on every open, so a
 // difference is damage to the file (a flip that still parses, a cut), not
-// a setting; repair rewrites it. The cache size is the caller's choice.
+// a setting; repair rewrites it. The cache size is the caller's choice,
+// the open files' bound the machine's (maxOpenFiles).
 func checkOptions(dir, name string, r *Report) {
 	if name == "" {
 		return
@@ -386,8 +387,8 @@ func checkOptions(dir, name string, r *Report) {
 	po.EnsureDefaults()
 	want, got := optionLines(po.String()), optionLines(string(b))
 	for _, k := range slices.Sorted(maps.Keys(want)) {
-		if strings.HasSuffix(k, ".cache_size") {
-			continue
+		if strings.HasSuffix(k, ".cache_size") || strings.HasSuffix(k, ".max_open_files") {
+			continue // the caller's, the machine's
 		}
 		g, ok := got[k]
 		switch {

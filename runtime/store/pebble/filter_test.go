@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,7 @@ func TestCheckAcceptsEarlierOptions(t *testing.T) {
 		{"this build's", cur, true},
 		{"without filters", unfiltered, true},
 		{"with filters, Pebble's default shape", text(filtered), true},
+		{"another machine's bound on open files", regexp.MustCompile(`max_open_files=\d+`).ReplaceAllString(cur, "max_open_files=777"), true},
 		{"a damaged filter", strings.ReplaceAll(cur, "filter_policy=rocksdb.BuiltinBloomFilter", "filter_policy=rocksdb.BuiltinBloomFiltex"), false},
 		{"a damaged memtable size", strings.Replace(cur, "mem_table_size=16777216", "mem_table_size=16777217", 1), false},
 		{"an earlier table size at the wrong level", strings.Replace(cur, "target_file_size=262144", "target_file_size=4194304", 1), false},
@@ -105,4 +107,20 @@ func engineOptionsText() string {
 	po := engineOptions()
 	po.EnsureDefaults()
 	return po.String()
+}
+
+// TestMaxOpenFiles: the table cache takes half the process's open files,
+// within its bounds.
+func TestMaxOpenFiles(t *testing.T) {
+	for _, tc := range []struct {
+		limit uint64
+		want  int
+	}{{0, 1000}, {100, 256}, {1024, 512}, {8192, 4096}, {1 << 20, 16384}} {
+		if got := maxOpenFiles(tc.limit); got != tc.want {
+			t.Errorf("maxOpenFiles(%d) = %d, want %d", tc.limit, got, tc.want)
+		}
+	}
+	if lim := fileLimit(); lim > 0 && engineOptions().MaxOpenFiles != maxOpenFiles(lim) {
+		t.Errorf("the engine keeps %d tables open, want %d for a limit of %d files", engineOptions().MaxOpenFiles, maxOpenFiles(lim), lim)
+	}
 }

@@ -62,6 +62,20 @@ const (
 	flushTableSize = 256 << 10
 )
 
+// maxOpenFiles bounds the engine's table cache (the tables it keeps open)
+// for a process allowed limit open files: half of them, the rest for a
+// server's connections, its WAL and its other files; at least 256 and at
+// most 16,384. Where the limit is unknown, Pebble's default, 1,000. The
+// small flushed tables (flushTableSize) make a store's tables many (about
+// 2 a MiB), and a table the cache does not hold is opened again, its index
+// read, on every read that needs it.
+func maxOpenFiles(limit uint64) int {
+	if limit == 0 {
+		return 1000
+	}
+	return int(min(max(limit/2, 256), 16384))
+}
+
 // engineOptions are the Pebble options every store is opened, checked and
 // repaired with (the OPTIONS file a store writes, which check compares):
 // the pinned format, the LSM's shape (memTableSize), and a Bloom filter
@@ -70,7 +84,7 @@ const (
 // answered by the filter, not the table's index and data blocks
 // (spec/storage.md).
 func engineOptions() *pebble.Options {
-	po := &pebble.Options{FormatMajorVersion: formatVersion, MemTableSize: memTableSize}
+	po := &pebble.Options{FormatMajorVersion: formatVersion, MemTableSize: memTableSize, MaxOpenFiles: maxOpenFiles(fileLimit())}
 	po.TargetFileSizes[0] = flushTableSize // Lbase and below: twice the level above, as Pebble derives them
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(bloomBitsPerKey)
