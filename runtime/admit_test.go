@@ -143,6 +143,10 @@ func TestAdmissionWrites(t *testing.T) {
 	if fmt.Sprint(with.run) != fmt.Sprint(without.run) {
 		t.Errorf("run records differ: %+v with AdmitRun, %+v without", with.run, without.run)
 	}
+	// Either way the record names the run's first event: its input.
+	if with.run.FirstEvent != 1 || without.run.FirstEvent != 1 {
+		t.Errorf("the run's first event: %d with AdmitRun, %d without; want 1 (its input)", with.run.FirstEvent, without.run.FirstEvent)
+	}
 }
 
 // TestAdmissionRecords: an invocation's records are written with its new

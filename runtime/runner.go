@@ -482,6 +482,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation, hooks RunHooks) (_ *
 			return nil, fmt.Errorf("runtime: persist input: %w", err)
 		}
 		if prev == nil {
+			run.FirstEvent = first // its input, just appended
 			if err := r.st.CreateRun(ctx, run); err != nil {
 				return nil, fmt.Errorf("runtime: create run: %w", err)
 			}

@@ -182,6 +182,13 @@ func Fork(ctx context.Context, st store.Store, prog *bytecode.Program, req ForkR
 	nr := store.Run{ID: ids.nextWithPrefix("run_"), Session: run.Session, Runnable: run.Runnable,
 		ProgramHash: checkpointHash(&run, &ss.Checkpoint), Status: store.RunRunning, ParentRun: run.ID, ParentStep: ss.Step,
 		Created: now, Updated: now}
+	// Its events follow the ledger as it is now: its first is after
+	// the session's last.
+	sess, err := st.GetSession(ctx, run.Session)
+	if err != nil {
+		return store.Run{}, fmt.Errorf("runtime: fork %s: %w", run.ID, err)
+	}
+	nr.FirstEvent = sess.LastSeq + 1
 	if err := st.CreateRun(ctx, nr); err != nil {
 		return store.Run{}, fmt.Errorf("runtime: fork %s: %w", run.ID, err)
 	}

@@ -154,7 +154,29 @@ graph g(S) input xs {
 		t.Errorf("fork past the size: %v", err)
 	}
 	req.Set = map[string]json.RawMessage{"xs": json.RawMessage(`["a", "b"]`)}
-	if _, err := Fork(ctx, st, prog, req); err != nil {
-		t.Errorf("fork within the size: %v", err)
+	key := store.SessionKey{App: f.r.App(), User: "u1", Session: "s1"}
+	before, err := st.GetSession(ctx, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nr, err := Fork(ctx, st, prog, req)
+	if err != nil {
+		t.Fatalf("fork within the size: %v", err)
+	}
+	// The fork's record names its first event: after the ledger as it
+	// was, and no event of the fork precedes it.
+	if rec, err := st.GetRun(ctx, nr.ID); err != nil || rec.FirstEvent != before.LastSeq+1 || nr.FirstEvent != rec.FirstEvent {
+		t.Fatalf("the fork's first event: %d (returned %d), %v; want %d", rec.FirstEvent, nr.FirstEvent, err, before.LastSeq+1)
+	}
+	es, err := st.ListEvents(ctx, key, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range es {
+		if ev, err := DecodeEvent(e.Data); err == nil && ev.Run == nr.ID {
+			if e.Seq < nr.FirstEvent {
+				t.Errorf("the fork's event %d precedes its first event %d", e.Seq, nr.FirstEvent)
+			}
+		}
 	}
 }

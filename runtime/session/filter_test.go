@@ -11,6 +11,7 @@ import (
 	"github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/runtime/store/pebble"
 )
 
 // TestSkipsOnlyWhatCannotMatch: an event EventFilter.skips passes over
@@ -86,24 +87,40 @@ func TestEventsOfARun(t *testing.T) {
 }
 
 // BenchmarkEventsOfARun reads the last run's run_finished out of a session
-// of 500 runs (5,000 events) on the memory store: "run" with the run and
-// kind filter (the other runs' events are passed over undecoded), against
-// "decode-all", a filter only a decoded event can be tested by.
+// of 500 runs (5,000 events) on the memory store: "run-indexed" with the
+// run's record naming its first event (the ledger is read from there),
+// "run" without records (the other runs' events are read and passed over
+// undecoded), against "decode-all", a filter only a decoded event can be
+// tested by; and the two run reads on the Pebble store.
 func BenchmarkEventsOfARun(b *testing.B) {
 	ctx := context.Background()
 	svc, k := runsLedger(b, 500, 10)
+	indexed := runsLedgerOn(b, memory.New(), true, 500, 10)
+	onPebble := func(records bool) *Service {
+		st, err := pebble.Open(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { st.Close() })
+		return runsLedgerOn(b, st, records, 500, 10)
+	}
+	last := EventFilter{Run: "run_499", Kinds: []runtime.EventKind{runtime.EventRunFinished}}
 	for _, c := range []struct {
 		name string
+		svc  *Service
 		f    EventFilter
 		want int
 	}{
-		{"run", EventFilter{Run: "run_499", Kinds: []runtime.EventKind{runtime.EventRunFinished}}, 1},
-		{"decode-all", EventFilter{FilterKey: "nosuch"}, 0},
+		{"run-indexed", indexed, last, 1},
+		{"run", svc, last, 1},
+		{"decode-all", svc, EventFilter{FilterKey: "nosuch"}, 0},
+		{"pebble/run-indexed", onPebble(true), last, 1},
+		{"pebble/run", onPebble(false), last, 1},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				evs, err := svc.Events(ctx, k, c.f)
+				evs, err := c.svc.Events(ctx, k, c.f)
 				if err != nil || len(evs) != c.want {
 					b.Fatal(len(evs), err)
 				}
@@ -115,11 +132,18 @@ func BenchmarkEventsOfARun(b *testing.B) {
 // runsLedger returns a Service over the memory store and the key of a
 // session of runs runs run_000, run_001, … of perRun events each (an
 // input, model deltas, a run_finished; ids e<run>-<i>), then the raw
-// events extra.
+// events extra. The runs have no records (see runsLedgerOn).
 func runsLedger(tb testing.TB, runs, perRun int, extra ...[]byte) (*Service, store.SessionKey) {
 	tb.Helper()
-	ctx := context.Background()
 	st := memory.New()
+	return runsLedgerOn(tb, st, false, runs, perRun, extra...), store.SessionKey{App: "a", User: "u", Session: "s"}
+}
+
+// runsLedgerOn writes runsLedger's session to st and returns a Service over
+// st; with records, each run has its record, naming its first event.
+func runsLedgerOn(tb testing.TB, st Store, records bool, runs, perRun int, extra ...[]byte) *Service {
+	tb.Helper()
+	ctx := context.Background()
 	k := store.SessionKey{App: "a", User: "u", Session: "s"}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	if _, _, err := st.GetOrCreateSession(ctx, k, now); err != nil {
@@ -142,9 +166,87 @@ func runsLedger(tb testing.TB, runs, perRun int, extra ...[]byte) (*Service, sto
 			}
 			raw = append(raw, e)
 		}
+		first, err := st.AppendEvents(ctx, k, raw, now)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		raw = raw[:0]
+		if records {
+			rec := store.Run{ID: fmt.Sprintf("run_%03d", r), Session: k, Runnable: "chat", Status: store.RunCompleted, Created: now, Updated: now, FirstEvent: first}
+			if err := st.CreateRun(ctx, rec); err != nil {
+				tb.Fatal(err)
+			}
+		}
 	}
-	if _, err := st.AppendEvents(ctx, k, append(raw, extra...), now); err != nil {
-		tb.Fatal(err)
+	if len(extra) > 0 {
+		if _, err := st.AppendEvents(ctx, k, extra, now); err != nil {
+			tb.Fatal(err)
+		}
 	}
-	return New(st), k
+	return New(st)
+}
+
+// afterStore records the sequence numbers ListEvents is asked to read
+// after.
+type afterStore struct {
+	Store
+	afters []uint64
+}
+
+func (s *afterStore) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
+	s.afters = append(s.afters, after)
+	return s.Store.ListEvents(ctx, key, after, limit)
+}
+
+// TestEventsFromTheRunsFirst: a run's events are read from the first event
+// its record names, not from the ledger's start; a record that does not
+// name it (none, 0, another session's) leaves the read at the ledger's
+// start, and an After of the caller's is kept.
+func TestEventsFromTheRunsFirst(t *testing.T) {
+	ctx := context.Background()
+	st := &afterStore{Store: memory.New()}
+	svc := runsLedgerOn(t, st, true, 50, 3)
+	k := store.SessionKey{App: "a", User: "u", Session: "s"}
+	read := func(f EventFilter) ([]*runtime.Event, uint64) {
+		t.Helper()
+		st.afters = nil
+		evs, err := svc.Events(ctx, k, f)
+		if err != nil || len(st.afters) == 0 {
+			t.Fatalf("Events(%+v): %v, reads %v", f, err, st.afters)
+		}
+		return evs, st.afters[0]
+	}
+	evs, after := read(EventFilter{Run: "run_049"})
+	if len(evs) != 3 || evs[0].ID != "e49-0" || after != 49*3 {
+		t.Errorf("run_049: %d events from %v, read after %d; want its 3, after %d", len(evs), evs, after, 49*3)
+	}
+	if _, after = read(EventFilter{Run: "run_049", After: 10}); after != 10 {
+		t.Errorf("with After 10, read after %d", after)
+	}
+
+	// A run whose record names no first event, or a first event of
+	// another session, or that has no record.
+	for _, rec := range []store.Run{
+		{ID: "run_x", Session: k, Runnable: "chat", Status: store.RunCompleted},
+		{ID: "run_y", Session: store.SessionKey{App: "a", User: "u", Session: "other"}, Runnable: "chat", Status: store.RunCompleted, FirstEvent: 1 << 20},
+	} {
+		if _, _, err := st.GetOrCreateSession(ctx, rec.Session, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.CreateRun(ctx, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, run := range []string{"run_x", "run_y", "run_nosuch"} {
+		e, err := runtime.EncodeEvent(&runtime.Event{ID: "ev-" + run, Kind: runtime.EventInput, App: k.App, User: k.User, Session: k.Session, Run: run})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.AppendEvents(ctx, k, [][]byte{e}, time.Time{}); err != nil {
+			t.Fatal(err)
+		}
+		if evs, after := read(EventFilter{Run: run}); len(evs) != 1 || evs[0].ID != "ev-"+run || after != 0 {
+			t.Errorf("%s: %d events, read after %d; want its one, read from the start", run, len(evs), after)
+		}
+	}
 }

@@ -238,6 +238,26 @@ func stringMember(b, key []byte) ([]byte, bool) {
 	return v[:j], true
 }
 
+// runStart is where Events reads f's events after: f.After, or for a run's
+// events from the ledger's start, the sequence number before the run's
+// first event when its record knows it. Otherwise (a record written before
+// records did, a run of another session, or a record that cannot be read:
+// none, damaged) the ledger is read from its start, which holds the run's
+// events whatever its record says.
+func (s *Service) runStart(ctx context.Context, key store.SessionKey, f EventFilter) (uint64, error) {
+	if f.Run == "" || f.After > 0 {
+		return f.After, nil
+	}
+	r, err := s.st.GetRun(ctx, f.Run)
+	if err != nil {
+		return 0, ctx.Err()
+	}
+	if r.Session != key || r.FirstEvent == 0 {
+		return 0, nil
+	}
+	return r.FirstEvent - 1, nil
+}
+
 func (f *EventFilter) match(e *runtime.Event) bool {
 	if f.Run != "" && e.Run != f.Run {
 		return false
@@ -256,11 +276,16 @@ func (f *EventFilter) match(e *runtime.Event) bool {
 // each with its Seq. A stored event that does not decode is an error naming
 // its sequence number, unless its encoding already shows that f's run or
 // kinds rule it out (EventFilter.skips): a run's events are read out of a
-// long session without decoding the other runs'.
+// long session without decoding the other runs'. A run's events from the
+// ledger's start (f.After 0) are read from the run's first event on
+// (store.Run.FirstEvent): the ledger before it is not read at all.
 func (s *Service) Events(ctx context.Context, key store.SessionKey, f EventFilter) ([]*runtime.Event, error) {
 	const page = 512
 	var out []*runtime.Event
-	after := f.After
+	after, err := s.runStart(ctx, key, f)
+	if err != nil {
+		return nil, err
+	}
 	for {
 		entries, err := s.st.ListEvents(ctx, key, after, page)
 		if err != nil {

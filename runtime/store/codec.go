@@ -21,7 +21,9 @@ import (
 //
 // Version 2 appends a run's usage to the run record; every other record
 // is as in version 1, and a version 1 run record reads as no usage.
-const CodecVersion = 2
+// Version 3 appends the run's first event (Run.FirstEvent) after the
+// usage; a version 2 run record reads as an unknown one (0).
+const CodecVersion = 3
 
 // frameOverhead is the bytes a frame adds to its payload.
 const frameOverhead = 1 + 4

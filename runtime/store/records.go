@@ -51,6 +51,13 @@ type Run struct {
 	// as of the end of its last one (the zero value: none recorded, or a
 	// record written before runs carried it).
 	Usage RunUsage
+	// FirstEvent is the sequence number in its session's ledger of the
+	// run's first event: no event of the run precedes it, so a read of the
+	// run's events starts there, not at the ledger's start. AdmitRun sets
+	// it to the input's; CreateRun keeps the one it is given, which its
+	// caller must not append an event of the run before. 0: unknown (a
+	// record written before runs carried it), read from the ledger's start.
+	FirstEvent uint64
 }
 
 // RunUsage is a run's model calls and what they used: tokens (input

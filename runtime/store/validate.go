@@ -36,6 +36,9 @@ func (r Run) Check() error {
 	if err := CheckName("run "+r.ID+" status", string(r.Status)); err != nil {
 		return err
 	}
+	if r.FirstEvent > math.MaxInt64 {
+		return fmt.Errorf("run %s: first event %d is out of range: %w", r.ID, r.FirstEvent, ErrInvalid)
+	}
 	return r.Usage.Check()
 }
 

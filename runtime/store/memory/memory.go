@@ -203,6 +203,7 @@ func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now 
 	var first uint64
 	if len(events) > 0 {
 		first = ss.append(events, now)
+		r.FirstEvent = first
 	}
 	s.runs[r.ID] = newRun(r)
 	return first, nil

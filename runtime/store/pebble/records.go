@@ -211,6 +211,13 @@ func runFields(f fields, r *store.Run) {
 	f.uint(&priced)
 	u.Cost, u.Priced = math.Float64frombits(cost), priced != 0
 	f.check(u.Check() == nil && priced <= 1, "bad usage")
+	// Codec version 3 appends the run's first event; a version 2 record
+	// ends here and reads as an unknown one.
+	if !f.more() {
+		r.FirstEvent = 0
+		return
+	}
+	f.uint(&r.FirstEvent)
 }
 
 // decodeCheckpoint decodes the checkpoint of run at step.

@@ -12,8 +12,9 @@ import (
 )
 
 // TestRunRecordVersion1 checks that a run record written by codec version 1
-// (no usage) reads as no usage, and that its end then records one, written
-// as version 2.
+// (no usage) reads as no usage, and one written by version 2 (no first
+// event) as an unknown first event, and that the run's end then records
+// its usage, written as version 3.
 func TestRunRecordVersion1(t *testing.T) {
 	s, err := Open(t.TempDir(), nil)
 	must(t, err)
@@ -41,8 +42,19 @@ func TestRunRecordVersion1(t *testing.T) {
 	s.heads.drop(run.ID)
 
 	got, err := s.GetRun(ctx, run.ID)
-	if err != nil || got.Status != run.Status || string(got.Meta) != "m" || got.Usage != (store.RunUsage{}) {
+	if err != nil || got.Status != run.Status || string(got.Meta) != "m" || got.Usage != (store.RunUsage{}) || got.FirstEvent != 0 {
 		t.Fatalf("a version 1 record reads as %+v, %v", got, err)
+	}
+	// What version 2 wrote: then the usage.
+	e2 := &enc{append([]byte{2}, e.b[1:]...)}
+	for _, n := range []uint64{1, 2, 3, 4, 0, 0} {
+		e2.uint(&n)
+	}
+	must(t, s.db.Set(runKey(run.ID), store.EndValue(e2.b), pebble.Sync))
+	s.heads.drop(run.ID)
+	got, err = s.GetRun(ctx, run.ID)
+	if err != nil || got.Usage != (store.RunUsage{ModelCalls: 1, InputTokens: 2, OutputTokens: 3, CachedTokens: 4}) || got.FirstEvent != 0 {
+		t.Fatalf("a version 2 record reads as %+v, %v", got, err)
 	}
 	u := store.RunUsage{ModelCalls: 3, InputTokens: 30, OutputTokens: 3, CachedTokens: 10, Cost: 0.25, Priced: true}
 	_, err = s.EndRun(ctx, run.ID, nil, store.RunCompleted, &u, t0.Add(time.Second))
@@ -52,8 +64,8 @@ func TestRunRecordVersion1(t *testing.T) {
 	}
 	v, closer, err := s.db.Get(runKey(run.ID))
 	must(t, err)
-	if v[0] != store.CodecVersion || store.CodecVersion != 2 {
-		t.Errorf("the run record is written as version %d, want 2", v[0])
+	if v[0] != store.CodecVersion || store.CodecVersion != 3 {
+		t.Errorf("the run record is written as version %d, want 3", v[0])
 	}
 	closer.Close()
 

@@ -124,6 +124,7 @@ func (s *Store) AdmitRun(ctx context.Context, r store.Run, events [][]byte, now 
 				b.Set(p.U64(sr.lastSeq), store.Frame(e), nil)
 			}
 			sr.updated = now
+			r.FirstEvent = first
 		}
 		b.Set(sessionKey(r.Session), sessionCodec.value(sr), nil)
 		b.Set(key, runCodec.value(r), nil)

@@ -22,6 +22,7 @@ type migration struct {
 var migrations = []migration{
 	{1, "initial schema", schemaV1},
 	{2, "run usage", schemaV2},
+	{3, "run first event", schemaV3},
 }
 
 // SchemaVersion is the schema version this build writes and reads.
@@ -187,6 +188,12 @@ ALTER TABLE runs
 	ADD COLUMN cached_tokens bigint NOT NULL DEFAULT 0,
 	ADD COLUMN cost          double precision NOT NULL DEFAULT 0,
 	ADD COLUMN priced        boolean NOT NULL DEFAULT false;
+`
+
+// schemaV3 adds a run's first event (store.Run.FirstEvent); runs recorded
+// before it read as an unknown one (0).
+const schemaV3 = `
+ALTER TABLE runs ADD COLUMN first_event bigint NOT NULL DEFAULT 0;
 `
 
 // migrate creates the schema when missing and applies the migrations it

@@ -108,8 +108,9 @@ func TestMigrations(t *testing.T) {
 }
 
 // TestRunUsageMigration checks that a run recorded under schema version 1
-// (no usage columns) reads as no usage once Open migrates the schema, and
-// that its end then records one.
+// (no usage columns, no first event) reads as no usage and an unknown first
+// event once Open migrates the schema, and that its end then records a
+// usage.
 func TestRunUsageMigration(t *testing.T) {
 	url := pgtest.URL(t)
 	schema := pgtest.FreshSchema(t, url)
@@ -140,7 +141,7 @@ func TestRunUsageMigration(t *testing.T) {
 	}
 	defer s.Close()
 	got, err := s.GetRun(ctx, "run_old")
-	if err != nil || got.Status != store.RunCompleted || got.Usage != (store.RunUsage{}) {
+	if err != nil || got.Status != store.RunCompleted || got.Usage != (store.RunUsage{}) || got.FirstEvent != 0 {
 		t.Fatalf("a version 1 run after the migration: %+v, %v", got, err)
 	}
 	u := store.RunUsage{ModelCalls: 3, InputTokens: 30, OutputTokens: 3, Cost: 0.25, Priced: true}

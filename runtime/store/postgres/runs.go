@@ -49,7 +49,7 @@ func (s *Store) GetProgram(ctx context.Context, hash string) ([]byte, error) {
 
 // runCols are the columns scanRun reads, in its order.
 const runCols = `id, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta,
-	model_calls, input_tokens, output_tokens, cached_tokens, cost, priced`
+	model_calls, input_tokens, output_tokens, cached_tokens, cost, priced, first_event`
 
 // scanRun reads one row of runCols.
 func scanRun(row pgx.Row) (store.Run, error) {
@@ -57,15 +57,19 @@ func scanRun(row pgx.Row) (store.Run, error) {
 		id, app, usr, sess, runnable, prog, status, parent []byte
 		r                                                  store.Run
 		parentStep                                         int64
-		calls, in, out, cached                             int64
+		calls, in, out, cached, firstEvent                 int64
 	)
 	if err := row.Scan(&id, &app, &usr, &sess, &runnable, &prog, &status, &parent, &parentStep, &r.Created, &r.Updated, &r.Meta,
-		&calls, &in, &out, &cached, &r.Usage.Cost, &r.Usage.Priced); err != nil {
+		&calls, &in, &out, &cached, &r.Usage.Cost, &r.Usage.Priced, &firstEvent); err != nil {
 		return store.Run{}, err
 	}
 	if min(calls, in, out, cached) < 0 {
 		return store.Run{}, fmt.Errorf("run %s: negative usage: %w", id, store.ErrCorrupt)
 	}
+	if firstEvent < 0 {
+		return store.Run{}, fmt.Errorf("run %s: negative first event: %w", id, store.ErrCorrupt)
+	}
+	r.FirstEvent = uint64(firstEvent)
 	r.Usage.ModelCalls, r.Usage.InputTokens, r.Usage.OutputTokens, r.Usage.CachedTokens = uint64(calls), uint64(in), uint64(out), uint64(cached)
 	r.ID, r.Runnable, r.ProgramHash, r.Status, r.ParentRun = string(id), string(runnable), string(prog), store.RunStatus(status), string(parent)
 	r.Session = store.SessionKey{App: string(app), User: string(usr), Session: string(sess)}
@@ -92,12 +96,12 @@ func (s *Store) CreateRun(ctx context.Context, r store.Run) error {
 			WITH sess AS (SELECT 1 FROM sessions WHERE app = $2 AND usr = $3 AND session = $4 FOR SHARE),
 			ins AS (
 				INSERT INTO runs (id, index_key, app, usr, session, runnable, program_hash, status, parent_run, parent_step, created, updated, meta,
-					model_calls, input_tokens, output_tokens, cached_tokens, cost, priced)
-				SELECT $1, $5, $2, $3, $4, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19 FROM sess
+					model_calls, input_tokens, output_tokens, cached_tokens, cost, priced, first_event)
+				SELECT $1, $5, $2, $3, $4, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20 FROM sess
 				ON CONFLICT DO NOTHING RETURNING 1)
 			SELECT EXISTS (SELECT 1 FROM sess), EXISTS (SELECT 1 FROM ins)`,
 			append([]any{bs(r.ID), bs(k.App), bs(k.User), bs(k.Session), []byte(store.RunIndexKey(r)), bs(r.Runnable), bs(r.ProgramHash),
-				bs(string(r.Status)), bs(r.ParentRun), parentStep, r.Created, r.Updated, r.Meta}, usageArgs(&r.Usage)...)...).Scan(&sessionFound, &inserted)
+				bs(string(r.Status)), bs(r.ParentRun), parentStep, r.Created, r.Updated, r.Meta}, append(usageArgs(&r.Usage), int64(r.FirstEvent))...)...).Scan(&sessionFound, &inserted)
 		switch {
 		case err != nil:
 			return fmt.Errorf("create run %s: %w", r.ID, err)

@@ -49,6 +49,22 @@ func testAdmitRun(t *testing.T, s store.Store) {
 	if first != 3 {
 		t.Errorf("first event of the second run %d, want 3", first)
 	}
+	// Each run's record names its first event, and keeps it through
+	// its steps and its end.
+	_, err = s.CommitStep(ctx, store.StepCommit{Checkpoint: store.Checkpoint{Run: "run_2", Kind: store.Full, Time: at(3)}, Status: store.RunInterrupted})
+	must(t, err)
+	for id, want := range map[string]uint64{"run_1": 1, "run_2": 3} {
+		if run, err := s.GetRun(ctx, id); err != nil || run.FirstEvent != want {
+			t.Errorf("%s: first event %d, %v; want %d", id, run.FirstEvent, err, want)
+		}
+	}
+	must(t, s.UpdateRunStatus(ctx, "run_2", store.RunRunning, at(3)))
+	if _, err := s.EndRun(ctx, "run_2", nil, store.RunCompleted, nil, at(3)); err != nil {
+		t.Fatal(err)
+	}
+	if run, err := s.GetRun(ctx, "run_2"); err != nil || run.FirstEvent != 3 {
+		t.Errorf("run_2 after its end: first event %d, %v; want 3", run.FirstEvent, err)
+	}
 	got, err = s.GetSession(ctx, key)
 	must(t, err)
 	if !got.Created.Equal(at(1)) || !got.Updated.Equal(at(3)) || got.LastSeq != 4 {

@@ -235,14 +235,23 @@ func testRuns(t *testing.T, s store.Store) {
 		got.Status != r.Status || !got.Created.Equal(r.Created) || !got.Updated.Equal(r.Updated) || string(got.Meta) != string(r.Meta) {
 		t.Errorf("GetRun = %+v, want %+v", got, r)
 	}
+	if got.FirstEvent != 0 {
+		t.Errorf("a run created without its first event reads first event %d, want 0 (unknown)", got.FirstEvent)
+	}
 	fork := r
-	fork.ID, fork.ParentRun, fork.ParentStep = "run_fork", "run_1", 7
+	fork.ID, fork.ParentRun, fork.ParentStep, fork.FirstEvent = "run_fork", "run_1", 7, 1<<40
 	must(t, s.CreateRun(ctx, fork))
 	got, err = s.GetRun(ctx, "run_fork")
 	must(t, err)
 	if got.ParentRun != "run_1" || got.ParentStep != 7 {
 		t.Errorf("fork parent = %s/%d, want run_1/7", got.ParentRun, got.ParentStep)
 	}
+	if got.FirstEvent != 1<<40 {
+		t.Errorf("CreateRun kept first event %d, want %d", got.FirstEvent, uint64(1<<40))
+	}
+	huge := r
+	huge.ID, huge.FirstEvent = "run_huge", 1<<63
+	wantErr(t, "first event out of range", s.CreateRun(ctx, huge), store.ErrInvalid)
 
 	must(t, s.UpdateRunStatus(ctx, "run_1", store.RunInterrupted, at(60)))
 	got, err = s.GetRun(ctx, "run_1")
