@@ -124,7 +124,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 	}
 	out := &RunDetail{Run: runInfo(run), Frontier: []string{}, Interrupts: []runtime.InterruptInfo{}, Decisions: []runtime.DecisionInfo{}}
 	states := map[string]string{}
-	evs, err := in.sessions.Events(ctx, run.Session, session.EventFilter{Run: run.ID, Kinds: []runtime.EventKind{
+	evs, err := in.sessions.RunEvents(ctx, run, session.EventFilter{Kinds: []runtime.EventKind{
 		runtime.EventNodeFinished, runtime.EventNodeFailed, runtime.EventRunError, runtime.EventRunFinished}})
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", run.ID, err)
@@ -136,7 +136,7 @@ func (in *Inspector) RunDetail(ctx context.Context, id string) (*RunDetail, erro
 		if err != nil {
 			break
 		}
-		pevs, err := in.sessions.Events(ctx, pr.Session, session.EventFilter{Run: pr.ID, Kinds: []runtime.EventKind{
+		pevs, err := in.sessions.RunEvents(ctx, pr, session.EventFilter{Kinds: []runtime.EventKind{
 			runtime.EventNodeFinished, runtime.EventNodeFailed}})
 		if err != nil {
 			return nil, fmt.Errorf("run %s: parent %s: %w", run.ID, pr.ID, err)
@@ -455,7 +455,7 @@ func (in *Inspector) Checkpoints(ctx context.Context, id string) ([]Checkpoint, 
 		return nil, err
 	}
 	slices.Reverse(cps) // oldest first
-	evs, err := in.sessions.Events(ctx, run.Session, session.EventFilter{Run: run.ID,
+	evs, err := in.sessions.RunEvents(ctx, run, session.EventFilter{
 		Kinds: []runtime.EventKind{runtime.EventNodeFinished, runtime.EventNodeFailed}})
 	if err != nil {
 		return nil, err

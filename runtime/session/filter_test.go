@@ -187,10 +187,16 @@ func runsLedgerOn(tb testing.TB, st Store, records bool, runs, perRun int, extra
 }
 
 // afterStore records the sequence numbers ListEvents is asked to read
-// after.
+// after, and counts the run records read.
 type afterStore struct {
 	Store
 	afters []uint64
+	gets   int
+}
+
+func (s *afterStore) GetRun(ctx context.Context, id string) (store.Run, error) {
+	s.gets++
+	return s.Store.GetRun(ctx, id)
 }
 
 func (s *afterStore) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
@@ -199,9 +205,10 @@ func (s *afterStore) ListEvents(ctx context.Context, key store.SessionKey, after
 }
 
 // TestEventsFromTheRunsFirst: a run's events are read from the first event
-// its record names, not from the ledger's start; a record that does not
-// name it (none, 0, another session's) leaves the read at the ledger's
-// start, and an After of the caller's is kept.
+// its record names, not from the ledger's start (RunEvents: from the record
+// the caller holds, without reading it again); a record that does not name
+// it (none, 0, another session's) leaves the read at the ledger's start,
+// and an After of the caller's is kept.
 func TestEventsFromTheRunsFirst(t *testing.T) {
 	ctx := context.Background()
 	st := &afterStore{Store: memory.New()}
@@ -222,6 +229,16 @@ func TestEventsFromTheRunsFirst(t *testing.T) {
 	}
 	if _, after = read(EventFilter{Run: "run_049", After: 10}); after != 10 {
 		t.Errorf("with After 10, read after %d", after)
+	}
+	// Given the record, nothing more is read than the run's events.
+	rec, err := st.GetRun(ctx, "run_049")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.afters, st.gets = nil, 0
+	evs, err = svc.RunEvents(ctx, rec, EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+	if err != nil || len(evs) != 1 || evs[0].ID != "e49-2" || st.gets != 0 || len(st.afters) == 0 || st.afters[0] != 49*3 {
+		t.Errorf("RunEvents of run_049: %v, %v; %d records read, read after %v", evs, err, st.gets, st.afters)
 	}
 
 	// A run whose record names no first event, or a first event of

@@ -29,7 +29,7 @@ func (s *Service) Resume(ctx context.Context, run string, value json.RawMessage)
 	if err != nil {
 		return nil, store.SessionKey{}, &noRunError{msg: fmt.Sprintf("run %s: %v", id, err), err: err}
 	}
-	evs, err := s.Events(ctx, r.Session, EventFilter{Run: id, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+	evs, err := s.RunEvents(ctx, r, EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
 	if err != nil {
 		return nil, store.SessionKey{}, err
 	}
@@ -154,7 +154,7 @@ func (s *Service) decide(ctx context.Context, req *runtime.ResumeRequest, answer
 	if r.Status != store.RunStatus(runtime.StatusNeedsDecision) {
 		return fmt.Errorf("%w: run %s is %s, not %s", ErrBadDecision, req.Run, r.Status, runtime.StatusNeedsDecision)
 	}
-	evs, err := s.Events(ctx, r.Session, EventFilter{Run: req.Run, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+	evs, err := s.RunEvents(ctx, r, EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
 	if err != nil {
 		return err
 	}

@@ -280,12 +280,29 @@ func (f *EventFilter) match(e *runtime.Event) bool {
 // ledger's start (f.After 0) are read from the run's first event on
 // (store.Run.FirstEvent): the ledger before it is not read at all.
 func (s *Service) Events(ctx context.Context, key store.SessionKey, f EventFilter) ([]*runtime.Event, error) {
-	const page = 512
-	var out []*runtime.Event
 	after, err := s.runStart(ctx, key, f)
 	if err != nil {
 		return nil, err
 	}
+	return s.events(ctx, key, f, after)
+}
+
+// RunEvents is Events of run's events (f.Run is run.ID) in its session,
+// given its record as the caller read it: they are read from the first
+// event it names on (store.Run.FirstEvent) without reading it again.
+func (s *Service) RunEvents(ctx context.Context, run store.Run, f EventFilter) ([]*runtime.Event, error) {
+	f.Run = run.ID
+	after := f.After
+	if after == 0 && run.FirstEvent > 0 {
+		after = run.FirstEvent - 1
+	}
+	return s.events(ctx, run.Session, f, after)
+}
+
+// events is Events reading the ledger after sequence after.
+func (s *Service) events(ctx context.Context, key store.SessionKey, f EventFilter, after uint64) ([]*runtime.Event, error) {
+	const page = 512
+	var out []*runtime.Event
 	for {
 		entries, err := s.st.ListEvents(ctx, key, after, page)
 		if err != nil {

@@ -112,7 +112,7 @@ func (h *handler) threadState(ctx context.Context, key store.SessionKey) (*waiti
 	if rec.Abandoned {
 		return nil, nil
 	}
-	evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: last.ID,
+	evs, err := h.sessions.RunEvents(ctx, last, session.EventFilter{
 		Kinds: []runtime.EventKind{runtime.EventInterrupt, runtime.EventRunFinished}})
 	if err != nil {
 		return nil, fmt.Errorf("agui: thread %s: %w", key.Session, err)

@@ -141,7 +141,7 @@ func (h *Handler) waiting(ctx context.Context, user, runID string) (store.Run, [
 	if r.Status != store.RunInterrupted {
 		return r, nil, fmt.Errorf("run %s is %s: %w", runID, r.Status, errNotWaiting)
 	}
-	evs, err := h.b.Sessions.Events(ctx, r.Session, session.EventFilter{Run: r.ID, Kinds: []runtime.EventKind{runtime.EventRunFinished}})
+	evs, err := h.b.Sessions.RunEvents(ctx, r, session.EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
 	if err != nil {
 		return r, nil, fmt.Errorf("read run %s: %w", runID, err)
 	}

@@ -665,7 +665,7 @@ func (h *Handler) invocation(ctx context.Context, user, sess string, continued b
 		}
 		history = ok
 		if history && waiting(latest.Status) {
-			evs, err := h.sessions.Events(ctx, key, session.EventFilter{Run: latest.ID, Kinds: []runtime.EventKind{runtime.EventInput, runtime.EventRunFinished}})
+			evs, err := h.sessions.RunEvents(ctx, latest, session.EventFilter{Kinds: []runtime.EventKind{runtime.EventInput, runtime.EventRunFinished}})
 			if err != nil {
 				return inv, nil, err
 			}

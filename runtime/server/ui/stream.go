@@ -61,7 +61,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		if h.cfg.Backend != nil {
 			changed, unwatch = h.cfg.Backend.Changed(run.ID)
 		}
-		evs, err := h.sessions.Events(ctx, run.Session, session.EventFilter{After: after, Run: run.ID})
+		evs, err := h.sessions.RunEvents(ctx, run, session.EventFilter{After: after})
 		if err != nil {
 			unwatch()
 			if ctx.Err() == nil {
