@@ -263,7 +263,7 @@ func FuzzRecords(f *testing.F) {
 	f.Add(checkpointCodec.value(store.Checkpoint{Kind: store.Full, State: []byte("s"), Time: t0}))
 	f.Add(runCodec.value(store.Run{ID: "r", Session: key, Status: store.RunRunning}))
 	f.Add(runCodec.value(store.Run{ID: "r", Session: key, Status: store.RunCompleted,
-		Usage: store.RunUsage{ModelCalls: 3, InputTokens: 1 << 40, OutputTokens: 7, CachedTokens: 5, Cost: 0.125, Priced: true}}))
+		Usage: store.RunUsage{ModelCalls: 3, InputTokens: 1 << 40, OutputTokens: 7, CachedTokens: 5, Cost: 0.125, Priced: true}, FirstEvent: 1 << 33}))
 	f.Add(sessionCodec.value(sessionRecord{created: t0, lastSeq: 3}))
 	f.Add([]byte{1, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x01})
 	k := checkpointKey("r", 1)
