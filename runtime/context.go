@@ -276,19 +276,18 @@ type plainContext struct {
 type plainView struct{ history []Message }
 
 func (p plainContext) Open(ctx context.Context, call ContextCall) (ContextView, error) {
-	all, _, err := p.ledger.Events(ctx, p.st, call.Session, 0)
+	all, _, last, err := p.ledger.events(ctx, p.st, call.Session, 0)
 	if err != nil {
 		return nil, err
 	}
 	var events []*Event
-	if n := len(all); n > 0 {
-		last := all[n-1].Seq
-		for _, e := range all {
-			if last-e.Seq >= PlainHistoryEvents || !InHistory(e, call.FilterKey) || e.Kind == EventInput && e.Run == call.Run {
-				continue
-			}
-			events = append(events, e)
+	for _, e := range all {
+		// Among the ledger's last PlainHistoryEvents events (the cache
+		// may hold more).
+		if last-e.Seq >= PlainHistoryEvents || !InHistory(e, call.FilterKey) || e.Kind == EventInput && e.Run == call.Run {
+			continue
 		}
+		events = append(events, e)
 	}
 	msgs, _ := HistoryMessages(events)
 	return plainView{history: msgs}, nil
@@ -319,6 +318,7 @@ type cachedLedger struct {
 	mu      sync.Mutex
 	events  []*Event      // in sequence order
 	told    []store.Entry // history-kind events the tap told, not decoded yet (they follow events)
+	floor   uint64        // the entry holds events after it only: those up to it were never read
 	last    uint64        // the last sequence number read or told
 	skipped int           // events that did not decode
 	used    uint64
@@ -339,9 +339,23 @@ func NewLedgerCache(sessions int, window uint64) *LedgerCache {
 // Events returns the decoded history-kind events of session key with Seq >
 // after (within the cache's window), and how many events did not decode.
 func (c *LedgerCache) Events(ctx context.Context, st store.Sessions, key store.SessionKey, after uint64) ([]*Event, int, error) {
+	events, skipped, _, err := c.events(ctx, st, key, after)
+	return events, skipped, err
+}
+
+// events is Events, with the last sequence number of the ledger as read
+// (0: none).
+func (c *LedgerCache) events(ctx context.Context, st store.Sessions, key store.SessionKey, after uint64) ([]*Event, int, uint64, error) {
 	if c == nil || c.sessions <= 0 {
-		events, skipped, _, err := decodeLedger(ctx, st, key, after)
-		return events, skipped, err
+		if c != nil && c.window > 0 {
+			start, err := c.start(ctx, st, key, after)
+			if err != nil {
+				return nil, 0, 0, err
+			}
+			after = start
+		}
+		events, skipped, last, err := decodeLedger(ctx, st, key, after)
+		return events, skipped, max(last, after), err
 	}
 	c.mu.Lock()
 	cl := c.m[key]
@@ -354,6 +368,20 @@ func (c *LedgerCache) Events(ctx context.Context, st store.Sessions, key store.S
 
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
+	switch {
+	case cl.last == 0:
+		// Nothing read or told yet: the read starts at after, or, for a
+		// window, at the window's start, not at the ledger's.
+		start, err := c.start(ctx, st, key, after)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		cl.floor, cl.last = start, start
+	case c.window == 0 && after < cl.floor:
+		// Asked for events before what the entry read: read them.
+		cl.events, cl.told, cl.skipped = nil, nil, 0
+		cl.floor, cl.last = after, after
+	}
 	if len(cl.told) > 0 {
 		fresh, skipped := decodeHistory(cl.told)
 		cl.told = nil
@@ -361,11 +389,30 @@ func (c *LedgerCache) Events(ctx context.Context, st store.Sessions, key store.S
 	}
 	fresh, skipped, last, err := decodeLedger(ctx, st, key, cl.last)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	cl.add(fresh, skipped, last, c.window)
 	i := sort.Search(len(cl.events), func(i int) bool { return cl.events[i].Seq > after })
-	return slices.Clip(cl.events[i:]), cl.skipped, nil
+	return slices.Clip(cl.events[i:]), cl.skipped, cl.last, nil
+}
+
+// start is where a first read of key's ledger begins: after, or, with a
+// window, the window's start before the session's last sequence number
+// when that is later (nothing before it is in the window). A session that
+// cannot be read here is read from after: the read reports the store's
+// error.
+func (c *LedgerCache) start(ctx context.Context, st store.Sessions, key store.SessionKey, after uint64) (uint64, error) {
+	if c.window == 0 {
+		return after, nil
+	}
+	s, err := st.GetSession(ctx, key)
+	switch {
+	case err != nil:
+		return after, ctx.Err()
+	case s.LastSeq > c.window:
+		return max(after, s.LastSeq-c.window), nil
+	}
+	return after, nil
 }
 
 // Appended implements LedgerTap: events that directly follow what the

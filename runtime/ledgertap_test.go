@@ -178,3 +178,131 @@ func TestLedgerCacheToldBound(t *testing.T) {
 		}
 	}
 }
+
+// longLedger writes a session of n events (an input, then model deltas
+// and a response, in turns of 10) to st.
+func longLedger(tb testing.TB, st store.Store, key store.SessionKey, n int) {
+	tb.Helper()
+	ctx := context.Background()
+	if _, _, err := st.GetOrCreateSession(ctx, key, time.Unix(1, 0)); err != nil {
+		tb.Fatal(err)
+	}
+	var bs [][]byte
+	for i := range n {
+		kind := EventModelDelta
+		switch i % 10 {
+		case 0:
+			kind = EventInput
+		case 9:
+			kind = EventModelResponse
+		}
+		b, err := EncodeEvent(&Event{ID: fmt.Sprint("e", i), Kind: kind, Text: "a turn of the conversation, of some length", Persisted: true, Time: time.Unix(1, 0)})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	if _, err := st.AppendEvents(ctx, key, bs, time.Unix(1, 0)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// TestLedgerCacheFirstRead: a first read of a session reads its window
+// (with a window) or from the sequence asked after (without), not the
+// ledger from its start; a later read asked for events before what the
+// entry read reads them. Every read returns what a read of the whole
+// ledger would.
+func TestLedgerCacheFirstRead(t *testing.T) {
+	ctx := context.Background()
+	key := store.SessionKey{App: "a", User: "u", Session: "s"}
+	st := &rereadStore{Store: memory.New()}
+	longLedger(t, st, key, 5000)
+	whole := func(after, window uint64) []uint64 {
+		evs, _, err := NewLedgerCache(0, 0).Events(ctx, st.Store, key, after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var seqs []uint64
+		for _, e := range evs {
+			if window == 0 || 5000-e.Seq < window {
+				seqs = append(seqs, e.Seq)
+			}
+		}
+		return seqs
+	}
+	for _, tc := range []struct {
+		name          string
+		window, after uint64
+		read          int64
+	}{
+		{"window", 256, 0, 256},
+		{"window, after in it", 256, 4900, 100},
+		{"no window, after", 0, 4000, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st.reread.Store(0)
+			c := NewLedgerCache(4, tc.window)
+			got, _, last, err := c.events(ctx, st, key, tc.after)
+			if err != nil || last != 5000 {
+				t.Fatalf("events: last %d, %v", last, err)
+			}
+			var seqs []uint64
+			for _, e := range got {
+				if tc.window == 0 || last-e.Seq < tc.window {
+					seqs = append(seqs, e.Seq)
+				}
+			}
+			if want := whole(tc.after, tc.window); !slices.Equal(seqs, want) {
+				t.Errorf("got %d events (%v…), want %d", len(seqs), seqs[:min(3, len(seqs))], len(want))
+			}
+			if n := st.reread.Load(); n != tc.read {
+				t.Errorf("read %d entries, want %d", n, tc.read)
+			}
+		})
+	}
+	// Without a window, events before the first read's are read when
+	// asked for.
+	st.reread.Store(0)
+	c := NewLedgerCache(4, 0)
+	if _, _, err := c.Events(ctx, st, key, 4000); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := c.Events(ctx, st, key, 3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for _, e := range got {
+		seqs = append(seqs, e.Seq)
+	}
+	if want := whole(3000, 0); !slices.Equal(seqs, want) {
+		t.Errorf("after 3000 once 4000 was read: %d events, want %d", len(seqs), len(want))
+	}
+	if n := st.reread.Load(); n != 1000+2000 {
+		t.Errorf("read %d entries, want 3000", n)
+	}
+}
+
+// BenchmarkLedgerCacheFirstRead is a session's first read by the plain
+// projection's cache (a window of PlainHistoryEvents) in a ledger of 5,000
+// events on the memory store, against a read of the whole ledger (no
+// window: what the first read cost before it began at the window).
+func BenchmarkLedgerCacheFirstRead(b *testing.B) {
+	ctx := context.Background()
+	key := store.SessionKey{App: "a", User: "u", Session: "s"}
+	st := memory.New()
+	longLedger(b, st, key, 5000)
+	for _, c := range []struct {
+		name   string
+		window uint64
+	}{{"window", PlainHistoryEvents}, {"whole", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := NewLedgerCache(plainCacheSessions, c.window).Events(ctx, st, key, 0); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -981,12 +981,20 @@ func TestPlainProjectionWindow(t *testing.T) {
 	defer r.Close(ctx)
 	drain(t, r, runtime.Invocation{User: key.User, Session: key.Session, Runnable: "bot", Input: "now"})
 	msgs := bot.requests()[0].Messages
-	// 300 events + the input (#301): the window (#46–#301) holds old runs
-	// 15–99.
-	if n := len(msgs); n != 1+2*85+1 {
+	// 300 events, the input (#301) and the run's start (#302): the
+	// ledger's last 256 events (#47–#302) hold old run 15's answer and
+	// old runs 16–99.
+	if n := len(msgs); n != 1+1+2*84+1 {
 		t.Fatalf("%d messages", n)
 	}
-	if msgs[1].Content != "question 15" || msgs[len(msgs)-2].Content != "answer 99" || msgs[len(msgs)-1].Content != "now" {
-		t.Fatalf("window = %q … %q, %q", msgs[1].Content, msgs[len(msgs)-2].Content, msgs[len(msgs)-1].Content)
+	if msgs[1].Content != "answer 15" || msgs[2].Content != "question 16" || msgs[len(msgs)-2].Content != "answer 99" || msgs[len(msgs)-1].Content != "now" {
+		t.Fatalf("window = %q, %q … %q, %q", msgs[1].Content, msgs[2].Content, msgs[len(msgs)-2].Content, msgs[len(msgs)-1].Content)
+	}
+	es, err := st.ListEvents(ctx, key, 301, 0)
+	if err != nil || len(es) == 0 || es[0].Seq != 302 {
+		t.Fatalf("the ledger after the input: %v, %v", es, err)
+	}
+	if e, err := runtime.DecodeEvent(es[0].Data); err != nil || e.Kind != runtime.EventRunStarted {
+		t.Fatalf("event #302: %+v, %v; want the run's start", e, err)
 	}
 }
