@@ -90,9 +90,11 @@ func (u *RunUsage) tokens() uint64 {
 // ledger: what the run's model calls used over all its invocations. The
 // ledger is the record of a run's usage (a run_finished event carries only
 // its invocation's totals, and an invocation cut off by a crash has none).
-func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey, run string) (RunUsage, error) {
+// It is read from the run's first event (store.Run.FirstEvent; 0: from the
+// ledger's start).
+func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey, run string, first uint64) (RunUsage, error) {
 	var out RunUsage
-	entries, err := st.ListEvents(ctx, key, 0, 0)
+	entries, err := st.ListEvents(ctx, key, max(first, 1)-1, 0)
 	if err != nil {
 		return out, fmt.Errorf("runtime: usage of run %s: %w", run, err)
 	}
@@ -125,7 +127,7 @@ func (a *activeRun) setBudget(gi int) {
 // pending writes (not yet in the ledger). The run record's usage at the
 // end of this invocation and the run's budget both start from it.
 func (a *activeRun) seedUsage(ctx context.Context) error {
-	u, err := LedgerRunUsage(ctx, a.r.st, a.key, a.id)
+	u, err := LedgerRunUsage(ctx, a.r.st, a.key, a.id, a.first)
 	if err != nil {
 		return err
 	}

@@ -196,12 +196,19 @@ func TestBudgetCountsAcrossResume(t *testing.T) {
 		!strings.Contains(rerr.Message, "the run has used 100 tokens (budget tokens = 100)") {
 		t.Fatalf("resumption: %s %+v", fin.Status, rerr)
 	}
-	u, err := runtime.LedgerRunUsage(context.Background(), st, store.SessionKey{App: "b", User: "u", Session: "s"}, f.Run)
-	if err != nil {
-		t.Fatal(err)
+	rec, err := st.GetRun(context.Background(), f.Run)
+	if err != nil || rec.FirstEvent == 0 {
+		t.Fatalf("the run's record: %+v, %v", rec, err)
 	}
-	if u.Calls != 1 || u.Usage != (runtime.Usage{PromptTokens: 60, CompletionTokens: 40}) {
-		t.Errorf("LedgerRunUsage = %+v", u)
+	// From the ledger's start, or from the run's first event: the same.
+	for _, first := range []uint64{0, rec.FirstEvent} {
+		u, err := runtime.LedgerRunUsage(context.Background(), st, store.SessionKey{App: "b", User: "u", Session: "s"}, f.Run, first)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if u.Calls != 1 || u.Usage != (runtime.Usage{PromptTokens: 60, CompletionTokens: 40}) {
+			t.Errorf("LedgerRunUsage from %d = %+v", first, u)
+		}
 	}
 	// The record counts on from the first invocation (the refused call
 	// made none).

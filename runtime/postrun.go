@@ -12,10 +12,14 @@ import (
 
 // PostRun is the work order handed to post-run hooks after a run ends.
 type PostRun struct {
-	Session  store.SessionKey
-	Run      string
-	Runnable string
-	Status   RunStatus
+	Session store.SessionKey
+	Run     string
+	// FirstEvent is the sequence number of the run's first event in the
+	// session (store.Run.FirstEvent; 0: unknown): none of its events
+	// precedes it.
+	FirstEvent uint64
+	Runnable   string
+	Status     RunStatus
 	// Trace is the context of the run's span (nil without an Observer).
 	// The hooks' root spans link to it (WithSpanLink): the run span has
 	// ended when they start.

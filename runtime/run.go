@@ -22,12 +22,16 @@ import (
 // its caller's goroutine) owns changes and final; mu guards the event
 // buffers, which the VM's workers append to.
 type activeRun struct {
-	r    *Runner
-	p    *program // the program the run runs: the Runner's, or the one it is pinned to
-	key  store.SessionKey
-	id   string // run_<ULID>
-	inv  string // invocation id
-	slot func() // releases the session's slot (Runner.acquire)
+	r   *Runner
+	p   *program // the program the run runs: the Runner's, or the one it is pinned to
+	key store.SessionKey
+	id  string // run_<ULID>
+	inv string // invocation id
+	// first is the sequence number of the run's first event in its
+	// session (store.Run.FirstEvent; 0: unknown): a read of the run's
+	// events starts there.
+	first uint64
+	slot  func() // releases the session's slot (Runner.acquire)
 
 	hashes hexHashes // the hex hashes of its checkpoints (commit)
 
@@ -460,7 +464,7 @@ func (a *activeRun) finish(res *vm.Result, runErr error) {
 		a.runSpan.End(end)
 	}
 	// After the run's span ended: the post-run work's spans link to it.
-	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, Runnable: a.root, Status: status, Trace: a.runCtx})
+	a.r.post.enqueue(PostRun{Session: a.key, Run: a.id, FirstEvent: a.first, Runnable: a.root, Status: status, Trace: a.runCtx})
 	for _, e := range terminal {
 		a.send(e)
 	}

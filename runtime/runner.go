@@ -430,6 +430,7 @@ func (r *Runner) admit(ctx context.Context, inv Invocation, hooks RunHooks) (_ *
 		if err != nil {
 			return nil, fmt.Errorf("runtime: resume: %w", err)
 		}
+		ar.first = run.FirstEvent
 		if err := r.prepareResume(ctx, ar, &run, inv.Resume); err != nil {
 			return nil, err
 		}
@@ -492,6 +493,9 @@ func (r *Runner) admit(ctx context.Context, inv Invocation, hooks RunHooks) (_ *
 	}
 
 	r.appended(key, first, [][]byte{b})
+	if prev == nil {
+		ar.first = first // a new run's: its input's (a resumed one's is its record's)
+	}
 	if lease.Key != "" {
 		ar.keeper = r.own.keep(ar, lease)
 	}

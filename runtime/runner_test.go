@@ -771,9 +771,11 @@ func TestMissingImplementations(t *testing.T) {
 func TestPostRunHooks(t *testing.T) {
 	var mu sync.Mutex
 	got := map[string]int{}
+	firsts := map[string]uint64{}
 	hook := PostRunFunc(func(ctx context.Context, job PostRun) error {
 		mu.Lock()
 		got[job.Session.Session+":"+string(job.Status)]++
+		firsts[job.Run] = job.FirstEvent
 		mu.Unlock()
 		return nil
 	})
@@ -797,6 +799,13 @@ func TestPostRunHooks(t *testing.T) {
 	}
 	if len(got) != 3 || got["s0:completed"] != 1 {
 		t.Fatalf("hooks ran %v", got)
+	}
+	// Each job names its run's first event, as the run's record does.
+	for run, first := range firsts {
+		rec, err := st.GetRun(context.Background(), run)
+		if err != nil || first == 0 || rec.FirstEvent != first {
+			t.Errorf("run %s: the job's first event %d, the record's %d (%v)", run, first, rec.FirstEvent, err)
+		}
 	}
 	if _, err := r.Run(context.Background(), Invocation{User: "u", Session: "s", Input: "q"}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("run after close: %v", err)

@@ -361,12 +361,15 @@ func errorsAfterRun(run string, errs []error) error {
 // scanRun finds the llm agents of a run from its model_response events
 // (when the run's calls were not opened through this Service).
 func (s *Service) scanRun(ctx context.Context, job runtime.PostRun) (map[string]int, error) {
-	entries, err := s.st.ListEvents(ctx, job.Session, 0, 0)
+	entries, err := s.st.ListEvents(ctx, job.Session, max(job.FirstEvent, 1)-1, 0)
 	if err != nil {
 		return nil, fmt.Errorf("history: read run %s: %w", job.Run, err)
 	}
 	out := map[string]int{}
 	for _, en := range entries {
+		if !runtime.MayBeHistory(en.Data) {
+			continue // decode only what may be a model response
+		}
 		e, err := runtime.DecodeEvent(en.Data)
 		if err != nil || e.Run != job.Run || e.Kind != runtime.EventModelResponse {
 			continue
