@@ -155,7 +155,12 @@ func (c codec[T]) decode(key, payload []byte, r T) (T, error) {
 var (
 	// metaCodec: the layout version.
 	metaCodec = codec[uint64]{func(uint64) int { return 2 }, func(f fields, v *uint64) { f.uint(v) }}
-	runCodec  = codec[store.Run]{func(r store.Run) int { return 96 + len(r.ID) + len(r.Meta) + len(r.ProgramHash) }, runFields}
+	// runCodec: the strings and meta, and at most 8 length prefixes, 2
+	// times, 7 usage numbers and the first event (10 bytes each at most).
+	runCodec = codec[store.Run]{func(r store.Run) int {
+		return 200 + len(r.ID) + len(r.Session.App) + len(r.Session.User) + len(r.Session.Session) + len(r.Runnable) +
+			len(r.ProgramHash) + len(r.Status) + len(r.ParentRun) + len(r.Meta)
+	}, runFields}
 	// checkpointCodec: read with decodeCheckpoint, which checks the kind.
 	checkpointCodec = codec[store.Checkpoint]{func(c store.Checkpoint) int {
 		return 64 + len(c.State) + len(c.Frontier) + len(c.Counters) + len(c.Interrupts) + len(c.ProgramHash) + len(c.SchemaHash)

@@ -3,6 +3,8 @@ package pebble
 import (
 	"encoding/binary"
 	"errors"
+	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -78,5 +80,21 @@ func TestRunRecordVersion1(t *testing.T) {
 	s.heads.drop(run.ID)
 	if _, err := s.GetRun(ctx, run.ID); !errors.Is(err, store.ErrCorrupt) {
 		t.Errorf("a record with a NaN cost: %v, want ErrCorrupt", err)
+	}
+}
+
+// TestRunCodecSize: a run record's size estimate holds its encoding, the
+// largest numbers included, so that encoding it allocates once.
+func TestRunCodecSize(t *testing.T) {
+	big := store.Run{ID: "run_01KD6Y4H8G0000000000000000", Session: store.SessionKey{App: "app", User: "user@example.com", Session: "a-session-id"},
+		Runnable: "triage", ProgramHash: strings.Repeat("f", 64), Status: store.RunInterrupted, ParentRun: "run_01KD6Y4H8G0000000000000001",
+		ParentStep: math.MaxUint64, Created: time.Unix(math.MinInt64/2, 999_999_999), Updated: time.Unix(math.MaxInt64/2, 999_999_999),
+		Meta: []byte("meta"), FirstEvent: math.MaxInt64,
+		Usage: store.RunUsage{ModelCalls: math.MaxInt64, InputTokens: math.MaxInt64, OutputTokens: math.MaxInt64, CachedTokens: math.MaxInt64, Cost: math.MaxFloat64, Priced: true}}
+	for _, r := range []store.Run{{ID: "r", Status: store.RunRunning}, big} {
+		v := runCodec.value(r)
+		if len(v) > runCodec.size(r)+5 {
+			t.Errorf("a run record of %d bytes, estimated %d + 5", len(v), runCodec.size(r))
+		}
 	}
 }
