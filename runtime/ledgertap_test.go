@@ -4,25 +4,13 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
+	"github.com/agentc/agentc/runtime/store/storetest"
 )
-
-// rereadStore counts the ledger entries read back through ListEvents.
-type rereadStore struct {
-	store.Store
-	reread atomic.Int64
-}
-
-func (s *rereadStore) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
-	es, err := s.Store.ListEvents(ctx, key, after, limit)
-	s.reread.Add(int64(len(es)))
-	return es, err
-}
 
 // TestLedgerCacheAppended: events told to the cache are not read back when
 // they directly follow what it holds; anything else (a gap, events it read
@@ -61,7 +49,7 @@ func TestLedgerCacheAppended(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			st := &rereadStore{Store: memory.New()}
+			st := &storetest.Reads{Store: memory.New()}
 			if _, _, err := st.GetOrCreateSession(ctx, key, time.Unix(1, 0)); err != nil {
 				t.Fatal(err)
 			}
@@ -94,7 +82,7 @@ func TestLedgerCacheAppended(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reread := st.reread.Load()
+			reread := int64(st.Entries())
 			want, _, err := plain.Events(ctx, st.Store, key, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -118,7 +106,7 @@ func TestLedgerCacheAppended(t *testing.T) {
 // the Runner told its ledger cache, not from the store: no event is read
 // back, on a second run of the session either.
 func TestRunnerTellsItsLedger(t *testing.T) {
-	st := &rereadStore{Store: memory.New()}
+	st := &storetest.Reads{Store: memory.New()}
 	model := &fakeModel{name: "fast", reply: textReply("The report.", 3), rec: true}
 	f := newFixture(t, st, buildProgram(t, progOpts{noInterrupt: true}), model, nil, nil)
 	ctx := context.Background()
@@ -128,7 +116,7 @@ func TestRunnerTellsItsLedger(t *testing.T) {
 			t.Fatalf("run %d ended %s %s", i, fin.Kind, fin.Status)
 		}
 	}
-	if n := st.reread.Load(); n != 0 {
+	if n := int64(st.Entries()); n != 0 {
 		t.Fatalf("%d ledger events read back", n)
 	}
 	// The second run's model saw the first run's exchange.
@@ -147,7 +135,7 @@ func TestRunnerTellsItsLedger(t *testing.T) {
 func TestLedgerCacheToldBound(t *testing.T) {
 	ctx := context.Background()
 	key := store.SessionKey{App: "a", User: "u", Session: "s"}
-	st := &rereadStore{Store: memory.New()}
+	st := &storetest.Reads{Store: memory.New()}
 	if _, _, err := st.GetOrCreateSession(ctx, key, time.Unix(1, 0)); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +203,7 @@ func longLedger(tb testing.TB, st store.Store, key store.SessionKey, n int) {
 func TestLedgerCacheFirstRead(t *testing.T) {
 	ctx := context.Background()
 	key := store.SessionKey{App: "a", User: "u", Session: "s"}
-	st := &rereadStore{Store: memory.New()}
+	st := &storetest.Reads{Store: memory.New()}
 	longLedger(t, st, key, 5000)
 	whole := func(after, window uint64) []uint64 {
 		evs, _, err := NewLedgerCache(0, 0).Events(ctx, st.Store, key, after)
@@ -240,7 +228,7 @@ func TestLedgerCacheFirstRead(t *testing.T) {
 		{"no window, after", 0, 4000, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st.reread.Store(0)
+			st.Reset()
 			c := NewLedgerCache(4, tc.window)
 			got, _, last, err := c.events(ctx, st, key, tc.after)
 			if err != nil || last != 5000 {
@@ -255,14 +243,14 @@ func TestLedgerCacheFirstRead(t *testing.T) {
 			if want := whole(tc.after, tc.window); !slices.Equal(seqs, want) {
 				t.Errorf("got %d events (%v…), want %d", len(seqs), seqs[:min(3, len(seqs))], len(want))
 			}
-			if n := st.reread.Load(); n != tc.read {
+			if n := int64(st.Entries()); n != tc.read {
 				t.Errorf("read %d entries, want %d", n, tc.read)
 			}
 		})
 	}
 	// Without a window, events before the first read's are read when
 	// asked for.
-	st.reread.Store(0)
+	st.Reset()
 	c := NewLedgerCache(4, 0)
 	if _, _, err := c.Events(ctx, st, key, 4000); err != nil {
 		t.Fatal(err)
@@ -278,7 +266,7 @@ func TestLedgerCacheFirstRead(t *testing.T) {
 	if want := whole(3000, 0); !slices.Equal(seqs, want) {
 		t.Errorf("after 3000 once 4000 was read: %d events, want %d", len(seqs), len(want))
 	}
-	if n := st.reread.Load(); n != 1000+2000 {
+	if n := int64(st.Entries()); n != 1000+2000 {
 		t.Errorf("read %d entries, want 3000", n)
 	}
 }

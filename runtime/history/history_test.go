@@ -16,6 +16,7 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/runtime/store/storetest"
 )
 
 func roles(msgs []runtime.Message) string {
@@ -999,23 +1000,12 @@ func TestPlainProjectionWindow(t *testing.T) {
 	}
 }
 
-// afterStore records where ListEvents is asked to read from.
-type afterStore struct {
-	store.Store
-	afters []uint64
-}
-
-func (s *afterStore) ListEvents(ctx context.Context, k store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
-	s.afters = append(s.afters, after)
-	return s.Store.ListEvents(ctx, k, after, limit)
-}
-
 // TestAfterRunReadsTheRun: a run whose calls the Service did not open is
 // scanned for its model responses from its first event (PostRun.FirstEvent),
 // not from the ledger's start; without one, from the start.
 func TestAfterRunReadsTheRun(t *testing.T) {
 	ctx := context.Background()
-	st := &afterStore{Store: memory.New()}
+	st := &storetest.Reads{Store: memory.New()}
 	l := newLedger(t, st)
 	for i := range 20 {
 		l.turn(fmt.Sprint("old_", i), "bot", "q", nil, "a")
@@ -1025,10 +1015,10 @@ func TestAfterRunReadsTheRun(t *testing.T) {
 	for _, tc := range []struct {
 		first, after uint64
 	}{{61, 60}, {0, 0}} {
-		st.afters = nil
+		st.Reset()
 		_ = s.AfterRun(ctx, runtime.PostRun{Session: key, Run: "run_last", FirstEvent: tc.first, Runnable: "bot", Status: runtime.StatusCompleted})
-		if len(st.afters) == 0 || st.afters[0] != tc.after {
-			t.Errorf("first event %d: the ledger read after %v, want %d first", tc.first, st.afters, tc.after)
+		if afters := st.Afters(); len(afters) == 0 || afters[0] != tc.after {
+			t.Errorf("first event %d: the ledger read after %v, want %d first", tc.first, afters, tc.after)
 		}
 	}
 }

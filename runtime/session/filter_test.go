@@ -12,6 +12,7 @@ import (
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/runtime/store/memory"
 	"github.com/agentc/agentc/runtime/store/pebble"
+	"github.com/agentc/agentc/runtime/store/storetest"
 )
 
 // TestSkipsOnlyWhatCannotMatch: an event EventFilter.skips passes over
@@ -186,24 +187,6 @@ func runsLedgerOn(tb testing.TB, st Store, records bool, runs, perRun int, extra
 	return New(st)
 }
 
-// afterStore records the sequence numbers ListEvents is asked to read
-// after, and counts the run records read.
-type afterStore struct {
-	Store
-	afters []uint64
-	gets   int
-}
-
-func (s *afterStore) GetRun(ctx context.Context, id string) (store.Run, error) {
-	s.gets++
-	return s.Store.GetRun(ctx, id)
-}
-
-func (s *afterStore) ListEvents(ctx context.Context, key store.SessionKey, after uint64, limit int) ([]store.Entry, error) {
-	s.afters = append(s.afters, after)
-	return s.Store.ListEvents(ctx, key, after, limit)
-}
-
 // TestEventsFromTheRunsFirst: a run's events are read from the first event
 // its record names, not from the ledger's start (RunEvents: from the record
 // the caller holds, without reading it again); a record that does not name
@@ -211,17 +194,17 @@ func (s *afterStore) ListEvents(ctx context.Context, key store.SessionKey, after
 // and an After of the caller's is kept.
 func TestEventsFromTheRunsFirst(t *testing.T) {
 	ctx := context.Background()
-	st := &afterStore{Store: memory.New()}
+	st := &storetest.Reads{Store: memory.New()}
 	svc := runsLedgerOn(t, st, true, 50, 3)
 	k := store.SessionKey{App: "a", User: "u", Session: "s"}
 	read := func(f EventFilter) ([]*runtime.Event, uint64) {
 		t.Helper()
-		st.afters = nil
+		st.Reset()
 		evs, err := svc.Events(ctx, k, f)
-		if err != nil || len(st.afters) == 0 {
-			t.Fatalf("Events(%+v): %v, reads %v", f, err, st.afters)
+		if err != nil || len(st.Afters()) == 0 {
+			t.Fatalf("Events(%+v): %v, reads %v", f, err, st.Afters())
 		}
-		return evs, st.afters[0]
+		return evs, st.Afters()[0]
 	}
 	evs, after := read(EventFilter{Run: "run_049"})
 	if len(evs) != 3 || evs[0].ID != "e49-0" || after != 49*3 {
@@ -235,10 +218,10 @@ func TestEventsFromTheRunsFirst(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st.afters, st.gets = nil, 0
+	st.Reset()
 	evs, err = svc.RunEvents(ctx, rec, EventFilter{Kinds: []runtime.EventKind{runtime.EventRunFinished}})
-	if err != nil || len(evs) != 1 || evs[0].ID != "e49-2" || st.gets != 0 || len(st.afters) == 0 || st.afters[0] != 49*3 {
-		t.Errorf("RunEvents of run_049: %v, %v; %d records read, read after %v", evs, err, st.gets, st.afters)
+	if afters := st.Afters(); err != nil || len(evs) != 1 || evs[0].ID != "e49-2" || st.Runs() != 0 || len(afters) == 0 || afters[0] != 49*3 {
+		t.Errorf("RunEvents of run_049: %v, %v; %d records read, read after %v", evs, err, st.Runs(), afters)
 	}
 
 	// A run whose record names no first event, or a first event of
