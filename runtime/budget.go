@@ -94,7 +94,7 @@ func (u *RunUsage) tokens() uint64 {
 // ledger's start).
 func LedgerRunUsage(ctx context.Context, st store.Sessions, key store.SessionKey, run string, first uint64) (RunUsage, error) {
 	var out RunUsage
-	entries, err := st.ListEvents(ctx, key, max(first, 1)-1, 0)
+	entries, err := st.ListEvents(ctx, key, store.EventsAfter(first), 0)
 	if err != nil {
 		return out, fmt.Errorf("runtime: usage of run %s: %w", run, err)
 	}

@@ -178,7 +178,7 @@ func (r *Runner) restartUncheckpointed(ctx context.Context, a *activeRun, run *s
 	if len(req.Values) > 0 || len(req.Decisions) > 0 {
 		return fmt.Errorf("%w: run %s stopped before its first step: it has no interrupt or decision to answer", ErrInvalidResume, run.ID)
 	}
-	entries, err := r.st.ListEvents(ctx, run.Session, max(run.FirstEvent, 1)-1, 0)
+	entries, err := r.st.ListEvents(ctx, run.Session, store.EventsAfter(run.FirstEvent), 0)
 	if err != nil {
 		return fmt.Errorf("runtime: restart %s: %w", run.ID, err)
 	}

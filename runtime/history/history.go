@@ -361,7 +361,7 @@ func errorsAfterRun(run string, errs []error) error {
 // scanRun finds the llm agents of a run from its model_response events
 // (when the run's calls were not opened through this Service).
 func (s *Service) scanRun(ctx context.Context, job runtime.PostRun) (map[string]int, error) {
-	entries, err := s.st.ListEvents(ctx, job.Session, max(job.FirstEvent, 1)-1, 0)
+	entries, err := s.st.ListEvents(ctx, job.Session, store.EventsAfter(job.FirstEvent), 0)
 	if err != nil {
 		return nil, fmt.Errorf("history: read run %s: %w", job.Run, err)
 	}

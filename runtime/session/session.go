@@ -252,10 +252,10 @@ func (s *Service) runStart(ctx context.Context, key store.SessionKey, f EventFil
 	if err != nil {
 		return 0, ctx.Err()
 	}
-	if r.Session != key || r.FirstEvent == 0 {
+	if r.Session != key {
 		return 0, nil
 	}
-	return r.FirstEvent - 1, nil
+	return store.EventsAfter(r.FirstEvent), nil
 }
 
 func (f *EventFilter) match(e *runtime.Event) bool {
@@ -293,8 +293,8 @@ func (s *Service) Events(ctx context.Context, key store.SessionKey, f EventFilte
 func (s *Service) RunEvents(ctx context.Context, run store.Run, f EventFilter) ([]*runtime.Event, error) {
 	f.Run = run.ID
 	after := f.After
-	if after == 0 && run.FirstEvent > 0 {
-		after = run.FirstEvent - 1
+	if after == 0 {
+		after = store.EventsAfter(run.FirstEvent)
 	}
 	return s.events(ctx, run.Session, f, after)
 }

@@ -60,6 +60,11 @@ type Run struct {
 	FirstEvent uint64
 }
 
+// EventsAfter is the sequence number a read of a run's events starts
+// after, given its first event (Run.FirstEvent): the one before it, or 0
+// (the ledger's start) when it is unknown.
+func EventsAfter(first uint64) uint64 { return max(first, 1) - 1 }
+
 // RunUsage is a run's model calls and what they used: tokens (input
 // includes the cached ones) and the cost in USD of the priced ones. Priced
 // says some call was of a priced model, so Cost is known.
