@@ -40,6 +40,10 @@
 // Stores live under $AGENTC_BENCH_DIR/<scenario>[-baseline] (default: a
 // temporary directory in the working directory, so that fsyncs hit the same
 // disk as real runs).
+//
+// The same assembly serves BenchmarkRequest (inprocess_test.go): one request
+// at a time through the server's handler, in process, for exact allocation
+// counts per request.
 package main
 
 import (
@@ -208,54 +212,86 @@ func (e *entropy) Uint64() uint64 {
 	return e.n.Add(1)*0x9E3779B97F4A7C15 ^ uint64(time.Now().UnixNano())
 }
 
-func serveChild(observe string) error {
+// assembled is the program under test, assembled as agentc serve
+// assembles it: the server child's, and the in-process benchmarks'.
+type assembled struct {
+	st      *pebble.Store
+	runner  *art.Runner
+	srv     *server.Server
+	metrics *server.Metrics
+	close   func()
+}
+
+// assembleServer opens a Pebble store in dir and assembles the bench's
+// program, with the model scripted, an empty environment and the
+// instrumentation asked for (-observe; agentc serve runs "metrics"
+// without OTEL_*), behind a server with the OpenAI and AG-UI mounts.
+func assembleServer(dir, observe string) (*assembled, error) {
 	prog, out, err := benchsrc.CompileBytes("bench.agent", source)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fx, err := model.LoadFixture("bench.yaml", []byte(fixture))
 	if err != nil {
-		return err
+		return nil, err
 	}
+	st, err := pebble.Open(dir, nil)
+	if err != nil {
+		return nil, err
+	}
+	metrics := server.NewMetrics()
+	obs, err := benchobs.New(context.Background(), observe, metrics)
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	a := &assembled{st: st, metrics: metrics}
+	a.close = func() {
+		if a.runner != nil {
+			_ = a.runner.Close(context.Background()) // its post-run work, before the store goes
+		}
+		obs.Close(context.Background())
+		_ = st.Close()
+	}
+	a.runner, err = assemble.New(st, assemble.Options{Program: prog, Verified: true, Encoding: out,
+		Clock: wallClock{}, Entropy: &entropy{}, Env: func(string) (string, bool) { return "", false },
+		Models:   map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)},
+		Observer: obs.Observer})
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil)) // the request log is written and discarded
+	b := &server.Backend{Runner: a.runner, Docs: st, Sessions: session.New(st), Clock: wallClock{},
+		NewID:  newID,
+		Logger: logger, Limits: server.Limits{MaxRuns: 256}, Metrics: metrics}
+	oa := openai.New(b, openai.Options{})
+	ag := agui.New(b, agui.Options{})
+	a.srv, err = server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Store: st, Logger: logger, Tokens: map[string]string{token: "bench"},
+		Mounts: []server.Mount{oa.Mount(), {Pattern: "/agui", Protocol: "agui", Handler: ag}}})
+	if err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func serveChild(observe string) error {
 	dir := os.Getenv("AGENTC_BENCH_DIR")
 	if dir == "" {
+		var err error
 		if dir, err = os.MkdirTemp(".", ".bench-serve-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)
 	}
-	st, err := pebble.Open(dir, nil)
+	a, err := assembleServer(dir, observe)
 	if err != nil {
 		return err
 	}
-	// Assembled as agentc serve assembles a program, with the model
-	// scripted, an empty environment and the instrumentation asked for
-	// (-observe; agentc serve runs "metrics" without OTEL_*).
-	metrics := server.NewMetrics()
-	childMetrics = metrics
-	obs, err := benchobs.New(context.Background(), observe, metrics)
-	if err != nil {
-		return err
-	}
-	defer obs.Close(context.Background())
-	r, err := assemble.New(st, assemble.Options{Program: prog, Verified: true, Encoding: out,
-		Clock: wallClock{}, Entropy: &entropy{}, Env: func(string) (string, bool) { return "", false },
-		Models:   map[string]art.Model{"m": model.NewScripted(art.ModelInfo{Name: "m"}, fx)},
-		Observer: obs.Observer})
-	if err != nil {
-		return err
-	}
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil)) // the request log is written and discarded
-	b := &server.Backend{Runner: r, Docs: st, Sessions: session.New(st), Clock: wallClock{},
-		NewID:  newID,
-		Logger: logger, Limits: server.Limits{MaxRuns: 256}, Metrics: metrics}
-	oa := openai.New(b, openai.Options{})
-	ag := agui.New(b, agui.Options{})
-	srv, err := server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Store: st, Logger: logger, Tokens: map[string]string{token: "bench"},
-		Mounts: []server.Mount{oa.Mount(), {Pattern: "/agui", Protocol: "agui", Handler: ag}}})
-	if err != nil {
-		return err
-	}
+	defer a.close()
+	childMetrics = a.metrics
+	st, r, srv := a.st, a.runner, a.srv
 	tl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -459,7 +495,7 @@ func direct(r *art.Runner, n, c int, prefix string, quiesce func()) directResult
 	res.Before = readStats()
 	res.Wall = fanOut(n, c, func(i int) {
 		t0 := time.Now()
-		ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: newID(prefix), Input: "Why does the TLS handshake fail?"})
+		ch, err := r.Run(context.Background(), art.Invocation{User: "bench", Session: newID(prefix), Input: question})
 		if err != nil {
 			errs.Add(1)
 			return
@@ -495,27 +531,31 @@ type scenario struct {
 	req     func(base string, i int) (*http.Request, func(body []byte) bool)
 }
 
+// question is every scenario's user message, and the baseline's input.
+const question = "Why does the TLS handshake fail?"
+
+// scenarios are the protocol rows, in the report's order.
+var scenarios = []scenario{
+	{"openai", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
+		return post(base, "/v1/chat/completions", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
+			func(b []byte) bool { return strings.Contains(string(b), `"finish_reason":"stop"`) }
+	}},
+	{"openai-stream", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
+		return post(base, "/v1/chat/completions", `{"model":"bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+question+`"}]}`),
+			func(b []byte) bool { return strings.HasSuffix(string(b), "data: [DONE]\n\n") }
+	}},
+	{"agui", "t", func(base string, _ int) (*http.Request, func([]byte) bool) {
+		// Time-ordered thread ids, as the other scenarios' sessions.
+		id := newID("t")
+		return post(base, "/agui", `{"threadId":"`+id+`","runId":"r`+id+`","messages":[{"id":"m1","role":"user","content":"`+question+`"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`),
+			func(b []byte) bool { return strings.Contains(string(b), `"RUN_FINISHED"`) }
+	}},
+}
+
 func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe string) error {
 	exe, err := os.Executable()
 	if err != nil {
 		return err
-	}
-	const question = "Why does the TLS handshake fail?"
-	scenarios := []scenario{
-		{"openai", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
-			return post(base, "/v1/chat/completions", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
-				func(b []byte) bool { return strings.Contains(string(b), `"finish_reason":"stop"`) }
-		}},
-		{"openai-stream", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
-			return post(base, "/v1/chat/completions", `{"model":"bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+question+`"}]}`),
-				func(b []byte) bool { return strings.HasSuffix(string(b), "data: [DONE]\n\n") }
-		}},
-		{"agui", "t", func(base string, _ int) (*http.Request, func([]byte) bool) {
-			// Time-ordered thread ids, as the other scenarios' sessions.
-			id := newID("t")
-			return post(base, "/agui", `{"threadId":"`+id+`","runId":"r`+id+`","messages":[{"id":"m1","role":"user","content":"`+question+`"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`),
-				func(b []byte) bool { return strings.Contains(string(b), `"RUN_FINISHED"`) }
-		}},
 	}
 	floor, err := startChild(exe, nil, "-floor")
 	if err != nil {
