@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentc/agentc/compiler/bytecode"
 	"github.com/agentc/agentc/compiler/types"
+	"github.com/agentc/agentc/internal/stack"
 	"github.com/agentc/agentc/runtime/store"
 	"github.com/agentc/agentc/vm"
 )
@@ -320,6 +321,7 @@ func (a *activeRun) errorInfo(e *vm.Error) *ErrorInfo {
 
 // execute is the run goroutine: it drives the VM and records the end.
 func (a *activeRun) execute() {
+	stack.Grow() // a run goes deep: one growth now, not several in its calls
 	defer a.r.runs.Done()
 	defer a.unlink()
 	defer a.cancel()

@@ -43,7 +43,7 @@ var allowed = map[string][]string{
 	// (spec/upgrade.md): the runtime moves runs without the front end.
 	"vm/upgrade": {"vm", "compiler/bytecode", "compiler/types", "lang/diag"},
 
-	"runtime":                 {"vm", "vm/upgrade", "runtime/store", "runtime/artifact"},
+	"runtime":                 {"vm", "vm/upgrade", "runtime/store", "runtime/artifact", "internal/stack"},
 	"runtime/store":           {"vm"},
 	"runtime/store/pebble":    {"runtime/store"},
 	"runtime/store/memory":    {"runtime/store"},
@@ -84,7 +84,7 @@ var allowed = map[string][]string{
 	// The read side over a store, for the CLI and the browser inspector.
 	"runtime/inspect": {"runtime", "runtime/session", "runtime/store", "runtime/artifact", "runtime/evolution"},
 
-	"runtime/server":        {"runtime", "runtime/session"},
+	"runtime/server":        {"runtime", "runtime/session", "internal/stack"},
 	"runtime/server/agui":   {"runtime/server", "internal/jsonscan"},
 	"runtime/server/a2a":    {"runtime/server", "runtime/outbound", "internal/jsonrpc"},
 	"runtime/server/openai": {"runtime/server", "internal/jsonscan"},
@@ -116,6 +116,8 @@ var allowed = map[string][]string{
 	"internal/pgtest": {},
 	// The process's CPU time, for benchmarks and harnesses.
 	"internal/cputime": {},
+	// A deep goroutine's stack grown in one step (a run's, a request's).
+	"internal/stack": {},
 	// The commands over the files a person names, each compiled in its
 	// project: agentc test (test blocks offline), agentc mcp lock.
 	"internal/batch": {"compiler/project", "lang/diag", "runtime/assemble", "runtime/testrun"},

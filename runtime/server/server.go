@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentc/agentc/internal/stack"
 )
 
 // Mount is one protocol adapter served under a URL pattern.
@@ -465,28 +467,15 @@ func (s *Server) wrap(m Mount) http.Handler {
 			r.Body = &sw.body
 		}
 		sw.writeTimeout = lim.WriteTimeout
-		growStack()
+		// A request's goroutine is a connection's, often new (a stream
+		// ends with its connection): its handler's deep calls (the body's
+		// decoding, a run's admission) would grow its stack two or three
+		// times (runtime.newstack was ≈ 7% of the server's CPU in
+		// bench/serve against 2–5% in its baseline).
+		stack.Grow()
 		m.Handler.ServeHTTP(sw, r)
 	})
 }
-
-// growStack grows the calling goroutine's stack while it is shallow. A
-// request's goroutine is a connection's, often new (a stream ends with its
-// connection), so its stack starts small; the handler's deep calls —
-// decoding the body, the store's point reads of a run's admission — would
-// grow it two or three times, each growth copying every frame below it
-// (runtime.newstack was ≈ 7% of the server's CPU in bench/serve against 2–5%
-// in its baseline, whose long-lived callers have grown stacks). One growth
-// here copies a few frames.
-//
-//go:noinline
-func growStack() {
-	var pad [16 << 10]byte
-	keep(pad[:])
-}
-
-//go:noinline
-func keep(b []byte) { b[0] = 1 }
 
 // authenticate returns the request's user: the one its bearer token maps
 // to, or on an open server UserHeader's value, else AnonymousUser.
