@@ -6,6 +6,10 @@
 //
 //	go run ./bench/serve [-clients 64] [-requests 3200] [-warmup 256] [-only NAME,...] [-json FILE] [-cpuprofile PREFIX] [-observe off|metrics|traces] [-fetch]
 //
+// -only null measures the server without a protocol: net/http, the
+// server's middleware and the Backend around the same run, answered with a
+// fixed body (nullHandler).
+//
 // The server runs in a child process (this binary re-executed), so that its
 // CPU time and allocations are its own: each row reports the child's CPU
 // time (user+system, getrusage) and heap allocations (runtime.MemStats)
@@ -157,7 +161,7 @@ func main() {
 	clients := flag.Int("clients", 64, "concurrent clients")
 	requests := flag.Int("requests", 3200, "measured requests per scenario")
 	warmup := flag.Int("warmup", 256, "unmeasured requests before each scenario")
-	only := flag.String("only", "", "comma-separated scenarios: openai, openai-stream, agui")
+	only := flag.String("only", "", "comma-separated scenarios: openai, openai-stream, agui (the default: all three), null (the server without a protocol; only when named)")
 	jsonOut := flag.String("json", "", "also write the JSON document to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write the server's CPU profiles of each round at -clients to PREFIX-<scenario>-<round>.prof, the baseline's to PREFIX-<scenario>-baseline-<round>.prof, the allocations to PREFIX-<scenario>-allocs.prof")
 	observe := flag.String("observe", "off", "the Runner's instrumentation: "+benchobs.Modes+" (spec/telemetry.md)")
@@ -268,7 +272,8 @@ func assembleServer(dir, observe string) (*assembled, error) {
 	oa := openai.New(b, openai.Options{})
 	ag := agui.New(b, agui.Options{})
 	a.srv, err = server.New(server.Config{Addr: "127.0.0.1:0", Backend: b, Store: st, Logger: logger, Tokens: map[string]string{token: "bench"},
-		Mounts: []server.Mount{oa.Mount(), {Pattern: "/agui", Protocol: "agui", Handler: ag}}})
+		Mounts: []server.Mount{oa.Mount(), {Pattern: "/agui", Protocol: "agui", Handler: ag},
+			{Pattern: "/null", Protocol: "null", Handler: nullHandler(b)}}})
 	if err != nil {
 		a.close()
 		return nil, err
@@ -529,6 +534,8 @@ type scenario struct {
 	// neither's reads land in blocks the other's keys make dearer.
 	session string
 	req     func(base string, i int) (*http.Request, func(body []byte) bool)
+	// optIn scenarios run only when -only names them.
+	optIn bool
 }
 
 // question is every scenario's user message, and the baseline's input.
@@ -539,17 +546,56 @@ var scenarios = []scenario{
 	{"openai", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
 		return post(base, "/v1/chat/completions", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
 			func(b []byte) bool { return strings.Contains(string(b), `"finish_reason":"stop"`) }
-	}},
+	}, false},
 	{"openai-stream", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
 		return post(base, "/v1/chat/completions", `{"model":"bench","stream":true,"stream_options":{"include_usage":true},"messages":[{"role":"user","content":"`+question+`"}]}`),
 			func(b []byte) bool { return strings.HasSuffix(string(b), "data: [DONE]\n\n") }
-	}},
+	}, false},
 	{"agui", "t", func(base string, _ int) (*http.Request, func([]byte) bool) {
 		// Time-ordered thread ids, as the other scenarios' sessions.
 		id := newID("t")
 		return post(base, "/agui", `{"threadId":"`+id+`","runId":"r`+id+`","messages":[{"id":"m1","role":"user","content":"`+question+`"}],"tools":[],"context":[],"state":{},"forwardedProps":{}}`),
 			func(b []byte) bool { return strings.Contains(string(b), `"RUN_FINISHED"`) }
-	}},
+	}, false},
+	// null is the server without a protocol (nullHandler): what net/http,
+	// the server's middleware and the Backend cost before any adapter's
+	// parsing, translation and framing. Its row over its baseline is the
+	// least any protocol's could be on this server; a protocol's row over
+	// null's is its adapter's own.
+	{"null", "chatcmpl-", func(base string, _ int) (*http.Request, func([]byte) bool) {
+		return post(base, "/null", `{"model":"bench","messages":[{"role":"user","content":"`+question+`"}]}`),
+			func(b []byte) bool { return string(b) == nullAnswer }
+	}, true},
+}
+
+// nullAnswer is nullHandler's whole response.
+const nullAnswer = `{"status":"completed"}`
+
+// nullHandler reads a request's body, runs the baseline's invocation
+// through Backend.Start as an adapter would, reads its events to the end
+// and answers nullAnswer: no protocol at all.
+func nullHandler(b *server.Backend) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		run, err := b.Start(r.Context(), "null", art.Invocation{User: server.UserFrom(r.Context()), Session: newID("chatcmpl-"), Input: question})
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		ok := false
+		for e := range run.Events {
+			ok = e.Kind == art.EventRunFinished && e.Status == art.StatusCompleted
+		}
+		if !ok {
+			http.Error(w, "the run did not complete", http.StatusInternalServerError)
+			return
+		}
+		w.Header()["Content-Type"] = []string{"application/json"}
+		_, _ = io.WriteString(w, nullAnswer)
+	})
 }
 
 func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe string) error {
@@ -575,7 +621,7 @@ func parent(clients, requests, warmup int, only, jsonOut, cpuProfile, observe st
 	// the later ones would be compared with a dearer baseline and their
 	// ratios flattered by their position.
 	for _, sc := range scenarios {
-		if len(want) > 0 && !want[sc.name] {
+		if len(want) > 0 && !want[sc.name] || len(want) == 0 && sc.optIn {
 			continue
 		}
 		r, err := runScenario(exe, sc, floor, clients, requests, warmup, cpuProfile, observe)

@@ -72,6 +72,26 @@ func TestHarnessRuns(t *testing.T) {
 			}
 		}
 	}
+	if names["null"] {
+		t.Error("the null row ran without -only naming it")
+	}
+}
+
+// The server without a protocol runs when -only names it, with its
+// baseline and floor, and its requests complete their runs.
+func TestHarnessRunsNull(t *testing.T) {
+	names := map[string]bool{}
+	for _, r := range runHarness(t, 2, 8, 2, "null", "off") {
+		names[strings.TrimSpace(r.Name)] = true
+		if r.Requests == 0 || r.Errors != 0 {
+			t.Errorf("%s: %d requests, %d errors", r.Name, r.Requests, r.Errors)
+		}
+	}
+	for _, name := range []string{"null", "baseline for null", "floor for null"} {
+		if !names[name] {
+			t.Errorf("no row %q (rows %v)", name, names)
+		}
+	}
 }
 
 // With tracing on, the server exports every run's spans to the OTLP
