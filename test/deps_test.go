@@ -118,6 +118,8 @@ var allowed = map[string][]string{
 	"internal/cputime": {},
 	// A deep goroutine's stack grown in one step (a run's, a request's).
 	"internal/stack": {},
+	// The collector's pacing for a batch command and for a server.
+	"internal/gctune": {},
 	// The commands over the files a person names, each compiled in its
 	// project: agentc test (test blocks offline), agentc mcp lock.
 	"internal/batch": {"compiler/project", "lang/diag", "runtime/assemble", "runtime/testrun"},

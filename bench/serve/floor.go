@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/agentc/agentc/internal/gctune"
 	"github.com/agentc/agentc/runtime/server"
 )
 
@@ -83,6 +84,7 @@ func (f floorHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // connection floor (a connection per stream), on three addresses it
 // prints, until its stdin closes.
 func floorChild() error {
+	gctune.Server(os.LookupEnv, os.DirFS("/")) // as agentc serve, and the server's child
 	var ls [3]net.Listener
 	for i := range ls {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

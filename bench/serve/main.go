@@ -82,6 +82,7 @@ import (
 	"github.com/agentc/agentc/bench/internal/benchobs"
 	"github.com/agentc/agentc/bench/internal/benchsrc"
 	"github.com/agentc/agentc/internal/cputime"
+	"github.com/agentc/agentc/internal/gctune"
 	art "github.com/agentc/agentc/runtime"
 	"github.com/agentc/agentc/runtime/assemble"
 	"github.com/agentc/agentc/runtime/model"
@@ -282,6 +283,9 @@ func assembleServer(dir, observe string) (*assembled, error) {
 }
 
 func serveChild(observe string) error {
+	// The collector paced as agentc serve paces it: the server's rounds
+	// and the baseline's (the same child) alike.
+	gctune.Server(os.LookupEnv, os.DirFS("/"))
 	dir := os.Getenv("AGENTC_BENCH_DIR")
 	if dir == "" {
 		var err error

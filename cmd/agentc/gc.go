@@ -1,21 +1,20 @@
 package main
 
 import (
+	"fmt"
 	"os"
-	"runtime/debug"
+
+	"github.com/agentc/agentc/internal/gctune"
 )
 
-// batchGCPercent is the GC target for short-lived batch commands (validate,
-// fmt, graph, compile). Parsing builds a large pointer-rich AST at once, and
-// with the default target of 100 the collector takes about 40% of the time
-// (measured: parse+check of 10k lines 142–190 ms CPU at GOGC=100, 78–90 ms
-// at 400, GOMAXPROCS=1). Like the Go compiler, a batch command trades a
-// larger heap for less collection. Long-running commands (serve, run) keep
-// the default. An explicit GOGC in the environment always wins.
-const batchGCPercent = 400
+// tuneGCForBatch paces the collector for a short-lived batch command
+// (validate, fmt, graph, compile): parsing builds a large pointer-rich AST
+// at once, and like the Go compiler a batch command trades a larger heap for
+// less collection (internal/gctune). An explicit GOGC wins.
+func tuneGCForBatch() { gctune.Batch(os.LookupEnv) }
 
-func tuneGCForBatch() {
-	if _, set := os.LookupEnv("GOGC"); !set {
-		debug.SetGCPercent(batchGCPercent)
-	}
+// tuneGCForServer paces the collector for agentc serve (internal/gctune,
+// spec/serve.md "Garbage collection") and says how.
+func tuneGCForServer(a *app) {
+	fmt.Fprintf(a.stderr, "agentc: %s\n", gctune.Server(os.LookupEnv, os.DirFS("/")))
 }

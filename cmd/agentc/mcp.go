@@ -100,6 +100,8 @@ func mcpLockCommand(ctx context.Context, a *app, args []string, timeout time.Dur
 }
 
 func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFlags, userName string) error {
+	ctx, stop := whileServing(cmd.Context())
+	defer stop()
 	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
 		return err
@@ -110,5 +112,5 @@ func mcpStdioCommand(cmd *cobra.Command, a *app, file string, f assemble.ServeFl
 	}
 	defer sv.Close()
 	fmt.Fprintf(a.stderr, "agentc: %s\n", sv.Describe(userName))
-	return serveUntilStopped(cmd.Context(), func(ctx context.Context) error { return sv.Serve(ctx, userName, cmd.InOrStdin(), a.stdout) })
+	return serveUntilStopped(ctx, func(ctx context.Context) error { return sv.Serve(ctx, userName, cmd.InOrStdin(), a.stdout) })
 }

@@ -96,11 +96,18 @@ func newRoot(a *app) *cobra.Command {
 	return root
 }
 
-// serveUntilStopped runs serve until SIGINT or SIGTERM cancels its
-// context (serve, mcp stdio, ui); its error is the command's failure.
+// whileServing is ctx canceled by SIGINT or SIGTERM, for a command that
+// serves (serve, mcp stdio, ui). It is installed when the command starts,
+// before its server does: a signal that arrives between the server's
+// announcement and its loop shuts it down gracefully instead of killing the
+// process.
+func whileServing(ctx context.Context) (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+}
+
+// serveUntilStopped runs serve until ctx (whileServing's) is canceled; its
+// error is the command's failure.
 func serveUntilStopped(ctx context.Context, serve func(context.Context) error) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	if err := serve(ctx); err != nil {
 		return failErr(err)
 	}

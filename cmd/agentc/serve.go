@@ -93,6 +93,9 @@ closed.`,
 }
 
 func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
+	ctx, stop := whileServing(cmd.Context())
+	defer stop()
+	tuneGCForServer(a)
 	prog, enc, proj, err := loadInProject(a, file)
 	if err != nil {
 		return err
@@ -103,7 +106,7 @@ func serveCommand(cmd *cobra.Command, a *app, file string, f serveFlags) error {
 		return serveErr(err)
 	}
 	fmt.Fprintf(a.stderr, "agentc: %s\n", sv)
-	return serveUntilStopped(cmd.Context(), func(ctx context.Context) error { return sv.Run(ctx, f.grace) })
+	return serveUntilStopped(ctx, func(ctx context.Context) error { return sv.Run(ctx, f.grace) })
 }
 
 // serveErr is the exit of a server that did not start: 2 for its

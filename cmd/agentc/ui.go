@@ -35,7 +35,8 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 		if !server.IsLoopback(f.addr) {
 			return usageErr(fmt.Errorf("--addr %s: agentc ui serves loopback addresses only (127.0.0.1, ::1, localhost)", f.addr))
 		}
-		ctx := cmd.Context()
+		ctx, stop := whileServing(cmd.Context())
+		defer stop()
 		target, err := f.target()
 		if err != nil {
 			return err
@@ -49,7 +50,7 @@ The pages are embedded: no network is needed. Stop with Ctrl-C.`,
 			opts := assemble.Process(prog, enc, proj.Root, f.dir(), a.warn)
 			o = &opts
 		}
-		in, err := assemble.StartInspector(ctx, o, target, f.addr)
+		in, err := assemble.StartInspector(cmd.Context(), o, target, f.addr)
 		if err != nil {
 			return failErr(err)
 		}
