@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -113,29 +114,56 @@ func available(root fs.FS) int64 {
 const unlimited = 1 << 60
 
 // cgroupLimit is the memory limit of the process's cgroup, 0 for none or
-// unknown. cgroup v2: memory.max of the cgroup /proc/self/cgroup names (its
-// "0::" line), else of the root the process sees (a container's own);
-// cgroup v1: memory/memory.limit_in_bytes.
+// unknown: the least limit set on its cgroup or any cgroup above it, read
+// where /proc/self/cgroup places it (cgroup v2: "0::/path", memory.max under
+// sys/fs/cgroup; v1: the memory controller's line, memory.limit_in_bytes
+// under sys/fs/cgroup/memory), then at the root the process sees (a
+// container's own cgroup).
 func cgroupLimit(root fs.FS) int64 {
-	var dirs []string
+	var v2, v1 []string // the process's cgroup paths
 	if b, err := fs.ReadFile(root, "proc/self/cgroup"); err == nil {
 		sc := bufio.NewScanner(bytes.NewReader(b))
 		for sc.Scan() {
-			if p, ok := strings.CutPrefix(sc.Text(), "0::"); ok {
-				dirs = append(dirs, path.Join("sys/fs/cgroup", p))
+			// hierarchy-ID:controller-list:cgroup-path
+			id, rest, ok := strings.Cut(sc.Text(), ":")
+			if !ok {
+				continue
+			}
+			ctrls, p, ok := strings.Cut(rest, ":")
+			if !ok {
+				continue
+			}
+			switch {
+			case id == "0" && ctrls == "":
+				v2 = append(v2, p)
+			case slices.Contains(strings.Split(ctrls, ","), "memory"):
+				v1 = append(v1, p)
 			}
 		}
 	}
-	dirs = append(dirs, "sys/fs/cgroup")
-	for _, d := range dirs {
-		if n, ok := readLimit(root, path.Join(d, "memory.max")); ok {
-			return n
+	least := int64(0)
+	found := false
+	take := func(base, file string, paths []string) {
+		for _, p := range append(paths, "/") {
+			// The cgroup and each above it, up to the root.
+			for dir := path.Clean("/" + p); ; dir = path.Dir(dir) {
+				if n, ok := readLimit(root, path.Join(base, dir, file)); ok {
+					found = true
+					if n > 0 && (least == 0 || n < least) {
+						least = n
+					}
+				}
+				if dir == "/" {
+					break
+				}
+			}
 		}
 	}
-	if n, ok := readLimit(root, "sys/fs/cgroup/memory/memory.limit_in_bytes"); ok {
-		return n
+	take("sys/fs/cgroup", "memory.max", v2)
+	if !found {
+		take("sys/fs/cgroup/memory", "memory.limit_in_bytes", v1)
 	}
-	return 0
+	return least
 }
 
 // readLimit reads a cgroup limit file: ok when the file is there and says a

@@ -59,6 +59,20 @@ func TestPlan(t *testing.T) {
 			"proc/meminfo":             {Data: []byte(meminfo)},
 			"sys/fs/cgroup/memory.max": {Data: []byte("1099511627776\n")},
 		}, Settings{Percent: Percent, Limit: 8000000 << 10 / 2}},
+		{"a cgroup v2 limit on a parent of the process's cgroup", nil, fstest.MapFS{
+			"proc/meminfo":                   {Data: []byte(meminfo)},
+			"proc/self/cgroup":               {Data: []byte("0::/a/b/c\n")},
+			"sys/fs/cgroup/a/b/c/memory.max": {Data: []byte("max\n")},
+			"sys/fs/cgroup/a/b/memory.max":   {Data: []byte("536870912\n")},
+			"sys/fs/cgroup/a/memory.max":     {Data: []byte("1073741824\n")},
+			"sys/fs/cgroup/memory.max":       {Data: []byte("max\n")},
+		}, Settings{Percent: Percent, Limit: gib / 4}},
+		{"a cgroup v1 limit on the process's memory cgroup", nil, fstest.MapFS{
+			"proc/meminfo":     {Data: []byte(meminfo)},
+			"proc/self/cgroup": {Data: []byte("5:devices:/\n4:cpu,memory:/process_api/x\n0::/\n")},
+			"sys/fs/cgroup/memory/process_api/x/memory.limit_in_bytes": {Data: []byte("2147483648\n")},
+			"sys/fs/cgroup/memory/memory.limit_in_bytes":               {Data: []byte("9223372036854771712\n")},
+		}, Settings{Percent: Percent, Limit: gib}},
 		{"nothing readable", nil, fstest.MapFS{}, Settings{Percent: Percent}},
 		{"unreadable values", nil, fstest.MapFS{
 			"proc/meminfo":             {Data: []byte("MemTotal: lots\n")},
